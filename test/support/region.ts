@@ -1,0 +1,49 @@
+/**
+ * What integration tests see of the local region started by global-setup.ts: one kube-apiserver per
+ * cluster on a shared etcd. Tests create their own namespaces and clean up after themselves.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { inject } from "vitest";
+
+export interface RegionClusterInfo {
+  /** "service", "mgmt-1", "mgmt-2" */
+  name: string;
+  kubeconfigPath: string;
+  url: string;
+}
+
+export interface RegionInfo {
+  clusters: RegionClusterInfo[];
+  /** Directory with kube-apiserver, etcd and kubectl (KUBEBUILDER_ASSETS convention). */
+  assetsDir: string;
+  /** Client URL of the shared etcd, for tests that start an extra apiserver. */
+  etcdUrl: string;
+  /** Scratch directory of this run; removed at teardown. */
+  workDir: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    region: RegionInfo;
+  }
+}
+
+export function region(): RegionInfo {
+  return inject("region");
+}
+
+export function clusterInfo(name: string): RegionClusterInfo {
+  const found = region().clusters.find((c) => c.name === name);
+  if (!found) throw new Error(`no cluster ${name} in the test region`);
+  return found;
+}
+
+export function kubeConfigFor(name: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(clusterInfo(name).kubeconfigPath);
+  return kc;
+}
+
+export function kubectlPath(): string {
+  return `${region().assetsDir}/kubectl`;
+}
