@@ -1,0 +1,76 @@
+/**
+ * Child processes of the harness. Every child is tracked so that it is killed when the harness
+ * stops, when the Node process exits for any reason, and (through the pid files) by the next run if
+ * this one was killed outright.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logPath: string;
+  /** Resolves with the exit code (or null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after timeoutMs. Resolves once the process is gone. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export interface StartProcessOptions {
+  name: string;
+  command: string;
+  args: string[];
+  /** Directory for `<name>.log` and `<name>.pid`. */
+  dir: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+const running = new Set<ChildProcess>();
+
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+export async function startProcess(opts: StartProcessOptions): Promise<ManagedProcess> {
+  const logPath = join(opts.dir, `${opts.name}.log`);
+  const log = createWriteStream(logPath, { flags: "a" });
+  const child = spawn(opts.command, opts.args, {
+    env: opts.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once("spawn", resolve);
+    child.once("error", reject);
+  });
+  running.add(child);
+  const pid = child.pid ?? -1;
+  await writeFile(join(opts.dir, `${opts.name}.pid`), `${pid}\n`);
+  const stop = async (timeoutMs = 10_000): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    await exited.catch(() => null);
+    clearTimeout(timer);
+  };
+  return { name: opts.name, pid, logPath, exited, stop };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The local region: one etcd and one kube-apiserver per cluster (the service cluster and N
+ * management clusters), CRDs installed, a kubeconfig per cluster. Used by the vitest global setup
+ * and by `npm run local`. With HCP_KUBECONFIGS set ("service=/path,mgmt-1=/path,…") it uses
+ * those clusters instead (kind, AKS, …) and starts nothing.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startApiServer, type ApiServer } from "./apiserver.ts";
+import { ensureKubeAssets } from "./assets.ts";
+import { crdFilesIn, installCrds } from "./crds.ts";
+import { startEtcd, type Etcd } from "./etcd.ts";
+import { isAlive } from "./process.ts";
+import { managementClusterCrds } from "./upstream.ts";
+
+export const SERVICE_CLUSTER = "service";
+export const repoCrdDir = fileURLToPath(new URL("../../crds/", import.meta.url));
+const workDirPrefix = "hcp-region-";
+
+export interface RegionCluster {
+  name: string;
+  role: "service" | "management";
+  url: string;
+  kubeconfigPath: string;
+  /** Present when the harness runs this apiserver itself. */
+  apiServer?: ApiServer;
+}
+
+export interface Region {
+  clusters: RegionCluster[];
+  assetsDir: string;
+  etcdUrl: string;
+  workDir: string;
+  /** Milliseconds from start() to a ready region with CRDs installed. */
+  startupMs: number;
+  stop(): Promise<void>;
+}
+
+export interface StartRegionOptions {
+  managementClusters?: number;
+  /** Extra kube-apiserver flags for every cluster. */
+  apiServerArgs?: string[];
+}
+
+function managementNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `mgmt-${i + 1}`);
+}
+
+/** Kills processes and removes work dirs left by a harness that was killed outright. */
+export async function reapStaleRegions(): Promise<void> {
+  const root = tmpdir();
+  for (const entry of await readdir(root)) {
+    if (!entry.startsWith(workDirPrefix)) continue;
+    const dir = join(root, entry);
+    const owner = Number((await readFile(join(dir, "owner.pid"), "utf8").catch(() => "0")).trim());
+    if (owner && isAlive(owner)) continue;
+    for (const file of await readdir(dir).catch(() => [])) {
+      if (!file.endsWith(".pid") || file === "owner.pid") continue;
+      const pid = Number((await readFile(join(dir, file), "utf8")).trim());
+      if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGKILL");
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function parseExternalKubeconfigs(spec: string): Array<{ name: string; path: string }> {
+  return spec
+    .split(",")
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const [name, path] = pair.split("=");
+      if (!name || !path) throw new Error(`HCP_KUBECONFIGS entry "${pair}" is not name=/path/to/kubeconfig`);
+      return { name, path };
+    });
+}
+
+async function installRegionCrds(clusters: RegionCluster[]): Promise<void> {
+  const serviceCrds = await crdFilesIn(repoCrdDir);
+  const mgmtCrds = await managementClusterCrds();
+  await Promise.all(
+    clusters.map((c) => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(c.kubeconfigPath);
+      return installCrds(kc, c.role === "service" ? serviceCrds : mgmtCrds);
+    }),
+  );
+}
+
+async function startExternal(spec: string, started: number): Promise<Region> {
+  const clusters: RegionCluster[] = parseExternalKubeconfigs(spec).map(({ name, path }) => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return {
+      name,
+      role: name === SERVICE_CLUSTER ? "service" : "management",
+      url: kc.getCurrentCluster()?.server ?? "",
+      kubeconfigPath: path,
+    };
+  });
+  await installRegionCrds(clusters);
+  const assetsDir = process.env.KUBEBUILDER_ASSETS ?? "";
+  return { clusters, assetsDir, etcdUrl: "", workDir: "", startupMs: Date.now() - started, stop: async () => {} };
+}
+
+export async function startRegion(opts: StartRegionOptions = {}): Promise<Region> {
+  const started = Date.now();
+  if (process.env.HCP_KUBECONFIGS) return startExternal(process.env.HCP_KUBECONFIGS, started);
+  await reapStaleRegions();
+  const assetsDir = await ensureKubeAssets();
+  const workDir = await mkdtemp(join(tmpdir(), workDirPrefix));
+  await writeFile(join(workDir, "owner.pid"), `${process.pid}\n`);
+  let etcd: Etcd | undefined;
+  const servers: ApiServer[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await etcd?.stop();
+    await rm(workDir, { recursive: true, force: true });
+  };
+  try {
+    etcd = await startEtcd({ assetsDir, workDir });
+    const names = [SERVICE_CLUSTER, ...managementNames(opts.managementClusters ?? 2)];
+    const etcdUrl = etcd.url;
+    const started_ = await Promise.all(
+      names.map((name) => startApiServer({ name, assetsDir, etcdUrl, workDir, extraArgs: opts.apiServerArgs })),
+    );
+    servers.push(...started_);
+    const clusters: RegionCluster[] = started_.map((s) => ({
+      name: s.name,
+      role: s.name === SERVICE_CLUSTER ? "service" : "management",
+      url: s.url,
+      kubeconfigPath: s.kubeconfigPath,
+      apiServer: s,
+    }));
+    await installRegionCrds(clusters);
+    return { clusters, assetsDir, etcdUrl, workDir, startupMs: Date.now() - started, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

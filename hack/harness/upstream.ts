@@ -1,0 +1,60 @@
+/**
+ * Upstream CRDs taken from their Go modules through the module proxy, pinned here. The module
+ * cache keeps them, so only the first run downloads.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const exec = promisify(execFile);
+
+/** The newest HyperShift release the module proxy and the checksum database both serve here. */
+export const HYPERSHIFT_MODULE = "github.com/openshift/hypershift@v0.1.75";
+export const OCM_API_MODULE = "open-cluster-management.io/api@v1.2.0";
+
+const moduleDirs = new Map<string, Promise<string>>();
+
+/** Downloads a module (if needed) and returns its directory in the module cache. */
+export function goModuleDir(moduleAtVersion: string): Promise<string> {
+  let dir = moduleDirs.get(moduleAtVersion);
+  if (!dir) {
+    dir = (async () => {
+      // Run outside any go.mod and without the caller's GOFLAGS so the download is module-mode only.
+      const { stdout } = await exec("go", ["mod", "download", "-json", moduleAtVersion], {
+        env: { ...process.env, GOFLAGS: "" },
+        cwd: "/",
+        maxBuffer: 1 << 20,
+      });
+      const info = JSON.parse(stdout) as { Dir?: string; Error?: string };
+      if (!info.Dir) throw new Error(`go mod download ${moduleAtVersion}: ${info.Error ?? "no directory"}`);
+      return info.Dir;
+    })();
+    moduleDirs.set(moduleAtVersion, dir);
+  }
+  return dir;
+}
+
+export interface UpstreamCrdPaths {
+  hostedClusters: string;
+  nodePools: string;
+  manifestWorks: string;
+  appliedManifestWorks: string;
+}
+
+export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
+  const [hypershift, ocm] = await Promise.all([goModuleDir(HYPERSHIFT_MODULE), goModuleDir(OCM_API_MODULE)]);
+  // The "Default" feature-set CRDs, the ones a HyperShift install serves.
+  const hsDir = join(hypershift, "cmd/install/assets/hypershift-operator/zz_generated.crd-manifests");
+  return {
+    hostedClusters: join(hsDir, "hostedclusters-Hypershift-Default.crd.yaml"),
+    nodePools: join(hsDir, "nodepools-Default.crd.yaml"),
+    manifestWorks: join(ocm, "work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml"),
+    appliedManifestWorks: join(ocm, "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml"),
+  };
+}
+
+/** What a management cluster serves: HyperShift's HostedCluster and NodePool, OCM's AppliedManifestWork. */
+export async function managementClusterCrds(): Promise<string[]> {
+  const p = await upstreamCrdPaths();
+  return [p.hostedClusters, p.nodePools, p.appliedManifestWorks];
+}

@@ -1,0 +1,42 @@
+/**
+ * `npm run local`: brings up a local region (etcd, a kube-apiserver for the service cluster and
+ * for each management cluster, every CRD installed), prints how to reach it, and tears it all down
+ * on Ctrl-C or SIGTERM.
+ *
+ *   HCP_MANAGEMENT_CLUSTERS=2   how many management clusters
+ *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
+ */
+import { copyFile, mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { startRegion } from "./harness/region.ts";
+
+const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
+
+async function main(): Promise<void> {
+  process.stderr.write("Starting the local region (the first run builds kube-apiserver and etcd)…\n");
+  const region = await startRegion({ managementClusters: Number(process.env.HCP_MANAGEMENT_CLUSTERS ?? 2) });
+  await mkdir(stateDir, { recursive: true });
+  const lines = [`Local region ready in ${(region.startupMs / 1000).toFixed(1)} s.`, ""];
+  for (const c of region.clusters) {
+    // A stable copy of each kubeconfig, so `kubectl --kubeconfig .local/service.kubeconfig` keeps working.
+    const stable = join(stateDir, `${c.name}.kubeconfig`);
+    if (region.workDir) await copyFile(c.kubeconfigPath, stable);
+    lines.push(`  ${c.name.padEnd(8)} ${c.url.padEnd(26)} ${region.workDir ? stable : c.kubeconfigPath}`);
+  }
+  const kubectl = region.assetsDir ? join(region.assetsDir, "kubectl") : "kubectl";
+  lines.push("", "Try:", `  ${kubectl} --kubeconfig ${join(stateDir, "service.kubeconfig")} get hcp -A`, "");
+  lines.push("Press Ctrl-C to stop and remove everything.");
+  process.stdout.write(lines.join("\n") + "\n");
+
+  await new Promise<void>((done) => {
+    process.once("SIGINT", done);
+    process.once("SIGTERM", done);
+  });
+  process.stderr.write("Stopping the local region…\n");
+  await region.stop();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`local region failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,96 @@
+/**
+ * Kubernetes Events for meaningful transitions, visible in `kubectl describe`. Repeats of the same
+ * event on the same object bump count and lastTimestamp on the existing Event instead of creating
+ * a new one (a simple form of client-go's event correlator). Recording never throws: an event is
+ * worth less than the reconcile that emits it.
+ */
+import { randomBytes } from "node:crypto";
+import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
+import { silentLogger, type Logger } from "./logger.ts";
+
+export const eventType: ResourceType = { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true };
+
+export type EventSeverity = "Normal" | "Warning";
+
+interface Seen {
+  name: string;
+  namespace: string;
+  count: number;
+}
+
+type CoreEvent = KubeObject & { count?: number };
+
+export class EventRecorder {
+  readonly #client: KubeClient;
+  readonly #component: string;
+  readonly #log: Logger;
+  readonly #seen = new Map<string, Seen>();
+  readonly #maxSeen = 4096;
+
+  constructor(client: KubeClient, component: string, log: Logger = silentLogger) {
+    this.#client = client;
+    this.#component = component;
+    this.#log = log;
+  }
+
+  /** Records an event; resolves when written (or when writing failed and was logged). */
+  async event(obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+    const namespace = obj.metadata.namespace || "default";
+    const key = [obj.metadata.uid, type, reason, message].join("\u0000");
+    try {
+      const seen = this.#seen.get(key);
+      if (seen && (await this.#bump(seen))) return;
+      const created = await this.#client.create<CoreEvent>(eventType, this.#build(obj, namespace, type, reason, message));
+      this.#remember(key, { name: created.metadata.name ?? "", namespace, count: 1 });
+    } catch (err) {
+      this.#log.error("Failed to record event", err, { reason, object: obj.metadata.name });
+    }
+  }
+
+  async #bump(seen: Seen): Promise<boolean> {
+    seen.count++;
+    try {
+      await this.#client.mergePatch(
+        eventType,
+        { name: seen.name, namespace: seen.namespace },
+        { count: seen.count, lastTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") },
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return false;
+      throw err;
+    }
+  }
+
+  #remember(key: string, seen: Seen): void {
+    if (this.#seen.size >= this.#maxSeen) {
+      const oldest = this.#seen.keys().next().value;
+      if (oldest !== undefined) this.#seen.delete(oldest);
+    }
+    this.#seen.set(key, seen);
+  }
+
+  #build(obj: KubeObject, namespace: string, type: EventSeverity, reason: string, message: string): CoreEvent {
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    return {
+      metadata: { name: `${obj.metadata.name ?? "object"}.${randomBytes(8).toString("hex")}`, namespace },
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: obj.metadata.name,
+        namespace: obj.metadata.namespace,
+        uid: obj.metadata.uid,
+        resourceVersion: obj.metadata.resourceVersion,
+      },
+      type,
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: this.#component },
+      reportingComponent: this.#component,
+      reportingInstance: this.#component,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+  }
+}

@@ -1,0 +1,313 @@
+/**
+ * An informer per (cluster, resource type), modelled on client-go's reflector and indexer:
+ * paginated LIST, WATCH with bookmarks and a randomized server timeout, relist on 410 Gone,
+ * restart with jittered backoff on any other error, an inactivity watchdog for half-open
+ * connections, hasSynced, and indexers. Handlers are synchronous and should only enqueue keys.
+ */
+import { Backoff, sleep, type BackoffOptions } from "./backoff.ts";
+import { errorMessage } from "./errors.ts";
+import { KubeApiError, type KubeClient, type KubeObject, type ResourceType, type WatchEvent } from "./kube.ts";
+import { silentLogger, type Logger } from "./logger.ts";
+
+export interface EventHandlers<T extends KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T): void;
+}
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+export interface InformerOptions<T extends KubeObject> {
+  client: KubeClient;
+  type: ResourceType;
+  /** Watch one namespace only; all namespaces when unset. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Record<string, IndexFunc<T>>;
+  log?: Logger;
+  /** Server-side watch timeout is random in [min, 2·min] seconds. Default 300 (client-go's 5–10 min). */
+  minWatchTimeoutSeconds?: number;
+  /** No event, not even a bookmark, for this long means a dead connection. Default 180 000 ms. */
+  inactivityTimeoutMs?: number;
+  /** Re-delivers every cached object as an update this often (0 = never, the default). */
+  resyncPeriodMs?: number;
+  backoff?: BackoffOptions;
+  /** Items per LIST page. Default 500. */
+  pageSize?: number;
+}
+
+/** Gone (410): the resourceVersion we resume from is compacted away; relist. */
+class ResourceExpiredError extends Error {}
+
+/** The watchdog fired: no bytes for too long. */
+class InactivityError extends Error {}
+
+export function objectKey(obj: { metadata: { namespace?: string; name?: string } }): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly #opts: InformerOptions<T>;
+  readonly #log: Logger;
+  readonly #store = new Map<string, T>();
+  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  readonly #handlers: EventHandlers<T>[] = [];
+  readonly #syncWaiters: Array<() => void> = [];
+  #resourceVersion = "";
+  #synced = false;
+  #relists = 0;
+  #watchesStarted = 0;
+
+  constructor(opts: InformerOptions<T>) {
+    this.#opts = opts;
+    this.#log = (opts.log ?? silentLogger).child({
+      cluster: opts.client.cluster,
+      resource: opts.type.plural,
+    });
+    for (const name of Object.keys(opts.indexers ?? {})) this.#indices.set(name, new Map());
+  }
+
+  get type(): ResourceType {
+    return this.#opts.type;
+  }
+
+  get cluster(): string {
+    return this.#opts.client.cluster;
+  }
+
+  /** The resourceVersion the next watch resumes from ("" before the first list). */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** How many full LISTs have run (the first one included); relists follow 410s. */
+  get relistCount(): number {
+    return this.#relists;
+  }
+
+  get watchCount(): number {
+    return this.#watchesStarted;
+  }
+
+  addEventHandler(handlers: EventHandlers<T>): void {
+    this.#handlers.push(handlers);
+    // A late handler sees the current state as adds, like client-go's AddEventHandler.
+    if (this.#synced) for (const obj of this.#store.values()) this.#emit("add", obj);
+  }
+
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.#synced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#syncWaiters.push(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(true);
+      });
+    });
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.#store.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.#store.values()];
+    return namespace === undefined ? all : all.filter((o) => (o.metadata.namespace ?? "") === namespace);
+  }
+
+  byIndex(indexName: string, value: string): T[] {
+    const index = this.#indices.get(indexName);
+    if (!index) throw new Error(`informer ${this.#opts.type.plural} has no index ${indexName}`);
+    const keys = index.get(value) ?? new Set<string>();
+    return [...keys].map((k) => this.#store.get(k)).filter((o): o is T => o !== undefined);
+  }
+
+  /** Runs list+watch until the signal aborts. Never throws: every failure is retried. */
+  async run(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff(this.#opts.backoff);
+    const resync = this.#startResync(signal);
+    try {
+      while (!signal.aborted) {
+        try {
+          if (!this.#resourceVersion) await this.#relist(signal);
+          await this.#watch(signal);
+        } catch (err) {
+          if (signal.aborted) break;
+          if (err instanceof ResourceExpiredError) {
+            this.#log.info("Relisting after resource version expired", { resourceVersion: this.#resourceVersion });
+            this.#resourceVersion = "";
+            continue;
+          }
+          const delay = backoff.next();
+          this.#log.error("Watch failed; restarting after backoff", err, { delayMs: Math.round(delay) });
+          await sleep(delay, signal);
+        }
+      }
+    } finally {
+      if (resync) clearInterval(resync);
+    }
+  }
+
+  #startResync(signal: AbortSignal): NodeJS.Timeout | undefined {
+    const period = this.#opts.resyncPeriodMs ?? 0;
+    if (period <= 0) return undefined;
+    const timer = setInterval(() => {
+      if (signal.aborted || !this.#synced) return;
+      for (const obj of this.#store.values()) this.#emit("update", obj, obj);
+    }, period);
+    timer.unref();
+    return timer;
+  }
+
+  async #relist(signal: AbortSignal): Promise<void> {
+    const { client, type, namespace, labelSelector, fieldSelector } = this.#opts;
+    this.#relists++;
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = "";
+    do {
+      if (signal.aborted) return;
+      const page = await client.list<T>(type, {
+        namespace,
+        labelSelector,
+        fieldSelector,
+        limit: this.#opts.pageSize ?? 500,
+        continue: cont,
+      });
+      items.push(...page.items);
+      cont = page.metadata.continue;
+      resourceVersion = page.metadata.resourceVersion ?? "";
+    } while (cont);
+    this.#replace(items, type);
+    this.#resourceVersion = resourceVersion;
+    this.#markSynced();
+  }
+
+  #replace(items: T[], type: ResourceType): void {
+    const fresh = new Map<string, T>();
+    for (const item of items) {
+      // List items carry no apiVersion/kind; handlers and caches want them.
+      item.apiVersion ??= type.group ? `${type.group}/${type.version}` : type.version;
+      item.kind ??= type.kind;
+      fresh.set(objectKey(item), item);
+    }
+    for (const [key, old] of this.#store) if (!fresh.has(key)) this.#apply("DELETED", old);
+    for (const item of fresh.values()) this.#apply("MODIFIED", item);
+  }
+
+  #markSynced(): void {
+    if (this.#synced) return;
+    this.#synced = true;
+    for (const waiter of this.#syncWaiters.splice(0)) waiter();
+  }
+
+  async #watch(signal: AbortSignal): Promise<void> {
+    const { client, type, namespace, labelSelector, fieldSelector } = this.#opts;
+    const min = this.#opts.minWatchTimeoutSeconds ?? 300;
+    const watchAbort = new AbortController();
+    const onOuterAbort = (): void => watchAbort.abort();
+    signal.addEventListener("abort", onOuterAbort, { once: true });
+    const inactivity = this.#opts.inactivityTimeoutMs ?? 180_000;
+    let idle = false;
+    let timer = setTimeout(() => ((idle = true), watchAbort.abort()), inactivity);
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => ((idle = true), watchAbort.abort()), inactivity);
+    };
+    this.#watchesStarted++;
+    try {
+      const stream = client.watch<T>(type, {
+        namespace,
+        labelSelector,
+        fieldSelector,
+        resourceVersion: this.#resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: Math.floor(min * (1 + Math.random())),
+        signal: watchAbort.signal,
+      });
+      for await (const event of stream) {
+        touch();
+        this.#handleWatchEvent(event);
+      }
+    } catch (err) {
+      if (idle) throw new InactivityError(`no watch event for ${inactivity} ms`);
+      if (err instanceof KubeApiError && err.code === 410) throw new ResourceExpiredError(err.message);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onOuterAbort);
+    }
+    if (idle) throw new InactivityError(`no watch event for ${inactivity} ms`);
+  }
+
+  #handleWatchEvent(event: WatchEvent<T>): void {
+    if (event.type === "ERROR") {
+      const status = event.object as unknown as { code?: number; message?: string };
+      if (status.code === 410) throw new ResourceExpiredError(status.message ?? "resource version expired");
+      throw new Error(`watch error ${status.code ?? "?"}: ${status.message ?? "unknown"}`);
+    }
+    const rv = event.object.metadata?.resourceVersion;
+    if (event.type !== "BOOKMARK") this.#apply(event.type, event.object);
+    if (rv) this.#resourceVersion = rv;
+  }
+
+  #apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void {
+    const key = objectKey(obj);
+    const old = this.#store.get(key);
+    if (type === "DELETED") {
+      if (!old) return;
+      this.#store.delete(key);
+      this.#unindex(key, old);
+      this.#emit("delete", obj);
+      return;
+    }
+    if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    if (old) this.#unindex(key, old);
+    this.#store.set(key, obj);
+    this.#index(key, obj);
+    if (old) this.#emit("update", obj, old);
+    else this.#emit("add", obj);
+  }
+
+  #index(key: string, obj: T): void {
+    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
+      const index = this.#indices.get(name);
+      if (!index) continue;
+      for (const value of fn(obj)) {
+        const keys = index.get(value) ?? new Set<string>();
+        keys.add(key);
+        index.set(value, keys);
+      }
+    }
+  }
+
+  #unindex(key: string, obj: T): void {
+    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
+      const index = this.#indices.get(name);
+      for (const value of fn(obj)) {
+        const keys = index?.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index?.delete(value);
+      }
+    }
+  }
+
+  #emit(kind: "add" | "update" | "delete", obj: T, old?: T): void {
+    for (const h of this.#handlers) {
+      try {
+        if (kind === "add") h.onAdd?.(obj);
+        else if (kind === "update") h.onUpdate?.(old ?? obj, obj);
+        else h.onDelete?.(obj);
+      } catch (err) {
+        this.#log.error("Event handler failed", err, { event: kind, key: objectKey(obj), detail: errorMessage(err) });
+      }
+    }
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * A small dynamic Kubernetes REST client, one per cluster. It reuses @kubernetes/client-node for
+ * kubeconfig loading and authentication (TLS material, tokens, exec plugins) and speaks plain
+ * REST for everything the controllers need: get, paginated list, watch streams, server-side apply
+ * (also on /status), merge patches and deletes. Any GVR works, so CRDs need no generated code.
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
+import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
+import { fetch } from "undici";
+
+/** Identifies a resource type: enough to build its REST paths. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectList<T extends KubeObject = KubeObject> {
+  metadata: { resourceVersion?: string; continue?: string };
+  items: T[];
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+/** A failed API call, with the Kubernetes Status the server returned. */
+export class KubeApiError extends Error {
+  readonly code: number;
+  readonly reason: string;
+  readonly status: unknown;
+  constructor(code: number, reason: string, message: string, status: unknown) {
+    super(message);
+    this.name = "KubeApiError";
+    this.code = code;
+    this.reason = reason;
+    this.status = status;
+  }
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface ApplyOptions {
+  fieldManager: string;
+  /** Take ownership of fields other managers own; controllers own their objects, so default true. */
+  force?: boolean;
+  subresource?: "status" | "scale";
+}
+
+export const apiVersionOf = (t: Pick<ResourceType, "group" | "version">): string =>
+  t.group === "" ? t.version : `${t.group}/${t.version}`;
+
+export function resourcePath(t: ResourceType, namespace?: string, name?: string): string {
+  const base = t.group === "" ? `/api/${t.version}` : `/apis/${t.group}/${t.version}`;
+  const ns = t.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  const tail = name ? `/${encodeURIComponent(name)}` : "";
+  return `${base}${ns}/${t.plural}${tail}`;
+}
+
+function query(params: Record<string, string | number | boolean | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+interface RequestInput {
+  method: HttpMethod;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+export class KubeClient {
+  readonly cluster: string;
+  readonly kubeConfig: KubeConfig;
+  readonly server: string;
+
+  constructor(cluster: string, kubeConfig: KubeConfig) {
+    const current = kubeConfig.getCurrentCluster();
+    if (!current) throw new Error(`kubeconfig for cluster ${cluster} has no current cluster`);
+    this.cluster = cluster;
+    this.kubeConfig = kubeConfig;
+    this.server = current.server.replace(/\/$/, "");
+  }
+
+  async #send(input: RequestInput): Promise<Response> {
+    const ctx = new RequestContext(`${this.server}${input.path}`, input.method);
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: "application/json" };
+    if (input.body !== undefined) headers["content-type"] = input.contentType ?? "application/json";
+    const res = await fetch(ctx.getUrl(), {
+      method: input.method,
+      headers,
+      body: input.body === undefined ? undefined : JSON.stringify(input.body),
+      dispatcher: ctx.getDispatcher(),
+      signal: input.signal,
+    });
+    return res as unknown as Response;
+  }
+
+  async #json<T>(input: RequestInput): Promise<T> {
+    const res = await this.#send(input);
+    const text = await res.text();
+    const body: unknown = text ? JSON.parse(text) : undefined;
+    if (!res.ok) throw toApiError(res.status, body, `${input.method} ${input.path}`);
+    return body as T;
+  }
+
+  get<T extends KubeObject>(t: ResourceType, name: string, namespace?: string): Promise<T> {
+    return this.#json<T>({ method: HttpMethod.GET, path: resourcePath(t, namespace, name) });
+  }
+
+  /** One page of a list; use listAll for everything. */
+  list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const { namespace, ...rest } = opts;
+    return this.#json<ObjectList<T>>({ method: HttpMethod.GET, path: resourcePath(t, namespace) + query({ ...rest }) });
+  }
+
+  /** Follows `continue` tokens; returns every item and the list's resourceVersion. */
+  async listAll<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let page = await this.list<T>(t, { limit: 500, ...opts });
+    items.push(...page.items);
+    while (page.metadata.continue) {
+      page = await this.list<T>(t, { limit: 500, ...opts, continue: page.metadata.continue });
+      items.push(...page.items);
+    }
+    return { metadata: { resourceVersion: page.metadata.resourceVersion }, items };
+  }
+
+  /**
+   * Opens a watch and yields its events until the server closes the stream, the signal aborts
+   * or the connection fails (then the iterator throws). HTTP errors throw a KubeApiError.
+   */
+  async *watch<T extends KubeObject>(t: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const { namespace, signal, ...params } = opts;
+    const path = resourcePath(t, namespace) + query({ ...params, watch: true });
+    const res = await this.#send({ method: HttpMethod.GET, path, signal });
+    if (!res.ok || !res.body) {
+      const text = await res.text();
+      throw toApiError(res.status, text ? safeJson(text) : undefined, `watch ${path}`);
+    }
+    const lines = createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.trim() === "") continue;
+      yield JSON.parse(line) as WatchEvent<T>;
+    }
+  }
+
+  create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+    return this.#json<T>({ method: HttpMethod.POST, path: resourcePath(t, obj.metadata.namespace), body: obj });
+  }
+
+  /** PUT: full replacement, guarded by metadata.resourceVersion when it is set (409 on a lost race). */
+  replace<T extends KubeObject>(t: ResourceType, obj: T, subresource?: "status"): Promise<T> {
+    const name = obj.metadata.name ?? "";
+    const path = resourcePath(t, obj.metadata.namespace, name) + (subresource ? `/${subresource}` : "");
+    return this.#json<T>({ method: HttpMethod.PUT, path, body: { apiVersion: apiVersionOf(t), kind: t.kind, ...obj } });
+  }
+
+  /** Server-side apply of a partial object (the fields this manager owns). */
+  apply<T extends KubeObject>(t: ResourceType, obj: KubeObject, opts: ApplyOptions): Promise<T> {
+    const name = obj.metadata.name;
+    if (!name) throw new Error(`apply ${t.kind}: metadata.name is required`);
+    const sub = opts.subresource ? `/${opts.subresource}` : "";
+    const path =
+      resourcePath(t, obj.metadata.namespace, name) + sub + query({ fieldManager: opts.fieldManager, force: opts.force ?? true });
+    const body = { apiVersion: apiVersionOf(t), kind: t.kind, ...obj };
+    return this.#json<T>({ method: HttpMethod.PATCH, path, body, contentType: "application/apply-patch+yaml" });
+  }
+
+  /** JSON merge patch (RFC 7386), e.g. to drop one finalizer with a resourceVersion precondition. */
+  mergePatch<T extends KubeObject>(
+    t: ResourceType,
+    ref: { name: string; namespace?: string },
+    patch: unknown,
+    subresource?: "status",
+  ): Promise<T> {
+    const path = resourcePath(t, ref.namespace, ref.name) + (subresource ? `/${subresource}` : "");
+    return this.#json<T>({ method: HttpMethod.PATCH, path, body: patch, contentType: "application/merge-patch+json" });
+  }
+
+  /** Deletes; a missing object is not an error. Resolves with whether the object existed. */
+  async delete(
+    t: ResourceType,
+    ref: { name: string; namespace?: string },
+    opts: { propagationPolicy?: "Foreground" | "Background" | "Orphan" } = {},
+  ): Promise<boolean> {
+    const body = opts.propagationPolicy ? { kind: "DeleteOptions", apiVersion: "v1", ...opts } : undefined;
+    try {
+      await this.#json({ method: HttpMethod.DELETE, path: resourcePath(t, ref.namespace, ref.name), body });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return false;
+      throw err;
+    }
+  }
+
+  /** GET on an arbitrary path (discovery, /version, /readyz). */
+  raw<T>(path: string): Promise<T> {
+    return this.#json<T>({ method: HttpMethod.GET, path });
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function toApiError(code: number, body: unknown, what: string): KubeApiError {
+  const status = typeof body === "object" && body !== null ? (body as { message?: string; reason?: string }) : {};
+  const message = status.message ?? (typeof body === "string" ? body : `HTTP ${code}`);
+  return new KubeApiError(code, status.reason ?? "", `${what}: ${message}`, body);
+}
+
+export function isApiError(err: unknown, code: number): boolean {
+  return err instanceof KubeApiError && err.code === code;
+}

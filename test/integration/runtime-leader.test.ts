@@ -1,0 +1,84 @@
+/** Lease leader election between two real processes against the service cluster's apiserver. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leaseType } from "../../operators/runtime/leaderelection.ts";
+import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
+import { clusterInfo } from "../support/region.ts";
+
+const script = fileURLToPath(new URL("../support/leader-process.ts", import.meta.url));
+const leaseDurationMs = 15_000;
+const retryPeriodMs = 2_000;
+
+interface Candidate {
+  identity: string;
+  child: ChildProcess;
+  lines: string[];
+}
+
+function candidate(namespace: string, lease: string, identity: string): Candidate {
+  const child = spawn(process.execPath, [script, clusterInfo("service").kubeconfigPath, namespace, lease, identity], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on("line", (l) => lines.push(l));
+  return { identity, child, lines };
+}
+
+const leads = (c: Candidate): boolean => c.lines.includes(`LEADING ${c.identity}`);
+
+describe("leader election", () => {
+  const client = clientFor("service");
+  let ns: Awaited<ReturnType<typeof tempNamespace>>;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    ns = await tempNamespace(client, "lease");
+  });
+  afterAll(async () => {
+    for (const c of children) c.kill("SIGKILL");
+    await ns.remove();
+  });
+
+  async function pair(lease: string): Promise<[Candidate, Candidate]> {
+    const a = candidate(ns.name, lease, "replica-a");
+    children.push(a.child);
+    await eventually("first replica leads", () => leads(a));
+    const b = candidate(ns.name, lease, "replica-b");
+    children.push(b.child);
+    // Give the follower time to observe the held lease at least once.
+    await new Promise((r) => setTimeout(r, retryPeriodMs * 2));
+    expect(leads(b)).toBe(false);
+    return [a, b];
+  }
+
+  it("fails over within the lease duration when the leader dies", async () => {
+    const [a, b] = await pair("crash-failover");
+    const killedAt = Date.now();
+    a.child.kill("SIGKILL");
+    await eventually("follower takes over", () => leads(b), leaseDurationMs + 4 * retryPeriodMs);
+    const takeoverMs = Date.now() - killedAt;
+    // The follower must wait out the lease it last saw renewed, and no more than a retry beyond it.
+    expect(takeoverMs).toBeGreaterThan(leaseDurationMs - 2 * retryPeriodMs);
+    expect(takeoverMs).toBeLessThan(leaseDurationMs + 2 * retryPeriodMs);
+    const lease = await client.get<{ metadata: object; spec: { holderIdentity: string; leaseTransitions: number } }>(
+      leaseType,
+      "crash-failover",
+      ns.name,
+    );
+    expect(lease.spec.holderIdentity).toBe("replica-b");
+    expect(lease.spec.leaseTransitions).toBe(1);
+    b.child.kill("SIGKILL");
+  });
+
+  it("releases the lease on SIGTERM so the follower takes over at once", async () => {
+    const [a, b] = await pair("graceful-handover");
+    const stoppedAt = Date.now();
+    a.child.kill("SIGTERM");
+    await eventually("leader reports it stopped", () => a.lines.includes("STOPPED replica-a"));
+    await eventually("follower takes over", () => leads(b), leaseDurationMs);
+    expect(Date.now() - stoppedAt).toBeLessThan(2 * retryPeriodMs + 1_000);
+    b.child.kill("SIGKILL");
+  });
+});
