@@ -1,0 +1,64 @@
+/**
+ * `npm run bench`: speed figures that tests do not assert.
+ *  - local control plane: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
+ *  - workqueue: add/get/done throughput with dedup, one process.
+ * Results go to stdout as a table and to .local/bench.json.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { startRegion } from "./harness/region.ts";
+import { WorkQueue } from "../operators/runtime/workqueue.ts";
+
+interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  detail?: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function benchRegionStartup(runs: number): Promise<Figure[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const region = await startRegion({ managementClusters: 2 });
+    times.push(region.startupMs);
+    await region.stop();
+  }
+  times.sort((a, b) => a - b);
+  return [
+    { name: "region startup p50", value: percentile(times, 50), unit: "ms", detail: `${runs} runs, 3 apiservers` },
+    { name: "region startup max", value: times[times.length - 1] ?? NaN, unit: "ms" },
+  ];
+}
+
+async function benchWorkQueue(items: number): Promise<Figure[]> {
+  const queue = new WorkQueue({ name: "bench" });
+  const started = performance.now();
+  for (let i = 0; i < items; i++) {
+    queue.add(`ns/item-${i % (items / 2)}`); // every key twice: half the adds are deduplicated
+  }
+  let processed = 0;
+  while (queue.len() > 0) {
+    const item = await queue.get();
+    if (item === undefined) break;
+    queue.done(item);
+    processed++;
+  }
+  queue.shutDown();
+  const seconds = (performance.now() - started) / 1000;
+  return [{ name: "workqueue throughput", value: Math.round(processed / seconds), unit: "items/s", detail: `${items} adds, ${processed} processed` }];
+}
+
+async function main(): Promise<void> {
+  const figures = [...(await benchWorkQueue(200_000)), ...(await benchRegionStartup(3))];
+  for (const f of figures) process.stdout.write(`${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`);
+  await mkdir(".local", { recursive: true });
+  await writeFile(".local/bench.json", JSON.stringify(figures, null, 2));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the machine packages the project needs where they are missing (Debian), and checks Go.
+# Idempotent and quick when everything is present.
+set -euo pipefail
+
+need_apt=()
+command -v openssl >/dev/null || need_apt+=(openssl)
+command -v git >/dev/null || need_apt+=(git)
+
+if ((${#need_apt[@]} > 0)); then
+  echo "[install-deps] installing ${need_apt[*]}" >&2
+  if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null; then
+  echo "[install-deps] Go (>= 1.26) is required to build kube-apiserver and etcd; set KUBEBUILDER_ASSETS to prebuilt binaries instead" >&2
+  [[ -n "${KUBEBUILDER_ASSETS:-}" ]] || exit 1
+fi

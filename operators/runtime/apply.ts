@@ -1,0 +1,68 @@
+/**
+ * Writes as one controller: server-side apply with that controller's field manager (objects and
+ * /status), and finalizers added or removed with a merge patch guarded by resourceVersion, so a
+ * lost race is a 409 to retry rather than a silently dropped finalizer. A status apply that would
+ * change nothing is skipped.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { KubeClient, KubeObject, ResourceType } from "./kube.ts";
+
+export interface ObjectRef {
+  name: string;
+  namespace?: string;
+}
+
+export class Applier {
+  readonly client: KubeClient;
+  readonly fieldManager: string;
+
+  constructor(client: KubeClient, fieldManager: string) {
+    this.client = client;
+    this.fieldManager = fieldManager;
+  }
+
+  /** Applies the fields this controller owns; fields it stops sending are removed. */
+  apply<T extends KubeObject>(type: ResourceType, obj: KubeObject): Promise<T> {
+    return this.client.apply<T>(type, obj, { fieldManager: this.fieldManager, force: true });
+  }
+
+  /**
+   * Applies `status` through the /status subresource unless `current` already has exactly that
+   * status. Returns the written object, or undefined when the write was skipped.
+   */
+  async applyStatus<T extends KubeObject>(type: ResourceType, current: KubeObject, status: unknown): Promise<T | undefined> {
+    if (isDeepStrictEqual(current["status"], status)) return undefined;
+    const { name, namespace } = current.metadata;
+    return this.client.apply<T>(
+      type,
+      { metadata: { name, namespace }, status },
+      { fieldManager: this.fieldManager, force: true, subresource: "status" },
+    );
+  }
+
+  /** Adds the finalizer if missing. Resolves true when it wrote (the caller returns and waits for the event). */
+  async addFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (finalizers.includes(finalizer)) return false;
+    await this.#setFinalizers(type, obj, [...finalizers, finalizer]);
+    return true;
+  }
+
+  /** Removes the finalizer if present. Resolves true when it wrote. */
+  async removeFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return false;
+    await this.#setFinalizers(
+      type,
+      obj,
+      finalizers.filter((f) => f !== finalizer),
+    );
+    return true;
+  }
+
+  async #setFinalizers(type: ResourceType, obj: KubeObject, finalizers: string[]): Promise<void> {
+    const { name = "", namespace, resourceVersion } = obj.metadata;
+    // The resourceVersion makes the list replacement conditional: a concurrent change wins a 409.
+    await this.client.mergePatch(type, { name, namespace }, { metadata: { finalizers, resourceVersion } });
+  }
+}
