@@ -4,7 +4,7 @@
  * this one was killed outright.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -66,11 +66,17 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
   return { name: opts.name, pid, logPath, exited, stop };
 }
 
+/** Whether the process runs. A zombie (dead, not yet reaped by a parent that is not us) counts as dead. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
