@@ -1,0 +1,234 @@
+/**
+ * A rate-limited, delaying work queue of string keys with client-go semantics:
+ * - a key waits in the queue at most once (the `dirty` set deduplicates adds);
+ * - a key being processed is never handed to a second worker: re-adding it only marks it dirty,
+ *   and `done` puts it back in the queue;
+ * - `addAfter` delays an add with a timer, `addRateLimited` asks the rate limiter for the delay.
+ */
+import { defaultControllerRateLimiter, monotonicClock, type Clock, type RateLimiter } from "./ratelimiter.ts";
+
+/** Work in progress, computed when metrics are scraped. */
+export interface InProgressWork {
+  /** Sum of how long every item currently being processed has been running. */
+  unfinishedSeconds: number;
+  /** How long the oldest item currently being processed has been running. */
+  longestRunningSeconds: number;
+}
+
+/** The metrics sink of one queue; metrics.ts provides the Prometheus one. */
+export interface WorkQueueMetrics {
+  /** An item entered the queue (adds and depth). */
+  added(): void;
+  /** An item left the queue for a worker after waiting `queuedSeconds` (depth and queue latency). */
+  started(queuedSeconds: number): void;
+  /** A worker finished an item after `workSeconds`. */
+  finished(workSeconds: number): void;
+  /** An item was re-added through the rate limiter. */
+  retried(): void;
+  /** The queue shut down; stop scraping its in-progress work. */
+  release(): void;
+}
+
+export interface WorkQueueMetricsProvider {
+  forQueue(name: string, inProgress: () => InProgressWork): WorkQueueMetrics;
+}
+
+export interface WorkQueueOptions<T extends string> {
+  /** Names the queue in metrics and logs. Required. */
+  name: string;
+  /** Delays for `addRateLimited`. Defaults to `defaultControllerRateLimiter()`. */
+  rateLimiter?: RateLimiter<T>;
+  /** Where to report metrics. Defaults to none. */
+  metrics?: WorkQueueMetricsProvider;
+  /** Monotonic milliseconds for metric timings. Defaults to `performance.now()`. */
+  clock?: Clock;
+}
+
+/** setTimeout fires at once for delays beyond a signed 32-bit millisecond count (~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const noMetrics: WorkQueueMetrics = {
+  added: () => undefined,
+  started: () => undefined,
+  finished: () => undefined,
+  retried: () => undefined,
+  release: () => undefined,
+};
+
+interface Waiting {
+  readyAt: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class WorkQueue<T extends string = string> {
+  readonly name: string;
+  #queue: T[] = [];
+  #dirty = new Set<T>();
+  /** Items handed to a worker and not yet `done`, with the time they were handed out. */
+  #processing = new Map<T, number>();
+  /** When each queued item was first added, for the queue latency metric. */
+  #addedAt = new Map<T, number>();
+  #waiting = new Map<T, Waiting>();
+  #getters: Array<(item: T | undefined) => void> = [];
+  #drainers: Array<() => void> = [];
+  #shuttingDown = false;
+  #rateLimiter: RateLimiter<T>;
+  #metrics: WorkQueueMetrics;
+  #clock: Clock;
+
+  constructor(options: WorkQueueOptions<T>) {
+    if (!options.name) throw new Error("WorkQueue needs a name");
+    this.name = options.name;
+    this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
+    this.#clock = options.clock ?? monotonicClock;
+    this.#metrics = options.metrics?.forQueue(this.name, () => this.#inProgress()) ?? noMetrics;
+  }
+
+  /** Queues `item` unless it is already queued; an item being processed is queued again on `done`. */
+  add(item: T): void {
+    if (this.#shuttingDown || this.#dirty.has(item)) return;
+    this.#dirty.add(item);
+    this.#addedAt.set(item, this.#clock());
+    this.#metrics.added();
+    if (this.#processing.has(item)) return;
+    this.#queue.push(item);
+    this.#handOut();
+  }
+
+  /**
+   * Waits for the next item and marks it as processing; the caller must call `done` with it.
+   * Resolves `undefined` once the queue is shut down and empty.
+   */
+  get(): Promise<T | undefined> {
+    if (this.#queue.length > 0) return Promise.resolve(this.#take());
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#getters.push(resolve));
+  }
+
+  /** Marks `item` as processed; if it was re-added meanwhile, it goes back into the queue. */
+  done(item: T): void {
+    const startedAt = this.#processing.get(item);
+    if (startedAt === undefined) return;
+    this.#processing.delete(item);
+    this.#metrics.finished((this.#clock() - startedAt) / 1000);
+    if (this.#dirty.has(item)) {
+      this.#queue.push(item);
+      this.#handOut();
+    }
+    if (this.#processing.size === 0) this.#notifyDrained();
+  }
+
+  /**
+   * Adds `item` after `delayMs`. While an item waits, another `addAfter` can only bring its time
+   * forward, never push it back; a plain `add` meanwhile queues it at once and does not cancel
+   * the timer (the later add is then deduplicated or triggers one more pass, as in client-go).
+   */
+  addAfter(item: T, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    if (!(delayMs > 0)) {
+      this.add(item);
+      return;
+    }
+    const delay = Math.min(delayMs, MAX_TIMER_MS);
+    const readyAt = this.#clock() + delay;
+    const existing = this.#waiting.get(item);
+    if (existing && existing.readyAt <= readyAt) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(() => {
+      this.#waiting.delete(item);
+      this.add(item);
+    }, delay);
+    this.#waiting.set(item, { readyAt, timer });
+  }
+
+  /** Adds `item` after the delay its rate limiter gives for one more failure. */
+  addRateLimited(item: T): void {
+    if (this.#shuttingDown) return;
+    this.#metrics.retried();
+    this.addAfter(item, this.#rateLimiter.when(item));
+  }
+
+  /** Resets the failure history of `item` (call after it succeeded). */
+  forget(item: T): void {
+    this.#rateLimiter.forget(item);
+  }
+
+  numRequeues(item: T): number {
+    return this.#rateLimiter.numRequeues(item);
+  }
+
+  /** Items waiting for a worker (not those being processed or waiting on a timer). */
+  len(): number {
+    return this.#queue.length;
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /**
+   * Stops accepting adds and cancels pending delayed adds. Items already queued are still handed
+   * out; `get` resolves `undefined` once the queue is empty.
+   */
+  shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    for (const { timer } of this.#waiting.values()) clearTimeout(timer);
+    this.#waiting.clear();
+    // Getters only wait while the queue is empty, so they all get `undefined`.
+    for (const resolve of this.#getters.splice(0)) resolve(undefined);
+    this.#metrics.release();
+  }
+
+  /**
+   * Shuts down, then waits until every item being processed is `done` or `timeoutMs` passes.
+   * Resolves `true` if everything was done in time.
+   */
+  async shutDownWithDrain(timeoutMs: number): Promise<boolean> {
+    this.shutDown();
+    if (this.#processing.size === 0) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = new Promise<boolean>((resolve) => this.#drainers.push(() => resolve(true)));
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([drained, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Hands queued items to waiting getters directly, so no other `get` can overtake them. */
+  #handOut(): void {
+    while (this.#getters.length > 0 && this.#queue.length > 0) {
+      const resolve = this.#getters.shift();
+      resolve?.(this.#take());
+    }
+  }
+
+  #take(): T | undefined {
+    const item = this.#queue.shift();
+    if (item === undefined) return undefined;
+    const now = this.#clock();
+    this.#dirty.delete(item);
+    this.#processing.set(item, now);
+    this.#metrics.started((now - (this.#addedAt.get(item) ?? now)) / 1000);
+    this.#addedAt.delete(item);
+    return item;
+  }
+
+  #notifyDrained(): void {
+    for (const resolve of this.#drainers.splice(0)) resolve();
+  }
+
+  #inProgress(): InProgressWork {
+    const now = this.#clock();
+    let unfinishedSeconds = 0;
+    let longestRunningSeconds = 0;
+    for (const startedAt of this.#processing.values()) {
+      const seconds = (now - startedAt) / 1000;
+      unfinishedSeconds += seconds;
+      longestRunningSeconds = Math.max(longestRunningSeconds, seconds);
+    }
+    return { unfinishedSeconds, longestRunningSeconds };
+  }
+}
