@@ -28,7 +28,12 @@ async function benchRegionStartup(runs: number): Promise<Figure[]> {
   }
   times.sort((a, b) => a - b);
   return [
-    { name: "region startup p50", value: percentile(times, 50), unit: "ms", detail: `${runs} runs, 3 apiservers` },
+    {
+      name: "region startup p50",
+      value: percentile(times, 50),
+      unit: "ms",
+      detail: `${runs} runs, 3 apiservers`,
+    },
     { name: "region startup max", value: times[times.length - 1] ?? NaN, unit: "ms" },
   ];
 }
@@ -48,12 +53,22 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
   }
   queue.shutDown();
   const seconds = (performance.now() - started) / 1000;
-  return [{ name: "workqueue throughput", value: Math.round(processed / seconds), unit: "items/s", detail: `${items} adds, ${processed} processed` }];
+  return [
+    {
+      name: "workqueue throughput",
+      value: Math.round(processed / seconds),
+      unit: "items/s",
+      detail: `${items} adds, ${processed} processed`,
+    },
+  ];
 }
 
 async function main(): Promise<void> {
   const figures = [...(await benchWorkQueue(200_000)), ...(await benchRegionStartup(3))];
-  for (const f of figures) process.stdout.write(`${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`);
+  for (const f of figures)
+    process.stdout.write(
+      `${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`,
+    );
   await mkdir(".local", { recursive: true });
   await writeFile(".local/bench.json", JSON.stringify(figures, null, 2));
 }

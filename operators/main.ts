@@ -46,7 +46,12 @@ async function main(): Promise<void> {
     httpAddress: values["http-address"],
     log,
     leaderElection: values["leader-elect"]
-      ? { client: service.client, namespace: values.namespace, name: "hcp-operators", identity: `${hostname()}-${process.pid}` }
+      ? {
+          client: service.client,
+          namespace: values.namespace,
+          name: "hcp-operators",
+          identity: `${hostname()}-${process.pid}`,
+        }
       : undefined,
   });
   manager.addReadyCheck("informers-synced", () => clusters.hasSynced());

@@ -123,7 +123,13 @@ export async function startApiServer(opts: StartApiServerOptions): Promise<ApiSe
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   const kubeconfigPath = join(opts.workDir, `${opts.name}.kubeconfig`);
-  await writeKubeconfig({ path: kubeconfigPath, name: opts.name, server: url, caPath: files.servingCA, client: files.admin });
+  await writeKubeconfig({
+    path: kubeconfigPath,
+    name: opts.name,
+    server: url,
+    caPath: files.servingCA,
+    client: files.admin,
+  });
   const tls = await readTls(files);
 
   const launch = async (): Promise<ManagedProcess> => {

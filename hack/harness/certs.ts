@@ -41,24 +41,59 @@ export async function createCA(dir: string, name: string): Promise<CertificateAu
   const certPath = join(dir, `${name}-ca.crt`);
   const keyPath = join(dir, `${name}-ca.key`);
   await exec("openssl", [
-    "req", "-x509", ...curve, "-keyout", keyPath, "-out", certPath, "-days", days,
-    "-subj", subject(`${name}-ca`), "-addext", "basicConstraints=critical,CA:TRUE",
-    "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+    "req",
+    "-x509",
+    ...curve,
+    "-keyout",
+    keyPath,
+    "-out",
+    certPath,
+    "-days",
+    days,
+    "-subj",
+    subject(`${name}-ca`),
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
   ]);
   return { name, certPath, keyPath };
 }
 
-export async function issueCert(ca: CertificateAuthority, dir: string, opts: LeafOptions): Promise<CertFiles> {
+export async function issueCert(
+  ca: CertificateAuthority,
+  dir: string,
+  opts: LeafOptions,
+): Promise<CertFiles> {
   const certPath = join(dir, `${opts.name}.crt`);
   const keyPath = join(dir, `${opts.name}.key`);
   const eku = { server: "serverAuth", client: "clientAuth", both: "serverAuth,clientAuth" }[opts.usage];
-  const sans = [...(opts.dnsNames ?? []).map((d) => `DNS:${d}`), ...(opts.ipAddresses ?? []).map((i) => `IP:${i}`)];
+  const sans = [
+    ...(opts.dnsNames ?? []).map((d) => `DNS:${d}`),
+    ...(opts.ipAddresses ?? []).map((i) => `IP:${i}`),
+  ];
   const args = [
-    "req", "-x509", ...curve, "-keyout", keyPath, "-out", certPath, "-days", days,
-    "-CA", ca.certPath, "-CAkey", ca.keyPath, "-subj", subject(opts.commonName, opts.organizations),
-    "-addext", "basicConstraints=critical,CA:FALSE",
-    "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
-    "-addext", `extendedKeyUsage=${eku}`,
+    "req",
+    "-x509",
+    ...curve,
+    "-keyout",
+    keyPath,
+    "-out",
+    certPath,
+    "-days",
+    days,
+    "-CA",
+    ca.certPath,
+    "-CAkey",
+    ca.keyPath,
+    "-subj",
+    subject(opts.commonName, opts.organizations),
+    "-addext",
+    "basicConstraints=critical,CA:FALSE",
+    "-addext",
+    "keyUsage=critical,digitalSignature,keyEncipherment",
+    "-addext",
+    `extendedKeyUsage=${eku}`,
   ];
   if (sans.length > 0) args.push("-addext", `subjectAltName=${sans.join(",")}`);
   await exec("openssl", args);
@@ -66,10 +101,21 @@ export async function issueCert(ca: CertificateAuthority, dir: string, opts: Lea
 }
 
 /** A key pair for signing service-account tokens. */
-export async function createSigningKey(dir: string, name: string): Promise<{ keyPath: string; publicKeyPath: string }> {
+export async function createSigningKey(
+  dir: string,
+  name: string,
+): Promise<{ keyPath: string; publicKeyPath: string }> {
   const keyPath = join(dir, `${name}.key`);
   const publicKeyPath = join(dir, `${name}.pub`);
-  await exec("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", keyPath]);
+  await exec("openssl", [
+    "genpkey",
+    "-algorithm",
+    "EC",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-out",
+    keyPath,
+  ]);
   await exec("openssl", ["pkey", "-in", keyPath, "-pubout", "-out", publicKeyPath]);
   return { keyPath, publicKeyPath };
 }

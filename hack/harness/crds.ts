@@ -30,7 +30,10 @@ export async function readCrds(files: string[]): Promise<KubeObject[]> {
 
 export async function crdFilesIn(dir: string): Promise<string[]> {
   const names = await readdir(dir);
-  return names.filter((n) => n.endsWith(".yaml") || n.endsWith(".yml")).sort().map((n) => join(dir, n));
+  return names
+    .filter((n) => n.endsWith(".yaml") || n.endsWith(".yml"))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 export async function installCrds(kc: KubeConfig, files: string[]): Promise<void> {
@@ -47,7 +50,9 @@ export async function installCrds(kc: KubeConfig, files: string[]): Promise<void
       `CRD ${name} established`,
       async () => {
         const current = await client.get<KubeObject & CrdStatus>(crdType, name);
-        return (current.status?.conditions ?? []).some((c) => c.type === "Established" && c.status === "True");
+        return (current.status?.conditions ?? []).some(
+          (c) => c.type === "Established" && c.status === "True",
+        );
       },
       { timeoutMs: 30_000 },
     );

@@ -49,7 +49,10 @@ export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
     hostedClusters: join(hsDir, "hostedclusters-Hypershift-Default.crd.yaml"),
     nodePools: join(hsDir, "nodepools-Default.crd.yaml"),
     manifestWorks: join(ocm, "work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml"),
-    appliedManifestWorks: join(ocm, "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml"),
+    appliedManifestWorks: join(
+      ocm,
+      "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml",
+    ),
   };
 }
 

@@ -30,7 +30,11 @@ export class Applier {
    * Applies `status` through the /status subresource unless `current` already has exactly that
    * status. Returns the written object, or undefined when the write was skipped.
    */
-  async applyStatus<T extends KubeObject>(type: ResourceType, current: KubeObject, status: unknown): Promise<T | undefined> {
+  async applyStatus<T extends KubeObject>(
+    type: ResourceType,
+    current: KubeObject,
+    status: unknown,
+  ): Promise<T | undefined> {
     if (isDeepStrictEqual(current["status"], status)) return undefined;
     const { name, namespace } = current.metadata;
     return this.client.apply<T>(

@@ -8,7 +8,13 @@ import { randomBytes } from "node:crypto";
 import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 
-export const eventType: ResourceType = { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true };
+export const eventType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+};
 
 export type EventSeverity = "Normal" | "Warning";
 
@@ -40,7 +46,10 @@ export class EventRecorder {
     try {
       const seen = this.#seen.get(key);
       if (seen && (await this.#bump(seen))) return;
-      const created = await this.#client.create<CoreEvent>(eventType, this.#build(obj, namespace, type, reason, message));
+      const created = await this.#client.create<CoreEvent>(
+        eventType,
+        this.#build(obj, { type, reason, message }),
+      );
       this.#remember(key, { name: created.metadata.name ?? "", namespace, count: 1 });
     } catch (err) {
       this.#log.error("Failed to record event", err, { reason, object: obj.metadata.name });
@@ -70,7 +79,9 @@ export class EventRecorder {
     this.#seen.set(key, seen);
   }
 
-  #build(obj: KubeObject, namespace: string, type: EventSeverity, reason: string, message: string): CoreEvent {
+  #build(obj: KubeObject, what: { type: EventSeverity; reason: string; message: string }): CoreEvent {
+    const { type, reason, message } = what;
+    const namespace = obj.metadata.namespace || "default";
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
     return {
       metadata: { name: `${obj.metadata.name ?? "object"}.${randomBytes(8).toString("hex")}`, namespace },

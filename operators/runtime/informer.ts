@@ -6,7 +6,13 @@
  */
 import { Backoff, sleep, type BackoffOptions } from "./backoff.ts";
 import { errorMessage } from "./errors.ts";
-import { KubeApiError, type KubeClient, type KubeObject, type ResourceType, type WatchEvent } from "./kube.ts";
+import {
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+  type WatchEvent,
+} from "./kube.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 
 export interface EventHandlers<T extends KubeObject> {
@@ -135,24 +141,32 @@ export class Informer<T extends KubeObject = KubeObject> {
     const resync = this.#startResync(signal);
     try {
       while (!signal.aborted) {
-        try {
-          if (!this.#resourceVersion) await this.#relist(signal);
-          await this.#watch(signal);
-        } catch (err) {
-          if (signal.aborted) break;
-          if (err instanceof ResourceExpiredError) {
-            this.#log.info("Relisting after resource version expired", { resourceVersion: this.#resourceVersion });
-            this.#resourceVersion = "";
-            continue;
-          }
-          const delay = backoff.next();
-          this.#log.error("Watch failed; restarting after backoff", err, { delayMs: Math.round(delay) });
-          await sleep(delay, signal);
-        }
+        const failure = await this.#listAndWatch(signal).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        if (failure !== undefined && !signal.aborted) await this.#recover(failure, backoff, signal);
       }
     } finally {
       if (resync) clearInterval(resync);
     }
+  }
+
+  async #listAndWatch(signal: AbortSignal): Promise<void> {
+    if (!this.#resourceVersion) await this.#relist(signal);
+    await this.#watch(signal);
+  }
+
+  /** 410 Gone relists at once; anything else waits out a jittered backoff first. */
+  async #recover(err: unknown, backoff: Backoff, signal: AbortSignal): Promise<void> {
+    if (err instanceof ResourceExpiredError) {
+      this.#log.info("Relisting after resource version expired", { resourceVersion: this.#resourceVersion });
+      this.#resourceVersion = "";
+      return;
+    }
+    const delay = backoff.next();
+    this.#log.error("Watch failed; restarting after backoff", err, { delayMs: Math.round(delay) });
+    await sleep(delay, signal);
   }
 
   #startResync(signal: AbortSignal): NodeJS.Timeout | undefined {
@@ -171,7 +185,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#relists++;
     const items: T[] = [];
     let cont: string | undefined;
-    let resourceVersion = "";
+    let resourceVersion: string | undefined;
     do {
       if (signal.aborted) return;
       const page = await client.list<T>(type, {
@@ -183,10 +197,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       });
       items.push(...page.items);
       cont = page.metadata.continue;
-      resourceVersion = page.metadata.resourceVersion ?? "";
+      resourceVersion = page.metadata.resourceVersion;
     } while (cont);
     this.#replace(items, type);
-    this.#resourceVersion = resourceVersion;
+    this.#resourceVersion = resourceVersion ?? "";
     this.#markSynced();
   }
 
@@ -306,7 +320,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         else if (kind === "update") h.onUpdate?.(old ?? obj, obj);
         else h.onDelete?.(obj);
       } catch (err) {
-        this.#log.error("Event handler failed", err, { event: kind, key: objectKey(obj), detail: errorMessage(err) });
+        this.#log.error("Event handler failed", err, {
+          event: kind,
+          key: objectKey(obj),
+          detail: errorMessage(err),
+        });
       }
     }
   }

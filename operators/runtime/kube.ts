@@ -30,7 +30,13 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+  }>;
 }
 
 export interface KubeObject {
@@ -142,7 +148,7 @@ export class KubeClient {
       dispatcher: ctx.getDispatcher(),
       signal: input.signal,
     });
-    return res as unknown as Response;
+    return res;
   }
 
   async #json<T>(input: RequestInput): Promise<T> {
@@ -160,7 +166,10 @@ export class KubeClient {
   /** One page of a list; use listAll for everything. */
   list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
     const { namespace, ...rest } = opts;
-    return this.#json<ObjectList<T>>({ method: HttpMethod.GET, path: resourcePath(t, namespace) + query({ ...rest }) });
+    return this.#json<ObjectList<T>>({
+      method: HttpMethod.GET,
+      path: resourcePath(t, namespace) + query({ ...rest }),
+    });
   }
 
   /** Follows `continue` tokens; returns every item and the list's resourceVersion. */
@@ -179,7 +188,10 @@ export class KubeClient {
    * Opens a watch and yields its events until the server closes the stream, the signal aborts
    * or the connection fails (then the iterator throws). HTTP errors throw a KubeApiError.
    */
-  async *watch<T extends KubeObject>(t: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T extends KubeObject>(
+    t: ResourceType,
+    opts: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>> {
     const { namespace, signal, ...params } = opts;
     const path = resourcePath(t, namespace) + query({ ...params, watch: true });
     const res = await this.#send({ method: HttpMethod.GET, path, signal });
@@ -195,14 +207,22 @@ export class KubeClient {
   }
 
   create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
-    return this.#json<T>({ method: HttpMethod.POST, path: resourcePath(t, obj.metadata.namespace), body: obj });
+    return this.#json<T>({
+      method: HttpMethod.POST,
+      path: resourcePath(t, obj.metadata.namespace),
+      body: obj,
+    });
   }
 
   /** PUT: full replacement, guarded by metadata.resourceVersion when it is set (409 on a lost race). */
   replace<T extends KubeObject>(t: ResourceType, obj: T, subresource?: "status"): Promise<T> {
     const name = obj.metadata.name ?? "";
     const path = resourcePath(t, obj.metadata.namespace, name) + (subresource ? `/${subresource}` : "");
-    return this.#json<T>({ method: HttpMethod.PUT, path, body: { apiVersion: apiVersionOf(t), kind: t.kind, ...obj } });
+    return this.#json<T>({
+      method: HttpMethod.PUT,
+      path,
+      body: { apiVersion: apiVersionOf(t), kind: t.kind, ...obj },
+    });
   }
 
   /** Server-side apply of a partial object (the fields this manager owns). */
@@ -211,9 +231,16 @@ export class KubeClient {
     if (!name) throw new Error(`apply ${t.kind}: metadata.name is required`);
     const sub = opts.subresource ? `/${opts.subresource}` : "";
     const path =
-      resourcePath(t, obj.metadata.namespace, name) + sub + query({ fieldManager: opts.fieldManager, force: opts.force ?? true });
+      resourcePath(t, obj.metadata.namespace, name) +
+      sub +
+      query({ fieldManager: opts.fieldManager, force: opts.force ?? true });
     const body = { apiVersion: apiVersionOf(t), kind: t.kind, ...obj };
-    return this.#json<T>({ method: HttpMethod.PATCH, path, body, contentType: "application/apply-patch+yaml" });
+    return this.#json<T>({
+      method: HttpMethod.PATCH,
+      path,
+      body,
+      contentType: "application/apply-patch+yaml",
+    });
   }
 
   /** JSON merge patch (RFC 7386), e.g. to drop one finalizer with a resourceVersion precondition. */
@@ -224,7 +251,12 @@ export class KubeClient {
     subresource?: "status",
   ): Promise<T> {
     const path = resourcePath(t, ref.namespace, ref.name) + (subresource ? `/${subresource}` : "");
-    return this.#json<T>({ method: HttpMethod.PATCH, path, body: patch, contentType: "application/merge-patch+json" });
+    return this.#json<T>({
+      method: HttpMethod.PATCH,
+      path,
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
   }
 
   /** Deletes; a missing object is not an error. Resolves with whether the object existed. */
@@ -258,7 +290,8 @@ function safeJson(text: string): unknown {
 }
 
 function toApiError(code: number, body: unknown, what: string): KubeApiError {
-  const status = typeof body === "object" && body !== null ? (body as { message?: string; reason?: string }) : {};
+  const status =
+    typeof body === "object" && body !== null ? (body as { message?: string; reason?: string }) : {};
   const message = status.message ?? (typeof body === "string" ? body : `HTTP ${code}`);
   return new KubeApiError(code, status.reason ?? "", `${what}: ${message}`, body);
 }

@@ -71,7 +71,8 @@ export class LeaderElector {
       ...opts,
     };
     const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.#o;
-    if (leaseDurationMs <= renewDeadlineMs) throw new Error("leaseDurationMs must be greater than renewDeadlineMs");
+    if (leaseDurationMs <= renewDeadlineMs)
+      throw new Error("leaseDurationMs must be greater than renewDeadlineMs");
     if (renewDeadlineMs <= jitterFactor * retryPeriodMs)
       throw new Error("renewDeadlineMs must be greater than 1.2 × retryPeriodMs");
   }
@@ -146,44 +147,49 @@ export class LeaderElector {
     };
   }
 
+  /** One attempt, as client-go's tryAcquireOrRenew: create, renew ours, or take over an expired lease. */
   async #tryAcquireOrRenew(): Promise<boolean> {
-    const { client, namespace, name, identity, leaseDurationMs } = this.#o;
-    const now = new Date();
-    const desired: LeaseSpec = {
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.round(leaseDurationMs / 1000),
-      acquireTime: microTime(now),
-      renewTime: microTime(now),
-      leaseTransitions: 0,
-    };
-    let current: Lease;
-    try {
-      current = await client.get<Lease>(leaseType, name, namespace);
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
-      const created = await client.create<Lease>(leaseType, { metadata: { name, namespace }, spec: desired });
-      this.#record(created);
+    const { client, namespace, name } = this.#o;
+    const current = await client.get<Lease>(leaseType, name, namespace).catch((err: unknown) => {
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      throw err;
+    });
+    if (!current) {
+      this.#record(
+        await client.create<Lease>(leaseType, { metadata: { name, namespace }, spec: this.#desiredSpec() }),
+      );
       return true;
     }
     this.#record(current);
-    const spec = current.spec ?? {};
-    const held = spec.holderIdentity ?? "";
-    const expiresAt = (this.#observed?.at ?? 0) + (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (held && held !== identity && expiresAt > Date.now()) return false;
-    if (held === identity) {
-      desired.acquireTime = spec.acquireTime;
-      desired.leaseTransitions = spec.leaseTransitions ?? 0;
-    } else {
-      desired.leaseTransitions = (spec.leaseTransitions ?? 0) + 1;
-    }
+    if (this.#heldByOther(current.spec ?? {})) return false;
     try {
-      const updated = await client.replace<Lease>(leaseType, { ...current, spec: desired });
-      this.#record(updated);
+      this.#record(
+        await client.replace<Lease>(leaseType, { ...current, spec: this.#desiredSpec(current.spec) }),
+      );
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) return false;
       throw err;
     }
+  }
+
+  /** Held by another identity and, by our own clock since we last saw it change, not yet expired. */
+  #heldByOther(spec: LeaseSpec): boolean {
+    const held = spec.holderIdentity ?? "";
+    const expiresAt = (this.#observed?.at ?? 0) + (spec.leaseDurationSeconds ?? 0) * 1000;
+    return held !== "" && held !== this.#o.identity && expiresAt > Date.now();
+  }
+
+  #desiredSpec(current?: LeaseSpec): LeaseSpec {
+    const now = microTime(new Date());
+    const renewing = current?.holderIdentity === this.#o.identity;
+    return {
+      holderIdentity: this.#o.identity,
+      leaseDurationSeconds: Math.round(this.#o.leaseDurationMs / 1000),
+      acquireTime: renewing ? current.acquireTime : now,
+      renewTime: now,
+      leaseTransitions: (current?.leaseTransitions ?? 0) + (current && !renewing ? 1 : 0),
+    };
   }
 
   async #release(): Promise<void> {
@@ -194,7 +200,13 @@ export class LeaderElector {
       const now = microTime(new Date());
       await client.replace<Lease>(leaseType, {
         ...current,
-        spec: { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        spec: {
+          ...current.spec,
+          holderIdentity: "",
+          leaseDurationSeconds: 1,
+          renewTime: now,
+          acquireTime: now,
+        },
       });
       this.#o.log.info("Released lease", { lease: name });
     } catch (err) {

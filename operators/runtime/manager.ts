@@ -89,7 +89,9 @@ export class Manager {
       lost = !signal.aborted;
     } else {
       leaderRunnables.forEach((r) => launch(r, stopAll.signal));
-      await new Promise<void>((resolve) => stopAll.signal.addEventListener("abort", () => resolve(), { once: true }));
+      await new Promise<void>((resolve) =>
+        stopAll.signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
     }
     stopAll.abort();
     await this.#drain(running);

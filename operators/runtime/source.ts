@@ -20,7 +20,11 @@ export function enqueueForObject<T extends KubeObject>(informer: Informer<T>, ta
 }
 
 /** Enqueues whatever `map` returns for each changed object (e.g. its owner on another cluster). */
-export function enqueueMapped<T extends KubeObject>(informer: Informer<T>, target: Enqueuer, map: MapFunc<T>): void {
+export function enqueueMapped<T extends KubeObject>(
+  informer: Informer<T>,
+  target: Enqueuer,
+  map: MapFunc<T>,
+): void {
   const push = (obj: T): void => {
     for (const req of map(obj)) target.enqueue(req);
   };

@@ -29,7 +29,7 @@ describe("local control plane harness", () => {
   it("reaps the processes and files of a harness that was killed outright", async () => {
     const child = spawn(process.execPath, [regionScript], { stdio: ["ignore", "pipe", "inherit"] });
     const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once("line", resolve);
+      createInterface({ input: child.stdout }).once("line", resolve);
       child.once("exit", (code) => reject(new Error(`region process exited with ${code}`)));
     });
     const { workDir, pids } = JSON.parse(line) as { workDir: string; pids: number[] };
@@ -46,7 +46,9 @@ describe("local control plane harness", () => {
   });
 
   it("uses given kubeconfigs instead of starting clusters", async () => {
-    const spec = region().clusters.map((c) => `${c.name}=${c.kubeconfigPath}`).join(",");
+    const spec = region()
+      .clusters.map((c) => `${c.name}=${c.kubeconfigPath}`)
+      .join(",");
     process.env.HCP_KUBECONFIGS = spec;
     try {
       const external = await startRegion();

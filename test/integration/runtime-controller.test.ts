@@ -49,13 +49,23 @@ describe("a controller built on the runtime", () => {
       await events.event(src, "Normal", "Mirrored", `mirrored into ${mirrorName}`);
       return {};
     });
-    const controller = new Controller({ name: "mirror", reconciler, log: silentLogger, maxConcurrentReconciles: 2 });
+    const controller = new Controller({
+      name: "mirror",
+      reconciler,
+      log: silentLogger,
+      maxConcurrentReconciles: 2,
+    });
     enqueueForObject(informer, controller);
 
     manager = new Manager({
       httpAddress: "127.0.0.1:0",
       log: silentLogger,
-      leaderElection: { client: service.client, namespace: ns.name, name: "mirror-leader", identity: "test-replica" },
+      leaderElection: {
+        client: service.client,
+        namespace: ns.name,
+        name: "mirror-leader",
+        identity: "test-replica",
+      },
     });
     manager.add({ start: (signal) => controller.start(signal) });
     manager.addReadyCheck("informers-synced", () => registry.hasSynced());
@@ -74,14 +84,19 @@ describe("a controller built on the runtime", () => {
   it("reconciles create, update and delete into the mirrored object with its field manager", async () => {
     await client.create(configMapType, configMap(ns.name, "src-a", { color: "blue" }));
     await eventually("mirror created", async () => (await readData("mirror-a"))?.color === "blue");
-    await client.mergePatch(configMapType, { name: "src-a", namespace: ns.name }, { data: { color: "green" } });
-    await eventually("mirror updated", async () => (await readData("mirror-a"))?.color === "green");
-    const mirror = await client.get<ConfigMap & { metadata: { managedFields?: Array<{ manager: string; operation: string }> } }>(
+    await client.mergePatch(
       configMapType,
-      "mirror-a",
-      ns.name,
+      { name: "src-a", namespace: ns.name },
+      { data: { color: "green" } },
     );
-    expect(mirror.metadata.managedFields?.map((f) => [f.manager, f.operation])).toContainEqual(["mirror-controller", "Apply"]);
+    await eventually("mirror updated", async () => (await readData("mirror-a"))?.color === "green");
+    const mirror = await client.get<
+      ConfigMap & { metadata: { managedFields?: Array<{ manager: string; operation: string }> } }
+    >(configMapType, "mirror-a", ns.name);
+    expect(mirror.metadata.managedFields?.map((f) => [f.manager, f.operation])).toContainEqual([
+      "mirror-controller",
+      "Apply",
+    ]);
     await client.delete(configMapType, { name: "src-a", namespace: ns.name });
     await eventually("mirror deleted", async () => (await readData("mirror-a")) === undefined);
   });
@@ -91,7 +106,9 @@ describe("a controller built on the runtime", () => {
     await eventually("mirror after retry", async () => (await readData("mirror-flaky"))?.n === "1");
     const metrics = await (await fetch(url("/metrics"))).text();
     expect(metrics).toMatch(/controller_runtime_reconcile_errors_total\{controller="mirror"\} [1-9]/);
-    expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="mirror",result="success"\} [1-9]/);
+    expect(metrics).toMatch(
+      /controller_runtime_reconcile_total\{controller="mirror",result="success"\} [1-9]/,
+    );
     expect(metrics).toMatch(/workqueue_retries_total\{name="mirror",controller="mirror"\} [1-9]/);
     expect(metrics).toContain("controller_runtime_reconcile_time_seconds_bucket");
   });
@@ -113,7 +130,11 @@ describe("a controller built on the runtime", () => {
   it("drains and releases the lease on shutdown", async () => {
     stop.abort();
     await running;
-    const lease = await client.get<KubeObject & { spec: { holderIdentity?: string } }>(leaseType, "mirror-leader", ns.name);
+    const lease = await client.get<KubeObject & { spec: { holderIdentity?: string } }>(
+      leaseType,
+      "mirror-leader",
+      ns.name,
+    );
     expect(lease.spec.holderIdentity ?? "").toBe("");
   });
 

@@ -9,7 +9,15 @@ import { startApiServer, type ApiServer } from "../../hack/harness/apiserver.ts"
 import { compactEtcd } from "../../hack/harness/etcd.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
-import { clientFor, configMap, configMapType, eventually, scratchDir, secretType, tempNamespace } from "../support/fixtures.ts";
+import {
+  clientFor,
+  configMap,
+  configMapType,
+  eventually,
+  scratchDir,
+  secretType,
+  tempNamespace,
+} from "../support/fixtures.ts";
 import { region } from "../support/region.ts";
 
 function clientOf(api: ApiServer): KubeClient {
@@ -48,7 +56,8 @@ describe("informer on the service cluster", () => {
   });
 
   it("lists in pages, watches changes and keeps indexes current", async () => {
-    for (let i = 0; i < 7; i++) await client.create(configMapType, configMap(ns.name, `cm-${i}`, { team: i % 2 ? "odd" : "even" }));
+    for (let i = 0; i < 7; i++)
+      await client.create(configMapType, configMap(ns.name, `cm-${i}`, { team: i % 2 ? "odd" : "even" }));
     const informer = new Informer<KubeObject & { data?: Record<string, string> }>({
       client,
       type: configMapType,
@@ -56,19 +65,32 @@ describe("informer on the service cluster", () => {
       pageSize: 2,
       indexers: { team: (o) => [o.data?.team ?? ""] },
     });
-    const seen = record(informer as unknown as Informer);
+    const seen = record(informer);
     void informer.run(stop.signal);
     expect(await informer.waitForSync(stop.signal)).toBe(true);
-    expect(informer.list(ns.name).map((o) => o.metadata.name).sort()).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `cm-${i}`));
+    expect(
+      informer
+        .list(ns.name)
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `cm-${i}`));
     expect(informer.byIndex("team", "odd")).toHaveLength(3);
 
     await client.mergePatch(configMapType, { name: "cm-1", namespace: ns.name }, { data: { team: "even" } });
     await client.delete(configMapType, { name: "cm-2", namespace: ns.name });
     await client.create(configMapType, configMap(ns.name, "cm-new", { team: "odd" }));
 
-    await eventually("watch events", () => seen.deletes.includes("cm-2") && seen.adds.includes("cm-new") && seen.updates.includes("cm-1"));
+    await eventually(
+      "watch events",
+      () => seen.deletes.includes("cm-2") && seen.adds.includes("cm-new") && seen.updates.includes("cm-1"),
+    );
     expect(informer.get(ns.name, "cm-2")).toBeUndefined();
-    expect(informer.byIndex("team", "odd").map((o) => o.metadata.name).sort()).toEqual(["cm-3", "cm-5", "cm-new"]);
+    expect(
+      informer
+        .byIndex("team", "odd")
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(["cm-3", "cm-5", "cm-new"]);
     expect(informer.relistCount).toBe(1);
   });
 });
@@ -99,7 +121,12 @@ describe("informer across apiserver outages", () => {
     const writer = clientOf(secondary);
     const ns = await tempNamespace(writer, "gone");
     for (const name of ["keep", "doomed"]) await writer.create(configMapType, configMap(ns.name, name));
-    const informer = new Informer({ client: clientOf(primary), type: configMapType, namespace: ns.name, backoff: { initialMs: 200, maxMs: 1_000 } });
+    const informer = new Informer({
+      client: clientOf(primary),
+      type: configMapType,
+      namespace: ns.name,
+      backoff: { initialMs: 200, maxMs: 1_000 },
+    });
     const seen = record(informer);
     void informer.run(stop.signal);
     await informer.waitForSync(stop.signal);
@@ -109,20 +136,37 @@ describe("informer across apiserver outages", () => {
     await primary.process.stop();
     await writer.delete(configMapType, { name: "doomed", namespace: ns.name });
     await writer.create(configMapType, configMap(ns.name, "born"));
-    await writer.create(secretType, { metadata: { name: "noise", namespace: ns.name }, stringData: { a: "b" } });
+    await writer.create(secretType, {
+      metadata: { name: "noise", namespace: ns.name },
+      stringData: { a: "b" },
+    });
     const compactedAt = await compactEtcd(region().etcdUrl);
     expect(compactedAt).toBeGreaterThan(Number(staleVersion));
     await primary.restart();
 
-    await eventually("relist after 410", () => informer.relistCount === 2 && seen.deletes.includes("doomed") && seen.adds.includes("born"), 60_000);
-    expect(informer.list().map((o) => o.metadata.name).sort()).toEqual(["born", "keep"]);
+    await eventually(
+      "relist after 410",
+      () => informer.relistCount === 2 && seen.deletes.includes("doomed") && seen.adds.includes("born"),
+      60_000,
+    );
+    expect(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(["born", "keep"]);
     await ns.remove();
   });
 
   it("resumes watching after the apiserver restarts", async () => {
     const client = clientOf(secondary);
     const ns = await tempNamespace(client, "restart");
-    const informer = new Informer({ client, type: configMapType, namespace: ns.name, backoff: { initialMs: 200, maxMs: 1_000 } });
+    const informer = new Informer({
+      client,
+      type: configMapType,
+      namespace: ns.name,
+      backoff: { initialMs: 200, maxMs: 1_000 },
+    });
     const seen = record(informer);
     void informer.run(stop.signal);
     await informer.waitForSync(stop.signal);

@@ -18,11 +18,15 @@ interface Candidate {
 }
 
 function candidate(namespace: string, lease: string, identity: string): Candidate {
-  const child = spawn(process.execPath, [script, clusterInfo("service").kubeconfigPath, namespace, lease, identity], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [script, clusterInfo("service").kubeconfigPath, namespace, lease, identity],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const lines: string[] = [];
-  createInterface({ input: child.stdout! }).on("line", (l) => lines.push(l));
+  createInterface({ input: child.stdout }).on("line", (l) => lines.push(l));
   return { identity, child, lines };
 }
 
@@ -62,11 +66,10 @@ describe("leader election", () => {
     // The follower must wait out the lease it last saw renewed, and no more than a retry beyond it.
     expect(takeoverMs).toBeGreaterThan(leaseDurationMs - 2 * retryPeriodMs);
     expect(takeoverMs).toBeLessThan(leaseDurationMs + 2 * retryPeriodMs);
-    const lease = await client.get<{ metadata: object; spec: { holderIdentity: string; leaseTransitions: number } }>(
-      leaseType,
-      "crash-failover",
-      ns.name,
-    );
+    const lease = await client.get<{
+      metadata: object;
+      spec: { holderIdentity: string; leaseTransitions: number };
+    }>(leaseType, "crash-failover", ns.name);
     expect(lease.spec.holderIdentity).toBe("replica-b");
     expect(lease.spec.leaseTransitions).toBe(1);
     b.child.kill("SIGKILL");

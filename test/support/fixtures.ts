@@ -4,9 +4,27 @@ import { join } from "node:path";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { kubeConfigFor, region } from "./region.ts";
 
-export const namespaceType: ResourceType = { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false };
-export const configMapType: ResourceType = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true };
-export const secretType: ResourceType = { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true };
+export const namespaceType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+export const configMapType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+export const secretType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
 
 export function clientFor(cluster: string): KubeClient {
   return new KubeClient(cluster, kubeConfigFor(cluster));
@@ -15,7 +33,10 @@ export function clientFor(cluster: string): KubeClient {
 let counter = 0;
 
 /** Creates a uniquely named namespace; returns its name and a cleanup function. */
-export async function tempNamespace(client: KubeClient, prefix = "t"): Promise<{ name: string; remove(): Promise<void> }> {
+export async function tempNamespace(
+  client: KubeClient,
+  prefix = "t",
+): Promise<{ name: string; remove(): Promise<void> }> {
   const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
   await client.create(namespaceType, { metadata: { name } });
   return { name, remove: async () => void (await client.delete(namespaceType, { name })) };
@@ -32,7 +53,11 @@ export function configMap(namespace: string, name: string, data: Record<string, 
 }
 
 /** Polls until the predicate holds; fails with `what` after the timeout. */
-export async function eventually(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function eventually(
+  what: string,
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await predicate()) return;

@@ -8,7 +8,8 @@ import { LeaderElector } from "../../operators/runtime/leaderelection.ts";
 import { signalHandler } from "../../operators/runtime/manager.ts";
 
 const [kubeconfig, namespace, name, identity] = process.argv.slice(2);
-if (!kubeconfig || !namespace || !name || !identity) throw new Error("usage: kubeconfig namespace lease identity");
+if (!kubeconfig || !namespace || !name || !identity)
+  throw new Error("usage: kubeconfig namespace lease identity");
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
 const elector = new LeaderElector({ client: new KubeClient("service", kc), namespace, name, identity });
