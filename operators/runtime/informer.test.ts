@@ -1,0 +1,96 @@
+/**
+ * The informer's inactivity watchdog against a half-open watch: a local HTTP endpoint that lists
+ * fine and then accepts watches without ever sending a byte, as a dead load balancer would.
+ * (Everything else about the informer is tested against a real kube-apiserver in test/integration.)
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { createServer, type Server } from "node:http";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Informer } from "./informer.ts";
+import { KubeClient, type ResourceType } from "./kube.ts";
+
+const configMaps: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+interface Stalling {
+  server: Server;
+  url: string;
+  watches: number;
+}
+
+async function stallingServer(sendBookmarks: boolean): Promise<Stalling> {
+  const state = { watches: 0 } as Stalling;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (url.searchParams.get("watch") !== "true") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ metadata: { resourceVersion: "10" }, items: [] }));
+      return;
+    }
+    state.watches++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+    if (!sendBookmarks) return; // headers, then silence: a half-open connection
+    const timer = setInterval(() => {
+      res.write(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "11" } } }) + "\n");
+    }, 50);
+    res.on("close", () => clearInterval(timer));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const address = server.address();
+  state.server = server;
+  state.url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  return state;
+}
+
+function clientFor(url: string): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: "stall", server: url, skipTLSVerify: true }, { name: "anon" });
+  return new KubeClient("stall", kc);
+}
+
+describe("informer inactivity watchdog", () => {
+  let stop = new AbortController();
+  let stalling: Stalling | undefined;
+  beforeEach(() => {
+    stop = new AbortController();
+  });
+  afterEach(async () => {
+    stop.abort();
+    stalling?.server.closeAllConnections();
+    await new Promise((r) => stalling?.server.close(r));
+  });
+
+  it("abandons a watch that sends nothing and watches again", async () => {
+    stalling = await stallingServer(false);
+    const informer = new Informer({
+      client: clientFor(stalling.url),
+      type: configMaps,
+      inactivityTimeoutMs: 200,
+      backoff: { initialMs: 10, maxMs: 20 },
+    });
+    void informer.run(stop.signal);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(informer.hasSynced()).toBe(true);
+    expect(stalling.watches).toBeGreaterThanOrEqual(3);
+    expect(informer.watchCount).toBe(stalling.watches);
+  });
+
+  it("keeps a quiet watch that still sends bookmarks", async () => {
+    stalling = await stallingServer(true);
+    const informer = new Informer({
+      client: clientFor(stalling.url),
+      type: configMaps,
+      inactivityTimeoutMs: 200,
+    });
+    void informer.run(stop.signal);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(stalling.watches).toBe(1);
+    expect(informer.resourceVersion).toBe("11");
+  });
+});
