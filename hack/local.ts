@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   }
   const kubectl = region.assetsDir ? join(region.assetsDir, "kubectl") : "kubectl";
   lines.push("", "Try:", `  ${kubectl} --kubeconfig ${join(stateDir, "service.kubeconfig")} get hcp -A`, "");
+  if (region.workDir) lines.push(`Processes and logs: work dir: ${region.workDir}`);
   lines.push("Press Ctrl-C to stop and remove everything.");
   process.stdout.write(lines.join("\n") + "\n");
 

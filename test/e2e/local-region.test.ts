@@ -1,0 +1,61 @@
+/**
+ * `npm run local` as a person uses it: start it, read the kubeconfig paths it prints, ask kubectl
+ * about HcpClusters and HostedClusters, press Ctrl-C, and find nothing left running.
+ */
+import { execFile, spawn } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { isAlive } from "../../hack/harness/process.ts";
+import { scratchDir } from "../support/fixtures.ts";
+import { kubectlPath } from "../support/region.ts";
+
+const exec = promisify(execFile);
+const localScript = fileURLToPath(new URL("../../hack/local.ts", import.meta.url));
+
+describe("npm run local", () => {
+  it("brings up a region kubectl can use and tears it all down on Ctrl-C", async () => {
+    const state = await scratchDir("local");
+    const child = spawn(process.execPath, [localScript], {
+      env: { ...process.env, HCP_LOCAL_DIR: state.path, HCP_MANAGEMENT_CLUSTERS: "2" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        output.push(line);
+        if (line.startsWith("Press Ctrl-C")) resolve();
+      });
+      child.once("exit", (code) =>
+        reject(new Error(`npm run local exited early (${code}): ${output.join("\n")}`)),
+      );
+    });
+    const printed = output.join("\n");
+    for (const name of ["service", "mgmt-1", "mgmt-2"])
+      expect(printed).toContain(join(state.path, `${name}.kubeconfig`));
+
+    const kubectl = (cluster: string, ...args: string[]) =>
+      exec(kubectlPath(), ["--kubeconfig", join(state.path, `${cluster}.kubeconfig`), ...args]);
+    const hcp = await kubectl("service", "get", "hcp", "-A");
+    expect(hcp.stderr).toContain("No resources found");
+    await kubectl("mgmt-1", "get", "hostedclusters.hypershift.openshift.io", "-A");
+    await kubectl("mgmt-2", "get", "appliedmanifestworks.work.open-cluster-management.io");
+
+    const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
+    const pids = await childPids(workDir);
+    expect(pids.length).toBe(4); // etcd + three kube-apiservers
+    child.kill("SIGINT");
+    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    expect(code).toBe(0);
+    expect(pids.filter(isAlive)).toEqual([]);
+    await state.remove();
+  });
+});
+
+async function childPids(workDir: string): Promise<number[]> {
+  const files = (await readdir(workDir)).filter((f) => f.endsWith(".pid") && f !== "owner.pid");
+  return Promise.all(files.map(async (f) => Number((await readFile(join(workDir, f), "utf8")).trim())));
+}

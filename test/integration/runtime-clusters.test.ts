@@ -1,0 +1,34 @@
+/** The multi-cluster registry: clusters join and leave at run time; their informers follow. */
+import { describe, expect, it } from "vitest";
+import { ClusterRegistry, type ClusterEvent } from "../../operators/runtime/clusters.ts";
+import { ClusterNotConnectedError } from "../../operators/runtime/errors.ts";
+import { namespaceType, eventually } from "../support/fixtures.ts";
+import { clusterInfo } from "../support/region.ts";
+
+describe("cluster registry", () => {
+  it("adds and removes management clusters at run time", async () => {
+    const registry = new ClusterRegistry();
+    const events: ClusterEvent[] = [];
+    registry.subscribe((e) => events.push(e));
+
+    const one = registry.add("mgmt-1", { path: clusterInfo("mgmt-1").kubeconfigPath });
+    registry.add("mgmt-2", { path: clusterInfo("mgmt-2").kubeconfigPath });
+    const namespaces = one.informer(namespaceType);
+    await eventually("mgmt-1 namespaces listed", () => namespaces.hasSynced());
+    expect(namespaces.get("", "kube-system")).toBeDefined();
+    expect(registry.names()).toEqual(["mgmt-1", "mgmt-2"]);
+    // Each cluster is its own apiserver: the same path reaches a different server.
+    expect(registry.get("mgmt-1").client.server).not.toBe(registry.get("mgmt-2").client.server);
+
+    expect(registry.remove("mgmt-1")).toBe(true);
+    expect(one.signal.aborted).toBe(true);
+    expect(() => registry.get("mgmt-1")).toThrow(ClusterNotConnectedError);
+    expect(events).toEqual([
+      { type: "added", cluster: "mgmt-1" },
+      { type: "added", cluster: "mgmt-2" },
+      { type: "removed", cluster: "mgmt-1" },
+    ]);
+    registry.stopAll();
+    expect(registry.names()).toEqual([]);
+  });
+});
