@@ -103,7 +103,14 @@ async function startExternal(spec: string, started: number): Promise<Region> {
   });
   await installRegionCrds(clusters);
   const assetsDir = process.env.KUBEBUILDER_ASSETS ?? "";
-  return { clusters, assetsDir, etcdUrl: "", workDir: "", startupMs: Date.now() - started, stop: async () => {} };
+  return {
+    clusters,
+    assetsDir,
+    etcdUrl: "",
+    workDir: "",
+    startupMs: Date.now() - started,
+    stop: async () => {},
+  };
 }
 
 export async function startRegion(opts: StartRegionOptions = {}): Promise<Region> {
@@ -125,7 +132,9 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
     const names = [SERVICE_CLUSTER, ...managementNames(opts.managementClusters ?? 2)];
     const etcdUrl = etcd.url;
     const started_ = await Promise.all(
-      names.map((name) => startApiServer({ name, assetsDir, etcdUrl, workDir, extraArgs: opts.apiServerArgs })),
+      names.map((name) =>
+        startApiServer({ name, assetsDir, etcdUrl, workDir, extraArgs: opts.apiServerArgs }),
+      ),
     );
     servers.push(...started_);
     const clusters: RegionCluster[] = started_.map((s) => ({

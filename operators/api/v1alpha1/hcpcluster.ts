@@ -1,0 +1,127 @@
+/** HcpCluster (hcp.aro.dev/v1alpha1): one hosted OpenShift cluster. Mirrors crds/hcp.aro.dev_hcpclusters.yaml. */
+import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { API_VERSION, ChannelGroup, Condition, LabelSelector, Phase, VersionSpec } from "./meta.ts";
+import { GROUP, VERSION } from "./meta.ts";
+
+export const HCP_CLUSTER_KIND = "HcpCluster";
+
+export const HcpClusterResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: HCP_CLUSTER_KIND,
+  plural: "hcpclusters",
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** The defaults the CRD applies to spec.network (ARO HCP's). */
+export const DEFAULT_NETWORK = {
+  networkType: "OVNKubernetes",
+  podCidr: "10.128.0.0/14",
+  serviceCidr: "172.30.0.0/16",
+  machineCidr: "10.0.0.0/16",
+  hostPrefix: 23,
+} as const satisfies Required<NetworkSpec>;
+
+export const DEFAULT_CHANNEL_GROUP: ChannelGroup = "stable";
+
+export interface HcpCluster extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof HCP_CLUSTER_KIND;
+  spec: HcpClusterSpec;
+  status?: HcpClusterStatus;
+}
+
+export interface HcpClusterSpec {
+  version: VersionSpec;
+  /** Immutable. */
+  dns: DnsSpec;
+  /** Immutable. Defaulted to DEFAULT_NETWORK field by field. */
+  network?: NetworkSpec;
+  api?: ApiSpec;
+  /** Immutable except platform.azure.identities. */
+  platform: PlatformSpec;
+  /** 0..10080; 0 means no limit. */
+  nodeDrainTimeoutMinutes?: number;
+  /** Read once at placement; changing it later does not move the control plane. */
+  placement?: PlacementSpec;
+  /** When true the controllers roll out no changes. */
+  paused?: boolean;
+}
+
+export interface DnsSpec {
+  /** Parent zone; when omitted the cluster controller uses the region's base domain. */
+  baseDomain?: string;
+  /** DNS label, at most 15 characters, starting with a letter. */
+  baseDomainPrefix: string;
+}
+
+export type NetworkType = "OVNKubernetes" | "Other";
+
+/** IPv4 only; pod, service and machine networks are disjoint; hostPrefix ≥ the pod prefix length. */
+export interface NetworkSpec {
+  networkType?: NetworkType;
+  podCidr?: string;
+  serviceCidr?: string;
+  machineCidr?: string;
+  /** 1..30. */
+  hostPrefix?: number;
+}
+
+export type ApiVisibility = "Public" | "Private";
+
+export interface ApiSpec {
+  /** Immutable; defaults to Public. */
+  visibility?: ApiVisibility;
+}
+
+export interface PlatformSpec {
+  azure: AzurePlatformSpec;
+}
+
+export interface AzurePlatformSpec {
+  /** UUID. */
+  subscriptionId: string;
+  /** UUID. */
+  tenantId?: string;
+  /** Azure region name, e.g. "eastus". */
+  location: string;
+  /** Resource group the service creates and owns; not the subnet's resource group. */
+  managedResourceGroup: string;
+  /** ARM subnet ID in subscriptionId. */
+  subnetId: string;
+  /** ARM network security group ID. */
+  networkSecurityGroupId: string;
+  /** Defaults to LoadBalancer, the only value. */
+  outboundType?: "LoadBalancer";
+  /** The one mutable part of platform. */
+  identities: AzureIdentities;
+}
+
+/** Values are ARM user-assigned identity IDs (…/Microsoft.ManagedIdentity/userAssignedIdentities/<name>). */
+export interface AzureIdentities {
+  /** Operator name (DNS label) → identity. At least one. */
+  controlPlaneOperators: Record<string, string>;
+  dataPlaneOperators?: Record<string, string>;
+  serviceManagedIdentity: string;
+}
+
+export interface PlacementSpec {
+  /** Matched against ManagementCluster spec.labels. */
+  managementClusterSelector?: LabelSelector;
+}
+
+export interface HcpClusterStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  phase?: Phase;
+  /** The version the control plane runs (major.minor.patch). */
+  version?: string;
+  apiURL?: string;
+  consoleURL?: string;
+  /** Name of the ManagementCluster the control plane was placed on. */
+  managementCluster?: string;
+  /** UUID; also the HostedCluster's spec.clusterID. */
+  clusterID?: string;
+  /** Namespace of the HostedCluster on the management cluster. */
+  hostedClusterNamespace?: string;
+}

@@ -1,0 +1,5 @@
+/** The hcp.aro.dev/v1alpha1 API: HcpCluster, NodePool, ManagementCluster. */
+export * from "./meta.ts";
+export * from "./hcpcluster.ts";
+export * from "./nodepool.ts";
+export * from "./managementcluster.ts";

@@ -1,0 +1,56 @@
+/**
+ * ManagementCluster (hcp.aro.dev/v1alpha1, cluster-scoped): a cluster that hosts control planes,
+ * reached through one Maestro consumer. Mirrors crds/hcp.aro.dev_managementclusters.yaml.
+ */
+import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { API_VERSION, Condition } from "./meta.ts";
+import { GROUP, VERSION } from "./meta.ts";
+
+export const MANAGEMENT_CLUSTER_KIND = "ManagementCluster";
+
+export const ManagementClusterResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: MANAGEMENT_CLUSTER_KIND,
+  plural: "managementclusters",
+  namespaced: false,
+} as const satisfies ResourceType;
+
+export interface ManagementCluster extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof MANAGEMENT_CLUSTER_KIND;
+  spec: ManagementClusterSpec;
+  status?: ManagementClusterStatus;
+}
+
+export interface ManagementClusterSpec {
+  /**
+   * Maestro consumer name, a DNS label. Immutable. Names the service-cluster namespace holding the
+   * cluster's ManifestWorks and appears in MQTT topics.
+   */
+  consumerName: string;
+  capacity: { maxHostedClusters: number };
+  /** Defaults to true; false keeps placement away. */
+  schedulable?: boolean;
+  /** Placement labels, matched by HcpCluster spec.placement.managementClusterSelector. */
+  labels?: Record<string, string>;
+  /** Azure region, e.g. "eastus". */
+  region?: string;
+}
+
+export const MANAGEMENT_CLUSTER_PHASES = [
+  "Pending",
+  "Ready",
+  "Full",
+  "Unschedulable",
+  "Unavailable",
+] as const;
+export type ManagementClusterPhase = (typeof MANAGEMENT_CLUSTER_PHASES)[number];
+
+export interface ManagementClusterStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  /** HcpClusters placed here: the load placement compares with capacity. */
+  hostedClusters?: number;
+  phase?: ManagementClusterPhase;
+}

@@ -1,0 +1,1020 @@
+/**
+ * The hcp.aro.dev CRDs against the service cluster's real kube-apiserver: the samples are accepted
+ * and defaulted, every validation rule refuses a bad object with 422 and a message naming the field
+ * and the reason, immutable fields stay put while mutable ones change, and the status and scale
+ * subresources, printer columns, short names and category work.
+ */
+import { CustomObjectsApi, type V1Scale } from "@kubernetes/client-node";
+import { loadAll } from "js-yaml";
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { KubeApiError, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
+import {
+  GROUP,
+  HcpClusterResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  VERSION,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
+import { clientFor, tempNamespace } from "../support/fixtures.ts";
+import { clusterInfo, kubeConfigFor, kubectlPath } from "../support/region.ts";
+
+const exec = promisify(execFile);
+const samplesDir = fileURLToPath(new URL("../../config/samples/", import.meta.url));
+const client = clientFor("service");
+
+const crdType: ResourceType = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+
+const resourceOf: Record<string, ResourceType> = {
+  HcpCluster: HcpClusterResource,
+  NodePool: NodePoolResource,
+  ManagementCluster: ManagementClusterResource,
+};
+
+/** Every object in config/samples, by metadata.name. */
+async function loadSamples(): Promise<Map<string, KubeObject>> {
+  const byName = new Map<string, KubeObject>();
+  for (const file of (await readdir(samplesDir)).filter((f) => f.endsWith(".yaml")).sort()) {
+    if (file === "kustomization.yaml") continue;
+    for (const doc of loadAll(await readFile(join(samplesDir, file), "utf8")) as KubeObject[]) {
+      byName.set(doc.metadata.name ?? "", doc);
+    }
+  }
+  return byName;
+}
+
+const samples = await loadSamples();
+
+function sample<T extends KubeObject>(name: string): T {
+  const found = samples.get(name);
+  if (!found) throw new Error(`config/samples has no object named ${name}`);
+  return structuredClone(found) as T;
+}
+
+let suffixCounter = 0;
+
+/** One test's world: its namespace and the cluster-scoped objects it made, all removed afterwards. */
+interface Scope {
+  ns: string;
+  created: Array<{ type: ResourceType; name: string; namespace?: string }>;
+  removeNamespace(): Promise<void>;
+}
+
+let scope: Scope;
+
+beforeEach(async () => {
+  const ns = await tempNamespace(client, "crds");
+  scope = { ns: ns.name, created: [], removeNamespace: () => ns.remove() };
+});
+
+afterEach(async () => {
+  // No namespace controller runs in the test region, so delete objects explicitly, then the namespace.
+  for (const o of scope.created.reverse()) await client.delete(o.type, o);
+  await scope.removeNamespace();
+});
+
+/** Places the object in the test's namespace (or renames a cluster-scoped one uniquely) and creates it. */
+async function create<T extends KubeObject>(obj: T): Promise<T> {
+  const type = resourceOf[obj.kind ?? ""];
+  if (!type) throw new Error(`no resource type for kind ${obj.kind}`);
+  if (type.namespaced) obj.metadata.namespace = scope.ns;
+  else if (!obj.metadata.name?.includes(scope.ns))
+    obj.metadata.name = `${obj.metadata.name}-${scope.ns}-${suffixCounter++}`;
+  const created = await client.create(type, obj);
+  scope.created.push({ type, name: created.metadata.name ?? "", namespace: created.metadata.namespace });
+  return created;
+}
+
+function patch<T extends KubeObject>(obj: T, body: unknown): Promise<T> {
+  const type = resourceOf[obj.kind ?? ""]!;
+  return client.mergePatch<T>(
+    type,
+    { name: obj.metadata.name ?? "", namespace: obj.metadata.namespace },
+    body,
+  );
+}
+
+/** Awaits a call the apiserver must refuse with 422 Unprocessable Entity naming the field and reason. */
+async function expectInvalid(call: Promise<unknown>, needles: string[]): Promise<void> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, "the apiserver accepted the object").toBeInstanceOf(KubeApiError);
+  const apiErr = err as KubeApiError;
+  expect(apiErr.code, apiErr.message).toBe(422);
+  for (const needle of needles) expect(apiErr.message).toContain(needle);
+}
+
+const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
+const OTHER_SUB = "0a1b2c3d-0000-4000-8000-000000000001";
+const subnet = (sub: string, rg: string): string =>
+  `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
+
+describe("samples", () => {
+  it("are accepted as written and defaulted where fields were left out", async () => {
+    const objects = [...samples.values()].map((o) => structuredClone(o));
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      "HcpCluster",
+      "ManagementCluster",
+      "ManagementCluster",
+      "NodePool",
+      "NodePool",
+    ]);
+    for (const obj of objects) {
+      const created = await create(obj);
+      expect(created.spec).toMatchObject(obj.spec as object);
+    }
+    const batch = await client.get<NodePool>(NodePoolResource, "demo-batch", scope.ns);
+    expect(batch.spec.platform.azure.osDisk).toEqual({ sizeGiB: 64, diskStorageAccountType: "Premium_LRS" });
+    expect(batch.spec.autoRepair).toBe(true);
+    expect(batch.spec.replicas).toBeUndefined();
+  });
+
+  it("a minimal HcpCluster, NodePool and ManagementCluster get the documented defaults", async () => {
+    const cluster = sample<HcpCluster>("demo");
+    delete cluster.spec.network;
+    delete cluster.spec.api;
+    delete cluster.spec.version.channelGroup;
+    delete cluster.spec.platform.azure.outboundType;
+    const c = await create(cluster);
+    expect(c.spec.network).toEqual({
+      networkType: "OVNKubernetes",
+      podCidr: "10.128.0.0/14",
+      serviceCidr: "172.30.0.0/16",
+      machineCidr: "10.0.0.0/16",
+      hostPrefix: 23,
+    });
+    expect(c.spec.api).toEqual({ visibility: "Public" });
+    expect(c.spec.version.channelGroup).toBe("stable");
+    expect(c.spec.platform.azure.outboundType).toBe("LoadBalancer");
+
+    // A partial network keeps what was given and defaults the rest.
+    const partial = sample<HcpCluster>("demo");
+    partial.metadata.name = "partial";
+    partial.spec.network = { podCidr: "10.64.0.0/12", hostPrefix: 24 };
+    const p = await create(partial);
+    expect(p.spec.network).toMatchObject({
+      podCidr: "10.64.0.0/12",
+      hostPrefix: 24,
+      serviceCidr: "172.30.0.0/16",
+    });
+
+    const pool = await create<NodePool>({
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: "NodePool",
+      metadata: { name: "minimal" },
+      spec: { clusterRef: { name: "demo" }, platform: { azure: { vmSize: "Standard_D4s_v3" } }, replicas: 0 },
+    });
+    expect(pool.spec.platform.azure).toEqual({
+      vmSize: "Standard_D4s_v3",
+      osDisk: { sizeGiB: 64, diskStorageAccountType: "Premium_LRS" },
+      encryptionAtHost: false,
+    });
+    expect(pool.spec.autoRepair).toBe(true);
+
+    const mgmt = await create<ManagementCluster>({
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: "ManagementCluster",
+      metadata: { name: "minimal" },
+      spec: { consumerName: "minimal", capacity: { maxHostedClusters: 0 } },
+    });
+    expect(mgmt.spec.schedulable).toBe(true);
+  });
+});
+
+interface CreateCase<T> {
+  name: string;
+  mutate: (obj: T) => void;
+  expected: string[];
+}
+
+const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
+  {
+    name: "a pod CIDR that is not a CIDR",
+    mutate: (c) => void (c.spec.network!.podCidr = "10.128.0.0/33"),
+    expected: [
+      "spec.network.podCidr",
+      'spec.network.podCidr must be a valid IPv4 CIDR such as 10.0.0.0/16, not "10.128.0.0/33"',
+    ],
+  },
+  {
+    name: "an IPv6 service CIDR",
+    mutate: (c) => void (c.spec.network!.serviceCidr = "fd02::/112"),
+    expected: ['spec.network.serviceCidr must be a valid IPv4 CIDR such as 10.0.0.0/16, not "fd02::/112"'],
+  },
+  {
+    name: "a machine CIDR with host bits set",
+    mutate: (c) => void (c.spec.network!.machineCidr = "10.0.0.1/16"),
+    expected: ["spec.network.machineCidr 10.0.0.1/16 has host bits set; give the network address"],
+  },
+  {
+    name: "a service CIDR inside the pod CIDR",
+    mutate: (c) => void (c.spec.network!.serviceCidr = "10.130.0.0/16"),
+    expected: [
+      "spec.network.serviceCidr 10.130.0.0/16 overlaps spec.network.podCidr 10.128.0.0/14",
+      "must not overlap",
+    ],
+  },
+  {
+    name: "a machine CIDR that contains the pod CIDR",
+    mutate: (c) => void (c.spec.network!.machineCidr = "10.0.0.0/8"),
+    expected: ["spec.network.machineCidr 10.0.0.0/8 overlaps spec.network.podCidr 10.128.0.0/14"],
+  },
+  {
+    name: "a machine CIDR inside the service CIDR",
+    mutate: (c) => void (c.spec.network!.machineCidr = "172.30.16.0/24"),
+    expected: ["spec.network.machineCidr 172.30.16.0/24 overlaps spec.network.serviceCidr 172.30.0.0/16"],
+  },
+  {
+    name: "a host prefix shorter than the pod CIDR's prefix",
+    mutate: (c) => void (c.spec.network!.hostPrefix = 12),
+    expected: [
+      "spec.network.hostPrefix must not be shorter than the prefix length of spec.network.podCidr 10.128.0.0/14",
+    ],
+  },
+  {
+    name: "a host prefix longer than /30",
+    mutate: (c) => void (c.spec.network!.hostPrefix = 31),
+    expected: ["spec.network.hostPrefix", "should be less than or equal to 30"],
+  },
+  {
+    name: "an unknown network type",
+    mutate: (c) => void (c.spec.network!.networkType = "Calico" as "Other"),
+    expected: ["spec.network.networkType", 'Unsupported value: "Calico"'],
+  },
+  {
+    name: "a base domain prefix longer than 15 characters",
+    mutate: (c) => void (c.spec.dns.baseDomainPrefix = "averyverylongprefix"),
+    expected: ["spec.dns.baseDomainPrefix must be a DNS label of at most 15 characters"],
+  },
+  {
+    name: "a base domain prefix starting with a digit",
+    mutate: (c) => void (c.spec.dns.baseDomainPrefix = "1demo"),
+    expected: ["spec.dns.baseDomainPrefix must be a DNS label", 'that starts with a letter, not "1demo"'],
+  },
+  {
+    name: "a base domain that is not a lowercase DNS name",
+    mutate: (c) => void (c.spec.dns.baseDomain = "Example.COM"),
+    expected: ['spec.dns.baseDomain must be a lowercase DNS name such as example.com, not "Example.COM"'],
+  },
+  {
+    name: "a version that is not major.minor[.patch]",
+    mutate: (c) => void (c.spec.version.id = "latest"),
+    expected: ['spec.version.id must be an OpenShift version such as 4.19 or 4.19.7, not "latest"'],
+  },
+  {
+    name: "an unknown channel group",
+    mutate: (c) => void (c.spec.version.channelGroup = "beta" as "stable"),
+    expected: ["spec.version.channelGroup", 'Unsupported value: "beta"'],
+  },
+  {
+    name: "a subscription ID that is not a UUID",
+    mutate: (c) => void (c.spec.platform.azure.subscriptionId = "my-subscription"),
+    expected: ["spec.platform.azure.subscriptionId must be a UUID"],
+  },
+  {
+    name: "a tenant ID that is not a UUID",
+    mutate: (c) => void (c.spec.platform.azure.tenantId = "contoso"),
+    expected: ["spec.platform.azure.tenantId must be a UUID"],
+  },
+  {
+    name: "a subnet ID that is not an ARM subnet ID",
+    mutate: (c) =>
+      void (c.spec.platform.azure.subnetId = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet`),
+    expected: [
+      "spec.platform.azure.subnetId must be an Azure subnet resource ID: /subscriptions/<id>/resourceGroups/<group>",
+    ],
+  },
+  {
+    name: "a subnet in another subscription",
+    mutate: (c) => void (c.spec.platform.azure.subnetId = subnet(OTHER_SUB, "net")),
+    expected: [
+      `spec.platform.azure.subnetId must be in the cluster's subscription ${SUB}, not in ${OTHER_SUB}`,
+    ],
+  },
+  {
+    name: "a network security group ID that is not an ARM NSG ID",
+    mutate: (c) => void (c.spec.platform.azure.networkSecurityGroupId = subnet(SUB, "net")),
+    expected: [
+      "spec.platform.azure.networkSecurityGroupId must be an Azure network security group resource ID",
+    ],
+  },
+  {
+    name: "the subnet's resource group as managed resource group",
+    mutate: (c) => void (c.spec.platform.azure.managedResourceGroup = "Demo-Customer"),
+    expected: [
+      "spec.platform.azure.managedResourceGroup must not be the resource group of the subnet (Demo-Customer)",
+    ],
+  },
+  {
+    name: "a managed resource group name Azure refuses",
+    mutate: (c) => void (c.spec.platform.azure.managedResourceGroup = "managed."),
+    expected: [
+      "spec.platform.azure.managedResourceGroup must be an Azure resource group name",
+      "not ending in '.'",
+    ],
+  },
+  {
+    name: "a location that is not an Azure region name",
+    mutate: (c) => void (c.spec.platform.azure.location = "East US"),
+    expected: ["spec.platform.azure.location must be an Azure region name such as eastus", 'not "East US"'],
+  },
+  {
+    name: "an operator identity that is not a user-assigned identity ID",
+    mutate: (c) => void (c.spec.platform.azure.identities.controlPlaneOperators.ingress = subnet(SUB, "ids")),
+    expected: [
+      "spec.platform.azure.identities.controlPlaneOperators[ingress]",
+      "spec.platform.azure.identities.controlPlaneOperators values must be user-assigned identity resource IDs",
+    ],
+  },
+  {
+    name: "an operator name that is not a DNS label",
+    mutate: (c) => {
+      const ids = c.spec.platform.azure.identities.dataPlaneOperators!;
+      ids.Disk_CSI = ids["disk-csi-driver"]!;
+    },
+    expected: ["spec.platform.azure.identities.dataPlaneOperators keys must be operator names"],
+  },
+  {
+    name: "no control-plane operator identities",
+    mutate: (c) => void (c.spec.platform.azure.identities.controlPlaneOperators = {}),
+    expected: ["spec.platform.azure.identities.controlPlaneOperators", "should have at least 1 properties"],
+  },
+  {
+    name: "a service identity that is not a user-assigned identity ID",
+    mutate: (c) => void (c.spec.platform.azure.identities.serviceManagedIdentity = "demo-service"),
+    expected: [
+      "spec.platform.azure.identities.serviceManagedIdentity must be a user-assigned identity resource ID",
+    ],
+  },
+  {
+    name: "an outbound type other than LoadBalancer",
+    mutate: (c) => void (c.spec.platform.azure.outboundType = "UserDefinedRouting" as "LoadBalancer"),
+    expected: ["spec.platform.azure.outboundType", 'Unsupported value: "UserDefinedRouting"'],
+  },
+  {
+    name: "an unknown API visibility",
+    mutate: (c) => void (c.spec.api = { visibility: "Internal" as "Public" }),
+    expected: ["spec.api.visibility", 'Unsupported value: "Internal"'],
+  },
+  {
+    name: "a node drain timeout over a week",
+    mutate: (c) => void (c.spec.nodeDrainTimeoutMinutes = 20_000),
+    expected: ["spec.nodeDrainTimeoutMinutes", "should be less than or equal to 10080"],
+  },
+  {
+    name: "a selector expression In without values",
+    mutate: (c) =>
+      void (c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: "tier", operator: "In" }] },
+      }),
+    expected: [
+      "spec.placement.managementClusterSelector.matchExpressions: operators In and NotIn need values",
+    ],
+  },
+  {
+    name: "a name longer than ARO HCP allows",
+    mutate: (c) => void (c.metadata.name = "c".repeat(55)),
+    expected: [`metadata.name "${"c".repeat(55)}" must be a DNS label of at most 54 characters`],
+  },
+  {
+    name: "no platform",
+    mutate: (c) => void delete (c.spec as Partial<HcpCluster["spec"]>).platform,
+    expected: ["spec.platform: Required value"],
+  },
+];
+
+const poolCreateCases: Array<CreateCase<NodePool>> = [
+  {
+    name: "both replicas and autoScaling",
+    mutate: (p) => void (p.spec.autoScaling = { min: 1, max: 3 }),
+    expected: ["spec.replicas: Invalid value", "spec.replicas and spec.autoScaling are mutually exclusive"],
+  },
+  {
+    name: "neither replicas nor autoScaling",
+    mutate: (p) => void delete p.spec.replicas,
+    expected: [
+      "one of spec.replicas (a fixed node count, may be 0) or spec.autoScaling (a min..max range) is required",
+    ],
+  },
+  {
+    name: "autoScaling min above max",
+    mutate: (p) => {
+      delete p.spec.replicas;
+      p.spec.autoScaling = { min: 4, max: 2 };
+    },
+    expected: [
+      "spec.autoScaling.min: Invalid value",
+      "spec.autoScaling.min must not be greater than spec.autoScaling.max",
+    ],
+  },
+  {
+    name: "autoScaling max 0",
+    mutate: (p) => {
+      delete p.spec.replicas;
+      p.spec.autoScaling = { min: 0, max: 0 };
+    },
+    expected: ["spec.autoScaling.max", "should be greater than or equal to 1"],
+  },
+  {
+    name: "negative replicas",
+    mutate: (p) => void (p.spec.replicas = -1),
+    expected: ["spec.replicas", "should be greater than or equal to 0"],
+  },
+  {
+    name: "a VM size that is not an Azure VM size",
+    mutate: (p) => void (p.spec.platform.azure.vmSize = "large"),
+    expected: ['spec.platform.azure.vmSize must be an Azure VM size such as Standard_D8s_v3, not "large"'],
+  },
+  {
+    name: "an OS disk smaller than 64 GiB",
+    mutate: (p) => void (p.spec.platform.azure.osDisk = { sizeGiB: 32 }),
+    expected: ["spec.platform.azure.osDisk.sizeGiB", "should be greater than or equal to 64"],
+  },
+  {
+    name: "an unknown disk storage account type",
+    mutate: (p) =>
+      void (p.spec.platform.azure.osDisk = { diskStorageAccountType: "UltraSSD_LRS" as "Premium_LRS" }),
+    expected: ["spec.platform.azure.osDisk.diskStorageAccountType", 'Unsupported value: "UltraSSD_LRS"'],
+  },
+  {
+    name: "availability zone 4",
+    mutate: (p) => void (p.spec.platform.azure.availabilityZone = "4" as "1"),
+    expected: ["spec.platform.azure.availabilityZone", 'Unsupported value: "4"'],
+  },
+  {
+    name: "a subnet ID that is not an ARM subnet ID",
+    mutate: (p) => void (p.spec.platform.azure.subnetId = "nodes"),
+    expected: ["spec.platform.azure.subnetId must be an Azure subnet resource ID"],
+  },
+  {
+    name: "a label key with a space",
+    mutate: (p) => void (p.spec.labels = { "bad key": "x" }),
+    expected: ['spec.labels key "bad key" is not a valid label key'],
+  },
+  {
+    name: "a label value that is too long",
+    mutate: (p) => void (p.spec.labels = { tier: "v".repeat(64) }),
+    expected: ["spec.labels.tier: Too long: may not be more than 63 bytes"],
+  },
+  {
+    name: "a label value with invalid characters",
+    mutate: (p) => void (p.spec.labels = { tier: "gold!" }),
+    expected: ["spec.labels[tier]", "spec.labels values must be valid label values", 'not "gold!"'],
+  },
+  {
+    name: "a taint with an unknown effect",
+    mutate: (p) => void (p.spec.taints = [{ key: "dedicated", value: "x", effect: "NoWay" as "NoSchedule" }]),
+    expected: ["spec.taints[0].effect", 'Unsupported value: "NoWay"'],
+  },
+  {
+    name: "a taint key that is not a qualified name",
+    mutate: (p) => void (p.spec.taints = [{ key: "not valid/", effect: "NoSchedule" }]),
+    expected: ['spec.taints key "not valid/" is not a valid taint key'],
+  },
+  {
+    name: "two taints with the same key and effect",
+    mutate: (p) =>
+      void (p.spec.taints = [
+        { key: "dedicated", value: "a", effect: "NoSchedule" },
+        { key: "dedicated", value: "b", effect: "NoSchedule" },
+      ]),
+    expected: ["spec.taints[1]", "Duplicate value"],
+  },
+  {
+    name: "no cluster reference",
+    mutate: (p) => void delete (p.spec as Partial<NodePool["spec"]>).clusterRef,
+    expected: ["spec.clusterRef: Required value"],
+  },
+  {
+    name: "a version that is not major.minor[.patch]",
+    mutate: (p) => void (p.spec.version = { id: "4" }),
+    expected: ['spec.version.id must be an OpenShift version such as 4.19 or 4.19.7, not "4"'],
+  },
+];
+
+const mgmtCreateCases: Array<CreateCase<ManagementCluster>> = [
+  {
+    name: "a consumer name with capitals and underscores",
+    mutate: (m) => void (m.spec.consumerName = "Mgmt_1"),
+    expected: ["spec.consumerName must be a DNS label", 'not "Mgmt_1"'],
+  },
+  {
+    name: "a consumer name starting with a dash",
+    mutate: (m) => void (m.spec.consumerName = "-mgmt"),
+    expected: ["spec.consumerName must be a DNS label", "because it names a namespace and MQTT topics"],
+  },
+  {
+    name: "negative capacity",
+    mutate: (m) => void (m.spec.capacity.maxHostedClusters = -1),
+    expected: ["spec.capacity.maxHostedClusters", "should be greater than or equal to 0"],
+  },
+  {
+    name: "no capacity",
+    mutate: (m) => void delete (m.spec as Partial<ManagementCluster["spec"]>).capacity,
+    expected: ["spec.capacity: Required value"],
+  },
+  {
+    name: "a region that is not an Azure region name",
+    mutate: (m) => void (m.spec.region = "West Europe"),
+    expected: ["spec.region must be an Azure region name such as eastus", 'not "West Europe"'],
+  },
+  {
+    name: "a placement label key that is not a qualified name",
+    mutate: (m) => void (m.spec.labels = { "-tier": "standard" }),
+    expected: ['spec.labels key "-tier" is not a valid label key'],
+  },
+];
+
+describe("creating invalid objects is refused with 422 and a message naming the field and reason", () => {
+  it.each(clusterCreateCases)("HcpCluster: $name", async ({ mutate, expected }) => {
+    const c = sample<HcpCluster>("demo");
+    mutate(c);
+    await expectInvalid(create(c), expected);
+  });
+
+  it.each(poolCreateCases)("NodePool: $name", async ({ mutate, expected }) => {
+    const p = sample<NodePool>("demo-workers");
+    mutate(p);
+    await expectInvalid(create(p), expected);
+  });
+
+  it.each(mgmtCreateCases)("ManagementCluster: $name", async ({ mutate, expected }) => {
+    const m = sample<ManagementCluster>("mgmt-1");
+    mutate(m);
+    await expectInvalid(create(m), expected);
+  });
+});
+
+interface UpdateCase {
+  name: string;
+  sample: string;
+  patch: unknown;
+  expected: string[];
+}
+
+const identity = (name: string): string =>
+  `/subscriptions/${SUB}/resourceGroups/ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${name}`;
+
+const refusedUpdates: UpdateCase[] = [
+  {
+    name: "HcpCluster spec.network",
+    sample: "demo",
+    patch: { spec: { network: { hostPrefix: 24 } } },
+    expected: ["spec.network: Invalid value", "spec.network is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.dns",
+    sample: "demo",
+    patch: { spec: { dns: { baseDomainPrefix: "other" } } },
+    expected: ["spec.dns is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.dns (adding baseDomain)",
+    sample: "demo",
+    patch: { spec: { dns: { baseDomain: "example.com" } } },
+    expected: ["spec.dns is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.api.visibility",
+    sample: "demo",
+    patch: { spec: { api: { visibility: "Private" } } },
+    expected: ["spec.api.visibility is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.platform.azure.location",
+    sample: "demo",
+    patch: { spec: { platform: { azure: { location: "westeurope" } } } },
+    expected: ["spec.platform.azure.location is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.platform.azure.subscriptionId",
+    sample: "demo",
+    patch: { spec: { platform: { azure: { subscriptionId: OTHER_SUB } } } },
+    expected: ["spec.platform.azure.subscriptionId is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.platform.azure.subnetId",
+    sample: "demo",
+    patch: {
+      spec: { platform: { azure: { subnetId: subnet(SUB, "demo-customer").replace("nodes", "other") } } },
+    },
+    expected: ["spec.platform.azure.subnetId is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.platform.azure.managedResourceGroup",
+    sample: "demo",
+    patch: { spec: { platform: { azure: { managedResourceGroup: "elsewhere" } } } },
+    expected: ["spec.platform.azure.managedResourceGroup is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.platform.azure.tenantId (removal)",
+    sample: "demo",
+    patch: { spec: { platform: { azure: { tenantId: null } } } },
+    expected: ["spec.platform.azure.tenantId is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.version.id going backwards",
+    sample: "demo",
+    patch: { spec: { version: { id: "4.18" } } },
+    expected: ["spec.version.id cannot move back from 4.19 to 4.18: OpenShift does not support downgrades"],
+  },
+  {
+    name: "NodePool spec.clusterRef",
+    sample: "demo-workers",
+    patch: { spec: { clusterRef: { name: "other" } } },
+    expected: ["spec.clusterRef is immutable after creation; a node pool cannot move to another cluster"],
+  },
+  {
+    name: "NodePool spec.platform.azure.osDisk",
+    sample: "demo-workers",
+    patch: { spec: { platform: { azure: { osDisk: { sizeGiB: 256 } } } } },
+    expected: ["spec.platform.azure.osDisk is immutable after creation"],
+  },
+  {
+    name: "NodePool spec.platform.azure.availabilityZone",
+    sample: "demo-workers",
+    patch: { spec: { platform: { azure: { availabilityZone: "2" } } } },
+    expected: ["spec.platform.azure.availabilityZone is immutable after creation"],
+  },
+  {
+    name: "NodePool spec.platform.azure.availabilityZone (adding one)",
+    sample: "demo-batch",
+    patch: { spec: { platform: { azure: { availabilityZone: "2" } } } },
+    expected: ["spec.platform.azure.availabilityZone is immutable after creation"],
+  },
+  {
+    name: "NodePool spec.platform.azure.encryptionAtHost",
+    sample: "demo-batch",
+    patch: { spec: { platform: { azure: { encryptionAtHost: false } } } },
+    expected: ["spec.platform.azure.encryptionAtHost is immutable after creation"],
+  },
+  {
+    name: "NodePool spec.version.id going backwards",
+    sample: "demo-workers",
+    patch: { spec: { version: { id: "4.17.3" } } },
+    expected: ["spec.version.id cannot move back from 4.19 to 4.17.3"],
+  },
+  {
+    name: "NodePool with autoScaling given replicas too",
+    sample: "demo-batch",
+    patch: { spec: { replicas: 3 } },
+    expected: ["spec.replicas and spec.autoScaling are mutually exclusive"],
+  },
+  {
+    name: "ManagementCluster spec.consumerName",
+    sample: "mgmt-1",
+    patch: { spec: { consumerName: "mgmt-9" } },
+    expected: ["spec.consumerName is immutable after creation"],
+  },
+];
+
+const allowedUpdates: Array<{
+  name: string;
+  sample: string;
+  patch: unknown;
+  check: (o: KubeObject) => void;
+}> = [
+  {
+    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout",
+    sample: "demo",
+    patch: {
+      spec: {
+        version: { id: "4.20", channelGroup: "fast" },
+        platform: { azure: { identities: { controlPlaneOperators: { kms: identity("kms") } } } },
+        placement: { managementClusterSelector: { matchExpressions: [{ key: "tier", operator: "Exists" }] } },
+        paused: true,
+        nodeDrainTimeoutMinutes: 0,
+      },
+    },
+    check: (o) => {
+      const c = o as HcpCluster;
+      expect(c.spec.version).toEqual({ id: "4.20", channelGroup: "fast" });
+      expect(c.spec.platform.azure.identities.controlPlaneOperators.kms).toBe(identity("kms"));
+      expect(c.spec.paused).toBe(true);
+    },
+  },
+  {
+    name: "NodePool: vmSize, replicas, labels, taints, autoRepair, z-stream upgrade",
+    sample: "demo-workers",
+    patch: {
+      spec: {
+        version: { id: "4.19.7" },
+        platform: { azure: { vmSize: "Standard_D16s_v5" } },
+        replicas: 0,
+        labels: { "example.com/team": "a" },
+        taints: [{ key: "dedicated", effect: "NoExecute" }],
+        autoRepair: false,
+      },
+    },
+    check: (o) => {
+      const p = o as NodePool;
+      expect(p.spec.platform.azure.vmSize).toBe("Standard_D16s_v5");
+      expect(p.spec.replicas).toBe(0);
+    },
+  },
+  {
+    name: "NodePool: switching from a fixed size to autoscaling",
+    sample: "demo-workers",
+    patch: { spec: { replicas: null, autoScaling: { min: 0, max: 10 } } },
+    check: (o) => expect((o as NodePool).spec.autoScaling).toEqual({ min: 0, max: 10 }),
+  },
+  {
+    name: "ManagementCluster: cordon, capacity, labels, region",
+    sample: "mgmt-2",
+    patch: {
+      spec: {
+        schedulable: false,
+        capacity: { maxHostedClusters: 0 },
+        labels: { tier: "canary" },
+        region: "westus3",
+      },
+    },
+    check: (o) =>
+      expect((o as ManagementCluster).spec).toMatchObject({
+        schedulable: false,
+        capacity: { maxHostedClusters: 0 },
+      }),
+  },
+];
+
+describe("updates", () => {
+  it.each(refusedUpdates)("changing $name is refused", async ({ sample: name, patch: body, expected }) => {
+    const created = await create(sample(name));
+    await expectInvalid(patch(created, body), expected);
+  });
+
+  it.each(allowedUpdates)("$name are accepted", async ({ sample: name, patch: body, check }) => {
+    const created = await create(sample(name));
+    check(await patch(created, body));
+  });
+});
+
+describe("status subresource", () => {
+  it("ignores status on the main resource and validates it on /status", async () => {
+    const cluster = sample<HcpCluster>("demo");
+    cluster.status = { phase: "Ready" };
+    const created = await create(cluster);
+    expect(created.status).toBeUndefined();
+
+    const status = {
+      phase: "Provisioning",
+      observedGeneration: 1,
+      managementCluster: "mgmt-1",
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "Provisioning",
+          message: "placing",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
+    };
+    const ref = { name: "demo", namespace: scope.ns };
+    const updated = await client.mergePatch<HcpCluster>(HcpClusterResource, ref, { status }, "status");
+    expect(updated.status).toMatchObject(status);
+    expect(updated.metadata.generation).toBe(1);
+
+    await expectInvalid(
+      client.mergePatch(HcpClusterResource, ref, { status: { phase: "Exploded" } }, "status"),
+      ["status.phase", 'Unsupported value: "Exploded"'],
+    );
+    await expectInvalid(
+      client.mergePatch(
+        HcpClusterResource,
+        ref,
+        {
+          status: {
+            conditions: [
+              {
+                type: "Ready",
+                status: "Maybe",
+                reason: "X",
+                message: "",
+                lastTransitionTime: "2026-01-01T00:00:00Z",
+              },
+            ],
+          },
+        },
+        "status",
+      ),
+      ["status.conditions[0].status", 'Unsupported value: "Maybe"'],
+    );
+  });
+});
+
+describe("NodePool scale subresource", () => {
+  const scaleApi = (): CustomObjectsApi => kubeConfigFor("service").makeApiClient(CustomObjectsApi);
+  const at = (
+    name: string,
+  ): { group: string; version: string; plural: string; namespace: string; name: string } => ({
+    group: GROUP,
+    version: VERSION,
+    plural: NodePoolResource.plural,
+    namespace: scope.ns,
+    name,
+  });
+
+  it("reads spec.replicas and status.replicas and writes spec.replicas", async () => {
+    await create(sample("demo-workers"));
+    await client.mergePatch(
+      NodePoolResource,
+      { name: "demo-workers", namespace: scope.ns },
+      { status: { replicas: 1 } },
+      "status",
+    );
+
+    const scale = (await scaleApi().getNamespacedCustomObjectScale(at("demo-workers"))) as V1Scale;
+    expect(scale.kind).toBe("Scale");
+    expect(scale.spec?.replicas).toBe(2);
+    expect(scale.status?.replicas).toBe(1);
+
+    scale.spec = { replicas: 5 };
+    await scaleApi().replaceNamespacedCustomObjectScale({ ...at("demo-workers"), body: scale });
+    const pool = await client.get<NodePool>(NodePoolResource, "demo-workers", scope.ns);
+    expect(pool.spec.replicas).toBe(5);
+  });
+
+  it("kubectl scale works, and scaling an autoscaling pool is refused with the exclusivity message", async () => {
+    await create(sample("demo-workers"));
+    await create(sample("demo-batch"));
+    const kubectl = (...args: string[]): Promise<{ stdout: string }> =>
+      exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, "-n", scope.ns, ...args]);
+
+    await kubectl("scale", "nodepools.hcp.aro.dev/demo-workers", "--replicas=3");
+    expect((await client.get<NodePool>(NodePoolResource, "demo-workers", scope.ns)).spec.replicas).toBe(3);
+
+    const failed = await kubectl("scale", "nodepools.hcp.aro.dev/demo-batch", "--replicas=3").then(
+      () => undefined,
+      (e: unknown) => e as { stderr: string },
+    );
+    expect(failed?.stderr).toContain("spec.replicas and spec.autoScaling are mutually exclusive");
+  });
+});
+
+describe("names, printer columns and category", () => {
+  const expectedColumns: Record<string, Array<[string, string]>> = {
+    "hcpclusters.hcp.aro.dev": [
+      ["Version", ".status.version"],
+      ["Phase", ".status.phase"],
+      ["Ready", '.status.conditions[?(@.type=="Ready")].status'],
+      ["Management Cluster", ".status.managementCluster"],
+      ["API URL", ".status.apiURL"],
+      ["Age", ".metadata.creationTimestamp"],
+    ],
+    "nodepools.hcp.aro.dev": [
+      ["Cluster", ".spec.clusterRef.name"],
+      ["Desired", ".spec.replicas"],
+      ["Current", ".status.replicas"],
+      ["Autoscaling", ".spec.autoScaling"],
+      ["Version", ".status.version"],
+      ["Phase", ".status.phase"],
+      ["Age", ".metadata.creationTimestamp"],
+    ],
+    "managementclusters.hcp.aro.dev": [
+      ["Consumer", ".spec.consumerName"],
+      ["Schedulable", ".spec.schedulable"],
+      ["Load", ".status.hostedClusters"],
+      ["Capacity", ".spec.capacity.maxHostedClusters"],
+      ["Phase", ".status.phase"],
+      ["Age", ".metadata.creationTimestamp"],
+    ],
+  };
+
+  interface CrdView {
+    spec: {
+      scope: string;
+      names: { shortNames?: string[]; categories?: string[] };
+      versions: Array<{
+        name: string;
+        served: boolean;
+        storage: boolean;
+        subresources?: { status?: object; scale?: { specReplicasPath: string; statusReplicasPath: string } };
+        additionalPrinterColumns?: Array<{ name: string; jsonPath: string }>;
+      }>;
+    };
+  }
+
+  it.each(Object.keys(expectedColumns))("%s serves v1alpha1 with its printer columns", async (name) => {
+    const crd = await client.get<KubeObject & CrdView>(crdType, name);
+    const [version] = crd.spec.versions;
+    expect(crd.spec.versions).toHaveLength(1);
+    expect(version).toMatchObject({ name: "v1alpha1", served: true, storage: true });
+    expect(version!.subresources?.status).toEqual({});
+    expect((version!.additionalPrinterColumns ?? []).map((c) => [c.name, c.jsonPath])).toEqual(
+      expectedColumns[name],
+    );
+    expect(crd.spec.names.categories).toEqual(["hcp"]);
+  });
+
+  it("short names, scopes and the scale subresource are as designed", async () => {
+    const get = (n: string): Promise<KubeObject & CrdView> => client.get<KubeObject & CrdView>(crdType, n);
+    const [cluster, pool, mgmt] = await Promise.all(Object.keys(expectedColumns).map(get));
+    expect(cluster!.spec.names.shortNames).toEqual(["hcp", "hcpc"]);
+    expect(pool!.spec.names.shortNames).toEqual(["hnp", "hcpnp"]);
+    expect(pool!.spec.names.shortNames).not.toContain("np");
+    expect(mgmt!.spec.names.shortNames).toEqual(["mgmt"]);
+    expect([cluster!.spec.scope, pool!.spec.scope, mgmt!.spec.scope]).toEqual([
+      "Namespaced",
+      "Namespaced",
+      "Cluster",
+    ]);
+    expect(pool!.spec.versions[0]!.subresources?.scale).toEqual({
+      specReplicasPath: ".spec.replicas",
+      statusReplicasPath: ".status.replicas",
+    });
+  });
+
+  it("kubectl prints the columns with values, and `kubectl get hcp` lists the whole category", async () => {
+    for (const name of ["demo", "demo-workers", "demo-batch", "mgmt-1"]) await create(sample(name));
+    await client.mergePatch(
+      HcpClusterResource,
+      { name: "demo", namespace: scope.ns },
+      {
+        status: {
+          phase: "Ready",
+          version: "4.19.7",
+          managementCluster: "mgmt-1",
+          apiURL: "https://api.demo.example.com:443",
+        },
+      },
+      "status",
+    );
+    const kubectl = async (...args: string[]): Promise<string[]> => {
+      const { stdout } = await exec(kubectlPath(), [
+        "--kubeconfig",
+        clusterInfo("service").kubeconfigPath,
+        "-n",
+        scope.ns,
+        ...args,
+      ]);
+      return stdout.trim().split("\n");
+    };
+    const words = (line: string | undefined): string[] => (line ?? "").trim().split(/\s{2,}/);
+
+    const clusters = await kubectl("get", "hcpc");
+    expect(words(clusters[0])).toEqual([
+      "NAME",
+      "VERSION",
+      "PHASE",
+      "READY",
+      "MANAGEMENT CLUSTER",
+      "API URL",
+      "AGE",
+    ]);
+    expect(words(clusters[1]).slice(0, 5)).toEqual([
+      "demo",
+      "4.19.7",
+      "Ready",
+      "mgmt-1",
+      "https://api.demo.example.com:443",
+    ]);
+
+    const pools = await kubectl("get", "hnp");
+    expect(words(pools[0])).toEqual([
+      "NAME",
+      "CLUSTER",
+      "DESIRED",
+      "CURRENT",
+      "AUTOSCALING",
+      "VERSION",
+      "PHASE",
+      "AGE",
+    ]);
+    expect(words(pools[1]).slice(0, 3)).toEqual(["demo-batch", "demo", '{"max":5,"min":1}']);
+    expect(words(pools[2]).slice(0, 3)).toEqual(["demo-workers", "demo", "2"]);
+
+    const mgmt = await kubectl(
+      "get",
+      "mgmt",
+      scope.created.find((o) => o.type === ManagementClusterResource)!.name,
+    );
+    expect(words(mgmt[0])).toEqual(["NAME", "CONSUMER", "SCHEDULABLE", "LOAD", "CAPACITY", "AGE"]);
+    expect(words(mgmt[1]).slice(1, 3)).toEqual(["mgmt-1", "true"]);
+
+    const category = await kubectl("get", "hcp", "-o", "name");
+    expect(category).toEqual(
+      expect.arrayContaining([
+        "hcpcluster.hcp.aro.dev/demo",
+        "nodepool.hcp.aro.dev/demo-workers",
+        "nodepool.hcp.aro.dev/demo-batch",
+      ]),
+    );
+    expect(category.some((l) => l.startsWith("managementcluster.hcp.aro.dev/"))).toBe(true);
+  });
+});
