@@ -69,7 +69,7 @@ describe("config/", () => {
       "config/samples",
     );
     expect(stdout).toMatch(/hcpcluster\.hcp\.aro\.dev\/demo serverside-applied/);
-    const { stdout: listed } = await kubectl("get", "hcp,hnp", "-n", "config-samples", "-o", "name");
+    const { stdout: listed } = await kubectl("get", "hcpc,hnp", "-n", "config-samples", "-o", "name");
     expect(listed.trim().split("\n")).toHaveLength(3);
   });
 });
