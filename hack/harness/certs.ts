@@ -37,9 +37,9 @@ function subject(commonName: string, organizations: string[] = []): string {
   return organizations.map((o) => `/O=${o}`).join("") + `/CN=${commonName}`;
 }
 
-export async function createCA(dir: string, name: string): Promise<CertificateAuthority> {
-  const certPath = join(dir, `${name}-ca.crt`);
-  const keyPath = join(dir, `${name}-ca.key`);
+/** One self-contained `openssl req -x509` call: new key, certificate signed by `signer` or self-signed. */
+async function requestCertificate(files: CertFiles, subj: string, extra: string[]): Promise<void> {
+  const { certPath, keyPath } = files;
   await exec("openssl", [
     "req",
     "-x509",
@@ -51,13 +51,20 @@ export async function createCA(dir: string, name: string): Promise<CertificateAu
     "-days",
     days,
     "-subj",
-    subject(`${name}-ca`),
+    subj,
+    ...extra,
+  ]);
+}
+
+export async function createCA(dir: string, name: string): Promise<CertificateAuthority> {
+  const files = { certPath: join(dir, `${name}-ca.crt`), keyPath: join(dir, `${name}-ca.key`) };
+  await requestCertificate(files, subject(`${name}-ca`), [
     "-addext",
     "basicConstraints=critical,CA:TRUE",
     "-addext",
     "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
   ]);
-  return { name, certPath, keyPath };
+  return { name, ...files };
 }
 
 export async function issueCert(
@@ -65,29 +72,17 @@ export async function issueCert(
   dir: string,
   opts: LeafOptions,
 ): Promise<CertFiles> {
-  const certPath = join(dir, `${opts.name}.crt`);
-  const keyPath = join(dir, `${opts.name}.key`);
+  const files = { certPath: join(dir, `${opts.name}.crt`), keyPath: join(dir, `${opts.name}.key`) };
   const eku = { server: "serverAuth", client: "clientAuth", both: "serverAuth,clientAuth" }[opts.usage];
   const sans = [
     ...(opts.dnsNames ?? []).map((d) => `DNS:${d}`),
     ...(opts.ipAddresses ?? []).map((i) => `IP:${i}`),
   ];
-  const args = [
-    "req",
-    "-x509",
-    ...curve,
-    "-keyout",
-    keyPath,
-    "-out",
-    certPath,
-    "-days",
-    days,
+  const extra = [
     "-CA",
     ca.certPath,
     "-CAkey",
     ca.keyPath,
-    "-subj",
-    subject(opts.commonName, opts.organizations),
     "-addext",
     "basicConstraints=critical,CA:FALSE",
     "-addext",
@@ -95,9 +90,9 @@ export async function issueCert(
     "-addext",
     `extendedKeyUsage=${eku}`,
   ];
-  if (sans.length > 0) args.push("-addext", `subjectAltName=${sans.join(",")}`);
-  await exec("openssl", args);
-  return { certPath, keyPath };
+  if (sans.length > 0) extra.push("-addext", `subjectAltName=${sans.join(",")}`);
+  await requestCertificate(files, subject(opts.commonName, opts.organizations), extra);
+  return files;
 }
 
 /** A key pair for signing service-account tokens. */

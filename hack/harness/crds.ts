@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { waitFor } from "./ports.ts";
 
-const crdType: ResourceType = {
+export const crdType: ResourceType = {
   group: "apiextensions.k8s.io",
   version: "v1",
   kind: "CustomResourceDefinition",

@@ -23,20 +23,13 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
+import { crdType } from "../../hack/harness/crds.ts";
 import { clientFor, tempNamespace } from "../support/fixtures.ts";
 import { clusterInfo, kubeConfigFor, kubectlPath } from "../support/region.ts";
 
 const exec = promisify(execFile);
 const samplesDir = fileURLToPath(new URL("../../config/samples/", import.meta.url));
 const client = clientFor("service");
-
-const crdType: ResourceType = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
 
 const resourceOf: Record<string, ResourceType> = {
   HcpCluster: HcpClusterResource,

@@ -11,19 +11,8 @@ export const API_VERSION = `${GROUP}/${VERSION}` as const;
 /** Category of all three kinds: `kubectl get hcp` lists clusters, node pools and management clusters. */
 export const CATEGORY = "hcp";
 
-export type ConditionStatus = "True" | "False" | "Unknown";
-
-/** metav1.Condition. The CRDs keep conditions as a list map keyed by type. */
-export interface Condition {
-  type: string;
-  status: ConditionStatus;
-  observedGeneration?: number;
-  /** RFC 3339 date-time. */
-  lastTransitionTime: string;
-  /** CamelCase, machine-readable. */
-  reason: string;
-  message: string;
-}
+/** metav1.Condition; the CRDs keep conditions as a list map keyed by type. One definition serves all. */
+export type { Condition, ConditionStatus } from "../../runtime/conditions.ts";
 
 export const CHANNEL_GROUPS = ["stable", "candidate", "fast", "eus", "nightly"] as const;
 export type ChannelGroup = (typeof CHANNEL_GROUPS)[number];
