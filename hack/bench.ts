@@ -64,7 +64,10 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
 }
 
 async function main(): Promise<void> {
-  const figures = [...(await benchWorkQueue(200_000)), ...(await benchRegionStartup(3))];
+  const figures = [
+    ...(await benchWorkQueue(200_000)),
+    ...(await benchRegionStartup(Number(process.env.BENCH_REGION_RUNS ?? 3))),
+  ];
   for (const f of figures)
     process.stdout.write(
       `${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`,

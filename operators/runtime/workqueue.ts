@@ -60,9 +60,34 @@ interface Waiting {
   timer: ReturnType<typeof setTimeout>;
 }
 
+/** A FIFO with O(1) take: Array#shift is O(n), which made a 100 000-item queue quadratic. */
+class Fifo<T> {
+  #items: T[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const item = this.#items[this.#head++];
+    // Drop the consumed prefix once it is most of the array, so memory stays bounded.
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return item;
+  }
+}
+
 export class WorkQueue<T extends string = string> {
   readonly name: string;
-  #queue: T[] = [];
+  #queue = new Fifo<T>();
   #dirty = new Set<T>();
   /** Items handed to a worker and not yet `done`, with the time they were handed out. */
   #processing = new Map<T, number>();
