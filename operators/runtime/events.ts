@@ -5,6 +5,7 @@
  * worth less than the reconcile that emits it.
  */
 import { randomBytes } from "node:crypto";
+import { conditionTime } from "./conditions.ts";
 import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 
@@ -48,7 +49,7 @@ export class EventRecorder {
       if (seen && (await this.#bump(seen))) return;
       const created = await this.#client.create<CoreEvent>(
         eventType,
-        this.#build(obj, { type, reason, message }),
+        this.#build(obj, { namespace, type, reason, message }),
       );
       this.#remember(key, { name: created.metadata.name ?? "", namespace, count: 1 });
     } catch (err) {
@@ -62,7 +63,7 @@ export class EventRecorder {
       await this.#client.mergePatch(
         eventType,
         { name: seen.name, namespace: seen.namespace },
-        { count: seen.count, lastTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") },
+        { count: seen.count, lastTimestamp: conditionTime(new Date()) },
       );
       return true;
     } catch (err) {
@@ -79,10 +80,12 @@ export class EventRecorder {
     this.#seen.set(key, seen);
   }
 
-  #build(obj: KubeObject, what: { type: EventSeverity; reason: string; message: string }): CoreEvent {
-    const { type, reason, message } = what;
-    const namespace = obj.metadata.namespace || "default";
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  #build(
+    obj: KubeObject,
+    what: { namespace: string; type: EventSeverity; reason: string; message: string },
+  ): CoreEvent {
+    const { namespace, type, reason, message } = what;
+    const now = conditionTime(new Date());
     return {
       metadata: { name: `${obj.metadata.name ?? "object"}.${randomBytes(8).toString("hex")}`, namespace },
       involvedObject: {

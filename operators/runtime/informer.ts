@@ -8,6 +8,7 @@ import { Backoff, sleep, type BackoffOptions } from "./backoff.ts";
 import { errorMessage } from "./errors.ts";
 import {
   KubeApiError,
+  apiVersionOf,
   type KubeClient,
   type KubeObject,
   type ResourceType,
@@ -120,7 +121,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   get(namespace: string, name: string): T | undefined {
-    return this.#store.get(namespace ? `${namespace}/${name}` : name);
+    return this.#store.get(objectKey({ metadata: { namespace, name } }));
   }
 
   list(namespace?: string): T[] {
@@ -208,7 +209,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const fresh = new Map<string, T>();
     for (const item of items) {
       // List items carry no apiVersion/kind; handlers and caches want them.
-      item.apiVersion ??= type.group ? `${type.group}/${type.version}` : type.version;
+      item.apiVersion ??= apiVersionOf(type);
       item.kind ??= type.kind;
       fresh.set(objectKey(item), item);
     }

@@ -7,8 +7,7 @@ import { describe, expect, it } from "vitest";
 import { isAlive } from "../../hack/harness/process.ts";
 import { reapStaleRegions, startRegion } from "../../hack/harness/region.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
-import { KubeConfig } from "@kubernetes/client-node";
-import { region } from "../support/region.ts";
+import { kubeConfigAt, region } from "../support/region.ts";
 
 const regionScript = fileURLToPath(new URL("../support/region-process.ts", import.meta.url));
 
@@ -17,9 +16,8 @@ describe("local control plane harness", () => {
     const local = await startRegion({ managementClusters: 1 });
     const pids = local.clusters.map((c) => c.apiServer?.process.pid ?? 0);
     expect(pids.every((p) => p > 0 && isAlive(p))).toBe(true);
-    const kc = new KubeConfig();
-    kc.loadFromFile(local.clusters[1]!.kubeconfigPath);
-    const version = await new KubeClient("mgmt-1", kc).raw<{ gitVersion: string }>("/version");
+    const mgmt = new KubeClient("mgmt-1", kubeConfigAt(local.clusters[1]!.kubeconfigPath));
+    const version = await mgmt.raw<{ gitVersion: string }>("/version");
     expect(version.gitVersion).toBe("v1.36.3");
     await local.stop();
     expect(pids.filter(isAlive)).toEqual([]);

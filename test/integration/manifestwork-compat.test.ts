@@ -10,7 +10,6 @@
  *   default and list semantics, and ours is nowhere stricter; every field of
  *   maestro-protocol.md §6 is present.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -27,7 +26,7 @@ import {
 } from "../../operators/api/work/v1.ts";
 import { KubeApiError, KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType, scratchDir, tempNamespace } from "../support/fixtures.ts";
-import { region } from "../support/region.ts";
+import { kubeConfigAt, region } from "../support/region.ts";
 
 const ourCrdPath = fileURLToPath(
   new URL("../../crds/work.open-cluster-management.io_manifestworks.yaml", import.meta.url),
@@ -689,8 +688,7 @@ describe("ManifestWorks on our CRD and on OCM's", () => {
       etcdUrl: region().etcdUrl,
       workDir: scratch.path,
     });
-    const kc = new KubeConfig();
-    kc.loadFromFile(ocmServer.kubeconfigPath);
+    const kc = kubeConfigAt(ocmServer.kubeconfigPath);
     await installCrds(kc, [(await upstreamCrdPaths()).manifestWorks]);
     ocm = new KubeClient("ocm", kc);
   });

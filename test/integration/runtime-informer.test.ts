@@ -3,7 +3,6 @@
  * forced 410 Gone (etcd compaction while the informer was cut off), and watch restart after the
  * apiserver itself is restarted.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiServer, type ApiServer } from "../../hack/harness/apiserver.ts";
 import { compactEtcd } from "../../hack/harness/etcd.ts";
@@ -18,12 +17,10 @@ import {
   secretType,
   tempNamespace,
 } from "../support/fixtures.ts";
-import { region } from "../support/region.ts";
+import { kubeConfigAt, region } from "../support/region.ts";
 
 function clientOf(api: ApiServer): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(api.kubeconfigPath);
-  return new KubeClient(api.name, kc);
+  return new KubeClient(api.name, kubeConfigAt(api.kubeconfigPath));
 }
 
 interface Recorded {

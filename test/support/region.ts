@@ -38,10 +38,15 @@ export function clusterInfo(name: string): RegionClusterInfo {
   return found;
 }
 
-export function kubeConfigFor(name: string): KubeConfig {
+/** A KubeConfig loaded from a kubeconfig file, e.g. one an extra test apiserver wrote. */
+export function kubeConfigAt(path: string): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromFile(clusterInfo(name).kubeconfigPath);
+  kc.loadFromFile(path);
   return kc;
+}
+
+export function kubeConfigFor(name: string): KubeConfig {
+  return kubeConfigAt(clusterInfo(name).kubeconfigPath);
 }
 
 export function kubectlPath(): string {
