@@ -37,7 +37,7 @@ export function collectDefaultMetricsOnce(registry: Registry = metricsRegistry):
   client.collectDefaultMetrics({ register: registry });
 }
 
-function counter<L extends string>(
+export function counter<L extends string>(
   registry: Registry,
   config: client.CounterConfiguration<L>,
 ): client.Counter<L> {
@@ -46,13 +46,16 @@ function counter<L extends string>(
   return new client.Counter({ ...config, registers: [registry] });
 }
 
-function gauge<L extends string>(registry: Registry, config: client.GaugeConfiguration<L>): client.Gauge<L> {
+export function gauge<L extends string>(
+  registry: Registry,
+  config: client.GaugeConfiguration<L>,
+): client.Gauge<L> {
   const existing = registry.getSingleMetric(config.name);
   if (existing instanceof client.Gauge) return existing;
   return new client.Gauge({ ...config, registers: [registry] });
 }
 
-function histogram<L extends string>(
+export function histogram<L extends string>(
   registry: Registry,
   config: client.HistogramConfiguration<L>,
 ): client.Histogram<L> {

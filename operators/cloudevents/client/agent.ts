@@ -1,0 +1,120 @@
+/**
+ * The agent side of the protocol over a Connection: merges spec events for its own consumer into
+ * the work store and reports which work changed; after every (re)connect asks the source for what
+ * it lacks (spec resync); answers status resync requests from the stored statuses; publishes
+ * status events with a sequence ID and a status hash. It never deduplicates on the event ID: the
+ * source reuses IDs, and resourceversion is what orders specs.
+ */
+import type { ManifestWorkStatus } from "../../api/work/v1.ts";
+import { silentLogger, type Logger } from "../../runtime/logger.ts";
+import { decodeSpecEvent, encodeStatusEvent } from "../codec/manifestbundle.ts";
+import { decodeStatusResyncRequest, encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
+import { SnowflakeGenerator } from "../snowflake.ts";
+import { statusHash } from "../statushash.ts";
+import type { AgentWork, WorkStore } from "../store/works.ts";
+import { Action, parseEventType, type CloudEvent, type EventAction } from "../types.ts";
+import type { Connection } from "./connection.ts";
+
+export interface AgentClientOptions {
+  consumer: string;
+  /** The CloudEvents `source` of this agent, e.g. "<consumer>-work-agent". */
+  agentId: string;
+  store: WorkStore;
+  /** Works known only from the cluster (applied before a restart); listed at version 0 in a resync. */
+  recordedWorks?: () => Promise<string[]>;
+  log?: Logger;
+}
+
+export class AgentClient {
+  readonly #conn: Connection;
+  readonly #opts: AgentClientOptions;
+  readonly #log: Logger;
+  readonly #sequence = new SnowflakeGenerator(1);
+  #onChange: (uid: string) => void = () => undefined;
+
+  constructor(conn: Connection, opts: AgentClientOptions) {
+    this.#conn = conn;
+    this.#opts = opts;
+    this.#log = opts.log ?? silentLogger;
+    conn.onEvent((event) => this.#dispatch(event));
+    conn.onSubscribed(() => void this.#resyncSpecs());
+  }
+
+  /** Called with the resource ID of each work a spec event added, changed or marked for deletion. */
+  onChange(handler: (uid: string) => void): void {
+    this.#onChange = handler;
+  }
+
+  /** Publishes the work's status; returns the hash it was sent with. */
+  async publishStatus(
+    work: AgentWork,
+    status: ManifestWorkStatus,
+    action: EventAction = Action.update,
+  ): Promise<string> {
+    const hash = statusHash(status);
+    const event = encodeStatusEvent(work, status, {
+      agentId: this.#opts.agentId,
+      sequenceId: this.#sequence.next(),
+      statusHash: hash,
+      action,
+    });
+    await this.#conn.publish(event);
+    return hash;
+  }
+
+  async #resyncSpecs(): Promise<void> {
+    try {
+      const versions: ResourceVersion[] = this.#opts.store.versions();
+      const held = new Set(versions.map((v) => v.resourceID));
+      for (const uid of (await this.#opts.recordedWorks?.()) ?? []) {
+        if (!held.has(uid)) versions.push({ resourceID: uid, resourceVersion: 0 });
+      }
+      await this.#conn.publish(encodeSpecResyncRequest(this.#opts.agentId, this.#opts.consumer, versions));
+      this.#log.info("Requested spec resync", { holds: versions.length });
+    } catch (err) {
+      this.#log.error("Failed to request a spec resync", err);
+    }
+  }
+
+  #dispatch(event: CloudEvent): void {
+    try {
+      const type = parseEventType(event.type);
+      if (type.subResource === "status" && type.action === Action.resyncRequest) {
+        void this.#answerStatusResync(event);
+        return;
+      }
+      const received = decodeSpecEvent(event, this.#opts.consumer);
+      const result = this.#opts.store.upsert(received);
+      if (result === "stale")
+        return this.#conn.drop("stale-version", `resourceversion ${received.generation}`, event);
+      this.#onChange(received.uid);
+    } catch (err) {
+      this.#conn.drop("invalid", err, event);
+    }
+  }
+
+  /** Publishes each listed work whose status hash differs; an empty list asks for all. */
+  async #answerStatusResync(event: CloudEvent): Promise<void> {
+    try {
+      const { consumer, hashes } = decodeStatusResyncRequest(event);
+      if (consumer !== this.#opts.consumer) return this.#conn.drop("consumer-mismatch", consumer, event);
+      const store = this.#opts.store;
+      const wanted =
+        hashes.length === 0
+          ? store.list()
+          : hashes.flatMap((h) => {
+              const w = store.get(h.resourceID);
+              return w && w.statusHash !== h.statusHash ? [w] : [];
+            });
+      let sent = 0;
+      for (const work of wanted) {
+        if (!work.status) continue; // not reconciled yet: the controller publishes it
+        await this.publishStatus(work, work.status, Action.resyncResponse);
+        sent++;
+      }
+      this.#log.info("Answered status resync", { asked: hashes.length, sent });
+    } catch (err) {
+      this.#conn.drop("invalid", err, event);
+    }
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The manifestbundle codec, both directions: a ManifestWork's spec becomes a spec event
+ * (server → agent) and an agent's status becomes a status event (agent → server). The wire
+ * payloads (ManifestBundle, ManifestBundleStatus) are their own types, apart from the CRD's, and
+ * extensions are read and written only through `Ext`. Decoders throw an Error that says what is
+ * wrong; the client logs it and drops the event.
+ */
+import { randomUUID } from "node:crypto";
+import type {
+  DeleteOption,
+  Manifest,
+  ManifestCondition,
+  ManifestConfigOption,
+  ManifestWork,
+  ManifestWorkExecutor,
+  ManifestWorkSpec,
+  ManifestWorkStatus,
+  WorkCondition,
+} from "../../api/work/v1.ts";
+import type { ObjectMeta } from "../../runtime/kube.ts";
+import {
+  Action,
+  Ext,
+  MANIFEST_BUNDLE_DATA_TYPE,
+  MAX_BUNDLE_MANIFEST_BYTES,
+  SOURCE_ID,
+  formatEventType,
+  parseEventType,
+  type CloudEvent,
+  type EventAction,
+  type SubResource,
+} from "../types.ts";
+
+/** The spec payload. `executer` is spelled as sdk-go spells it on the wire. */
+export interface ManifestBundle {
+  manifests: Manifest[];
+  deleteOption?: DeleteOption;
+  manifestConfigs?: ManifestConfigOption[];
+  executer?: ManifestWorkExecutor;
+}
+
+/** The status payload: `resourceStatus` is the flattened `status.resourceStatus.manifests`. */
+export interface ManifestBundleStatus {
+  conditions: WorkCondition[] | null;
+  resourceStatus?: ManifestCondition[];
+}
+
+/** Builds an event of this data type; the caller adds the extensions that vary. */
+export function newEvent(
+  source: string,
+  subResource: SubResource,
+  action: EventAction,
+  extensions: Record<string, string>,
+): CloudEvent {
+  return {
+    specversion: "1.0",
+    id: randomUUID(),
+    source,
+    type: formatEventType({ dataType: MANIFEST_BUNDLE_DATA_TYPE, subResource, action }),
+    time: new Date().toISOString(),
+    datacontenttype: "application/json",
+    extensions,
+  };
+}
+
+/** Parses the type and checks the data type and subresource; returns the action. */
+export function checkEventType(event: CloudEvent, subResource: SubResource): string {
+  const t = parseEventType(event.type);
+  if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE) throw new Error(`unsupported data type ${t.dataType}`);
+  if (t.subResource !== subResource) throw new Error(`expected a ${subResource} event, got ${event.type}`);
+  return t.action;
+}
+
+export function requireExtension(event: CloudEvent, name: string): string {
+  const value = event.extensions[name];
+  if (value === undefined || value === "") throw new Error(`event ${event.id} lacks extension ${name}`);
+  return value;
+}
+
+export function integerExtension(event: CloudEvent, name: string): number {
+  const text = requireExtension(event, name);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new Error(`extension ${name}="${text}" is not a non-negative integer`);
+  return n;
+}
+
+function manifestBytes(manifests: readonly unknown[]): number {
+  return manifests.reduce<number>((sum, m) => sum + Buffer.byteLength(JSON.stringify(m) ?? "", "utf8"), 0);
+}
+
+/**
+ * What the agent's validator would refuse in a bundle, as messages naming the manifest: no
+ * manifests, more than 500 KiB of them, an object without apiVersion, kind or metadata.name, or
+ * with generateName.
+ */
+export function bundleProblems(manifests: readonly unknown[] | undefined): string[] {
+  if (!manifests || manifests.length === 0) return ["the work has no manifests"];
+  const problems: string[] = [];
+  const bytes = manifestBytes(manifests);
+  if (bytes > MAX_BUNDLE_MANIFEST_BYTES) {
+    problems.push(
+      `the manifests total ${bytes} bytes, over the ${MAX_BUNDLE_MANIFEST_BYTES}-byte limit of one bundle`,
+    );
+  }
+  manifests.forEach((m, i) => {
+    const at = `spec.workload.manifests[${i}]`;
+    if (typeof m !== "object" || m === null || Array.isArray(m))
+      return void problems.push(`${at} is not an object`);
+    const { apiVersion, kind, metadata } = m as Partial<Manifest>;
+    if (typeof apiVersion !== "string" || !apiVersion) problems.push(`${at}.apiVersion is required`);
+    if (typeof kind !== "string" || !kind) problems.push(`${at}.kind is required`);
+    if (typeof metadata?.name !== "string" || !metadata.name)
+      problems.push(`${at}.metadata.name is required`);
+    if (metadata?.["generateName"]) problems.push(`${at}.metadata.generateName is not supported`);
+  });
+  return problems;
+}
+
+function specMetadata(work: ManifestWork, uid: string): ObjectMeta {
+  const { namespace, labels, annotations, creationTimestamp } = work.metadata;
+  // maestro-server names the agent's copy after the resource ID.
+  return { name: uid, namespace, uid, labels, annotations, creationTimestamp };
+}
+
+function bundleOf(spec: ManifestWorkSpec | undefined): ManifestBundle {
+  return {
+    manifests: spec?.workload?.manifests ?? [],
+    ...(spec?.deleteOption ? { deleteOption: spec.deleteOption } : {}),
+    ...(spec?.manifestConfigs ? { manifestConfigs: spec.manifestConfigs } : {}),
+    ...(spec?.executor ? { executer: spec.executor } : {}),
+  };
+}
+
+/**
+ * The spec event for a ManifestWork of the service cluster: resourceid = uid, resourceversion =
+ * generation, clustername = namespace (the consumer). A deleting work carries deletiontimestamp.
+ */
+export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudEvent {
+  const { uid, generation, namespace, deletionTimestamp } = work.metadata;
+  if (!uid || !generation || !namespace)
+    throw new Error("a ManifestWork needs uid, generation and namespace to be sent");
+  const event = newEvent(SOURCE_ID, "spec", action, {
+    [Ext.resourceId]: uid,
+    [Ext.resourceVersion]: String(generation),
+    [Ext.clusterName]: namespace,
+    [Ext.originalSource]: "",
+    [Ext.metadata]: JSON.stringify(specMetadata(work, uid)),
+  });
+  if (deletionTimestamp) event.extensions[Ext.deletionTimestamp] = deletionTimestamp;
+  event.data = bundleOf(work.spec);
+  return event;
+}
+
+/** A work as the agent receives it. */
+export interface ReceivedWork {
+  uid: string;
+  /** metadata.name, or the resource ID when absent. */
+  name: string;
+  consumer: string;
+  /** The source's resourceversion. */
+  generation: number;
+  /** The `source` of the spec event; status goes back to it as `originalsource`. */
+  originalSource: string;
+  metadata: ObjectMeta;
+  /** Set when the source deletes the work; the spec is then ignored. */
+  deletionTimestamp?: string;
+  spec: ManifestWorkSpec;
+}
+
+function parseMetadata(event: CloudEvent): ObjectMeta {
+  const text = event.extensions[Ext.metadata];
+  if (!text) return {};
+  const meta: unknown = JSON.parse(text);
+  if (typeof meta !== "object" || meta === null) throw new Error("extension metadata is not a JSON object");
+  return meta;
+}
+
+function specOf(data: unknown): ManifestWorkSpec {
+  if (typeof data !== "object" || data === null) throw new Error("spec event data is not a manifest bundle");
+  const bundle = data as Partial<ManifestBundle>;
+  const problems = bundleProblems(bundle.manifests);
+  if (problems.length > 0) throw new Error(`invalid manifest bundle: ${problems.join("; ")}`);
+  return {
+    workload: { manifests: bundle.manifests },
+    ...(bundle.deleteOption ? { deleteOption: bundle.deleteOption } : {}),
+    ...(bundle.manifestConfigs ? { manifestConfigs: bundle.manifestConfigs } : {}),
+    ...(bundle.executer ? { executor: bundle.executer } : {}),
+  };
+}
+
+/** Decodes a spec event addressed to `consumer` (any spec action but resync_request). */
+export function decodeSpecEvent(event: CloudEvent, consumer: string): ReceivedWork {
+  const action = checkEventType(event, "spec");
+  if (action === Action.resyncRequest) throw new Error("a spec resync request is not a work");
+  const clusterName = requireExtension(event, Ext.clusterName);
+  if (clusterName !== consumer)
+    throw new Error(`event for consumer ${clusterName}, this agent is ${consumer}`);
+  const uid = requireExtension(event, Ext.resourceId);
+  const metadata = parseMetadata(event);
+  const deletionTimestamp = event.extensions[Ext.deletionTimestamp] || undefined;
+  return {
+    uid,
+    name: metadata.name || uid,
+    consumer,
+    generation: integerExtension(event, Ext.resourceVersion),
+    originalSource: event.source,
+    metadata,
+    ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    // A delete carries the old data or none; the agent ignores it either way.
+    spec: deletionTimestamp ? {} : specOf(event.data),
+  };
+}
+
+/** The status event the agent publishes for one work. */
+export function encodeStatusEvent(
+  work: Pick<ReceivedWork, "uid" | "generation" | "consumer" | "originalSource" | "metadata">,
+  status: ManifestWorkStatus,
+  opts: { agentId: string; sequenceId: string; statusHash: string; action: EventAction },
+): CloudEvent {
+  const event = newEvent(opts.agentId, "status", opts.action, {
+    [Ext.resourceId]: work.uid,
+    [Ext.resourceVersion]: String(work.generation),
+    [Ext.clusterName]: work.consumer,
+    [Ext.originalSource]: work.originalSource,
+    [Ext.sequenceId]: opts.sequenceId,
+    [Ext.statusHash]: opts.statusHash,
+    [Ext.metadata]: JSON.stringify(work.metadata),
+  });
+  const data: ManifestBundleStatus = { conditions: status.conditions ?? [] };
+  const manifests = status.resourceStatus?.manifests;
+  if (manifests && manifests.length > 0) data.resourceStatus = manifests;
+  event.data = data;
+  return event;
+}
+
+/** A status update as the server receives it. */
+export interface StatusUpdate {
+  resourceId: string;
+  resourceVersion: number;
+  consumer: string;
+  sequenceId?: string;
+  statusHash?: string;
+  status: ManifestWorkStatus;
+  /** The agent confirmed that the work and its manifests are gone (condition Deleted=True). */
+  deleted: boolean;
+}
+
+function statusOf(data: unknown): ManifestWorkStatus {
+  if (typeof data !== "object" || data === null)
+    throw new Error("status event data is not a manifest bundle status");
+  const { conditions, resourceStatus } = data as Partial<ManifestBundleStatus>;
+  if (conditions != null && !Array.isArray(conditions)) throw new Error("status conditions is not a list");
+  if (resourceStatus != null && !Array.isArray(resourceStatus))
+    throw new Error("status resourceStatus is not a list");
+  return {
+    conditions: conditions ?? [],
+    ...(resourceStatus && resourceStatus.length > 0 ? { resourceStatus: { manifests: resourceStatus } } : {}),
+  };
+}
+
+/** Decodes a status event (any status action but resync_request) addressed to this source. */
+export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
+  const action = checkEventType(event, "status");
+  if (action === Action.resyncRequest) throw new Error("a status resync request is not a status update");
+  const originalSource = event.extensions[Ext.originalSource];
+  if (originalSource !== SOURCE_ID) throw new Error(`unmatched original source id "${originalSource ?? ""}"`);
+  const status = statusOf(event.data);
+  return {
+    resourceId: requireExtension(event, Ext.resourceId),
+    resourceVersion: integerExtension(event, Ext.resourceVersion),
+    consumer: requireExtension(event, Ext.clusterName),
+    sequenceId: event.extensions[Ext.sequenceId] || undefined,
+    statusHash: event.extensions[Ext.statusHash] || undefined,
+    status,
+    deleted: (status.conditions ?? []).some((c) => c.type === "Deleted" && c.status === "True"),
+  };
+}

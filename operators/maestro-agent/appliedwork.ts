@@ -1,0 +1,146 @@
+/**
+ * The agent's durable record of what it applied: one cluster-scoped AppliedManifestWork per work
+ * (OCM's CRD), named `<hubHash>-<workName>`, listing every applied object with its uid. It is
+ * what lets the agent delete a manifest dropped from a work, clean up a deleted work per its
+ * deleteOption, and find works it applied before a restart.
+ */
+import { createHash } from "node:crypto";
+import { WORK_GROUP, type DeleteOption, type ResourceIdentifier } from "../api/work/v1.ts";
+import type { Applier } from "../runtime/apply.ts";
+import { isNotFound } from "../runtime/errors.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
+
+export const AppliedManifestWorkResource = {
+  group: WORK_GROUP,
+  version: "v1",
+  kind: "AppliedManifestWork",
+  plural: "appliedmanifestworks",
+  namespaced: false,
+} as const satisfies ResourceType;
+
+const DELETE_OPTION_ANNOTATION = "hcp.aro.dev/delete-option";
+
+export interface AppliedResource {
+  group: string;
+  version: string;
+  resource: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface AppliedManifestWork extends KubeObject {
+  spec?: { hubHash: string; agentID?: string; manifestWorkName: string };
+  status?: { appliedResources?: AppliedResource[] };
+}
+
+/** OCM's hub hash: SHA-256 of the hub's address, here the broker's host:port. */
+export function hubHash(brokerHost: string): string {
+  return createHash("sha256").update(brokerHost).digest("hex");
+}
+
+export const sameResource = (a: AppliedResource, b: AppliedResource): boolean =>
+  a.group === b.group && a.resource === b.resource && a.namespace === b.namespace && a.name === b.name;
+
+function typeOf(r: AppliedResource): ResourceType {
+  return { group: r.group, version: r.version, kind: "", plural: r.resource, namespaced: r.namespace !== "" };
+}
+
+/** Whether the deleteOption leaves this resource on the cluster. */
+export function isOrphaned(option: DeleteOption | undefined, r: AppliedResource): boolean {
+  if (option?.propagationPolicy === "Orphan") return true;
+  if (option?.propagationPolicy !== "SelectivelyOrphan") return false;
+  return (option.selectivelyOrphans?.orphaningRules ?? []).some(
+    (rule: ResourceIdentifier) =>
+      (rule.group ?? "") === r.group &&
+      rule.resource === r.resource &&
+      rule.name === r.name &&
+      (rule.namespace ?? "") === r.namespace,
+  );
+}
+
+export class AppliedWorks {
+  readonly #client: KubeClient;
+  readonly #applier: Applier;
+  readonly #hubHash: string;
+  readonly #agentId: string;
+
+  constructor(applier: Applier, hub: string, agentId: string) {
+    this.#client = applier.client;
+    this.#applier = applier;
+    this.#hubHash = hub;
+    this.#agentId = agentId;
+  }
+
+  nameOf(workName: string): string {
+    return `${this.#hubHash}-${workName}`;
+  }
+
+  async get(workName: string): Promise<AppliedManifestWork | undefined> {
+    try {
+      return await this.#client.get<AppliedManifestWork>(AppliedManifestWorkResource, this.nameOf(workName));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Writes the record (creating it if needed) so that it lists exactly `resources`. The work's
+   * deleteOption is kept beside it: after a restart a deletion may arrive without the spec.
+   */
+  async record(workName: string, resources: AppliedResource[], deleteOption?: DeleteOption): Promise<void> {
+    const annotations = { [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}) };
+    const current = await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
+      metadata: { name: this.nameOf(workName), annotations },
+      spec: { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName },
+    });
+    await this.#applier.applyStatus(AppliedManifestWorkResource, current, { appliedResources: resources });
+  }
+
+  recordedDeleteOption(record: AppliedManifestWork | undefined): DeleteOption | undefined {
+    const text = record?.metadata.annotations?.[DELETE_OPTION_ANNOTATION];
+    return text ? (JSON.parse(text) as DeleteOption) : undefined;
+  }
+
+  async remove(workName: string): Promise<void> {
+    await this.#client.delete(AppliedManifestWorkResource, { name: this.nameOf(workName) });
+  }
+
+  /** Names of the works this agent recorded for this hub. */
+  async recordedWorkNames(): Promise<string[]> {
+    const list = await this.#client.listAll<AppliedManifestWork>(AppliedManifestWorkResource);
+    return list.items
+      .filter((a) => a.spec?.hubHash === this.#hubHash && a.spec.agentID === this.#agentId)
+      .map((a) => a.spec?.manifestWorkName ?? "")
+      .filter(Boolean);
+  }
+
+  /**
+   * Deletes the resources (background propagation) and resolves with those still present: an
+   * object counts as gone once it is not found or has another uid (someone re-created it).
+   */
+  async deleteResources(resources: AppliedResource[]): Promise<AppliedResource[]> {
+    const remaining: AppliedResource[] = [];
+    for (const r of resources) {
+      const type = typeOf(r);
+      let live: KubeObject;
+      try {
+        live = await this.#client.get(type, r.name, r.namespace || undefined);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      if (r.uid && live.metadata.uid !== r.uid) continue;
+      if (!live.metadata.deletionTimestamp) {
+        await this.#client.delete(
+          type,
+          { name: r.name, namespace: r.namespace || undefined },
+          { propagationPolicy: "Background" },
+        );
+      }
+      remaining.push(r);
+    }
+    return remaining;
+  }
+}

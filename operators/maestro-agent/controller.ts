@@ -1,0 +1,97 @@
+/**
+ * maestro-agent: serves one consumer (management cluster). Spec events fill the work store and
+ * enqueue the work's key; the reconciler (reconcile.ts) applies and reports. The protocol stays in
+ * ../cloudevents; this file only wires it to the cluster.
+ */
+import { AgentClient } from "../cloudevents/client/agent.ts";
+import { Connection } from "../cloudevents/client/connection.ts";
+import { WorkStore } from "../cloudevents/store/works.ts";
+import { mqttTransportFactory, type BrokerConnectionOptions } from "../cloudevents/transport/mqtt.ts";
+import { checkConsumerName, topics } from "../cloudevents/types.ts";
+import { Applier } from "../runtime/apply.ts";
+import { Controller } from "../runtime/controller.ts";
+import type { KubeClient } from "../runtime/kube.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { Runnable } from "../runtime/manager.ts";
+import { DEFAULT_ALLOWED_KINDS, DEFAULT_FIELD_MANAGER, KindAllowList } from "./apply.ts";
+import { AppliedWorks, hubHash } from "./appliedwork.ts";
+import { AgentWorkReconciler } from "./reconcile.ts";
+import { RestMapper } from "./restmapper.ts";
+
+export interface MaestroAgentOptions {
+  /** The consumer name: the management cluster's name in Maestro, `[a-z0-9-]+`. */
+  consumer: string;
+  /** The management cluster the manifests are applied to. */
+  kube: KubeClient;
+  /** clientId defaults to `<agentId>-client`, as Maestro's agent names its MQTT client. */
+  broker: Omit<BrokerConnectionOptions, "clientId"> & { clientId?: string };
+  /** The CloudEvents source of this agent. Default `<consumer>-work-agent`. */
+  agentId?: string;
+  /** Kinds the agent may apply (see KindAllowList). Default DEFAULT_ALLOWED_KINDS. */
+  allowedKinds?: readonly string[];
+  /** Default 10 s, OCM's status sync period. */
+  statusSyncMs?: number;
+  /** Default 5 min. */
+  reapplyMs?: number;
+  /** Default 4. */
+  workers?: number;
+  log?: Logger;
+}
+
+export class MaestroAgent implements Runnable {
+  /** One agent per management cluster; it needs no lease of the service cluster. */
+  readonly needLeaderElection = false;
+  readonly connection: Connection;
+  readonly store = new WorkStore();
+  readonly #controller: Controller;
+
+  constructor(opts: MaestroAgentOptions) {
+    checkConsumerName(opts.consumer);
+    const { consumer, kube } = opts;
+    const agentId = opts.agentId ?? `${consumer}-work-agent`;
+    const name = `maestro-agent-${consumer}`;
+    const log = (opts.log ?? silentLogger).child({ component: "maestro-agent", consumer });
+    this.connection = new Connection({
+      name,
+      log,
+      backoff: opts.broker.backoff,
+      newTransport: mqttTransportFactory(
+        { ...opts.broker, clientId: opts.broker.clientId ?? `${agentId}-client` },
+        { subscriptions: [topics.sourceEvents(consumer)], publishTopic: () => topics.agentEvents(consumer) },
+      ),
+    });
+    const applied = new AppliedWorks(
+      new Applier(kube, DEFAULT_FIELD_MANAGER),
+      hubHash(new URL(opts.broker.url).host),
+      agentId,
+    );
+    const client = new AgentClient(this.connection, {
+      consumer,
+      agentId,
+      store: this.store,
+      recordedWorks: () => applied.recordedWorkNames(),
+      log,
+    });
+    this.#controller = new Controller({
+      name,
+      maxConcurrentReconciles: opts.workers ?? 4,
+      log,
+      reconciler: new AgentWorkReconciler({
+        consumer,
+        store: this.store,
+        client,
+        kube,
+        mapper: new RestMapper(kube),
+        allowed: new KindAllowList(opts.allowedKinds ?? DEFAULT_ALLOWED_KINDS),
+        applied,
+        statusSyncMs: opts.statusSyncMs ?? 10_000,
+        reapplyMs: opts.reapplyMs ?? 300_000,
+      }),
+    });
+    client.onChange((uid) => this.#controller.enqueue({ cluster: consumer, namespace: consumer, name: uid }));
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
+  }
+}

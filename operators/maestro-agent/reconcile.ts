@@ -1,0 +1,152 @@
+/**
+ * Reconciles one work the agent holds (keyed by resource ID): apply its manifests and report
+ * status, or, once the source deletes it, clean up per its deleteOption and confirm `Deleted`.
+ * What was applied is recorded in the AppliedManifestWork before and after each apply, so a crash
+ * at any point leaves a record that covers every object the agent may have created.
+ */
+import type { Manifest } from "../api/work/v1.ts";
+import type { AgentClient } from "../cloudevents/client/agent.ts";
+import { statusHash } from "../cloudevents/statushash.ts";
+import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
+import { NotConnectedError } from "../cloudevents/transport/transport.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import type { KubeClient } from "../runtime/kube.ts";
+import {
+  applyResolved,
+  resolveManifest,
+  type ApplyInput,
+  type KindAllowList,
+  type ManifestOutcome,
+} from "./apply.ts";
+import { isOrphaned, sameResource, type AppliedResource, type AppliedWorks } from "./appliedwork.ts";
+import type { RestMapper } from "./restmapper.ts";
+import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
+
+export interface AgentReconcilerDeps {
+  consumer: string;
+  store: WorkStore;
+  client: AgentClient;
+  kube: KubeClient;
+  mapper: RestMapper;
+  allowed: KindAllowList;
+  applied: AppliedWorks;
+  /** How often feedback and availability are read again. */
+  statusSyncMs: number;
+  /** How often manifests are applied again even if nothing changed (drift repair). */
+  reapplyMs: number;
+}
+
+/** How soon to look again at resources that are still being deleted. */
+const DELETE_REQUEUE_AFTER_MS = 1000;
+
+function appliedResourceOf(o: ManifestOutcome): AppliedResource | undefined {
+  if (!o.type || o.strategy === "ReadOnly") return undefined;
+  const { group = "", version = "", resource = "", namespace = "", name = "" } = o.meta;
+  return {
+    group,
+    version,
+    resource,
+    namespace,
+    name,
+    ...(o.object?.metadata.uid ? { uid: o.object.metadata.uid } : {}),
+  };
+}
+
+export class AgentWorkReconciler implements Reconciler {
+  readonly #d: AgentReconcilerDeps;
+
+  constructor(deps: AgentReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    const work = this.#d.store.get(req.name);
+    if (!work) return {};
+    if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
+    const due =
+      work.appliedGeneration !== work.generation || Date.now() - (work.appliedAtMs ?? 0) > this.#d.reapplyMs;
+    const outcomes = due ? await this.#applyAll(work) : await this.#resolveAll(work, false);
+    const missing = outcomes.some((o) => o.type && !o.failure && !o.object && o.strategy !== "ReadOnly");
+    const failed = outcomes.some((o) => o.failure);
+    // An object someone deleted is applied again at once; a failure is retried at the status sync.
+    this.#d.store.update(
+      work.uid,
+      due && !failed && !missing ? { appliedGeneration: work.generation, appliedAtMs: Date.now() } : {},
+    );
+    if (missing && !due) this.#d.store.update(work.uid, { appliedGeneration: undefined });
+    await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
+    return { requeueAfterMs: missing && !due ? 1 : this.#d.statusSyncMs };
+  }
+
+  #input(work: AgentWork, write: boolean): ApplyInput {
+    const { kube: client, mapper, allowed } = this.#d;
+    return { client, mapper, allowed, configs: work.spec.manifestConfigs, write };
+  }
+
+  async #resolveAll(work: AgentWork, write: boolean): Promise<ManifestOutcome[]> {
+    const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
+    const input = this.#input(work, write);
+    const outcomes = await Promise.all(manifests.map((m, i) => resolveManifest(input, m, i)));
+    if (!write) await Promise.all(outcomes.map((o, i) => applyResolved(input, o, manifests[i] as Manifest)));
+    return outcomes;
+  }
+
+  /** Records intent, applies, records the result, then deletes what the work no longer holds. */
+  async #applyAll(work: AgentWork): Promise<ManifestOutcome[]> {
+    const { applied } = this.#d;
+    const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
+    const before = (await applied.get(work.name))?.status?.appliedResources ?? [];
+    const outcomes = await this.#resolveAll(work, true);
+    const planned = outcomes.flatMap((o) => appliedResourceOf(o) ?? []);
+    const union = [...before, ...planned.filter((p) => !before.some((b) => sameResource(b, p)))];
+    await applied.record(work.name, union, work.spec.deleteOption);
+    const input = this.#input(work, true);
+    for (const [i, o] of outcomes.entries()) await applyResolved(input, o, manifests[i] as Manifest);
+    const current = outcomes.flatMap((o) => (o.object ? (appliedResourceOf(o) ?? []) : []));
+    const dropped = before.filter((b) => !planned.some((p) => sameResource(b, p)));
+    const stillThere = await applied.deleteResources(
+      dropped.filter((r) => !isOrphaned(work.spec.deleteOption, r)),
+    );
+    await applied.record(work.name, [...current, ...stillThere], work.spec.deleteOption);
+    return outcomes;
+  }
+
+  async #reconcileDelete(ctx: ReconcileContext, work: AgentWork): Promise<Result> {
+    const { applied } = this.#d;
+    const record = await applied.get(work.name);
+    const deleteOption = work.spec.deleteOption ?? applied.recordedDeleteOption(record);
+    const resources = (record?.status?.appliedResources ?? []).filter((r) => !isOrphaned(deleteOption, r));
+    const remaining = await applied.deleteResources(resources);
+    if (remaining.length > 0) {
+      await this.#report(ctx, work, deletingStatus(work.status, work.generation, remaining.length));
+      return { requeueAfterMs: DELETE_REQUEUE_AFTER_MS };
+    }
+    if (record) await applied.remove(work.name);
+    // Deleted must reach the source: without a connection this throws and the queue retries.
+    await this.#d.client.publishStatus(work, deletedStatus(work.status, work.generation, this.#d.consumer));
+    this.#d.store.remove(work.uid);
+    ctx.log.info("Work deleted", {
+      work: work.name,
+      orphaned: (record?.status?.appliedResources?.length ?? 0) - resources.length,
+    });
+    return {};
+  }
+
+  /** Publishes the status when it changed; without a connection it is kept for the next resync. */
+  async #report(
+    ctx: ReconcileContext,
+    work: AgentWork,
+    status: NonNullable<AgentWork["status"]>,
+  ): Promise<void> {
+    const hash = statusHash(status);
+    if (hash === work.statusHash) return;
+    this.#d.store.update(work.uid, { status, statusHash: undefined });
+    try {
+      await this.#d.client.publishStatus(work, status);
+      this.#d.store.update(work.uid, { statusHash: hash });
+    } catch (err) {
+      if (!(err instanceof NotConnectedError)) throw err;
+      ctx.log.debug("Status kept until the broker is back");
+    }
+  }
+}

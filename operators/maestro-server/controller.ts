@@ -1,0 +1,134 @@
+/**
+ * maestro-server: carries the service cluster's ManifestWorks to management clusters over MQTT
+ * and their status back. Wiring only: the informer and the status store feed one controller whose
+ * reconciler (reconcile.ts) publishes and writes status; the protocol stays in ../cloudevents.
+ *
+ * Several replicas run with leader election (the Manager's Lease), not MQTT shared subscriptions:
+ * the spec side is driven by one informer and must have one writer per work anyway, ordering of
+ * status per work is kept by one subscriber, and Azure's Event Grid broker, the production target,
+ * has no shared subscriptions. A follower keeps no broker connection.
+ */
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { Connection } from "../cloudevents/client/connection.ts";
+import { SourceClient } from "../cloudevents/client/source.ts";
+import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
+import { StatusStore } from "../cloudevents/store/status.ts";
+import { mqttTransportFactory, type BrokerConnectionOptions } from "../cloudevents/transport/mqtt.ts";
+import { SOURCE_ID, topics } from "../cloudevents/types.ts";
+import { Applier } from "../runtime/apply.ts";
+import type { Cluster } from "../runtime/clusters.ts";
+import { Controller } from "../runtime/controller.ts";
+import { EventRecorder } from "../runtime/events.ts";
+import type { Informer } from "../runtime/informer.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { Runnable } from "../runtime/manager.ts";
+import { enqueueForObject } from "../runtime/source.ts";
+import { ManifestWorkReconciler } from "./reconcile.ts";
+
+export const SERVER_NAME = "maestro-server";
+
+export interface MaestroServerOptions {
+  /** The service cluster, whose ManifestWorks are served. */
+  cluster: Cluster;
+  broker: BrokerConnectionOptions;
+  /** Release a deletion no agent confirmed after this long. Default 1 h, Maestro's default. */
+  staleDeleteMs?: number;
+  /** Default 4. */
+  workers?: number;
+  log?: Logger;
+}
+
+const UID_INDEX = "uid";
+
+export class MaestroServer implements Runnable {
+  readonly needLeaderElection = true;
+  readonly connection: Connection;
+  readonly statuses = new StatusStore();
+  readonly #opts: MaestroServerOptions;
+  readonly #log: Logger;
+  readonly #works: Informer<ManifestWork>;
+  readonly #client: SourceClient;
+  readonly #controller: Controller;
+
+  constructor(opts: MaestroServerOptions) {
+    this.#opts = opts;
+    this.#log = (opts.log ?? silentLogger).child({ component: SERVER_NAME });
+    this.connection = new Connection({
+      name: SERVER_NAME,
+      log: this.#log,
+      backoff: opts.broker.backoff,
+      newTransport: mqttTransportFactory(opts.broker, {
+        subscriptions: [topics.allAgentEvents()],
+        publishTopic: (e) => topics.sourceEvents(e.extensions["clustername"] ?? "", SOURCE_ID),
+      }),
+    });
+    this.#works = opts.cluster.informer<ManifestWork>(ManifestWorkResource, {
+      indexers: { [UID_INDEX]: (w) => (w.metadata.uid ? [w.metadata.uid] : []) },
+    });
+    this.#client = new SourceClient(
+      this.connection,
+      {
+        consumers: () =>
+          [...new Set(this.#works.list().map((w) => w.metadata.namespace ?? ""))].filter(Boolean),
+        worksOf: (consumer) => this.#works.list(consumer),
+        statusHash: (uid) => this.statuses.statusHash(uid),
+      },
+      this.#log,
+    );
+    const client = opts.cluster.client;
+    this.#controller = new Controller({
+      name: SERVER_NAME,
+      maxConcurrentReconciles: opts.workers ?? 4,
+      log: this.#log,
+      reconciler: new ManifestWorkReconciler({
+        works: this.#works,
+        client: this.#client,
+        statuses: this.statuses,
+        applier: new Applier(client, SERVER_NAME),
+        events: new EventRecorder(client, SERVER_NAME, this.#log),
+        staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
+      }),
+    });
+    enqueueForObject(this.#works, this.#controller);
+    this.#client.onStatus((u) => this.#acceptStatus(u));
+    this.connection.onSubscribed(() => void this.#afterSubscribe());
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await this.#works.waitForSync(signal);
+    await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
+  }
+
+  /** After every (re)connect: retry what could not be published, and ask agents for statuses. */
+  async #afterSubscribe(): Promise<void> {
+    for (const w of this.#works.list()) this.#enqueue(w);
+    try {
+      await this.#client.resyncStatus();
+    } catch (err) {
+      this.#log.error("Failed to request a status resync", err);
+    }
+  }
+
+  #acceptStatus(update: StatusUpdate): void {
+    const work = this.#works.byIndex(UID_INDEX, update.resourceId)[0];
+    const drop = (reason: string, why: string): void => this.connection.drop(reason, why);
+    if (!work) return drop("unknown-resource", `no ManifestWork has uid ${update.resourceId}`);
+    if (work.metadata.namespace !== update.consumer) {
+      return drop("not-owner", `${update.consumer} reported on a work of ${work.metadata.namespace ?? ""}`);
+    }
+    if (!update.deleted && update.resourceVersion !== work.metadata.generation) {
+      return drop(
+        "stale-version",
+        `status of version ${update.resourceVersion}, work is at ${work.metadata.generation ?? 0}`,
+      );
+    }
+    if (this.statuses.offer(update) !== "accepted")
+      return drop("stale-sequence", `sequence ${update.sequenceId ?? ""}`);
+    this.#enqueue(work);
+  }
+
+  #enqueue(work: ManifestWork): void {
+    const { namespace = "", name = "" } = work.metadata;
+    this.#controller.enqueue({ cluster: this.#opts.cluster.name, namespace, name });
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Reconciles one ManifestWork of the service cluster: finalizer first, then either publish the
+ * current generation or publish the deletion and wait for the agent's `Deleted`, and always one
+ * status write at the end. Level-triggered: what was published is remembered per connection
+ * only to avoid resending; losing that memory (a restart) just resends, which agents apply
+ * idempotently.
+ */
+import { MANIFEST_WORK_CLEANUP_FINALIZER, ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import type { SourceClient } from "../cloudevents/client/source.ts";
+import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
+import type { StatusStore } from "../cloudevents/store/status.ts";
+import { NotConnectedError, PacketTooLargeError } from "../cloudevents/transport/transport.ts";
+import { Action } from "../cloudevents/types.ts";
+import type { Applier } from "../runtime/apply.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import type { Informer } from "../runtime/informer.ts";
+import { composeStatus, type PublishFacts } from "./status.ts";
+
+export interface ServerReconcilerDeps {
+  works: Informer<ManifestWork>;
+  client: SourceClient;
+  statuses: StatusStore;
+  applier: Applier;
+  events: EventRecorder;
+  /** Release the finalizer of a deletion no agent confirmed after this long. */
+  staleDeleteMs: number;
+}
+
+/** Filled by the phases, read by the status computation. */
+interface Scope {
+  work: ManifestWork;
+  uid: string;
+  consumer: string;
+  /** Set by publish or publishDelete. */
+  facts?: PublishFacts;
+}
+
+export class ManifestWorkReconciler implements Reconciler {
+  readonly #d: ServerReconcilerDeps;
+  /** uid → what was last published for it ("<generation>" or "delete"). */
+  readonly #published = new Map<string, string>();
+
+  constructor(deps: ServerReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    const work = this.#d.works.get(req.namespace, req.name);
+    if (!work?.metadata.uid) return {};
+    const scope: Scope = { work, uid: work.metadata.uid, consumer: req.namespace };
+    if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
+    if (await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER))
+      return {};
+    try {
+      await this.#publish(ctx, scope);
+    } finally {
+      await this.#writeStatus(scope);
+    }
+    return {};
+  }
+
+  async #publish(ctx: ReconcileContext, scope: Scope): Promise<void> {
+    const { work, uid, consumer } = scope;
+    const generation = work.metadata.generation ?? 0;
+    const problems = bundleProblems(work.spec?.workload?.manifests);
+    if (problems.length > 0) {
+      scope.facts = {
+        outcome: "invalid",
+        problems,
+        tooLarge: problems.some((p) => p.includes("-byte limit")),
+      };
+      if (this.#published.get(uid) !== `invalid:${generation}`) {
+        this.#published.set(uid, `invalid:${generation}`);
+        await this.#d.events.event(work, "Warning", "NotPublished", scope.facts.problems.join("; "));
+      }
+      return;
+    }
+    if (this.#published.get(uid) !== String(generation)) {
+      const sent = await this.#send(ctx, scope, Action.update);
+      if (!sent) return;
+      this.#published.set(uid, String(generation));
+      await this.#d.events.event(work, "Normal", "Published", `Generation ${generation} sent to ${consumer}`);
+    }
+    scope.facts = { outcome: "published", generation, consumer };
+  }
+
+  /** Publishes; records why not in the scope when the broker is away or refuses the size. */
+  async #send(ctx: ReconcileContext, scope: Scope, action: typeof Action.update): Promise<boolean> {
+    try {
+      await this.#d.client.publishSpec(scope.work, action);
+      return true;
+    } catch (err) {
+      if (err instanceof NotConnectedError) {
+        // The connection's "subscribed" handler enqueues every work again.
+        scope.facts = { outcome: "not-connected" };
+        return false;
+      }
+      if (err instanceof PacketTooLargeError) {
+        scope.facts = { outcome: "invalid", problems: [err.message], tooLarge: true };
+        return false;
+      }
+      ctx.log.error("Failed to publish", err);
+      throw err;
+    }
+  }
+
+  async #reconcileDelete(ctx: ReconcileContext, scope: Scope): Promise<Result> {
+    const { work, uid } = scope;
+    if (!work.metadata.finalizers?.includes(MANIFEST_WORK_CLEANUP_FINALIZER)) return {};
+    if (this.#d.statuses.get(uid)?.deleted)
+      return this.#finishDelete(scope, "Deleted", "The agent deleted the work");
+    const sinceMs = Date.now() - Date.parse(work.metadata.deletionTimestamp ?? "");
+    if (sinceMs > this.#d.staleDeleteMs) {
+      return this.#finishDelete(
+        scope,
+        "DeleteUnconfirmed",
+        `No agent confirmed the deletion within ${this.#d.staleDeleteMs} ms`,
+      );
+    }
+    if (this.#published.get(uid) !== "delete") {
+      try {
+        await this.#d.client.publishSpec(work, Action.delete);
+        this.#published.set(uid, "delete");
+        scope.facts = { outcome: "delete-published", consumer: scope.consumer };
+      } catch (err) {
+        if (!(err instanceof NotConnectedError)) throw err;
+        scope.facts = { outcome: "not-connected" };
+      }
+      await this.#writeStatus(scope);
+    }
+    // The agent's Deleted status enqueues this work; the requeue only bounds the stale-delete wait.
+    ctx.log.debug("Waiting for the agent to confirm the deletion");
+    return { requeueAfterMs: Math.max(1000, this.#d.staleDeleteMs - sinceMs) };
+  }
+
+  async #finishDelete(scope: Scope, reason: string, message: string): Promise<Result> {
+    const { work, uid } = scope;
+    await this.#d.events.event(work, reason === "Deleted" ? "Normal" : "Warning", reason, message);
+    await this.#d.applier.removeFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
+    this.#d.statuses.delete(uid);
+    this.#published.delete(uid);
+    return {};
+  }
+
+  async #writeStatus(scope: Scope): Promise<void> {
+    const reported = this.#d.statuses.get(scope.uid);
+    const status = composeStatus(scope.work, reported?.status, scope.facts);
+    await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status);
+  }
+
+  /** Forgets what was published, so the next reconcile of each work sends it again. */
+  forgetPublished(): void {
+    this.#published.clear();
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The ManifestWork status maestro-server writes: the agent's conditions and resource status as the
+ * agent last reported them, plus one condition of its own, `Published`, that says whether the
+ * current generation reached the broker or why it cannot.
+ */
+import type { ManifestWork, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
+import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
+
+export const PUBLISHED = "Published";
+
+export const PublishedReason = {
+  published: "Published",
+  deletePublished: "DeletePublished",
+  bundleTooLarge: "BundleTooLarge",
+  invalidManifests: "InvalidManifests",
+  brokerNotConnected: "BrokerNotConnected",
+} as const;
+
+/** What the publish phase found out; the Published condition is computed from it alone. */
+export type PublishFacts =
+  | { outcome: "published"; generation: number; consumer: string }
+  | { outcome: "delete-published"; consumer: string }
+  | { outcome: "invalid"; problems: string[]; tooLarge: boolean }
+  | { outcome: "not-connected" };
+
+export function publishedCondition(facts: PublishFacts): ConditionInput {
+  switch (facts.outcome) {
+    case "published":
+      return {
+        type: PUBLISHED,
+        status: "True",
+        reason: PublishedReason.published,
+        message: `Generation ${facts.generation} was published to consumer ${facts.consumer}`,
+      };
+    case "delete-published":
+      return {
+        type: PUBLISHED,
+        status: "True",
+        reason: PublishedReason.deletePublished,
+        message: `The deletion was published to consumer ${facts.consumer}; waiting for the agent to confirm`,
+      };
+    case "invalid":
+      return {
+        type: PUBLISHED,
+        status: "False",
+        reason: facts.tooLarge ? PublishedReason.bundleTooLarge : PublishedReason.invalidManifests,
+        message: `Not published: ${facts.problems.join("; ")}`,
+      };
+    case "not-connected":
+      return {
+        type: PUBLISHED,
+        status: "Unknown",
+        reason: PublishedReason.brokerNotConnected,
+        message: "maestro-server is not connected to the broker; the work is published once it is",
+      };
+  }
+}
+
+/**
+ * The status to write: the agent's report (or, before one arrives, what the work already shows)
+ * with the Published condition set on top.
+ */
+export function composeStatus(
+  work: ManifestWork,
+  agentStatus: ManifestWorkStatus | undefined,
+  facts: PublishFacts | undefined,
+): ManifestWorkStatus {
+  const base = agentStatus ?? work.status ?? {};
+  let conditions: WorkCondition[] = [...(base.conditions ?? [])];
+  const previous = work.status?.conditions?.find((c) => c.type === PUBLISHED);
+  conditions = conditions.filter((c) => c.type !== PUBLISHED);
+  if (facts) {
+    conditions = setCondition([...conditions, ...(previous ? [previous] : [])], publishedCondition(facts), {
+      observedGeneration: work.metadata.generation,
+    });
+  } else if (previous) {
+    conditions.push(previous);
+  }
+  return {
+    conditions,
+    ...(base.resourceStatus ? { resourceStatus: base.resourceStatus } : {}),
+  };
+}
