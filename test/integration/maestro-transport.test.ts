@@ -1,0 +1,465 @@
+/**
+ * maestro-server and maestro-agent end to end: ManifestWorks on the real service apiserver, a real
+ * mosquitto (TLS, ACLs) of this test's own so it can be restarted, and two management clusters.
+ * Every assertion waits for the level state (objects on the cluster, ManifestWork status), never
+ * for a particular message.
+ */
+import mqtt from "mqtt";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBroker, type Broker } from "../../hack/harness/broker.ts";
+import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
+  ManifestWorkResource,
+  type Manifest,
+  type ManifestWork,
+} from "../../operators/api/work/v1.ts";
+import { encodeSpecEvent } from "../../operators/cloudevents/codec/manifestbundle.ts";
+import { toBinaryMessage } from "../../operators/cloudevents/transport/mqtt.ts";
+import { Action, topics } from "../../operators/cloudevents/types.ts";
+import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appliedwork.ts";
+import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
+import { MaestroServer } from "../../operators/maestro-server/controller.ts";
+import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { isNotFound } from "../../operators/runtime/errors.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+import { metricsRegistry } from "../../operators/runtime/metrics.ts";
+import { clientFor, configMapType, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { kubeConfigFor } from "../support/region.ts";
+
+const deploymentType: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
+const fastBackoff = { initialMs: 100, maxMs: 1000 };
+
+let broker: Broker;
+let service: KubeClient;
+const mgmt: Record<string, KubeClient> = {};
+const registry = new ClusterRegistry();
+const stops: AbortController[] = [];
+let server: MaestroServer;
+const agents: Record<string, { agent: MaestroAgent; stop: AbortController }> = {};
+let target = ""; // a namespace on the management clusters for applied objects
+let cleanup: () => Promise<void> = async () => {};
+
+async function credentials(identity: string) {
+  const c = await broker.credentials(identity);
+  return { caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
+}
+
+async function startAgent(consumer: string): Promise<MaestroAgent> {
+  const stop = new AbortController();
+  const agent = new MaestroAgent({
+    consumer,
+    kube: mgmt[consumer]!,
+    broker: { url: broker.url, ...(await credentials(consumer)), backoff: fastBackoff },
+    statusSyncMs: 300,
+  });
+  void agent.start(stop.signal);
+  agents[consumer] = { agent, stop };
+  return agent;
+}
+
+async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
+  await client.create(namespaceType, { metadata: { name } }).catch((err: unknown) => {
+    if ((err as { code?: number }).code !== 409) throw err;
+  });
+}
+
+function configMapManifest(name: string, data: Record<string, string>): Manifest {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: target }, data };
+}
+
+function deploymentManifest(name: string): Manifest {
+  const labels = { app: name };
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: target },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: "c", image: "registry.example/app:1" }] },
+      },
+    },
+  };
+}
+
+let workCounter = 0;
+async function createWork(
+  consumer: string,
+  manifests: Manifest[],
+  extra: Partial<ManifestWork["spec"]> = {},
+) {
+  const name = `work-${Date.now().toString(36)}-${workCounter++}`;
+  return service.create<ManifestWork>(ManifestWorkResource, {
+    apiVersion: "work.open-cluster-management.io/v1",
+    kind: "ManifestWork",
+    metadata: { name, namespace: consumer },
+    spec: { workload: { manifests }, ...extra },
+  });
+}
+
+async function getWork(w: ManifestWork): Promise<ManifestWork | undefined> {
+  try {
+    return await service.get<ManifestWork>(ManifestWorkResource, w.metadata.name!, w.metadata.namespace);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+async function getObject(
+  client: KubeClient,
+  type: ResourceType,
+  name: string,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.get(type, name, target);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+function condition(w: ManifestWork | undefined, type: string) {
+  return w?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** True once the agent reported Applied and Available for the work's current generation. */
+async function settled(w: ManifestWork): Promise<boolean> {
+  const now = await getWork(w);
+  const gen = now?.metadata.generation;
+  const applied = condition(now, "Applied");
+  return (
+    applied?.status === "True" &&
+    applied.observedGeneration === gen &&
+    condition(now, "Available")?.status === "True"
+  );
+}
+
+async function counterValue(name: string, labels: Record<string, string>): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric(name)?.get();
+  const match = metric?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
+  return match?.value ?? 0;
+}
+
+beforeAll(async () => {
+  const scratch = await scratchDir("maestro");
+  broker = await startBroker({ workDir: scratch.path });
+  service = clientFor("service");
+  for (const name of ["mgmt-1", "mgmt-2"]) {
+    mgmt[name] = clientFor(name);
+    await ensureNamespace(service, name);
+  }
+  target = `applied-${process.pid}-${Date.now().toString(36)}`;
+  for (const c of Object.values(mgmt)) await ensureNamespace(c, target);
+  const stop = new AbortController();
+  stops.push(stop);
+  server = new MaestroServer({
+    cluster: registry.add("service", kubeConfigFor("service")),
+    broker: {
+      url: broker.url,
+      ...(await credentials("maestro")),
+      clientId: "maestro-test",
+      backoff: fastBackoff,
+    },
+  });
+  void server.start(stop.signal);
+  await startAgent("mgmt-1");
+  await startAgent("mgmt-2");
+  await eventually("server and agents connected", () =>
+    [server.connection, ...Object.values(agents).map((a) => a.agent.connection)].every((c) =>
+      c.isConnected(),
+    ),
+  );
+  cleanup = async () => {
+    for (const s of stops) s.abort();
+    for (const a of Object.values(agents)) a.stop.abort();
+    registry.stopAll();
+    await broker.stop();
+    await scratch.remove();
+  };
+}, 60_000);
+
+afterAll(async () => {
+  await cleanup();
+});
+
+describe("maestro transport", () => {
+  it("applies a work on its consumer's cluster and brings status and feedback back", async () => {
+    const work = await createWork(
+      "mgmt-1",
+      [configMapManifest("cm-create", { a: "1" }), deploymentManifest("app")],
+      {
+        manifestConfigs: [
+          {
+            resourceIdentifier: { group: "apps", resource: "deployments", name: "app", namespace: target },
+            feedbackRules: [
+              { type: "WellKnownStatus" },
+              {
+                type: "JSONPaths",
+                jsonPaths: [
+                  { name: "available", path: '.conditions[?(@.type=="Available")].status' },
+                  { name: "conditions", path: ".conditions" },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    );
+    await eventually("the work applied and reported", () => settled(work), 30_000);
+    expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-create"))?.["data"]).toEqual({ a: "1" });
+    expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-create")).toBeUndefined();
+    const reported = (await getWork(work))!;
+    expect(reported.metadata.finalizers).toContain(MANIFEST_WORK_CLEANUP_FINALIZER);
+    expect(condition(reported, "Published")).toMatchObject({ status: "True", reason: "Published" });
+    const manifests = reported.status?.resourceStatus?.manifests ?? [];
+    expect(
+      manifests.map((m) => [m.resourceMeta.ordinal, m.resourceMeta.kind, m.resourceMeta.resource]),
+    ).toEqual([
+      [0, "ConfigMap", "configmaps"],
+      [1, "Deployment", "deployments"],
+    ]);
+
+    // No controller-manager runs here, so this test plays the deployment controller.
+    const deploymentStatus = {
+      replicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 1,
+      conditions: [{ type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "ok" }],
+    };
+    await mgmt["mgmt-1"]!.mergePatch(
+      deploymentType,
+      { name: "app", namespace: target },
+      { status: deploymentStatus },
+      "status",
+    );
+    await eventually(
+      "feedback values reported",
+      async () => {
+        const values =
+          (await getWork(work))?.status?.resourceStatus?.manifests?.[1]?.statusFeedback?.values ?? [];
+        return values.some((v) => v.name === "ReadyReplicas");
+      },
+      30_000,
+    );
+    const values = (await getWork(work))!.status!.resourceStatus!.manifests![1]!.statusFeedback!.values!;
+    const byName = Object.fromEntries(values.map((v) => [v.name, v.fieldValue]));
+    expect(byName["ReadyReplicas"]).toEqual({ type: "Integer", integer: 2 });
+    expect(byName["Replicas"]).toEqual({ type: "Integer", integer: 2 });
+    expect(byName["AvailableReplicas"]).toEqual({ type: "Integer", integer: 1 });
+    expect(byName["available"]).toEqual({ type: "String", string: "True" });
+    expect(byName["conditions"]?.type).toBe("JsonRaw");
+    expect(JSON.parse((byName["conditions"] as { jsonRaw: string }).jsonRaw)).toMatchObject(
+      deploymentStatus.conditions,
+    );
+  });
+
+  it("applies a new version and deletes a manifest the work no longer holds", async () => {
+    const work = await createWork("mgmt-1", [
+      configMapManifest("cm-keep", { v: "1" }),
+      configMapManifest("cm-drop", { v: "1" }),
+    ]);
+    await eventually("first version applied", () => settled(work), 30_000);
+    const current = (await getWork(work))!;
+    await service.replace(ManifestWorkResource, {
+      ...current,
+      spec: { workload: { manifests: [configMapManifest("cm-keep", { v: "2" })] } },
+    });
+    await eventually(
+      "second version applied and the dropped manifest deleted",
+      async () =>
+        (await getObject(mgmt["mgmt-1"]!, configMapType, "cm-keep"))?.["data"]?.["v" as never] === "2" &&
+        (await getObject(mgmt["mgmt-1"]!, configMapType, "cm-drop")) === undefined,
+      30_000,
+    );
+    await eventually("status of generation 2", () => settled(work), 30_000);
+    expect((await getWork(work))?.metadata.generation).toBe(2);
+  });
+
+  it("deletes a work: the agent removes its objects and confirms, the finalizer is released", async () => {
+    const work = await createWork("mgmt-2", [configMapManifest("cm-delete", { a: "1" })]);
+    await eventually("applied", () => settled(work), 30_000);
+    const appliedBefore = await mgmt["mgmt-2"]!.listAll(AppliedManifestWorkResource);
+    expect(
+      appliedBefore.items.some(
+        (a) => (a["spec"] as { manifestWorkName?: string }).manifestWorkName === work.metadata.uid,
+      ),
+    ).toBe(true);
+    await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-2" });
+    await eventually(
+      "work gone from the service cluster",
+      async () => (await getWork(work)) === undefined,
+      30_000,
+    );
+    expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-delete")).toBeUndefined();
+    const appliedAfter = await mgmt["mgmt-2"]!.listAll(AppliedManifestWorkResource);
+    expect(
+      appliedAfter.items.some(
+        (a) => (a["spec"] as { manifestWorkName?: string }).manifestWorkName === work.metadata.uid,
+      ),
+    ).toBe(false);
+  });
+
+  it("keeps orphaned objects when the deleteOption says Orphan", async () => {
+    const work = await createWork("mgmt-2", [configMapManifest("cm-orphan", { a: "1" })], {
+      deleteOption: { propagationPolicy: "Orphan" },
+    });
+    await eventually("applied", () => settled(work), 30_000);
+    await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-2" });
+    await eventually("work gone", async () => (await getWork(work)) === undefined, 30_000);
+    expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-orphan")).toBeDefined();
+  });
+
+  it("refuses to publish a bundle over 500 KiB and says so on the work", async () => {
+    const big = "x".repeat(520 * 1024);
+    const work = await createWork("mgmt-1", [configMapManifest("cm-big", { big })]);
+    await eventually(
+      "Published=False",
+      async () => condition(await getWork(work), "Published")?.reason === "BundleTooLarge",
+      30_000,
+    );
+    const published = condition(await getWork(work), "Published")!;
+    expect(published.status).toBe("False");
+    expect(published.message).toMatch(/over the 512000-byte limit/);
+    expect(await getObject(mgmt["mgmt-1"]!, configMapType, "cm-big")).toBeUndefined();
+    await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-1" });
+  });
+
+  it("refuses kinds outside the agent's allow-list with a clear condition", async () => {
+    const role = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "r", namespace: target },
+      rules: [],
+    };
+    const work = await createWork("mgmt-1", [role]);
+    await eventually(
+      "Applied=False",
+      async () => condition(await getWork(work), "Applied")?.status === "False",
+      30_000,
+    );
+    const reported = (await getWork(work))!;
+    expect(condition(reported, "Degraded")).toMatchObject({
+      status: "True",
+      reason: "ManifestKindNotAllowed",
+    });
+    const manifest = reported.status?.resourceStatus?.manifests?.[0];
+    expect(manifest?.conditions.find((c) => c.type === "Applied")).toMatchObject({
+      status: "False",
+      reason: "ManifestKindNotAllowed",
+    });
+    expect(manifest?.conditions.find((c) => c.type === "Applied")?.message).toMatch(
+      /Role.rbac.authorization.k8s.io is not in this agent's allow-list/,
+    );
+  });
+
+  it("drops a spec event older than what the agent holds", async () => {
+    const work = await createWork("mgmt-1", [configMapManifest("cm-stale", { v: "1" })]);
+    await eventually("applied", () => settled(work), 30_000);
+    const v1 = (await getWork(work))!;
+    await service.replace(ManifestWorkResource, {
+      ...v1,
+      spec: { workload: { manifests: [configMapManifest("cm-stale", { v: "2" })] } },
+    });
+    await eventually("generation 2 applied", () => settled(work), 30_000);
+    const droppedBefore = await counterValue("maestro_cloudevents_dropped_total", {
+      client: "maestro-agent-mgmt-1",
+      reason: "stale-version",
+    });
+
+    // Replay generation 1 as the source would have sent it, straight onto the broker.
+    const creds = await broker.credentials("maestro");
+    const raw = await mqtt.connectAsync(broker.url, {
+      protocolVersion: 5,
+      clientId: "stale-replayer",
+      ca: readFileSync(creds.caPath),
+      cert: readFileSync(creds.certPath),
+      key: readFileSync(creds.keyPath),
+      reconnectPeriod: 0,
+    });
+    const { payload, options } = toBinaryMessage(encodeSpecEvent(v1, Action.update));
+    await raw.publishAsync(topics.sourceEvents("mgmt-1"), payload, options);
+    await raw.endAsync();
+    await eventually(
+      "the stale event counted as dropped",
+      async () =>
+        (await counterValue("maestro_cloudevents_dropped_total", {
+          client: "maestro-agent-mgmt-1",
+          reason: "stale-version",
+        })) > droppedBefore,
+    );
+    expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-stale"))?.["data"]).toEqual({ v: "2" });
+  });
+
+  it("converges after an agent restart: missed updates, deletes and creates arrive, nothing is duplicated", async () => {
+    const updated = await createWork("mgmt-2", [configMapManifest("cm-r-upd", { v: "1" })]);
+    const deleted = await createWork("mgmt-2", [configMapManifest("cm-r-del", { v: "1" })]);
+    await eventually(
+      "both applied",
+      async () => (await settled(updated)) && (await settled(deleted)),
+      30_000,
+    );
+
+    agents["mgmt-2"]!.stop.abort();
+    await eventually("agent disconnected", () => !agents["mgmt-2"]!.agent.connection.isConnected());
+    const current = (await getWork(updated))!;
+    await service.replace(ManifestWorkResource, {
+      ...current,
+      spec: { workload: { manifests: [configMapManifest("cm-r-upd", { v: "2" })] } },
+    });
+    await service.delete(ManifestWorkResource, { name: deleted.metadata.name!, namespace: "mgmt-2" });
+    const created = await createWork("mgmt-2", [configMapManifest("cm-r-new", { v: "1" })]);
+
+    await startAgent("mgmt-2");
+    await eventually(
+      "everything converged",
+      async () =>
+        (await settled(updated)) &&
+        (await settled(created)) &&
+        (await getWork(deleted)) === undefined &&
+        (await getObject(mgmt["mgmt-2"]!, configMapType, "cm-r-del")) === undefined,
+      45_000,
+    );
+    expect((await getObject(mgmt["mgmt-2"]!, configMapType, "cm-r-upd"))?.["data"]).toEqual({ v: "2" });
+    const names = (await mgmt["mgmt-2"]!.listAll(configMapType, { namespace: target })).items.map(
+      (c) => c.metadata.name,
+    );
+    expect(names.filter((n) => n?.startsWith("cm-r-")).sort()).toEqual(["cm-r-new", "cm-r-upd"]);
+  });
+
+  it("converges after a broker restart: work created while it was down is delivered and reported", async () => {
+    const before = await createWork("mgmt-1", [configMapManifest("cm-b-1", { v: "1" })]);
+    await eventually("applied", () => settled(before), 30_000);
+    const connects = await counterValue("maestro_mqtt_connects_total", { client: "maestro-server" });
+
+    await broker.stop();
+    await eventually("everyone disconnected", () =>
+      [server.connection, ...Object.values(agents).map((a) => a.agent.connection)].every(
+        (c) => !c.isConnected(),
+      ),
+    );
+    const during = await createWork("mgmt-1", [configMapManifest("cm-b-2", { v: "1" })]);
+    await eventually(
+      "Published=Unknown while the broker is down",
+      async () => condition(await getWork(during), "Published")?.status === "Unknown",
+    );
+    await broker.restart();
+
+    await eventually("delivered after the broker is back", () => settled(during), 45_000);
+    expect(await counterValue("maestro_mqtt_connects_total", { client: "maestro-server" })).toBeGreaterThan(
+      connects,
+    );
+    expect(condition(await getWork(during), "Published")?.status).toBe("True");
+    expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-b-2"))?.["data"]).toEqual({ v: "1" });
+    expect(await settled(before)).toBe(true);
+  });
+});
