@@ -6,6 +6,8 @@ set -euo pipefail
 need_apt=()
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v git >/dev/null || need_apt+=(git)
+# The harness runs its own mosquitto on a free port; the package's system service is not used.
+[[ -x /usr/sbin/mosquitto ]] || command -v mosquitto >/dev/null || need_apt+=(mosquitto)
 
 if ((${#need_apt[@]} > 0)); then
   echo "[install-deps] installing ${need_apt[*]}" >&2

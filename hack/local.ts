@@ -1,16 +1,32 @@
 /**
  * `npm run local`: brings up a local region (etcd, a kube-apiserver for the service cluster and
- * for each management cluster, every CRD installed), prints how to reach it, and tears it all down
- * on Ctrl-C or SIGTERM.
+ * for each management cluster, every CRD installed, an MQTT broker with client certificates for
+ * maestro and each management cluster), prints how to reach it, and tears it all down on Ctrl-C
+ * or SIGTERM.
  *
  *   HCP_MANAGEMENT_CLUSTERS=2   how many management clusters
  *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
  */
 import { copyFile, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { startRegion } from "./harness/region.ts";
+import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
+import { startRegion, type RegionCluster } from "./harness/region.ts";
 
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
+
+/** Issues the certificates the source and the management clusters' agents connect with. */
+async function brokerLines(broker: Broker, clusters: RegionCluster[]): Promise<string[]> {
+  const identities = [SOURCE_IDENTITY, ...clusters.filter((c) => c.role === "management").map((c) => c.name)];
+  const issued = await Promise.all(
+    identities.map(async (identity) => ({ identity, ...(await broker.credentials(identity)) })),
+  );
+  return [
+    `  broker   ${broker.url}   CA ${broker.caPath}`,
+    "  client certificates (CN = MQTT username):",
+    ...issued.map((c) => `    ${c.identity.padEnd(10)} ${c.certPath} ${c.keyPath}`),
+    `  broker log: ${broker.logPath}`,
+  ];
+}
 
 async function main(): Promise<void> {
   process.stderr.write("Starting the local region (the first run builds kube-apiserver and etcd)…\n");
@@ -19,10 +35,12 @@ async function main(): Promise<void> {
   const lines = [`Local region ready in ${(region.startupMs / 1000).toFixed(1)} s.`, ""];
   for (const c of region.clusters) {
     // A stable copy of each kubeconfig, so `kubectl --kubeconfig .local/service.kubeconfig` keeps working.
+    // Only for clusters started here: with HCP_KUBECONFIGS the work dir holds just the broker.
     const stable = join(stateDir, `${c.name}.kubeconfig`);
-    if (region.workDir) await copyFile(c.kubeconfigPath, stable);
-    lines.push(`  ${c.name.padEnd(8)} ${c.url.padEnd(26)} ${region.workDir ? stable : c.kubeconfigPath}`);
+    if (c.apiServer) await copyFile(c.kubeconfigPath, stable);
+    lines.push(`  ${c.name.padEnd(8)} ${c.url.padEnd(26)} ${c.apiServer ? stable : c.kubeconfigPath}`);
   }
+  if (region.broker) lines.push("", ...(await brokerLines(region.broker, region.clusters)));
   const kubectl = region.assetsDir ? join(region.assetsDir, "kubectl") : "kubectl";
   lines.push("", "Try:", `  ${kubectl} --kubeconfig ${join(stateDir, "service.kubeconfig")} get hcp -A`, "");
   if (region.workDir) lines.push(`Processes and logs: work dir: ${region.workDir}`);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startApiServer, type ApiServer } from "./apiserver.ts";
 import { ensureKubeAssets } from "./assets.ts";
+import { startBroker, type Broker } from "./broker.ts";
 import { crdFilesIn, installCrds } from "./crds.ts";
 import { startEtcd, type Etcd } from "./etcd.ts";
 import { isAlive } from "./process.ts";
@@ -36,6 +37,8 @@ export interface Region {
   workDir: string;
   /** Milliseconds from start() to a ready region with CRDs installed. */
   startupMs: number;
+  /** The MQTT broker between the service and the management clusters; absent with `broker: false`. */
+  broker?: Broker;
   stop(): Promise<void>;
 }
 
@@ -43,10 +46,19 @@ export interface StartRegionOptions {
   managementClusters?: number;
   /** Extra kube-apiserver flags for every cluster. */
   apiServerArgs?: string[];
+  /** Start a local mosquitto (default true), also when HCP_KUBECONFIGS names existing clusters. */
+  broker?: boolean;
 }
 
 function managementNames(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `mgmt-${i + 1}`);
+}
+
+/** A fresh work dir owned by this process, so reapStaleRegions leaves it alone while we run. */
+async function createWorkDir(): Promise<string> {
+  const workDir = await mkdtemp(join(tmpdir(), workDirPrefix));
+  await writeFile(join(workDir, "owner.pid"), `${process.pid}\n`);
+  return workDir;
 }
 
 /** Kills processes and removes work dirs left by a harness that was killed outright. */
@@ -90,7 +102,7 @@ async function installRegionCrds(clusters: RegionCluster[]): Promise<void> {
   );
 }
 
-async function startExternal(spec: string, started: number): Promise<Region> {
+async function startExternal(spec: string, started: number, withBroker: boolean): Promise<Region> {
   const clusters: RegionCluster[] = parseExternalKubeconfigs(spec).map(({ name, path }) => {
     const kc = new KubeConfig();
     kc.loadFromFile(path);
@@ -102,31 +114,41 @@ async function startExternal(spec: string, started: number): Promise<Region> {
     };
   });
   await installRegionCrds(clusters);
-  const assetsDir = process.env.KUBEBUILDER_ASSETS ?? "";
-  return {
-    clusters,
-    assetsDir,
-    etcdUrl: "",
-    workDir: "",
-    startupMs: Date.now() - started,
-    stop: async () => {},
+  const region = { clusters, assetsDir: process.env.KUBEBUILDER_ASSETS ?? "", etcdUrl: "" };
+  if (!withBroker) return { ...region, workDir: "", startupMs: Date.now() - started, stop: async () => {} };
+  // The clusters are someone else's, but the broker is ours and needs a work dir to be reaped from.
+  await reapStaleRegions();
+  const workDir = await createWorkDir();
+  const removeWorkDir = () => rm(workDir, { recursive: true, force: true });
+  const broker = await startBroker({ workDir }).catch(async (err: unknown) => {
+    await removeWorkDir();
+    throw err;
+  });
+  const stop = async (): Promise<void> => {
+    await broker.stop();
+    await removeWorkDir();
   };
+  return { ...region, workDir, startupMs: Date.now() - started, broker, stop };
 }
 
 export async function startRegion(opts: StartRegionOptions = {}): Promise<Region> {
   const started = Date.now();
-  if (process.env.HCP_KUBECONFIGS) return startExternal(process.env.HCP_KUBECONFIGS, started);
+  const withBroker = opts.broker ?? true;
+  if (process.env.HCP_KUBECONFIGS) return startExternal(process.env.HCP_KUBECONFIGS, started, withBroker);
   await reapStaleRegions();
   const assetsDir = await ensureKubeAssets();
-  const workDir = await mkdtemp(join(tmpdir(), workDirPrefix));
-  await writeFile(join(workDir, "owner.pid"), `${process.pid}\n`);
+  const workDir = await createWorkDir();
   let etcd: Etcd | undefined;
+  let broker: Broker | undefined;
   const servers: ApiServer[] = [];
   const stop = async (): Promise<void> => {
-    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all([...servers.map((s) => s.stop()), broker?.stop()]);
     await etcd?.stop();
     await rm(workDir, { recursive: true, force: true });
   };
+  // The broker starts in well under a second, beside etcd and the apiservers rather than before them.
+  const brokerStarting = withBroker ? startBroker({ workDir }) : undefined;
+  brokerStarting?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   try {
     etcd = await startEtcd({ assetsDir, workDir });
     const names = [SERVICE_CLUSTER, ...managementNames(opts.managementClusters ?? 2)];
@@ -145,8 +167,10 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
       apiServer: s,
     }));
     await installRegionCrds(clusters);
-    return { clusters, assetsDir, etcdUrl, workDir, startupMs: Date.now() - started, stop };
+    broker = await brokerStarting;
+    return { clusters, assetsDir, etcdUrl, workDir, startupMs: Date.now() - started, broker, stop };
   } catch (err) {
+    broker ??= await brokerStarting?.catch(() => undefined);
     await stop();
     throw err;
   }

@@ -41,7 +41,7 @@ export function toFieldValue(value: unknown): FieldValue | undefined {
 /** The value at a kubectl-style path below `.status`; undefined when absent. */
 export function readStatusPath(status: unknown, path: string): unknown {
   const expr = "$" + (path.startsWith(".") || path.startsWith("[") ? path : `.${path}`);
-  const results = JSONPath({ path: expr, json: (status ?? {}), wrap: true }) as unknown[];
+  const results = JSONPath({ path: expr, json: status ?? {}, wrap: true }) as unknown[];
   if (results.length > 1) throw new Error(`path ${path} matches ${results.length} values, want one`);
   return results[0];
 }

@@ -33,7 +33,7 @@ describe("local control plane harness", () => {
     const { workDir, pids } = JSON.parse(line) as { workDir: string; pids: number[] };
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
-    expect(pids.length).toBe(2); // etcd and one kube-apiserver, orphaned now
+    expect(pids.length).toBe(3); // etcd, one kube-apiserver and mosquitto, orphaned now
     expect(pids.every(isAlive)).toBe(true);
 
     await reapStaleRegions();

@@ -1,9 +1,17 @@
 /**
  * What integration tests see of the local region started by global-setup.ts: one kube-apiserver per
- * cluster on a shared etcd. Tests create their own namespaces and clean up after themselves.
+ * cluster on a shared etcd, and one MQTT broker. Tests create their own namespaces and clean up
+ * after themselves.
  */
 import { KubeConfig } from "@kubernetes/client-node";
+import { mkdtemp } from "node:fs/promises";
+import { join } from "node:path";
 import { inject } from "vitest";
+import {
+  issueBrokerCredentials,
+  type BrokerCredentials,
+  type BrokerInfo,
+} from "../../hack/harness/broker.ts";
 
 export interface RegionClusterInfo {
   /** "service", "mgmt-1", "mgmt-2" */
@@ -20,6 +28,8 @@ export interface RegionInfo {
   etcdUrl: string;
   /** Scratch directory of this run; removed at teardown. */
   workDir: string;
+  /** The region's mosquitto (mqtts://, client certificates signed by its CA, per-consumer ACL). */
+  broker: BrokerInfo;
 }
 
 declare module "vitest" {
@@ -51,4 +61,19 @@ export function kubeConfigFor(name: string): KubeConfig {
 
 export function kubectlPath(): string {
   return `${region().assetsDir}/kubectl`;
+}
+
+let clientCertDir: Promise<string> | undefined;
+const issuedCredentials = new Map<string, Promise<BrokerCredentials>>();
+
+/** A client certificate for the region's broker with CN = identity, issued once per test worker. */
+export function brokerCredentials(identity: string): Promise<BrokerCredentials> {
+  let creds = issuedCredentials.get(identity);
+  if (!creds) {
+    // One directory per worker: workers run in parallel and would overwrite each other's files.
+    clientCertDir ??= mkdtemp(join(region().workDir, "broker-clients-"));
+    creds = clientCertDir.then((dir) => issueBrokerCredentials(region().broker, dir, identity));
+    issuedCredentials.set(identity, creds);
+  }
+  return creds;
 }

@@ -110,7 +110,7 @@ function fromStructured(payload: Buffer): CloudEvent {
 /** The event in an MQTT message, binary or structured mode; throws on anything else. */
 export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties">): CloudEvent {
   const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-  const props = (packet.properties?.userProperties ?? {});
+  const props = packet.properties?.userProperties ?? {};
   const contentType = packet.properties?.contentType;
   const event =
     firstValue(props[CE_PREFIX + "specversion"]) !== undefined

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import type { ReceivedWork } from "../codec/manifestbundle.ts";
+import { WorkStore } from "./works.ts";
+
+const received = (generation: number, extra: Partial<ReceivedWork> = {}): ReceivedWork => ({
+  uid: "r1",
+  name: "r1",
+  consumer: "mgmt-1",
+  generation,
+  originalSource: "maestro",
+  metadata: {},
+  spec: {
+    workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `g${generation}` } }] },
+  },
+  ...extra,
+});
+
+describe("WorkStore", () => {
+  it("drops older versions, takes equal ones again and keeps computed status", () => {
+    const store = new WorkStore();
+    expect(store.upsert(received(2))).toBe("added");
+    store.update("r1", { statusHash: "h", appliedGeneration: 2 });
+    expect(store.upsert(received(1))).toBe("stale");
+    expect(store.upsert(received(2))).toBe("updated");
+    expect(store.upsert(received(3))).toBe("updated");
+    expect(store.get("r1")).toMatchObject({ generation: 3, statusHash: "h", appliedGeneration: 2 });
+    expect(store.versions()).toEqual([{ resourceID: "r1", resourceVersion: 3 }]);
+  });
+
+  it("makes a deletion final, even for a work it never saw", () => {
+    const store = new WorkStore();
+    expect(store.upsert(received(4, { deletionTimestamp: "t", spec: {} }))).toBe("deleting");
+    expect(store.upsert(received(5))).toBe("stale");
+    expect(store.get("r1")?.deletionTimestamp).toBe("t");
+    store.remove("r1");
+    expect(store.list()).toEqual([]);
+  });
+});
