@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: speed figures that tests do not assert.
  *  - local control plane: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
- *  - workqueue: add/get/done throughput with dedup, one process.
+ *  - workqueue: add/get/done throughput with dedup, one process;
+ *  - Maestro transport: ManifestWork create → status-back latency for 1,000 works over two consumers.
  * Results go to stdout as a table and to .local/bench.json.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
+import { benchManifestWorkLatency } from "./bench-maestro.ts";
 
 interface Figure {
   name: string;
@@ -63,8 +65,24 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
   ];
 }
 
+async function benchMaestro(count: number): Promise<Figure[]> {
+  const region = await startRegion({ managementClusters: 2 });
+  try {
+    const r = await benchManifestWorkLatency(region, count);
+    const detail = `${r.works} works, 2 consumers, all back in ${r.totalMs} ms`;
+    return [
+      { name: "manifestwork status-back p50", value: r.p50Ms, unit: "ms", detail },
+      { name: "manifestwork status-back p99", value: r.p99Ms, unit: "ms" },
+      { name: "manifestwork status-back max", value: r.maxMs, unit: "ms" },
+    ];
+  } finally {
+    await region.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const figures = [
+    ...(await benchMaestro(Number(process.env.BENCH_WORKS ?? 1000))),
     ...(await benchWorkQueue(200_000)),
     ...(await benchRegionStartup(Number(process.env.BENCH_REGION_RUNS ?? 3))),
   ];

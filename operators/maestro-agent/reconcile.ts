@@ -95,11 +95,14 @@ export class AgentWorkReconciler implements Reconciler {
   async #applyAll(work: AgentWork): Promise<ManifestOutcome[]> {
     const { applied } = this.#d;
     const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
-    const before = (await applied.get(work.name))?.status?.appliedResources ?? [];
+    const record = await applied.get(work.name);
+    const before = record?.status?.appliedResources ?? [];
     const outcomes = await this.#resolveAll(work, true);
     const planned = outcomes.flatMap((o) => appliedResourceOf(o) ?? []);
-    const union = [...before, ...planned.filter((p) => !before.some((b) => sameResource(b, p)))];
-    await applied.record(work.name, union, work.spec.deleteOption);
+    const added = planned.filter((p) => !before.some((b) => sameResource(b, p)));
+    // The record must cover an object before it can exist; already covered objects need no write.
+    if (added.length > 0 || !record)
+      await applied.record(work.name, [...before, ...added], work.spec.deleteOption);
     const input = this.#input(work, true);
     for (const [i, o] of outcomes.entries()) await applyResolved(input, o, manifests[i] as Manifest);
     const current = outcomes.flatMap((o) => (o.object ? (appliedResourceOf(o) ?? []) : []));

@@ -33,6 +33,8 @@ export interface MaestroServerOptions {
   broker: BrokerConnectionOptions;
   /** Release a deletion no agent confirmed after this long. Default 1 h, Maestro's default. */
   staleDeleteMs?: number;
+  /** Publish a work again when no status of its generation arrived after this long. Default 30 s. */
+  redeliverAfterMs?: number;
   /** Default 4. */
   workers?: number;
   log?: Logger;
@@ -87,6 +89,7 @@ export class MaestroServer implements Runnable {
         applier: new Applier(client, SERVER_NAME),
         events: new EventRecorder(client, SERVER_NAME, this.#log),
         staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
+        redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
       }),
     });
     enqueueForObject(this.#works, this.#controller);

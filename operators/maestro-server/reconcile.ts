@@ -25,6 +25,8 @@ export interface ServerReconcilerDeps {
   events: EventRecorder;
   /** Release the finalizer of a deletion no agent confirmed after this long. */
   staleDeleteMs: number;
+  /** Publish again when no agent reported on the published generation after this long. */
+  redeliverAfterMs: number;
 }
 
 /** Filled by the phases, read by the status computation. */
@@ -40,6 +42,8 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #d: ServerReconcilerDeps;
   /** uid → what was last published for it ("<generation>" or "delete"). */
   readonly #published = new Map<string, string>();
+  /** uid → when the current generation was last published. */
+  readonly #publishedAt = new Map<string, number>();
 
   constructor(deps: ServerReconcilerDeps) {
     this.#d = deps;
@@ -57,7 +61,7 @@ export class ManifestWorkReconciler implements Reconciler {
     } finally {
       await this.#writeStatus(scope);
     }
-    return {};
+    return this.#requeue(scope);
   }
 
   async #publish(ctx: ReconcileContext, scope: Scope): Promise<void> {
@@ -76,13 +80,39 @@ export class ManifestWorkReconciler implements Reconciler {
       }
       return;
     }
-    if (this.#published.get(uid) !== String(generation)) {
+    const isNew = this.#published.get(uid) !== String(generation);
+    if (isNew || this.#undelivered(scope, generation)) {
       const sent = await this.#send(ctx, scope, Action.update);
       if (!sent) return;
       this.#published.set(uid, String(generation));
-      await this.#d.events.event(work, "Normal", "Published", `Generation ${generation} sent to ${consumer}`);
+      this.#publishedAt.set(uid, Date.now());
+      if (isNew)
+        await this.#d.events.event(
+          work,
+          "Normal",
+          "Published",
+          `Generation ${generation} sent to ${consumer}`,
+        );
     }
     scope.facts = { outcome: "published", generation, consumer };
+  }
+
+  /**
+   * True when the agent has not reported on this generation for redeliverAfterMs: the event may
+   * have met an agent that was between connections (clean sessions keep nothing), and the
+   * agent's own resync may have gone out before this server subscribed. Maestro's undelivered
+   * detector covers the same gap.
+   */
+  #undelivered(scope: Scope, generation: number): boolean {
+    if (this.#d.statuses.get(scope.uid)?.resourceVersion === generation) return false;
+    return Date.now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
+  }
+
+  /** How soon to look again: while no status of the current generation arrived, at redelivery time. */
+  #requeue(scope: Scope): Result {
+    if (scope.facts?.outcome !== "published") return {};
+    if (this.#d.statuses.get(scope.uid)?.resourceVersion === scope.facts.generation) return {};
+    return { requeueAfterMs: this.#d.redeliverAfterMs };
   }
 
   /** Publishes; records why not in the scope when the broker is away or refuses the size. */
@@ -140,6 +170,7 @@ export class ManifestWorkReconciler implements Reconciler {
     await this.#d.applier.removeFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
     this.#d.statuses.delete(uid);
     this.#published.delete(uid);
+    this.#publishedAt.delete(uid);
     return {};
   }
 

@@ -127,6 +127,12 @@ export class KubeClient {
   readonly cluster: string;
   readonly kubeConfig: KubeConfig;
   readonly server: string;
+  /**
+   * client-node builds a new undici Agent for every request, so each call paid a TLS handshake
+   * and left an idle connection behind. The TLS material comes from the kubeconfig loaded once,
+   * so one dispatcher serves every request (auth headers are still applied per request).
+   */
+  #dispatcher: ReturnType<RequestContext["getDispatcher"]>;
 
   constructor(cluster: string, kubeConfig: KubeConfig) {
     const current = kubeConfig.getCurrentCluster();
@@ -145,7 +151,7 @@ export class KubeClient {
       method: input.method,
       headers,
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
-      dispatcher: ctx.getDispatcher(),
+      dispatcher: (this.#dispatcher ??= ctx.getDispatcher()),
       signal: input.signal,
     });
     return res;
