@@ -7,6 +7,8 @@
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  *   --leader-elect                 run controllers only while holding the lease
  *   --namespace <ns>               where the lease lives (default hcp-system)
+ *   --broker-url <mqtts://h:p>     run maestro-server against this MQTT 5 broker, with
+ *   --broker-ca/-cert/-key <path>  its CA and this server's client certificate (CN "maestro")
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { hostname } from "node:os";
@@ -14,6 +16,7 @@ import { parseArgs } from "node:util";
 import { ClusterRegistry } from "./runtime/clusters.ts";
 import { createLogger } from "./runtime/logger.ts";
 import { Manager, signalHandler } from "./runtime/manager.ts";
+import { MaestroServer } from "./maestro-server/controller.ts";
 
 const SERVICE_CLUSTER = "service";
 
@@ -32,6 +35,10 @@ async function main(): Promise<void> {
       "http-address": { type: "string", default: "0.0.0.0:8080" },
       "leader-elect": { type: "boolean", default: false },
       namespace: { type: "string", default: "hcp-system" },
+      "broker-url": { type: "string" },
+      "broker-ca": { type: "string", default: "" },
+      "broker-cert": { type: "string", default: "" },
+      "broker-key": { type: "string", default: "" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -55,6 +62,22 @@ async function main(): Promise<void> {
       : undefined,
   });
   manager.addReadyCheck("informers-synced", () => clusters.hasSynced());
+  if (values["broker-url"]) {
+    const server = new MaestroServer({
+      cluster: service,
+      log,
+      broker: {
+        url: values["broker-url"],
+        caFile: values["broker-ca"],
+        certFile: values["broker-cert"],
+        keyFile: values["broker-key"],
+        clientId: `maestro-${hostname()}`,
+      },
+    });
+    manager.add(server);
+    // A follower holds no broker connection; readiness must not depend on leadership.
+    manager.addReadyCheck("broker", () => !manager.isLeader() || server.connection.isConnected());
+  }
   await manager.start(signalHandler(log));
   clusters.stopAll();
 }

@@ -1,0 +1,61 @@
+/**
+ * The maestro-agent process, one per management cluster: applies the works of its consumer and
+ * reports their status. Probes and metrics as the operators process.
+ *
+ *   --consumer <name>              the consumer (management cluster) name, [a-z0-9-]+
+ *   --kubeconfig <path>            the management cluster (default: in-cluster / $KUBECONFIG)
+ *   --broker-url <mqtts://h:p>     the MQTT 5 broker
+ *   --broker-ca/-cert/-key <path>  its CA and this agent's client certificate (CN = consumer)
+ *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
+ *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { parseArgs } from "node:util";
+import { KubeClient } from "../runtime/kube.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { Manager, signalHandler } from "../runtime/manager.ts";
+import { MaestroAgent } from "./controller.ts";
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      consumer: { type: "string" },
+      kubeconfig: { type: "string" },
+      "broker-url": { type: "string" },
+      "broker-ca": { type: "string", default: "" },
+      "broker-cert": { type: "string", default: "" },
+      "broker-key": { type: "string", default: "" },
+      "allowed-kinds": { type: "string" },
+      "http-address": { type: "string", default: "0.0.0.0:8080" },
+    },
+  });
+  if (!values.consumer || !values["broker-url"]) throw new Error("--consumer and --broker-url are required");
+  const kc = new KubeConfig();
+  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+  else kc.loadFromDefault();
+  const log = createLogger({ component: "maestro-agent" });
+  const agent = new MaestroAgent({
+    consumer: values.consumer,
+    kube: new KubeClient(values.consumer, kc),
+    log,
+    allowedKinds: values["allowed-kinds"]
+      ?.split(",")
+      .map((k) => k.trim())
+      .filter(Boolean),
+    broker: {
+      url: values["broker-url"],
+      caFile: values["broker-ca"],
+      certFile: values["broker-cert"],
+      keyFile: values["broker-key"],
+    },
+  });
+  const manager = new Manager({ httpAddress: values["http-address"], log });
+  manager.add(agent);
+  manager.addReadyCheck("broker", () => agent.connection.isConnected());
+  await manager.start(signalHandler(log));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`maestro-agent: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
