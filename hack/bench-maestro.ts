@@ -11,10 +11,8 @@ import type { KubeClient } from "../operators/runtime/kube.ts";
 import type { Region } from "./harness/region.ts";
 
 export interface LatencyResult {
-  works: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
+  /** Milliseconds from create to status back, one per work, ascending. */
+  latenciesMs: number[];
   totalMs: number;
 }
 
@@ -25,10 +23,6 @@ const namespaceType = {
   plural: "namespaces",
   namespaced: false,
 };
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 
 function work(consumer: string, i: number, target: string): ManifestWork {
   return {
@@ -121,12 +115,5 @@ export async function benchManifestWorkLatency(
   await Promise.allSettled(runs);
   registry.stopAll();
   latencies.sort((a, b) => a - b);
-  const round = (n: number): number => Math.round(n);
-  return {
-    works: count,
-    p50Ms: round(percentile(latencies, 50)),
-    p99Ms: round(percentile(latencies, 99)),
-    maxMs: round(latencies[latencies.length - 1] ?? NaN),
-    totalMs: round(totalMs),
-  };
+  return { latenciesMs: latencies, totalMs };
 }

@@ -68,12 +68,13 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
 async function benchMaestro(count: number): Promise<Figure[]> {
   const region = await startRegion({ managementClusters: 2 });
   try {
-    const r = await benchManifestWorkLatency(region, count);
-    const detail = `${r.works} works, 2 consumers, all back in ${r.totalMs} ms`;
+    const { latenciesMs, totalMs } = await benchManifestWorkLatency(region, count);
+    const ms = (p: number): number => Math.round(percentile(latenciesMs, p));
+    const detail = `${latenciesMs.length} works, 2 consumers, all back in ${Math.round(totalMs)} ms`;
     return [
-      { name: "manifestwork status-back p50", value: r.p50Ms, unit: "ms", detail },
-      { name: "manifestwork status-back p99", value: r.p99Ms, unit: "ms" },
-      { name: "manifestwork status-back max", value: r.maxMs, unit: "ms" },
+      { name: "manifestwork status-back p50", value: ms(50), unit: "ms", detail },
+      { name: "manifestwork status-back p99", value: ms(99), unit: "ms" },
+      { name: "manifestwork status-back max", value: ms(100), unit: "ms" },
     ];
   } finally {
     await region.stop();

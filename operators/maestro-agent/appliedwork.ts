@@ -7,7 +7,6 @@
 import { createHash } from "node:crypto";
 import { WORK_GROUP, type DeleteOption, type ResourceIdentifier } from "../api/work/v1.ts";
 import type { Applier } from "../runtime/apply.ts";
-import { isNotFound } from "../runtime/errors.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
 
 export const AppliedManifestWorkResource = {
@@ -76,13 +75,8 @@ export class AppliedWorks {
     return `${this.#hubHash}-${workName}`;
   }
 
-  async get(workName: string): Promise<AppliedManifestWork | undefined> {
-    try {
-      return await this.#client.get<AppliedManifestWork>(AppliedManifestWorkResource, this.nameOf(workName));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  get(workName: string): Promise<AppliedManifestWork | undefined> {
+    return this.#client.find<AppliedManifestWork>(AppliedManifestWorkResource, this.nameOf(workName));
   }
 
   /**
@@ -124,13 +118,8 @@ export class AppliedWorks {
     const remaining: AppliedResource[] = [];
     for (const r of resources) {
       const type = typeOf(r);
-      let live: KubeObject;
-      try {
-        live = await this.#client.get(type, r.name, r.namespace || undefined);
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        throw err;
-      }
+      const live = await this.#client.find(type, r.name, r.namespace || undefined);
+      if (!live) continue;
       if (r.uid && live.metadata.uid !== r.uid) continue;
       if (!live.metadata.deletionTimestamp) {
         await this.#client.delete(

@@ -12,7 +12,7 @@ import type {
   UpdateStrategy,
   UpdateStrategyType,
 } from "../api/work/v1.ts";
-import { errorMessage, isConflict, isNotFound } from "../runtime/errors.ts";
+import { errorMessage, isConflict } from "../runtime/errors.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
 import type { RestMapper } from "./restmapper.ts";
 
@@ -83,19 +83,6 @@ type StrategyApplier = (
   s: UpdateStrategy | undefined,
 ) => Promise<KubeObject | undefined>;
 
-async function getOrUndefined(
-  client: KubeClient,
-  type: ResourceType,
-  m: KubeObject,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.get(type, m.metadata.name ?? "", m.metadata.namespace);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 const strategies: Record<UpdateStrategyType, StrategyApplier> = {
   Update: (client, type, m) => client.apply(type, m, { fieldManager: DEFAULT_FIELD_MANAGER, force: true }),
   ServerSideApply: (client, type, m, s) =>
@@ -103,8 +90,9 @@ const strategies: Record<UpdateStrategyType, StrategyApplier> = {
       fieldManager: s?.serverSideApply?.fieldManager || DEFAULT_FIELD_MANAGER,
       force: s?.serverSideApply?.force ?? false,
     }),
-  CreateOnly: async (client, type, m) => (await getOrUndefined(client, type, m)) ?? client.create(type, m),
-  ReadOnly: (client, type, m) => getOrUndefined(client, type, m),
+  CreateOnly: async (client, type, m) =>
+    (await client.find(type, m.metadata.name ?? "", m.metadata.namespace)) ?? client.create(type, m),
+  ReadOnly: (client, type, m) => client.find(type, m.metadata.name ?? "", m.metadata.namespace),
 };
 
 function splitApiVersion(apiVersion: string): { group: string; version: string } {

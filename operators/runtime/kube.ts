@@ -169,6 +169,20 @@ export class KubeClient {
     return this.#json<T>({ method: HttpMethod.GET, path: resourcePath(t, namespace, name) });
   }
 
+  /** Like get, but a missing object resolves to undefined instead of a 404 error. */
+  async find<T extends KubeObject>(
+    t: ResourceType,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
+    try {
+      return await this.get<T>(t, name, namespace);
+    } catch (err) {
+      if (isApiError(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
   /** One page of a list; use listAll for everything. */
   list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
     const { namespace, ...rest } = opts;
