@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, etcd and kubectl from the Go module proxy into a cache outside the clone.
+# Builds kube-apiserver, kube-controller-manager, etcd and kubectl from the Go module proxy into a cache outside the clone.
 # Prints the directory that holds the binaries (the envtest KUBEBUILDER_ASSETS convention).
 #
 #   KUBEBUILDER_ASSETS=<dir>   use binaries already there and build nothing
@@ -23,7 +23,7 @@ if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   exit 0
 fi
 
-if [[ -x "${OUT}/kube-apiserver" && -x "${OUT}/etcd" && -x "${OUT}/kubectl" ]]; then
+if [[ -x "${OUT}/kube-apiserver" && -x "${OUT}/etcd" && -x "${OUT}/kubectl" && -x "${OUT}/kube-controller-manager" ]]; then
   echo "${OUT}"
   exit 0
 fi
@@ -47,7 +47,8 @@ build_kubernetes() {
     printf 'module local/kube-build\n\ngo 1.26.0\n\ngodebug default=go1.26\n' >go.mod
     for m in ${modules}; do go mod edit "-replace=${m}=${m}@${staging_version}"; done
     go mod edit "-require=k8s.io/kubernetes@v${K8S_VERSION}"
-    go get "k8s.io/kubernetes/cmd/kube-apiserver@v${K8S_VERSION}" "k8s.io/kubernetes/cmd/kubectl@v${K8S_VERSION}"
+    go get "k8s.io/kubernetes/cmd/kube-apiserver@v${K8S_VERSION}" "k8s.io/kubernetes/cmd/kubectl@v${K8S_VERSION}" \
+      "k8s.io/kubernetes/cmd/kube-controller-manager@v${K8S_VERSION}"
     local ldflags="-s -w \
       -X 'k8s.io/component-base/version.gitVersion=v${K8S_VERSION}' \
       -X 'k8s.io/component-base/version.gitMajor=1' \
@@ -59,9 +60,14 @@ build_kubernetes() {
     go build -trimpath -ldflags "${ldflags}" -o "${OUT}/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
     log "building kubectl v${K8S_VERSION}"
     go build -trimpath -ldflags "${ldflags}" -o "${OUT}/kubectl.tmp" k8s.io/kubernetes/cmd/kubectl
+    # Namespace deletion and ownerReference garbage collection live in the controller manager.
+    log "building kube-controller-manager v${K8S_VERSION}"
+    go build -trimpath -ldflags "${ldflags}" -o "${OUT}/kube-controller-manager.tmp" \
+      k8s.io/kubernetes/cmd/kube-controller-manager
   )
   mv "${OUT}/kube-apiserver.tmp" "${OUT}/kube-apiserver"
   mv "${OUT}/kubectl.tmp" "${OUT}/kubectl"
+  mv "${OUT}/kube-controller-manager.tmp" "${OUT}/kube-controller-manager"
 }
 
 build_etcd() {
@@ -79,6 +85,6 @@ build_etcd() {
 }
 
 [[ -x "${OUT}/etcd" ]] || build_etcd
-[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kubectl" ]] || build_kubernetes
+[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kubectl" && -x "${OUT}/kube-controller-manager" ]] || build_kubernetes
 log "built in $(($(date +%s) - start))s into ${OUT}"
 echo "${OUT}"
