@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: pure unit tests beside the code, and integration/e2e tests that share one local
-// region (etcd + kube-apiservers) started once by the global setup.
+// Pure unit tests beside the code; integration/e2e tests that share one local region (etcd +
+// kube-apiservers) started once by the global setup; and the interop suite against the real
+// Maestro, run on its own by `npm run test:interop` because the Maestro build is slow cold.
 export default defineConfig({
   test: {
     projects: [
@@ -15,11 +16,21 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          include: ["test/**/*.test.ts"],
+          include: ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           // Tests restart apiservers and spawn processes; the machine has two cores.
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: "interop",
+          include: ["test/interop/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
           fileParallelism: false,
         },
       },

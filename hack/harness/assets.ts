@@ -1,5 +1,7 @@
-/** Locates (and on first use builds) kube-apiserver, etcd and kubectl via hack/build-k8s.sh. */
+/** Locates (and on first use builds) kube-apiserver, kube-controller-manager, etcd and kubectl via hack/build-k8s.sh. */
 import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -12,4 +14,18 @@ export async function ensureKubeAssets(): Promise<string> {
   const dir = stdout.trim().split("\n").pop();
   if (!dir) throw new Error("hack/build-k8s.sh printed no directory");
   return dir;
+}
+
+/**
+ * The kube-controller-manager in an assets directory, or undefined: the build script makes one,
+ * but a KUBEBUILDER_ASSETS directory from envtest has none.
+ */
+export function controllerManagerBinary(assetsDir: string): string | undefined {
+  const path = join(assetsDir, "kube-controller-manager");
+  try {
+    accessSync(path, constants.X_OK);
+    return path;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,7 @@
 /**
- * The local region: one etcd and one kube-apiserver per cluster (the service cluster and N
- * management clusters), CRDs installed, a kubeconfig per cluster. Used by the vitest global setup
+ * The local region: one etcd, and one kube-apiserver and one kube-controller-manager (namespace
+ * deletion, garbage collection) per cluster (the service cluster and N management clusters), CRDs
+ * installed, a kubeconfig per cluster. Used by the vitest global setup
  * and by `npm run local`. With HCP_KUBECONFIGS set ("service=/path,mgmt-1=/path,…") it uses
  * those clusters instead (kind, AKS, …) and starts nothing.
  */
@@ -10,8 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startApiServer, type ApiServer } from "./apiserver.ts";
-import { ensureKubeAssets } from "./assets.ts";
+import { controllerManagerBinary, ensureKubeAssets } from "./assets.ts";
 import { startBroker, type Broker } from "./broker.ts";
+import { startControllerManager, type ControllerManager } from "./controllermanager.ts";
 import { crdFilesIn, installCrds } from "./crds.ts";
 import { startEtcd, type Etcd } from "./etcd.ts";
 import { isAlive } from "./process.ts";
@@ -28,6 +30,8 @@ export interface RegionCluster {
   kubeconfigPath: string;
   /** Present when the harness runs this apiserver itself. */
   apiServer?: ApiServer;
+  /** Present when the harness runs this apiserver and the assets hold kube-controller-manager. */
+  controllerManager?: ControllerManager;
 }
 
 export interface Region {
@@ -141,7 +145,10 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
   let etcd: Etcd | undefined;
   let broker: Broker | undefined;
   const servers: ApiServer[] = [];
+  const managers: ControllerManager[] = [];
   const stop = async (): Promise<void> => {
+    // Controller managers first: they would only log errors about apiservers going away.
+    await Promise.all(managers.map((m) => m.stop()));
     await Promise.all([...servers.map((s) => s.stop()), broker?.stop()]);
     await etcd?.stop();
     await rm(workDir, { recursive: true, force: true });
@@ -167,6 +174,9 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
       apiServer: s,
     }));
     await installRegionCrds(clusters);
+    // After the CRDs: the garbage collector then knows every kind from its first discovery
+    // instead of picking new ones up at its next 30 s resync.
+    await startControllerManagers(clusters, { assetsDir, workDir }, managers);
     broker = await brokerStarting;
     return { clusters, assetsDir, etcdUrl, workDir, startupMs: Date.now() - started, broker, stop };
   } catch (err) {
@@ -174,4 +184,33 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
     await stop();
     throw err;
   }
+}
+
+/**
+ * One kube-controller-manager per cluster, each recorded in `managers` as soon as it runs (so a
+ * failed start stops the others). Assets without the binary (envtest's, say) start none, with a
+ * warning: namespaces then stay Terminating and ownerReferences collect nothing.
+ */
+async function startControllerManagers(
+  clusters: RegionCluster[],
+  where: { assetsDir: string; workDir: string },
+  managers: ControllerManager[],
+): Promise<void> {
+  if (!controllerManagerBinary(where.assetsDir)) {
+    process.stderr.write(
+      `[region] ${where.assetsDir} has no kube-controller-manager: namespaces will not finish deleting\n`,
+    );
+    return;
+  }
+  await Promise.all(
+    clusters.map(async (c) => {
+      const manager = await startControllerManager({
+        ...where,
+        name: c.name,
+        kubeconfigPath: c.kubeconfigPath,
+      });
+      managers.push(manager);
+      c.controllerManager = manager;
+    }),
+  );
 }

@@ -46,7 +46,7 @@ describe("npm run local", () => {
 
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
     const pids = await childPids(workDir);
-    expect(pids.length).toBe(5); // etcd + three kube-apiservers + mosquitto
+    expect(pids.length).toBe(8); // etcd + three kube-apiservers + three kube-controller-managers + mosquitto
     child.kill("SIGINT");
     const code = await new Promise<number | null>((r) => child.once("exit", r));
     expect(code).toBe(0);

@@ -1,0 +1,159 @@
+/**
+ * The cluster controller: HcpClusters of the service cluster, from apply to Ready and back to
+ * nothing. Wiring only: informers for the clusters and everything that decides their state (node
+ * pools, management clusters, the cluster's ManifestWorks, the release catalog) feed one
+ * controller whose reconciler is in reconcile.ts.
+ */
+import type { Gauge } from "prom-client";
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, unavailableCatalog } from "../releases/catalog.ts";
+import { Applier } from "../runtime/apply.ts";
+import type { Cluster } from "../runtime/clusters.ts";
+import { Controller } from "../runtime/controller.ts";
+import { EventRecorder } from "../runtime/events.ts";
+import type { Informer } from "../runtime/informer.ts";
+import type { KubeObject, ResourceType } from "../runtime/kube.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { Runnable } from "../runtime/manager.ts";
+import { gauge, metricsRegistry } from "../runtime/metrics.ts";
+import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import { LABELS, type RegionSettings } from "./hostedcluster.ts";
+import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import { CLUSTER_UID_INDEX, ClusterReconciler } from "./reconcile.ts";
+
+export const CLUSTER_CONTROLLER = "cluster-controller";
+
+export const configMapType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+export interface ClusterControllerOptions {
+  /** The service cluster. */
+  cluster: Cluster;
+  /** The operators' namespace: where the release catalog ConfigMap lives. */
+  namespace: string;
+  region: RegionSettings;
+  parentZone: ParentZone;
+  infra: ClusterInfrastructure;
+  /** Default 4. */
+  workers?: number;
+  log?: Logger;
+}
+
+/** Live controllers, read by the phase gauge at scrape time. */
+const live = new Set<Informer<HcpCluster>>();
+let phases: Gauge<"phase"> | undefined;
+
+function registerPhaseGauge(): void {
+  phases ??= gauge(metricsRegistry, {
+    name: "hcp_clusters",
+    help: "HcpClusters by phase",
+    labelNames: ["phase"],
+    collect() {
+      this.reset();
+      for (const informer of live)
+        for (const c of informer.list()) this.inc({ phase: c.status?.phase ?? "Pending" });
+    },
+  });
+}
+
+export class ClusterController implements Runnable {
+  readonly needLeaderElection = true;
+  readonly #clusters: Informer<HcpCluster>;
+  readonly #controller: Controller;
+  readonly #informers: Informer<KubeObject>[];
+
+  constructor(opts: ClusterControllerOptions) {
+    const log = (opts.log ?? silentLogger).child({ component: CLUSTER_CONTROLLER });
+    const { cluster } = opts;
+    this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource);
+    const nodePools = cluster.informer<NodePool>(NodePoolResource);
+    const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
+    const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
+      labelSelector: LABELS.clusterUid,
+      indexers: { [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""] },
+    });
+    const configMaps = cluster.informer<KubeObject>(configMapType, { namespace: opts.namespace });
+    let catalog: { rv: string; parsed: ReleaseCatalog } | undefined;
+    const releases = () => {
+      const cm = configMaps.get(opts.namespace, CATALOG_CONFIGMAP);
+      if (!cm)
+        return unavailableCatalog(
+          `the release catalog ConfigMap ${opts.namespace}/${CATALOG_CONFIGMAP} does not exist`,
+        );
+      const rv = cm.metadata.resourceVersion ?? "";
+      if (catalog?.rv !== rv)
+        catalog = {
+          rv,
+          parsed: ReleaseCatalog.parse((cm["data"] as Record<string, string> | undefined)?.[CATALOG_KEY]),
+        };
+      return catalog.parsed;
+    };
+    const client = cluster.client;
+    this.#controller = new Controller({
+      name: CLUSTER_CONTROLLER,
+      maxConcurrentReconciles: opts.workers ?? 4,
+      log,
+      reconciler: new ClusterReconciler({
+        clusters: this.#clusters,
+        nodePools,
+        managementClusters,
+        works,
+        releases,
+        infra: opts.infra,
+        parentZone: opts.parentZone,
+        region: opts.region,
+        applier: new Applier(client, CLUSTER_CONTROLLER),
+        events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
+      }),
+    });
+    const req = (namespace: string | undefined, name: string | undefined) => ({
+      cluster: cluster.name,
+      namespace: namespace ?? "",
+      name: name ?? "",
+    });
+    enqueueForObject(this.#clusters, this.#controller);
+    enqueueMapped(nodePools, this.#controller, (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)]);
+    enqueueMapped(works, this.#controller, (w) => [
+      req(w.metadata.labels?.[LABELS.clusterNamespace], w.metadata.labels?.[LABELS.clusterName]),
+    ]);
+    // Room on a management cluster or a new release: every cluster still waiting may go on.
+    const all = () => this.#clusters.list().map((c) => req(c.metadata.namespace, c.metadata.name));
+    enqueueMapped(managementClusters, this.#controller, () =>
+      all().filter((r) => !this.#clusters.get(r.namespace, r.name)?.status?.managementCluster),
+    );
+    enqueueMapped(configMaps, this.#controller, (cm) =>
+      cm.metadata.name === CATALOG_CONFIGMAP ? all() : [],
+    );
+    this.#informers = [
+      this.#clusters,
+      nodePools,
+      managementClusters,
+      works,
+      configMaps,
+    ] as Informer<KubeObject>[];
+    registerPhaseGauge();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    live.add(this.#clusters);
+    try {
+      await Promise.all(this.#informers.map((i) => i.waitForSync(signal)));
+      await this.#controller.start(signal);
+    } finally {
+      live.delete(this.#clusters);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * What the cluster controller needs from Azure, one method per resource, each idempotent and
+ * answering with a StepState: ready, still in progress (a long-running operation to look at again),
+ * or failed (retryable, or needing the user). The implementation on the Azure SDKs is in
+ * azure.ts; the controller sees only this.
+ */
+import type { StepState } from "./status.ts";
+
+/** Identifies the cluster's Azure resources and tags them as its own. */
+export interface ClusterInfraSpec {
+  /** The HcpCluster uid: the owner tag every resource carries. */
+  owner: string;
+  /** namespace/name, for humans reading tags. */
+  ownerName: string;
+  subscriptionId: string;
+  location: string;
+  managedResourceGroup: string;
+  /** `<prefix>.<baseDomain>` */
+  zoneName: string;
+  /** The DNS prefix: the NS record's name in the parent zone. */
+  delegationLabel: string;
+  ingressName: string;
+}
+
+export interface ParentZone {
+  subscriptionId: string;
+  resourceGroup: string;
+  /** The region's base domain, e.g. "hcp.example.com". */
+  name: string;
+}
+
+export interface InfraResult {
+  step: StepState;
+  /** Set by ensureIngress once the public IP has an address. */
+  ingressIp?: string;
+}
+
+export interface ClusterInfrastructure {
+  ensureResourceGroup(spec: ClusterInfraSpec): Promise<InfraResult>;
+  ensureDnsZone(spec: ClusterInfraSpec): Promise<InfraResult & { nameServers?: string[] }>;
+  ensureDelegation(spec: ClusterInfraSpec, nameServers: string[]): Promise<InfraResult>;
+  /** Public IP and the load balancer in front of the cluster's ingress. */
+  ensureIngress(spec: ClusterInfraSpec): Promise<InfraResult>;
+  /** `api` and `*.apps` A records in the cluster's zone. */
+  ensureRecords(spec: ClusterInfraSpec, ip: string): Promise<InfraResult>;
+  /**
+   * Removes everything in reverse order. Ready when nothing of the cluster is left; pending while a
+   * deletion runs; never touches a resource another owner tagged.
+   */
+  deleteAll(spec: ClusterInfraSpec): Promise<InfraResult>;
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import type { ManagementCluster } from "../api/v1alpha1/index.ts";
+import { matchesSelector, place } from "./placement.ts";
+
+function mc(
+  name: string,
+  max: number,
+  labels: Record<string, string> = {},
+  schedulable = true,
+): ManagementCluster {
+  return {
+    metadata: { name },
+    spec: { consumerName: name, capacity: { maxHostedClusters: max }, labels, schedulable },
+  };
+}
+
+describe("place", () => {
+  it("picks the least loaded by fraction of capacity, then by name", () => {
+    const load = new Map([
+      ["a", 5],
+      ["b", 1],
+      ["c", 1],
+    ]);
+    const got = place([mc("a", 10), mc("c", 2), mc("b", 2)], load);
+    expect(got.placed && got.managementCluster.metadata.name).toBe("b");
+    expect(place([mc("a", 10), mc("b", 2)], new Map([["a", 1]]))).toMatchObject({ placed: true });
+  });
+
+  it("honours the selector and says which selector matched nothing", () => {
+    const got = place([mc("a", 10, { tier: "standard" }), mc("b", 10, { tier: "premium" })], new Map(), {
+      matchLabels: { tier: "premium" },
+    });
+    expect(got.placed && got.managementCluster.metadata.name).toBe("b");
+    const none = place([mc("a", 10, { tier: "standard" })], new Map(), { matchLabels: { tier: "gold" } });
+    expect(none).toMatchObject({ placed: false, reason: "NoMatchingManagementCluster" });
+    expect(!none.placed && none.message).toContain("tier=gold");
+  });
+
+  it("skips unschedulable clusters and reports full ones with their load", () => {
+    expect(place([mc("a", 10, {}, false)], new Map())).toMatchObject({
+      placed: false,
+      reason: "NoManagementCluster",
+    });
+    const full = place([mc("a", 1)], new Map([["a", 1]]));
+    expect(full).toMatchObject({ placed: false, reason: "NoCapacity" });
+    expect(!full.placed && full.message).toContain("a 1/1");
+  });
+});
+
+describe("matchesSelector", () => {
+  it("evaluates expressions", () => {
+    const labels = { zone: "1", tier: "standard" };
+    expect(
+      matchesSelector(labels, { matchExpressions: [{ key: "zone", operator: "In", values: ["1", "2"] }] }),
+    ).toBe(true);
+    expect(
+      matchesSelector(labels, { matchExpressions: [{ key: "zone", operator: "NotIn", values: ["1"] }] }),
+    ).toBe(false);
+    expect(matchesSelector(labels, { matchExpressions: [{ key: "gpu", operator: "DoesNotExist" }] })).toBe(
+      true,
+    );
+    expect(matchesSelector(labels, { matchExpressions: [{ key: "gpu", operator: "Exists" }] })).toBe(false);
+  });
+});

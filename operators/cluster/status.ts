@@ -1,0 +1,257 @@
+/**
+ * HcpCluster status from the facts the phases recorded: one condition per step (placement,
+ * release, each Azure resource, the HostedCluster work, the HostedCluster itself, DNS records),
+ * then the summary conditions Ready, Progressing and Degraded and a phase for humans. Every
+ * condition goes through setCondition; the whole status is written once per reconcile.
+ */
+import type { HcpCluster, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
+import type { ClusterNames } from "./hostedcluster.ts";
+
+export const CONDITIONS = {
+  Ready: "Ready",
+  Progressing: "Progressing",
+  Degraded: "Degraded",
+  Placed: "Placed",
+  ValidVersion: "ValidVersion",
+  ResourceGroupReady: "ResourceGroupReady",
+  DnsZoneReady: "DnsZoneReady",
+  DnsDelegated: "DnsDelegated",
+  IngressReady: "IngressReady",
+  HostedClusterApplied: "HostedClusterApplied",
+  HostedClusterAvailable: "HostedClusterAvailable",
+  DnsRecordsReady: "DnsRecordsReady",
+  Deleting: "Deleting",
+  Paused: "Paused",
+} as const;
+
+/** The steps in the order they run; a step that is not True holds the ones after it. */
+export const STEP_CONDITIONS = [
+  CONDITIONS.Placed,
+  CONDITIONS.ValidVersion,
+  CONDITIONS.ResourceGroupReady,
+  CONDITIONS.DnsZoneReady,
+  CONDITIONS.DnsDelegated,
+  CONDITIONS.IngressReady,
+  CONDITIONS.HostedClusterApplied,
+  CONDITIONS.HostedClusterAvailable,
+  CONDITIONS.DnsRecordsReady,
+] as const;
+
+export type StepCondition = (typeof STEP_CONDITIONS)[number];
+
+/**
+ * How a step stands. `failed` with `userActionRequired` is something only the user can fix (a
+ * quota, a bad subnet, a missing permission): it makes the cluster Degraded and is not retried in a
+ * loop. Other failures are retried with backoff and shown as Progressing.
+ */
+export type StepState =
+  | { state: "ready"; reason?: string; message: string }
+  | { state: "pending"; reason: string; message: string }
+  | { state: "failed"; reason: string; message: string; userActionRequired: boolean };
+
+/** What the HostedCluster reported through the work's feedback. */
+export interface HostedClusterReport {
+  conditions: Condition[];
+  /** The newest Completed version in the history. */
+  completedVersion?: string;
+  /** The version being rolled out, when the newest history entry is Partial. */
+  updatingTo?: string;
+  endpoint?: { host: string; port: number };
+}
+
+export interface ClusterFacts {
+  cluster: HcpCluster;
+  names: ClusterNames;
+  managementCluster?: string;
+  steps: Partial<Record<StepCondition, StepState>>;
+  work?: ManifestWork;
+  hosted?: HostedClusterReport;
+  deleting?: { reason: string; message: string };
+}
+
+function stepCondition(type: StepCondition, s: StepState): ConditionInput {
+  switch (s.state) {
+    case "ready":
+      return { type, status: "True", reason: s.reason ?? "AsExpected", message: s.message };
+    case "pending":
+      return { type, status: "False", reason: s.reason, message: s.message };
+    case "failed":
+      return { type, status: "False", reason: s.reason, message: s.message };
+  }
+}
+
+function firstNotReady(facts: ClusterFacts): [StepCondition, StepState | undefined] | undefined {
+  for (const type of STEP_CONDITIONS) {
+    const s = facts.steps[type];
+    if (s?.state !== "ready") return [type, s];
+  }
+  return undefined;
+}
+
+function userFailures(facts: ClusterFacts): Array<[StepCondition, StepState & { state: "failed" }]> {
+  const out: Array<[StepCondition, StepState & { state: "failed" }]> = [];
+  for (const type of STEP_CONDITIONS) {
+    const s = facts.steps[type];
+    if (s?.state === "failed" && s.userActionRequired) out.push([type, s]);
+  }
+  return out;
+}
+
+function hostedDegraded(facts: ClusterFacts): Condition | undefined {
+  const c = getCondition(facts.hosted?.conditions, "Degraded");
+  return c?.status === "True" ? c : undefined;
+}
+
+function summary(facts: ClusterFacts): {
+  ready: ConditionInput;
+  progressing: ConditionInput;
+  degraded: ConditionInput;
+} {
+  const hcRef = `HostedCluster ${facts.names.hostedClusterNamespace}/${facts.names.hostedClusterName}`;
+  const failures = userFailures(facts);
+  const hcDegraded = hostedDegraded(facts);
+  const degraded: ConditionInput = failures[0]
+    ? {
+        type: CONDITIONS.Degraded,
+        status: "True",
+        reason: failures[0][1].reason,
+        message: `${failures[0][0]}: ${failures[0][1].message}`,
+      }
+    : hcDegraded
+      ? {
+          type: CONDITIONS.Degraded,
+          status: "True",
+          reason: `HostedCluster${hcDegraded.reason}`,
+          message: `${hcRef} is degraded: ${hcDegraded.message}`,
+        }
+      : { type: CONDITIONS.Degraded, status: "False", reason: "AsExpected", message: "No problem found" };
+
+  if (facts.deleting) {
+    return {
+      ready: { type: CONDITIONS.Ready, status: "False", reason: "Deleting", message: facts.deleting.message },
+      progressing: {
+        type: CONDITIONS.Progressing,
+        status: "True",
+        reason: facts.deleting.reason,
+        message: facts.deleting.message,
+      },
+      degraded,
+    };
+  }
+  const blocker = firstNotReady(facts);
+  const updating = facts.hosted?.updatingTo;
+  const ready: ConditionInput = blocker
+    ? {
+        type: CONDITIONS.Ready,
+        status: "False",
+        reason: blocker[1]?.reason ?? "Pending",
+        message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+      }
+    : hcDegraded
+      ? { type: CONDITIONS.Ready, status: "False", reason: degraded.reason, message: degraded.message }
+      : {
+          type: CONDITIONS.Ready,
+          status: "True",
+          reason: "AsExpected",
+          message: `The cluster is ready on ${facts.managementCluster ?? ""}`,
+        };
+  const progressing: ConditionInput =
+    failures.length > 0 || hcDegraded
+      ? {
+          type: CONDITIONS.Progressing,
+          status: "False",
+          reason: "UserActionRequired",
+          message: degraded.message,
+        }
+      : updating
+        ? {
+            type: CONDITIONS.Progressing,
+            status: "True",
+            reason: "Upgrading",
+            message: `Upgrading the control plane to ${updating}`,
+          }
+        : blocker
+          ? {
+              type: CONDITIONS.Progressing,
+              status: "True",
+              reason: blocker[1]?.reason ?? "Pending",
+              message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+            }
+          : {
+              type: CONDITIONS.Progressing,
+              status: "False",
+              reason: "AsExpected",
+              message: "Nothing to roll out",
+            };
+  return { ready, progressing, degraded };
+}
+
+function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
+  if (facts.deleting) return "Deleting";
+  if (getCondition(conditions, CONDITIONS.Degraded)?.status === "True") return "Degraded";
+  if (getCondition(conditions, CONDITIONS.Ready)?.status === "True")
+    return facts.hosted?.updatingTo ? "Updating" : "Ready";
+  if (facts.hosted?.updatingTo) return "Updating";
+  return "Provisioning";
+}
+
+export function composeStatus(facts: ClusterFacts): HcpClusterStatus {
+  const { cluster } = facts;
+  const opts = { observedGeneration: cluster.metadata.generation };
+  let conditions: Condition[] = cluster.status?.conditions ?? [];
+  for (const type of STEP_CONDITIONS) {
+    const s = facts.steps[type];
+    if (s) conditions = setCondition(conditions, stepCondition(type, s), opts);
+  }
+  const { ready, progressing, degraded } = summary(facts);
+  conditions = setCondition(conditions, ready, opts);
+  conditions = setCondition(conditions, progressing, opts);
+  conditions = setCondition(conditions, degraded, opts);
+  conditions = setCondition(
+    conditions,
+    cluster.spec.paused
+      ? {
+          type: CONDITIONS.Paused,
+          status: "True",
+          reason: "Paused",
+          message: "spec.paused is set: no changes roll out",
+        }
+      : { type: CONDITIONS.Paused, status: "False", reason: "NotPaused", message: "Changes roll out" },
+    opts,
+  );
+  if (facts.deleting)
+    conditions = setCondition(
+      conditions,
+      {
+        type: CONDITIONS.Deleting,
+        status: "True",
+        reason: facts.deleting.reason,
+        message: facts.deleting.message,
+      },
+      opts,
+    );
+  const endpoint = facts.hosted?.endpoint;
+  const previous = cluster.status ?? {};
+  return {
+    conditions,
+    observedGeneration: cluster.metadata.generation,
+    phase: phaseOf(facts, conditions),
+    clusterID: facts.names.clusterID,
+    ...(facts.managementCluster
+      ? {
+          managementCluster: facts.managementCluster,
+          hostedClusterNamespace: facts.names.hostedClusterNamespace,
+        }
+      : {}),
+    ...((facts.hosted?.completedVersion ?? previous.version)
+      ? { version: facts.hosted?.completedVersion ?? previous.version }
+      : {}),
+    ...(endpoint
+      ? { apiURL: `https://${endpoint.host}:${endpoint.port}`, consoleURL: facts.names.consoleURL }
+      : previous.apiURL
+        ? { apiURL: previous.apiURL, consoleURL: previous.consoleURL ?? facts.names.consoleURL }
+        : {}),
+  };
+}

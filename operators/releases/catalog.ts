@@ -1,0 +1,112 @@
+/**
+ * The release catalog: which OpenShift versions the region offers in which channel group, and the
+ * release image of each. It lives in one ConfigMap (`hcp-release-catalog` in the operators'
+ * namespace, key `catalog.yaml`) so that SREs add a release with `kubectl apply` and no restart;
+ * a CRD would add a kind for what is a flat, read-only list.
+ *
+ *   releases:
+ *     - version: 4.19.7
+ *       channelGroups: [stable, fast]
+ *       image: quay.io/openshift-release-dev/ocp-release:4.19.7-multi
+ *
+ * A request for "4.19" resolves to the newest 4.19.z of the channel group; "4.19.7" to exactly
+ * that release.
+ */
+import { load } from "js-yaml";
+import { CHANNEL_GROUPS, type ChannelGroup, type VersionSpec } from "../api/v1alpha1/meta.ts";
+
+export const CATALOG_CONFIGMAP = "hcp-release-catalog";
+export const CATALOG_KEY = "catalog.yaml";
+
+export interface Release {
+  /** major.minor.patch */
+  version: string;
+  image: string;
+  channelGroups: ChannelGroup[];
+}
+
+export type Resolution =
+  | { ok: true; release: Release }
+  | { ok: false; reason: "UnknownVersion" | "CatalogUnavailable"; message: string };
+
+/** Parses "4.19.7" or "4.19" into numbers; undefined when it is neither. */
+export function parseVersion(id: string): number[] | undefined {
+  if (!/^\d+\.\d+(\.\d+)?$/.test(id)) return undefined;
+  return id.split(".").map(Number);
+}
+
+/** Negative when a < b; compares as many parts as both have (so "4.19" equals "4.19.7"). */
+export function compareVersions(a: string, b: string): number {
+  const pa = parseVersion(a) ?? [];
+  const pb = parseVersion(b) ?? [];
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export class ReleaseCatalog {
+  readonly releases: readonly Release[];
+  /** Entries the parser skipped, with why; shown in conditions rather than failing everything. */
+  readonly problems: readonly string[];
+
+  constructor(releases: Release[], problems: string[] = []) {
+    this.releases = releases;
+    this.problems = problems;
+  }
+
+  /** Reads the ConfigMap's catalog.yaml; an entry with a bad field is skipped and named in problems. */
+  static parse(text: string | undefined): ReleaseCatalog {
+    if (!text) return new ReleaseCatalog([], [`the ConfigMap has no ${CATALOG_KEY}`]);
+    let doc: unknown;
+    try {
+      doc = load(text);
+    } catch (err) {
+      return new ReleaseCatalog([], [`${CATALOG_KEY} is not YAML: ${(err as Error).message}`]);
+    }
+    const entries = (doc as { releases?: unknown } | null)?.releases;
+    if (!Array.isArray(entries)) return new ReleaseCatalog([], [`${CATALOG_KEY} has no releases list`]);
+    const releases: Release[] = [];
+    const problems: string[] = [];
+    entries.forEach((entry: unknown, i) => {
+      const e = (entry ?? {}) as Record<string, unknown>;
+      const raw = e["version"];
+      const version = typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
+      const image = e["image"];
+      const groups = e["channelGroups"] ?? ["stable"];
+      const where = `releases[${i}]`;
+      if (parseVersion(version)?.length !== 3)
+        return void problems.push(`${where}.version "${version}" is not major.minor.patch`);
+      if (typeof image !== "string" || image === "")
+        return void problems.push(`${where}.image is missing for ${version}`);
+      if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
+        return void problems.push(`${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}`);
+      releases.push({ version, image, channelGroups: groups as ChannelGroup[] });
+    });
+    releases.sort((a, b) => compareVersions(b.version, a.version));
+    return new ReleaseCatalog(releases, problems);
+  }
+
+  /** The release a version request means, or why there is none. */
+  resolve(spec: VersionSpec): Resolution {
+    const group = spec.channelGroup ?? "stable";
+    const inGroup = this.releases.filter((r) => r.channelGroups.includes(group));
+    const match = inGroup.find(
+      (r) =>
+        r.version === spec.id || (parseVersion(spec.id)?.length === 2 && r.version.startsWith(`${spec.id}.`)),
+    );
+    if (match) return { ok: true, release: match };
+    const offered = [...new Set(inGroup.map((r) => r.version))].reverse().join(", ") || "none";
+    return {
+      ok: false,
+      reason: "UnknownVersion",
+      message: `OpenShift ${spec.id} is not offered in channel group ${group}; offered: ${offered}`,
+    };
+  }
+}
+
+/** What a controller gets while the ConfigMap is missing: every request is refused with that reason. */
+export function unavailableCatalog(why: string): { resolve(spec: VersionSpec): Resolution } {
+  return { resolve: () => ({ ok: false, reason: "CatalogUnavailable", message: why }) };
+}
