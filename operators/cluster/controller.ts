@@ -14,13 +14,13 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, unavailableCatalog } from "../releases/catalog.ts";
+import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller } from "../runtime/controller.ts";
 import { EventRecorder } from "../runtime/events.ts";
 import type { Informer } from "../runtime/informer.ts";
-import type { KubeObject, ResourceType } from "../runtime/kube.ts";
+import type { KubeObject } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { gauge, metricsRegistry } from "../runtime/metrics.ts";
@@ -30,14 +30,6 @@ import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { CLUSTER_UID_INDEX, ClusterReconciler } from "./reconcile.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
-
-export const configMapType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
 
 export interface ClusterControllerOptions {
   /** The service cluster. */
@@ -85,22 +77,7 @@ export class ClusterController implements Runnable {
       labelSelector: LABELS.clusterUid,
       indexers: { [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""] },
     });
-    const configMaps = cluster.informer<KubeObject>(configMapType, { namespace: opts.namespace });
-    let catalog: { rv: string; parsed: ReleaseCatalog } | undefined;
-    const releases = () => {
-      const cm = configMaps.get(opts.namespace, CATALOG_CONFIGMAP);
-      if (!cm)
-        return unavailableCatalog(
-          `the release catalog ConfigMap ${opts.namespace}/${CATALOG_CONFIGMAP} does not exist`,
-        );
-      const rv = cm.metadata.resourceVersion ?? "";
-      if (catalog?.rv !== rv)
-        catalog = {
-          rv,
-          parsed: ReleaseCatalog.parse((cm["data"] as Record<string, string> | undefined)?.[CATALOG_KEY]),
-        };
-      return catalog.parsed;
-    };
+    const catalog = catalogSource(cluster, opts.namespace);
     const client = cluster.client;
     this.#controller = new Controller({
       name: CLUSTER_CONTROLLER,
@@ -111,7 +88,7 @@ export class ClusterController implements Runnable {
         nodePools,
         managementClusters,
         works,
-        releases,
+        releases: () => catalog.current(),
         infra: opts.infra,
         parentZone: opts.parentZone,
         region: opts.region,
@@ -134,7 +111,7 @@ export class ClusterController implements Runnable {
     enqueueMapped(managementClusters, this.#controller, () =>
       all().filter((r) => !this.#clusters.get(r.namespace, r.name)?.status?.managementCluster),
     );
-    enqueueMapped(configMaps, this.#controller, (cm) =>
+    enqueueMapped(catalog.informer, this.#controller, (cm) =>
       cm.metadata.name === CATALOG_CONFIGMAP ? all() : [],
     );
     this.#informers = [
@@ -142,7 +119,7 @@ export class ClusterController implements Runnable {
       nodePools,
       managementClusters,
       works,
-      configMaps,
+      catalog.informer,
     ] as Informer<KubeObject>[];
     registerPhaseGauge();
   }

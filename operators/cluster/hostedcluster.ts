@@ -5,6 +5,12 @@
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
 import { createHash } from "node:crypto";
+import {
+  HOSTED_CLUSTER_KIND,
+  HYPERSHIFT_API_VERSION,
+  HostedClusterResource,
+  type HostedCluster,
+} from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import {
@@ -16,7 +22,6 @@ import {
 } from "../api/work/v1.ts";
 import type { Release } from "../releases/catalog.ts";
 
-export const HYPERSHIFT_API_VERSION = "hypershift.openshift.io/v1beta1";
 export const PULL_SECRET_NAME = "pull-secret";
 
 /** Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster. */
@@ -96,7 +101,13 @@ export function vnetIdOf(subnetId: string): string {
 }
 
 function identityRef(name: string) {
-  return { credentialsSecretName: name, objectEncoding: "utf-8" };
+  return { credentialsSecretName: name, objectEncoding: "utf-8" as const };
+}
+
+/** A typed object as a work manifest (which needs apiVersion and kind set). */
+export function asManifest(obj: { apiVersion?: string; kind?: string; metadata: object }): Manifest {
+  if (!obj.apiVersion || !obj.kind) throw new Error("a manifest needs apiVersion and kind");
+  return obj as unknown as Manifest;
 }
 
 /** The HyperShift HostedCluster (the real CRD's Azure + ManagedIdentities shape). */
@@ -105,18 +116,21 @@ export function hostedClusterManifest(
   names: ClusterNames,
   release: Release,
   region: RegionSettings,
-): Manifest {
+): HostedCluster {
   const azure = cluster.spec.platform.azure;
   const net = { ...DEFAULT_NETWORK, ...cluster.spec.network };
   const operators = azure.identities.controlPlaneOperators;
   const dataPlane = azure.identities.dataPlaneOperators ?? {};
   const clientIdOf = (id: string | undefined) =>
     id ? identityClientId(id) : identityClientId(names.clusterID);
-  const route = (service: string) => ({ service, servicePublishingStrategy: { type: "Route" } });
+  const route = (service: "OAuthServer" | "Konnectivity" | "Ignition") => ({
+    service,
+    servicePublishingStrategy: { type: "Route" as const },
+  });
   const [major = "4", minor = "0"] = release.version.split(".");
   return {
     apiVersion: HYPERSHIFT_API_VERSION,
-    kind: "HostedCluster",
+    kind: HOSTED_CLUSTER_KIND,
     metadata: {
       name: names.hostedClusterName,
       namespace: names.hostedClusterNamespace,
@@ -230,14 +244,18 @@ export function hostedClusterWork(
     metadata: { name: names.workName, namespace: consumer, labels: workLabels(cluster) },
     spec: {
       workload: {
-        manifests: [namespace, pullSecret, hostedClusterManifest(cluster, names, release, region)],
+        manifests: [
+          namespace,
+          pullSecret,
+          asManifest(hostedClusterManifest(cluster, names, release, region)),
+        ],
       },
       deleteOption: { propagationPolicy: "Foreground" },
       manifestConfigs: [
         {
           resourceIdentifier: {
-            group: "hypershift.openshift.io",
-            resource: "hostedclusters",
+            group: HostedClusterResource.group,
+            resource: HostedClusterResource.plural,
             name: names.hostedClusterName,
             namespace: names.hostedClusterNamespace,
           },

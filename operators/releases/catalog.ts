@@ -14,6 +14,9 @@
  */
 import { load } from "js-yaml";
 import { CHANNEL_GROUPS, type ChannelGroup, type VersionSpec } from "../api/v1alpha1/meta.ts";
+import type { Cluster } from "../runtime/clusters.ts";
+import type { Informer } from "../runtime/informer.ts";
+import type { KubeObject, ResourceType } from "../runtime/kube.ts";
 
 export const CATALOG_CONFIGMAP = "hcp-release-catalog";
 export const CATALOG_KEY = "catalog.yaml";
@@ -109,4 +112,42 @@ export class ReleaseCatalog {
 /** What a controller gets while the ConfigMap is missing: every request is refused with that reason. */
 export function unavailableCatalog(why: string): { resolve(spec: VersionSpec): Resolution } {
   return { resolve: () => ({ ok: false, reason: "CatalogUnavailable", message: why }) };
+}
+
+export const configMapType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+export interface CatalogSource {
+  /** The catalog as the ConfigMap says now (parsed again only when it changed). */
+  current(): { resolve(spec: VersionSpec): Resolution };
+  /** The ConfigMaps of the namespace, for controllers that requeue when the catalog changes. */
+  informer: Informer<KubeObject>;
+}
+
+/** The catalog read through the shared informer of the operators' namespace ConfigMaps. */
+export function catalogSource(cluster: Cluster, namespace: string): CatalogSource {
+  const informer = cluster.informer<KubeObject>(configMapType, { namespace });
+  let cached: { rv: string; parsed: ReleaseCatalog } | undefined;
+  return {
+    informer,
+    current() {
+      const cm = informer.get(namespace, CATALOG_CONFIGMAP);
+      if (!cm)
+        return unavailableCatalog(
+          `the release catalog ConfigMap ${namespace}/${CATALOG_CONFIGMAP} does not exist`,
+        );
+      const rv = cm.metadata.resourceVersion ?? "";
+      if (cached?.rv !== rv)
+        cached = {
+          rv,
+          parsed: ReleaseCatalog.parse((cm["data"] as Record<string, string> | undefined)?.[CATALOG_KEY]),
+        };
+      return cached.parsed;
+    },
+  };
 }

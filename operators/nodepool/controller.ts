@@ -1,0 +1,104 @@
+/**
+ * The node pool controller: NodePools of the service cluster, each carried by a ManifestWork of
+ * its own to the management cluster its HcpCluster is placed on. Wiring only; see reconcile.ts.
+ */
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { LABELS, type RegionSettings } from "../cluster/hostedcluster.ts";
+import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
+import { Applier } from "../runtime/apply.ts";
+import type { Cluster } from "../runtime/clusters.ts";
+import { Controller, type Request } from "../runtime/controller.ts";
+import { EventRecorder } from "../runtime/events.ts";
+import type { Informer } from "../runtime/informer.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { Runnable } from "../runtime/manager.ts";
+import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import { NODE_POOL_UID_INDEX, NodePoolReconciler } from "./reconcile.ts";
+
+export const NODE_POOL_CONTROLLER = "nodepool-controller";
+
+export interface NodePoolControllerOptions {
+  cluster: Cluster;
+  /** The operators' namespace: where the release catalog ConfigMap lives. */
+  namespace: string;
+  region: RegionSettings;
+  workers?: number;
+  log?: Logger;
+}
+
+export class NodePoolController implements Runnable {
+  readonly needLeaderElection = true;
+  readonly #controller: Controller;
+  readonly #informers: Informer<KubeObject>[];
+
+  constructor(opts: NodePoolControllerOptions) {
+    const log = (opts.log ?? silentLogger).child({ component: NODE_POOL_CONTROLLER });
+    const { cluster } = opts;
+    const pools = cluster.informer<NodePool>(NodePoolResource);
+    const clusters = cluster.informer<HcpCluster>(HcpClusterResource);
+    const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
+    const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
+      labelSelector: LABELS.nodePool,
+      indexers: { [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""] },
+    });
+    const catalog = catalogSource(cluster, opts.namespace);
+    const client = cluster.client;
+    this.#controller = new Controller({
+      name: NODE_POOL_CONTROLLER,
+      maxConcurrentReconciles: opts.workers ?? 4,
+      log,
+      reconciler: new NodePoolReconciler({
+        pools,
+        clusters,
+        managementClusters,
+        works,
+        releases: () => catalog.current(),
+        region: opts.region,
+        applier: new Applier(client, NODE_POOL_CONTROLLER),
+        events: new EventRecorder(client, NODE_POOL_CONTROLLER, log),
+      }),
+    });
+    const toReq = (p: NodePool): Request => ({
+      cluster: cluster.name,
+      namespace: p.metadata.namespace ?? "",
+      name: p.metadata.name ?? "",
+    });
+    const poolsOf = (namespace: string | undefined, clusterName: string | undefined) =>
+      pools
+        .list(namespace)
+        .filter((p) => p.spec.clusterRef.name === clusterName)
+        .map(toReq);
+    enqueueForObject(pools, this.#controller);
+    enqueueMapped(clusters, this.#controller, (c) => poolsOf(c.metadata.namespace, c.metadata.name));
+    enqueueMapped(works, this.#controller, (w) =>
+      pools
+        .list(w.metadata.labels?.[LABELS.clusterNamespace])
+        .filter((p) => p.metadata.uid === w.metadata.labels?.[LABELS.nodePool])
+        .map(toReq),
+    );
+    enqueueMapped(catalog.informer, this.#controller, (cm) =>
+      cm.metadata.name === CATALOG_CONFIGMAP ? pools.list().map(toReq) : [],
+    );
+    this.#informers = [
+      pools,
+      clusters,
+      managementClusters,
+      works,
+      catalog.informer,
+    ] as Informer<KubeObject>[];
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await Promise.all(this.#informers.map((i) => i.waitForSync(signal)));
+    await this.#controller.start(signal);
+  }
+}
