@@ -1,0 +1,121 @@
+/**
+ * Every shape of HostedCluster and NodePool the controllers produce is accepted by the real
+ * HyperShift CRDs (OpenAPI schema and CEL rules) installed on a management cluster: public and
+ * private clusters, fixed, autoscaling, labelled and tainted, and zero-sized node pools.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  HostedClusterResource,
+  NodePoolResource as HyperShiftNodePoolResource,
+  type HostedCluster,
+  type NodePool as HyperShiftNodePool,
+} from "../../operators/api/hypershift/v1beta1.ts";
+import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import {
+  clusterNames,
+  hostedClusterManifest,
+  type RegionSettings,
+} from "../../operators/cluster/hostedcluster.ts";
+import { hyperShiftNodePool } from "../../operators/nodepool/nodepool.ts";
+import type { Release } from "../../operators/releases/catalog.ts";
+import type { KubeClient } from "../../operators/runtime/kube.ts";
+import { clientFor, tempNamespace } from "../support/fixtures.ts";
+import { sampleAutoscalingPool, sampleCluster, sampleFixedPool } from "../support/samples.ts";
+
+const region: RegionSettings = {
+  environment: "test",
+  baseDomain: "hcp.example.com",
+  managedIdentitiesKeyVault: "kv-test",
+  pullSecret: '{"auths":{}}',
+};
+const release: Release = {
+  version: "4.19.7",
+  image: "quay.io/openshift-release-dev/ocp-release:4.19.7-multi",
+  channelGroups: ["stable"],
+};
+
+let mgmt: KubeClient;
+let ns: { name: string; remove(): Promise<void> };
+let n = 0;
+
+/** A sample cluster with a uid, so names derive as they do for a stored object. */
+function cluster(mutate: (c: HcpCluster) => void = () => undefined): HcpCluster {
+  const c = sampleCluster();
+  c.metadata.namespace = "customer";
+  c.metadata.uid = `0b0e5c6e-4f7d-4e43-9d7a-${String(100000000000 + n++).slice(-12)}`;
+  mutate(c);
+  return c;
+}
+
+/** Creates the object for real in the test namespace (names made unique there), then reads it back. */
+async function accepted<T extends HostedCluster | HyperShiftNodePool>(obj: T): Promise<T> {
+  const type = obj.kind === "HostedCluster" ? HostedClusterResource : HyperShiftNodePoolResource;
+  obj.metadata.namespace = ns.name;
+  return mgmt.create<T>(type, obj);
+}
+
+beforeAll(async () => {
+  mgmt = clientFor("mgmt-1");
+  ns = await tempNamespace(mgmt, "hs-shapes");
+});
+
+afterAll(async () => {
+  await ns?.remove();
+});
+
+describe("HostedCluster shapes", () => {
+  it("a public cluster with every identity", async () => {
+    const c = cluster();
+    const hc = await accepted(hostedClusterManifest(c, clusterNames(c, region), release, region));
+    expect(hc.spec.platform.azure?.azureAuthenticationConfig).toMatchObject({
+      azureAuthenticationConfigType: "ManagedIdentities",
+    });
+    expect(hc.spec.clusterID).toBe(c.metadata.uid);
+  });
+
+  it("a private cluster without data-plane identities and a custom network", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "priv";
+      x.spec.api = { visibility: "Private" };
+      x.spec.network = { podCidr: "10.200.0.0/14", serviceCidr: "172.40.0.0/16", hostPrefix: 24 };
+      delete x.spec.platform.azure.identities.dataPlaneOperators;
+    });
+    const hc = await accepted(hostedClusterManifest(c, clusterNames(c, region), release, region));
+    expect(hc.spec.platform.azure?.topology).toBe("Private");
+  });
+});
+
+describe("NodePool shapes", () => {
+  const c = cluster();
+  const names = clusterNames(c, region);
+  const shapes: Array<[string, (p: NodePool) => void]> = [
+    ["fixed replicas", () => undefined],
+    ["scaled to zero", (p) => (p.spec.replicas = 0)],
+    [
+      "labels, taints, drain timeout, encryption at host and its own subnet",
+      (p) => {
+        p.spec.labels = { "node-role.kubernetes.io/infra": "", team: "a" };
+        p.spec.taints = [{ key: "dedicated", value: "infra", effect: "NoSchedule" }];
+        p.spec.nodeDrainTimeoutMinutes = 15;
+        p.spec.platform.azure.encryptionAtHost = true;
+        p.spec.platform.azure.subnetId = c.spec.platform.azure.subnetId.replace(/nodes$/, "infra");
+      },
+    ],
+  ];
+  for (const [what, mutate] of shapes)
+    it(what, async () => {
+      const pool = sampleFixedPool();
+      pool.metadata.name = `pool-${n++}`;
+      mutate(pool);
+      const np = await accepted(hyperShiftNodePool(pool, c, names, release));
+      expect(np.spec.clusterName).toBe(names.hostedClusterName);
+    });
+
+  it("autoscaling", async () => {
+    const pool = sampleAutoscalingPool();
+    pool.metadata.name = `pool-${n++}`;
+    const np = await accepted(hyperShiftNodePool(pool, c, names, release));
+    expect(np.spec.autoScaling).toEqual(pool.spec.autoScaling);
+    expect(np.spec.replicas).toBeUndefined();
+  });
+});
