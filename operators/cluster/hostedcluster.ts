@@ -211,13 +211,35 @@ export function hostedClusterManifest(
   };
 }
 
-/** Feedback names the cluster controller reads; values travel as raw JSON. */
+/**
+ * Feedback the cluster controller reads. Each value is small on purpose: OCM's agent refuses raw
+ * JSON values over 1 KiB, and a HostedCluster's whole condition list is larger than that.
+ */
 export const FEEDBACK = {
-  conditions: "conditions",
-  version: "version",
-  controlPlaneVersion: "controlPlaneVersion",
-  endpoint: "controlPlaneEndpoint",
+  available: "available",
+  progressing: "progressing",
+  degraded: "degraded",
+  completedVersion: "completedVersion",
+  latestUpdate: "latestUpdate",
+  endpointHost: "endpointHost",
+  endpointPort: "endpointPort",
 } as const;
+
+const conditionPath = (type: string) => `.status.conditions[?(@.type=="${type}")]`;
+
+const hostedClusterFeedbackPaths = [
+  { name: FEEDBACK.available, path: conditionPath("Available") },
+  { name: FEEDBACK.progressing, path: conditionPath("Progressing") },
+  { name: FEEDBACK.degraded, path: conditionPath("Degraded") },
+  // History is newest first: the first Completed entry is the version running now.
+  {
+    name: FEEDBACK.completedVersion,
+    path: '.status.controlPlaneVersion.history[?(@.state=="Completed")].version',
+  },
+  { name: FEEDBACK.latestUpdate, path: ".status.controlPlaneVersion.history[0]" },
+  { name: FEEDBACK.endpointHost, path: ".status.controlPlaneEndpoint.host" },
+  { name: FEEDBACK.endpointPort, path: ".status.controlPlaneEndpoint.port" },
+];
 
 export function hostedClusterWork(
   cluster: HcpCluster,
@@ -266,12 +288,7 @@ export function hostedClusterWork(
           feedbackRules: [
             {
               type: "JSONPaths",
-              jsonPaths: [
-                { name: FEEDBACK.conditions, path: ".conditions" },
-                { name: FEEDBACK.version, path: ".version" },
-                { name: FEEDBACK.controlPlaneVersion, path: ".controlPlaneVersion" },
-                { name: FEEDBACK.endpoint, path: ".controlPlaneEndpoint" },
-              ],
+              jsonPaths: hostedClusterFeedbackPaths,
             },
           ],
         },

@@ -14,6 +14,7 @@ import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { compareVersions, type Release, type Resolution } from "../releases/catalog.ts";
 import type { Applier } from "../runtime/apply.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import type { Condition } from "../runtime/conditions.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -228,6 +229,7 @@ export class ClusterReconciler implements Reconciler {
     if (!this.#record(scope, CONDITIONS.ResourceGroupReady, rg.step)) return false;
     const zone = await infra.ensureDnsZone(infraSpec);
     if (!this.#record(scope, CONDITIONS.DnsZoneReady, zone.step)) return false;
+    failpoint("cluster/after-dns-zone");
     if (facts.names.baseDomain.toLowerCase() !== parentZone.name.toLowerCase()) {
       return this.#record(scope, CONDITIONS.DnsDelegated, {
         state: "failed",
@@ -467,27 +469,22 @@ function workApplied(work: ManifestWork): StepState {
   };
 }
 
-interface VersionHistoryEntry {
-  state?: string;
-  version?: string;
-}
-
-/** Parses the HostedCluster feedback (raw JSON values) defensively: the agent sends what it read. */
+/** Parses the HostedCluster feedback defensively: the agent sends what it read, or nothing. */
 export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
-  const conditions = Array.isArray(fb[FEEDBACK.conditions]) ? (fb[FEEDBACK.conditions] as Condition[]) : [];
-  const version = (fb[FEEDBACK.controlPlaneVersion] ?? fb[FEEDBACK.version]) as
-    { history?: VersionHistoryEntry[] } | undefined;
-  const history = Array.isArray(version?.history) ? version.history : [];
-  const completed = history.find((h) => h.state === "Completed")?.version;
-  const newest = history[0];
-  const endpoint = fb[FEEDBACK.endpoint] as { host?: unknown; port?: unknown } | undefined;
+  const conditions = [FEEDBACK.available, FEEDBACK.progressing, FEEDBACK.degraded]
+    .map((name) => fb[name])
+    .filter(
+      (c): c is Condition => typeof c === "object" && c !== null && typeof (c as Condition).type === "string",
+    );
+  const latest = fb[FEEDBACK.latestUpdate] as { state?: unknown; version?: unknown } | undefined;
+  const completed = fb[FEEDBACK.completedVersion];
+  const host = fb[FEEDBACK.endpointHost];
+  const port = fb[FEEDBACK.endpointPort];
   return {
     conditions,
-    completedVersion: completed,
-    updatingTo: newest?.state === "Partial" ? newest.version : undefined,
-    endpoint:
-      typeof endpoint?.host === "string" && endpoint.host && typeof endpoint.port === "number"
-        ? { host: endpoint.host, port: endpoint.port }
-        : undefined,
+    completedVersion: typeof completed === "string" && completed ? completed : undefined,
+    updatingTo:
+      latest?.state === "Partial" && typeof latest.version === "string" ? latest.version : undefined,
+    endpoint: typeof host === "string" && host && typeof port === "number" ? { host, port } : undefined,
   };
 }

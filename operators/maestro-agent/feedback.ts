@@ -1,7 +1,7 @@
 /**
  * Status feedback: values read from an applied object's status by the work's feedback rules.
  * WellKnownStatus reads OCM's fixed fields per kind; JSONPaths evaluates kubectl-style paths
- * below `.status`. Integers, strings and booleans keep their type; lists and objects travel as
+ * against the whole object (`.status.readyReplicas`), as OCM's agent does, taking the first match. Integers, strings and booleans keep their type; lists and objects travel as
  * raw JSON (Maestro enables raw feedback, up to 1 MiB).
  */
 import { JSONPath } from "jsonpath-plus";
@@ -9,20 +9,23 @@ import type { FeedbackRule, FeedbackValue, FieldValue } from "../api/work/v1.ts"
 
 export const MAX_JSON_RAW_BYTES = 1024 * 1024;
 
-/** OCM's well-known status fields: name → path below .status, per group/kind. */
+/** OCM's well-known status fields: name → path, per group/kind. */
 const wellKnown: Record<string, Record<string, string>> = {
   "apps/Deployment": {
-    ReadyReplicas: ".readyReplicas",
-    Replicas: ".replicas",
-    AvailableReplicas: ".availableReplicas",
+    ReadyReplicas: ".status.readyReplicas",
+    Replicas: ".status.replicas",
+    AvailableReplicas: ".status.availableReplicas",
   },
   "apps/DaemonSet": {
-    NumberReady: ".numberReady",
-    DesiredNumberScheduled: ".desiredNumberScheduled",
-    NumberAvailable: ".numberAvailable",
+    NumberReady: ".status.numberReady",
+    DesiredNumberScheduled: ".status.desiredNumberScheduled",
+    NumberAvailable: ".status.numberAvailable",
   },
-  "batch/Job": { JobComplete: '.conditions[?(@.type=="Complete")].status', JobSucceeded: ".succeeded" },
-  "/Pod": { PodReady: '.conditions[?(@.type=="Ready")].status', PodPhase: ".phase" },
+  "batch/Job": {
+    JobComplete: '.status.conditions[?(@.type=="Complete")].status',
+    JobSucceeded: ".status.succeeded",
+  },
+  "/Pod": { PodReady: '.status.conditions[?(@.type=="Ready")].status', PodPhase: ".status.phase" },
 };
 
 export function toFieldValue(value: unknown): FieldValue | undefined {
@@ -38,11 +41,10 @@ export function toFieldValue(value: unknown): FieldValue | undefined {
   return undefined;
 }
 
-/** The value at a kubectl-style path below `.status`; undefined when absent. */
-export function readStatusPath(status: unknown, path: string): unknown {
+/** The first value at a kubectl-style path of the object; undefined when absent. */
+export function readPath(obj: unknown, path: string): unknown {
   const expr = "$" + (path.startsWith(".") || path.startsWith("[") ? path : `.${path}`);
-  const results = JSONPath({ path: expr, json: status ?? {}, wrap: true }) as unknown[];
-  if (results.length > 1) throw new Error(`path ${path} matches ${results.length} values, want one`);
+  const results = JSONPath({ path: expr, json: obj ?? {}, wrap: true }) as unknown[];
   return results[0];
 }
 
@@ -53,7 +55,7 @@ export interface FeedbackResult {
 }
 
 export function collectFeedback(
-  obj: { apiVersion?: string; kind?: string; status?: unknown },
+  obj: { apiVersion?: string; kind?: string },
   rules: FeedbackRule[],
 ): FeedbackResult {
   const values: FeedbackValue[] = [];
@@ -61,7 +63,7 @@ export function collectFeedback(
   const group = obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : "";
   const read = (name: string, path: string): void => {
     try {
-      const fieldValue = toFieldValue(readStatusPath(obj.status, path));
+      const fieldValue = toFieldValue(readPath(obj, path));
       if (fieldValue) values.push({ name, fieldValue });
     } catch (err) {
       errors.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);

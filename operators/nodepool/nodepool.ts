@@ -14,7 +14,8 @@ import { ManifestWorkResource, WORK_API_VERSION, type ManifestWork } from "../ap
 import { asManifest, LABELS, workLabels, type ClusterNames } from "../cluster/hostedcluster.ts";
 import type { Release } from "../releases/catalog.ts";
 
-export const POOL_FEEDBACK = { replicas: "replicas", version: "version", conditions: "conditions" } as const;
+/** Small values only: OCM's agent refuses raw JSON over 1 KiB. */
+export const POOL_FEEDBACK = { replicas: "replicas", version: "version", ready: "ready" } as const;
 
 export interface PoolNames {
   /** `<cluster prefix>-<pool name>`, as ARO HCP names it. */
@@ -125,9 +126,9 @@ export function nodePoolWork(
             {
               type: "JSONPaths",
               jsonPaths: [
-                { name: POOL_FEEDBACK.replicas, path: ".replicas" },
-                { name: POOL_FEEDBACK.version, path: ".version" },
-                { name: POOL_FEEDBACK.conditions, path: ".conditions" },
+                { name: POOL_FEEDBACK.replicas, path: ".status.replicas" },
+                { name: POOL_FEEDBACK.version, path: ".status.version" },
+                { name: POOL_FEEDBACK.ready, path: '.status.conditions[?(@.type=="Ready")]' },
               ],
             },
           ],

@@ -277,9 +277,8 @@ export class NodePoolReconciler implements Reconciler {
 }
 
 export function poolReport(fb: Record<string, unknown>): PoolReport {
-  const conditions = Array.isArray(fb[POOL_FEEDBACK.conditions])
-    ? (fb[POOL_FEEDBACK.conditions] as PoolReport["conditions"])
-    : [];
+  const ready = fb[POOL_FEEDBACK.ready] as PoolReport["conditions"][number] | undefined;
+  const conditions = ready && typeof ready.type === "string" ? [ready] : [];
   const replicas = fb[POOL_FEEDBACK.replicas];
   const version = fb[POOL_FEEDBACK.version];
   return {

@@ -206,8 +206,8 @@ describe("maestro transport", () => {
               {
                 type: "JSONPaths",
                 jsonPaths: [
-                  { name: "available", path: '.conditions[?(@.type=="Available")].status' },
-                  { name: "conditions", path: ".conditions" },
+                  { name: "available", path: '.status.conditions[?(@.type=="Available")].status' },
+                  { name: "conditions", path: ".status.conditions" },
                 ],
               },
             ],

@@ -157,7 +157,7 @@ describe("our maestro-server with the real maestro agent", () => {
             resourceIdentifier: { group: "apps", resource: "deployments", name: "app", namespace: target },
             feedbackRules: [
               { type: "WellKnownStatus" },
-              { type: "JSONPaths", jsonPaths: [{ name: "replicas", path: ".replicas" }] },
+              { type: "JSONPaths", jsonPaths: [{ name: "desired", path: ".status.replicas" }] },
             ],
           },
         ],
@@ -201,7 +201,7 @@ describe("our maestro-server with the real maestro agent", () => {
     const values = manifests.find((m) => m.resourceMeta.kind === "Deployment")!.statusFeedback!.values!;
     const byName = Object.fromEntries(values.map((v) => [v.name, v.fieldValue]));
     expect(byName["ReadyReplicas"]).toEqual({ type: "Integer", integer: 2 });
-    expect(byName["replicas"]).toEqual({ type: "Integer", integer: 3 });
+    expect(byName["desired"]).toEqual({ type: "Integer", integer: 3 });
 
     // Version bump: one manifest replaced, the other changed.
     const current = (await work(name))!;
