@@ -9,6 +9,16 @@
  *   --namespace <ns>               where the lease lives (default hcp-system)
  *   --broker-url <mqtts://h:p>     run maestro-server against this MQTT 5 broker, with
  *   --broker-ca/-cert/-key <path>  its CA and this server's client certificate (CN "maestro")
+ *   --base-domain <zone>           run the cluster, node pool and management cluster controllers;
+ *                                  the region's parent DNS zone, which lives in
+ *   --parent-zone-subscription <uuid> --parent-zone-resource-group <name>
+ *   --environment <id>             ARO HCP's envIdentifier, in management-cluster namespaces (default "local")
+ *   --keyvault <name>              Key Vault of the managed identities' credentials (default "hcp-mi")
+ *   --pull-secret-file <path>      .dockerconfigjson for release images (default: empty auths)
+ *   --azure-endpoint <url>         ARM endpoint (default https://management.azure.com)
+ *   --azure-authority-host <url>   Entra ID authority (default: the SDK's)
+ *   --azure-ca <path>              extra CA to trust for ARM and token calls (the emulator's)
+ *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { hostname } from "node:os";
@@ -16,7 +26,15 @@ import { parseArgs } from "node:util";
 import { ClusterRegistry } from "./runtime/clusters.ts";
 import { createLogger } from "./runtime/logger.ts";
 import { Manager, signalHandler } from "./runtime/manager.ts";
+import { readFile } from "node:fs/promises";
+import { createAzureClients } from "./azure/clients.ts";
+import { AzureClusterInfrastructure } from "./cluster/azure.ts";
+import { ClusterController } from "./cluster/controller.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
+import { ManagementClusterController } from "./managementcluster/controller.ts";
+import { NodePoolController } from "./nodepool/controller.ts";
+import type { Cluster } from "./runtime/clusters.ts";
+import type { Logger } from "./runtime/logger.ts";
 
 const SERVICE_CLUSTER = "service";
 
@@ -39,6 +57,15 @@ async function main(): Promise<void> {
       "broker-ca": { type: "string", default: "" },
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
+      "base-domain": { type: "string" },
+      "parent-zone-subscription": { type: "string", default: "" },
+      "parent-zone-resource-group": { type: "string", default: "" },
+      environment: { type: "string", default: "local" },
+      keyvault: { type: "string", default: "hcp-mi" },
+      "pull-secret-file": { type: "string" },
+      "azure-endpoint": { type: "string" },
+      "azure-authority-host": { type: "string" },
+      "azure-ca": { type: "string" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -78,8 +105,56 @@ async function main(): Promise<void> {
     // A follower holds no broker connection; readiness must not depend on leadership.
     manager.addReadyCheck("broker", () => !manager.isLeader() || server.connection.isConnected());
   }
+  if (values["base-domain"]) {
+    for (const r of await lifecycleControllers(values, service, log)) manager.add(r);
+  }
   await manager.start(signalHandler(log));
   clusters.stopAll();
+}
+
+interface LifecycleFlags {
+  namespace: string;
+  "base-domain"?: string;
+  "parent-zone-subscription": string;
+  "parent-zone-resource-group": string;
+  environment: string;
+  keyvault: string;
+  "pull-secret-file"?: string;
+  "azure-endpoint"?: string;
+  "azure-authority-host"?: string;
+  "azure-ca"?: string;
+}
+
+/** The cluster, node pool and management cluster controllers, with their Azure clients. */
+async function lifecycleControllers(values: LifecycleFlags, service: Cluster, log: Logger) {
+  const baseDomain = values["base-domain"] ?? "";
+  if (!values["parent-zone-subscription"] || !values["parent-zone-resource-group"])
+    throw new Error("--base-domain needs --parent-zone-subscription and --parent-zone-resource-group");
+  const region = {
+    environment: values.environment,
+    baseDomain,
+    managedIdentitiesKeyVault: values.keyvault,
+    pullSecret: values["pull-secret-file"]
+      ? await readFile(values["pull-secret-file"], "utf8")
+      : '{"auths":{}}',
+  };
+  const parentZone = {
+    subscriptionId: values["parent-zone-subscription"],
+    resourceGroup: values["parent-zone-resource-group"],
+    name: baseDomain,
+  };
+  const azure = await createAzureClients({
+    armEndpoint: values["azure-endpoint"],
+    authorityHost: values["azure-authority-host"],
+    caFile: values["azure-ca"],
+  });
+  const infra = new AzureClusterInfrastructure(azure, parentZone);
+  const namespace = values.namespace;
+  return [
+    new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
+    new NodePoolController({ cluster: service, namespace, region, log }),
+    new ManagementClusterController({ cluster: service, log }),
+  ];
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,186 @@
+/**
+ * The region's software on top of its infrastructure: on the service cluster the release catalog,
+ * the ManagementCluster CRs, the parent DNS zone in the ARM emulator, and the controllers
+ * (maestro-server, cluster, node pool, management cluster); on each management cluster a
+ * maestro-agent and the HyperShift simulator. Everything runs in this process, each controller
+ * exactly as operators/main.ts would run it, so `npm run local` and the tests see one system.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { readFile } from "node:fs/promises";
+import { load } from "js-yaml";
+import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
+import { createAzureClients } from "../../operators/azure/clients.ts";
+import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
+import { ClusterController } from "../../operators/cluster/controller.ts";
+import type { RegionSettings } from "../../operators/cluster/hostedcluster.ts";
+import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
+import { HyperShiftSimulator } from "../../operators/hypershift-simulator/controller.ts";
+import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
+import { MaestroServer } from "../../operators/maestro-server/controller.ts";
+import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
+import { NodePoolController } from "../../operators/nodepool/controller.ts";
+import { configMapType } from "../../operators/releases/catalog.ts";
+import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { isApiError, KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
+import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
+import type { Runnable } from "../../operators/runtime/manager.ts";
+import type { ArmEmulator } from "./arm-emulator/index.ts";
+import type { BrokerCredentials } from "./broker.ts";
+
+export const CATALOG_FILE = new URL("../../config/service/release-catalog.yaml", import.meta.url);
+export const LOCAL_BASE_DOMAIN = "hcp.example.com";
+/** The service's own subscription and resource group, where the region's parent zone lives. */
+export const SERVICE_SUBSCRIPTION = "00000000-0000-4000-8000-00000000aaaa";
+export const SERVICE_RESOURCE_GROUP = "hcp-service";
+
+const namespaceType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+
+export interface StackOptions {
+  serviceKubeconfig: string;
+  management: Array<{ name: string; kubeconfigPath: string }>;
+  broker: { url: string; credentials(identity: string): Promise<BrokerCredentials> };
+  arm: Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">;
+  /** Where the catalog lives and the operators run. Default hcp-system. */
+  namespace?: string;
+  region?: Partial<RegionSettings>;
+  simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
+  /**
+   * Run the cluster, node pool and management cluster controllers here (default true). The crash
+   * test runs them in an operators process of its own instead.
+   */
+  lifecycleControllers?: boolean;
+  log?: Logger;
+}
+
+export interface Stack {
+  namespace: string;
+  region: RegionSettings;
+  parentZone: ParentZone;
+  stop(): Promise<void>;
+}
+
+async function ensure(client: KubeClient, type: ResourceType, obj: KubeObject): Promise<void> {
+  await client.create(type, obj).catch((err: unknown) => {
+    if (!isApiError(err, 409)) throw err;
+  });
+}
+
+/** The catalog ConfigMap from config/service, placed in `namespace`. */
+export async function catalogConfigMap(namespace: string): Promise<KubeObject> {
+  const cm = load(await readFile(CATALOG_FILE, "utf8")) as KubeObject;
+  return { ...cm, metadata: { ...cm.metadata, namespace } };
+}
+
+/** Writes what the service cluster holds before any customer arrives. */
+async function seedServiceCluster(
+  service: KubeClient,
+  namespace: string,
+  management: StackOptions["management"],
+): Promise<void> {
+  await ensure(service, namespaceType, { metadata: { name: namespace } });
+  const catalog = await catalogConfigMap(namespace);
+  await service.apply(configMapType, catalog, { fieldManager: "hcp-local" });
+  for (const [i, m] of management.entries()) {
+    await ensure(service, namespaceType, { metadata: { name: m.name } });
+    const mc: ManagementCluster = {
+      apiVersion: "hcp.aro.dev/v1alpha1",
+      kind: "ManagementCluster",
+      metadata: { name: m.name },
+      spec: {
+        consumerName: m.name,
+        capacity: { maxHostedClusters: 20 },
+        schedulable: true,
+        labels: { tier: "standard", "topology.kubernetes.io/zone": `local-${i + 1}` },
+        region: "eastus",
+      },
+    };
+    await ensure(service, ManagementClusterResource, mc);
+  }
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const log = opts.log ?? silentLogger;
+  const namespace = opts.namespace ?? "hcp-system";
+  const region: RegionSettings = {
+    environment: "local",
+    baseDomain: LOCAL_BASE_DOMAIN,
+    managedIdentitiesKeyVault: "hcp-local-mi",
+    pullSecret: '{"auths":{}}',
+    ...opts.region,
+  };
+  const parentZone: ParentZone = {
+    subscriptionId: SERVICE_SUBSCRIPTION,
+    resourceGroup: SERVICE_RESOURCE_GROUP,
+    name: region.baseDomain,
+  };
+  const registry = new ClusterRegistry(log);
+  const serviceKc = new KubeConfig();
+  serviceKc.loadFromFile(opts.serviceKubeconfig);
+  const service = registry.add("service", serviceKc);
+  await seedServiceCluster(service.client, namespace, opts.management);
+
+  const azure = await createAzureClients({
+    armEndpoint: opts.arm.endpoint,
+    authorityHost: opts.arm.endpoint,
+    caFile: opts.arm.caPath,
+    credential: {
+      tenantId: opts.arm.tenantId,
+      clientId: opts.arm.clientId,
+      clientSecret: opts.arm.clientSecret,
+    },
+  });
+  const infra = new AzureClusterInfrastructure(azure, parentZone);
+  await infra.ensureParentZone();
+
+  const creds = async (identity: string) => {
+    const c = await opts.broker.credentials(identity);
+    return { url: opts.broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
+  };
+  const runnables: Runnable[] = [
+    new MaestroServer({
+      cluster: service,
+      log,
+      broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
+    }),
+  ];
+  if (opts.lifecycleControllers !== false)
+    runnables.push(
+      new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
+      new NodePoolController({ cluster: service, namespace, region, log }),
+      new ManagementClusterController({ cluster: service, log }),
+    );
+  for (const m of opts.management) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(m.kubeconfigPath);
+    const mgmt = registry.add(m.name, kc);
+    runnables.push(
+      new MaestroAgent({
+        consumer: m.name,
+        kube: new KubeClient(m.name, kc),
+        broker: await creds(m.name),
+        log,
+      }),
+      new HyperShiftSimulator({ cluster: mgmt, log, ...opts.simulator }),
+    );
+  }
+  const stop = new AbortController();
+  const running = runnables.map((r) =>
+    r.start(stop.signal).catch((err: unknown) => log.error("a stack component stopped", err)),
+  );
+  return {
+    namespace,
+    region,
+    parentZone,
+    async stop() {
+      stop.abort();
+      await Promise.all(running);
+      registry.stopAll();
+    },
+  };
+}

@@ -1,0 +1,280 @@
+/**
+ * A cluster's whole life on the local region: `kubectl apply` of an HcpCluster and two NodePools
+ * on the service cluster; the controllers place it, provision Azure in the ARM emulator, carry the
+ * HostedCluster and NodePools over MQTT to a management cluster where the HyperShift simulator
+ * runs them, and status comes back. Then an upgrade, a scale, a failing HyperShift, and a delete
+ * that leaves nothing behind anywhere.
+ */
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { dump } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { startStack, type Stack } from "../../hack/harness/stack.ts";
+import {
+  HostedClusterResource,
+  NodePoolResource as HyperShiftNodePoolResource,
+} from "../../operators/api/hypershift/v1beta1.ts";
+import {
+  HcpClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { LABELS } from "../../operators/cluster/hostedcluster.ts";
+import type { Condition } from "../../operators/runtime/conditions.ts";
+import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
+import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { brokerCredentials, clusterInfo, kubectlPath, region } from "../support/region.ts";
+import { sampleAutoscalingPool, sampleCluster, sampleFixedPool } from "../support/samples.ts";
+
+const exec = promisify(execFile);
+const FAIL_ANNOTATION = "hypershift-simulator.hcp.aro.dev/fail";
+const LIFECYCLE_MS = 90_000;
+
+let arm: ArmEmulator;
+let stack: Stack;
+let scratch: { path: string; remove(): Promise<void> };
+const service = clientFor("service");
+const customer = `customer-${process.pid}`;
+
+function cond(
+  obj: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): Condition | undefined {
+  return obj?.status?.conditions?.find((c) => c.type === type);
+}
+
+async function kubectlApply(objects: KubeObject[]): Promise<void> {
+  const file = join(scratch.path, `apply-${Date.now()}.yaml`);
+  await writeFile(file, objects.map((o) => dump(o)).join("---\n"));
+  await exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, "apply", "-f", file]);
+}
+
+const getCluster = (name: string) => service.find<HcpCluster>(HcpClusterResource, name, customer);
+const getPool = (name: string) => service.find<NodePool>(NodePoolResource, name, customer);
+
+beforeAll(async () => {
+  scratch = await scratchDir("lifecycle");
+  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 100 });
+  stack = await startStack({
+    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
+    management: ["mgmt-1", "mgmt-2"].map((name) => ({
+      name,
+      kubeconfigPath: clusterInfo(name).kubeconfigPath,
+    })),
+    broker: { url: region().broker.url, credentials: brokerCredentials },
+    arm,
+    namespace: `hcp-e2e-${process.pid}`,
+    simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 },
+  });
+  await service.create(namespaceType, { metadata: { name: customer } });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await arm?.stop();
+  await scratch?.remove();
+});
+
+describe("cluster lifecycle", () => {
+  const cluster = sampleCluster();
+  cluster.metadata.namespace = customer;
+  cluster.metadata.name = "e2e";
+  cluster.spec.dns.baseDomainPrefix = `e2e${process.pid % 100000}`;
+  delete cluster.spec.placement;
+  const fixed = sampleFixedPool();
+  fixed.metadata = { name: "workers", namespace: customer };
+  fixed.spec.clusterRef.name = "e2e";
+  const auto = sampleAutoscalingPool();
+  auto.metadata = { name: "batch", namespace: customer };
+  auto.spec.clusterRef.name = "e2e";
+
+  let mgmt: KubeClient;
+  let hcNamespace = "";
+
+  it("reaches Ready from kubectl apply, with status filled", async () => {
+    await kubectlApply([cluster, fixed, auto]);
+    await eventually(
+      "the HcpCluster and both node pools Ready",
+      async () => {
+        const [c, p1, p2] = await Promise.all([getCluster("e2e"), getPool("workers"), getPool("batch")]);
+        return [c, p1, p2].every((o) => cond(o, "Ready")?.status === "True");
+      },
+      LIFECYCLE_MS,
+    );
+    const c = (await getCluster("e2e"))!;
+    expect(c.status).toMatchObject({
+      phase: "Ready",
+      version: "4.19.7",
+      clusterID: c.metadata.uid,
+      observedGeneration: c.metadata.generation,
+    });
+    expect(c.status?.apiURL).toBe(`https://api.${cluster.spec.dns.baseDomainPrefix}.hcp.example.com:443`);
+    expect(c.status?.consoleURL).toContain(`apps.${cluster.spec.dns.baseDomainPrefix}.hcp.example.com`);
+    expect(["mgmt-1", "mgmt-2"]).toContain(c.status?.managementCluster);
+    for (const step of [
+      "Placed",
+      "DnsZoneReady",
+      "DnsDelegated",
+      "IngressReady",
+      "HostedClusterAvailable",
+      "DnsRecordsReady",
+    ])
+      expect(cond(c, step)?.status, step).toBe("True");
+    hcNamespace = c.status?.hostedClusterNamespace ?? "";
+    expect(hcNamespace).toBe(`ocm-local-${c.metadata.uid}`);
+    mgmt = clientFor(c.status!.managementCluster!);
+    expect(
+      await mgmt.find(HostedClusterResource, cluster.spec.dns.baseDomainPrefix, hcNamespace),
+    ).toBeDefined();
+    expect((await getPool("workers"))?.status).toMatchObject({
+      replicas: 2,
+      readyReplicas: 2,
+      version: "4.19.7",
+    });
+    expect((await getPool("batch"))?.status).toMatchObject({ replicas: 1, version: "4.19.7" });
+
+    const zone = `${cluster.spec.dns.baseDomainPrefix}.hcp.example.com`.toLowerCase();
+    const ids = arm.resources().map((r) => r.id.toLowerCase());
+    expect(ids.some((id) => id.endsWith(`/dnszones/${zone}`))).toBe(true);
+    expect(
+      ids.some((id) => id.endsWith(`/dnszones/hcp.example.com/ns/${cluster.spec.dns.baseDomainPrefix}`)),
+    ).toBe(true);
+    expect(ids.some((id) => id.endsWith(`/dnszones/${zone}/a/api`))).toBe(true);
+    expect(ids.filter((id) => id.includes("/loadbalancers/")).length).toBe(1);
+
+    const mc = await service.find<KubeObject & { status?: { hostedClusters?: number } }>(
+      {
+        group: "hcp.aro.dev",
+        version: "v1alpha1",
+        kind: "ManagementCluster",
+        plural: "managementclusters",
+        namespaced: false,
+      },
+      c.status!.managementCluster!,
+    );
+    expect(mc?.status?.hostedClusters).toBeGreaterThanOrEqual(1);
+  });
+
+  it("upgrades the control plane and the pool that follows it, and scales the other", async () => {
+    await service.mergePatch(
+      HcpClusterResource,
+      { name: "e2e", namespace: customer },
+      { spec: { version: { id: "4.20" } } },
+    );
+    await service.mergePatch(
+      NodePoolResource,
+      { name: "workers", namespace: customer },
+      { spec: { replicas: 3 } },
+    );
+    await eventually(
+      "the upgrade and the scale through",
+      async () => {
+        const [c, p1, p2] = await Promise.all([getCluster("e2e"), getPool("workers"), getPool("batch")]);
+        return (
+          c?.status?.version === "4.20.2" &&
+          cond(c, "Ready")?.status === "True" &&
+          p1?.status?.replicas === 3 &&
+          p2?.status?.version === "4.20.2"
+        );
+      },
+      LIFECYCLE_MS,
+    );
+    expect((await getPool("workers"))?.status?.version).toBe("4.19.7");
+    const hc = await mgmt.find<KubeObject & { spec?: { release?: { image?: string } } }>(
+      HostedClusterResource,
+      cluster.spec.dns.baseDomainPrefix,
+      hcNamespace,
+    );
+    expect(hc?.spec?.release?.image).toContain("4.20.2");
+  });
+
+  it("refuses an unknown version with a clear condition", async () => {
+    // Within the minor: the CRD lets the user take it back (it refuses minor downgrades itself).
+    await service.mergePatch(
+      NodePoolResource,
+      { name: "workers", namespace: customer },
+      { spec: { version: { id: "4.19.99" } } },
+    );
+    await eventually(
+      "ValidVersion False on the pool",
+      async () => cond(await getPool("workers"), "ValidVersion")?.reason === "UnknownVersion",
+    );
+    expect(cond(await getPool("workers"), "ValidVersion")?.message).toContain("4.19.99 is not offered");
+    expect(cond(await getPool("workers"), "Degraded")?.status).toBe("True");
+    await service.mergePatch(
+      NodePoolResource,
+      { name: "workers", namespace: customer },
+      { spec: { version: { id: "4.19" } } },
+    );
+    await eventually(
+      "the pool valid again",
+      async () => cond(await getPool("workers"), "Ready")?.status === "True",
+    );
+  });
+
+  it("shows a failing HyperShift as Degraded with its reason, and recovers", async () => {
+    const name = cluster.spec.dns.baseDomainPrefix;
+    await mgmt.mergePatch(
+      HostedClusterResource,
+      { name, namespace: hcNamespace },
+      {
+        metadata: { annotations: { [FAIL_ANNOTATION]: "EtcdQuorumLost: etcd lost quorum" } },
+      },
+    );
+    await eventually(
+      "Degraded with HyperShift's reason",
+      async () => cond(await getCluster("e2e"), "Degraded")?.status === "True",
+      LIFECYCLE_MS,
+    );
+    const degraded = cond(await getCluster("e2e"), "Degraded")!;
+    expect(degraded.reason).toBe("HostedClusterEtcdQuorumLost");
+    expect(degraded.message).toContain("etcd lost quorum");
+    expect((await getCluster("e2e"))?.status?.phase).toBe("Degraded");
+    await mgmt.mergePatch(
+      HostedClusterResource,
+      { name, namespace: hcNamespace },
+      {
+        metadata: { annotations: { [FAIL_ANNOTATION]: null } },
+      },
+    );
+    await eventually(
+      "recovered",
+      async () => cond(await getCluster("e2e"), "Ready")?.status === "True",
+      LIFECYCLE_MS,
+    );
+  });
+
+  it("deletes everything: node pools, HostedCluster, management-cluster objects and Azure resources", async () => {
+    const uid = (await getCluster("e2e"))!.metadata.uid!;
+    await service.delete(HcpClusterResource, { name: "e2e", namespace: customer });
+    await eventually(
+      "the HcpCluster gone",
+      async () => (await getCluster("e2e")) === undefined,
+      LIFECYCLE_MS,
+    );
+    expect(await getPool("workers")).toBeUndefined();
+    expect(await getPool("batch")).toBeUndefined();
+    const works = await service.list<ManifestWork>(ManifestWorkResource, {
+      labelSelector: `${LABELS.clusterUid}=${uid}`,
+    });
+    expect(works.items).toEqual([]);
+    await eventually(
+      "the management-cluster namespace gone",
+      async () => (await mgmt.find(namespaceType, hcNamespace)) === undefined,
+      LIFECYCLE_MS,
+    );
+    const leftovers = await mgmt.list(HyperShiftNodePoolResource, { namespace: hcNamespace });
+    expect(leftovers.items).toEqual([]);
+    const mine = arm.resources().filter((r) => JSON.stringify(r.tags ?? {}).includes(uid));
+    expect(mine).toEqual([]);
+    const ids = arm.resources().map((r) => r.id.toLowerCase());
+    expect(
+      ids.some((id) => id.includes(cluster.spec.platform.azure.managedResourceGroup.toLowerCase())),
+    ).toBe(false);
+  });
+});
