@@ -1,0 +1,145 @@
+/**
+ * The cluster controller killed (SIGKILL) between "Azure zone created" and "status written", then
+ * restarted: it converges to Ready with exactly one of everything in Azure and one ManifestWork.
+ * The controllers run in a real operators process (operators/main.ts) with a failpoint armed; the
+ * rest of the region (maestro-server, agents, HyperShift simulator) runs in this process.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import {
+  SERVICE_RESOURCE_GROUP,
+  SERVICE_SUBSCRIPTION,
+  startStack,
+  type Stack,
+} from "../../hack/harness/stack.ts";
+import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { LABELS } from "../../operators/cluster/hostedcluster.ts";
+import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { brokerCredentials, clusterInfo, region } from "../support/region.ts";
+import { sampleCluster } from "../support/samples.ts";
+
+const operatorsMain = fileURLToPath(new URL("../../operators/main.ts", import.meta.url));
+const service = clientFor("service");
+const customer = `crash-${process.pid}`;
+const namespace = `hcp-crash-${process.pid}`;
+
+let arm: ArmEmulator;
+let stack: Stack;
+let scratch: { path: string; remove(): Promise<void> };
+const children: ChildProcess[] = [];
+
+/** An operators process running the lifecycle controllers against the region and the emulator. */
+function startOperators(failpoints: string): {
+  child: ChildProcess;
+  exited: Promise<NodeJS.Signals | number | null>;
+} {
+  const child = spawn(
+    process.execPath,
+    [
+      operatorsMain,
+      `--kubeconfig=${clusterInfo("service").kubeconfigPath}`,
+      `--namespace=${namespace}`,
+      "--http-address=127.0.0.1:0",
+      "--base-domain=hcp.example.com",
+      `--parent-zone-subscription=${SERVICE_SUBSCRIPTION}`,
+      `--parent-zone-resource-group=${SERVICE_RESOURCE_GROUP}`,
+      `--azure-endpoint=${arm.endpoint}`,
+      `--azure-authority-host=${arm.endpoint}`,
+      `--azure-ca=${arm.caPath}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        AZURE_TENANT_ID: arm.tenantId,
+        AZURE_CLIENT_ID: arm.clientId,
+        AZURE_CLIENT_SECRET: arm.clientSecret,
+        HCP_FAILPOINTS: failpoints,
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  children.push(child);
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal ?? code)),
+  );
+  return { child, exited };
+}
+
+beforeAll(async () => {
+  scratch = await scratchDir("crash");
+  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 100 });
+  stack = await startStack({
+    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
+    management: ["mgmt-1", "mgmt-2"].map((name) => ({
+      name,
+      kubeconfigPath: clusterInfo(name).kubeconfigPath,
+    })),
+    broker: { url: region().broker.url, credentials: brokerCredentials },
+    arm,
+    namespace,
+    simulator: { provisionDelayMs: 500, deleteDelayMs: 200 },
+    lifecycleControllers: false,
+  });
+  await service.create(namespaceType, { metadata: { name: customer } });
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of children) c.kill("SIGKILL");
+  await stack?.stop();
+  await arm?.stop();
+  await scratch?.remove();
+});
+
+describe("cluster controller crash between the Azure zone and the status write", () => {
+  it("converges after a restart with no duplicate in Azure or in ManifestWorks", async () => {
+    const cluster = sampleCluster();
+    cluster.metadata = { name: "crashy", namespace: customer };
+    cluster.spec.dns.baseDomainPrefix = `crash${process.pid % 100000}`;
+    delete cluster.spec.placement;
+    const zone = `${cluster.spec.dns.baseDomainPrefix}.hcp.example.com`;
+
+    const first = startOperators("cluster/after-dns-zone");
+    await service.create(HcpClusterResource, cluster);
+    expect(await first.exited).toBe("SIGKILL");
+
+    const zonePath = `/dnszones/${zone}`;
+    const zonePuts = () =>
+      arm
+        .requests({ method: "PUT", path: zonePath })
+        .filter((r) => !r.path.toLowerCase().includes(`${zonePath}/`.toLowerCase()));
+    expect(zonePuts()).toHaveLength(1);
+    const before = await service.find<HcpCluster>(HcpClusterResource, "crashy", customer);
+    expect(before?.status?.conditions?.find((c) => c.type === "DnsZoneReady")).toBeUndefined();
+
+    startOperators("");
+    await eventually(
+      "Ready after the restart",
+      async () =>
+        (await service.find<HcpCluster>(HcpClusterResource, "crashy", customer))?.status?.conditions?.find(
+          (c) => c.type === "Ready",
+        )?.status === "True",
+      90_000,
+    );
+    expect(zonePuts()).toHaveLength(1);
+    const ids = arm.resources().map((r) => r.id.toLowerCase());
+    expect(ids.filter((id) => id.endsWith(`/dnszones/${zone}`.toLowerCase()))).toHaveLength(1);
+    expect(ids.filter((id) => id.includes("/publicipaddresses/"))).toHaveLength(1);
+    expect(ids.filter((id) => id.includes("/loadbalancers/"))).toHaveLength(1);
+    const uid = (await service.find<HcpCluster>(HcpClusterResource, "crashy", customer))!.metadata.uid!;
+    const works = await service.list<ManifestWork>(ManifestWorkResource, {
+      labelSelector: `${LABELS.clusterUid}=${uid}`,
+    });
+    expect(works.items).toHaveLength(1);
+
+    await service.delete(HcpClusterResource, { name: "crashy", namespace: customer });
+    await eventually(
+      "deleted",
+      async () => (await service.find(HcpClusterResource, "crashy", customer)) === undefined,
+      90_000,
+    );
+    expect(arm.resources().filter((r) => JSON.stringify(r.tags ?? {}).includes(uid))).toEqual([]);
+  });
+});
