@@ -1,16 +1,31 @@
 /**
- * `npm run local`: brings up a local region (etcd, a kube-apiserver for the service cluster and
- * for each management cluster, every CRD installed, an MQTT broker with client certificates for
- * maestro and each management cluster), prints how to reach it, and tears it all down on Ctrl-C
- * or SIGTERM.
+ * `npm run local`: brings up a local region (etcd, a kube-apiserver and controller manager for the
+ * service cluster and for each management cluster, every CRD installed, an MQTT broker with client
+ * certificates, the ARM emulator), runs every controller, the maestro agents and the HyperShift
+ * simulator, applies the sample cluster and prints its progress until it is Ready, then waits;
+ * Ctrl-C or SIGTERM tears it all down.
  *
  *   HCP_MANAGEMENT_CLUSTERS=2   how many management clusters
  *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
+ *   HCP_LOCAL_SAMPLE=0          do not apply the sample cluster
  */
 import { copyFile, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import {
+  HcpClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type NodePool,
+} from "../operators/api/v1alpha1/index.ts";
+import { KubeClient, type KubeObject } from "../operators/runtime/kube.ts";
+import { createLogger } from "../operators/runtime/logger.ts";
+import { KubeConfig } from "@kubernetes/client-node";
+import { readFile } from "node:fs/promises";
+import { load } from "js-yaml";
+import { startArmEmulator } from "./harness/arm-emulator/index.ts";
 import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
+import { startStack } from "./harness/stack.ts";
 
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
 
@@ -44,15 +59,91 @@ async function main(): Promise<void> {
   const kubectl = region.assetsDir ? join(region.assetsDir, "kubectl") : "kubectl";
   lines.push("", "Try:", `  ${kubectl} --kubeconfig ${join(stateDir, "service.kubeconfig")} get hcp -A`, "");
   if (region.workDir) lines.push(`Processes and logs: work dir: ${region.workDir}`);
-  lines.push("Press Ctrl-C to stop and remove everything.");
-  process.stdout.write(lines.join("\n") + "\n");
-
-  await new Promise<void>((done) => {
+  const stopped = new Promise<void>((done) => {
     process.once("SIGINT", done);
     process.once("SIGTERM", done);
   });
+  const { stack, arm } = await startSoftware(region);
+  lines.push(
+    `  ARM      ${arm.endpoint}   CA ${arm.caPath}   (tenant ${arm.tenantId}, client ${arm.clientId})`,
+  );
+  process.stdout.write(lines.join("\n") + "\n");
+  const service = region.clusters.find((c) => c.role === "service");
+  if (service && process.env["HCP_LOCAL_SAMPLE"] !== "0") await applySampleAndWatch(service, stopped);
+  process.stdout.write("Press Ctrl-C to stop and remove everything.\n");
+
+  await stopped;
   process.stderr.write("Stopping the local region…\n");
+  await stack.stop();
+  await arm.stop();
   await region.stop();
+}
+
+/** The controllers, agents and simulator, logging to a file in the work dir. */
+async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
+  const service = region.clusters.find((c) => c.role === "service");
+  if (!service || !region.broker) throw new Error("the local region needs its service cluster and broker");
+  const armDir = region.workDir || stateDir;
+  const arm = await startArmEmulator({ workDir: armDir, asyncDelayMs: 500 });
+  const broker = region.broker;
+  const stack = await startStack({
+    serviceKubeconfig: service.kubeconfigPath,
+    management: region.clusters
+      .filter((c) => c.role === "management")
+      .map((c) => ({ name: c.name, kubeconfigPath: c.kubeconfigPath })),
+    broker: { url: broker.url, credentials: (identity) => broker.credentials(identity) },
+    arm,
+    simulator: { provisionDelayMs: 5_000, deleteDelayMs: 2_000 },
+    log: createLogger({ component: "local" }, "error"),
+  });
+  return { stack, arm };
+}
+
+const sampleFiles = ["hcpcluster.yaml", "nodepool-fixed.yaml", "nodepool-autoscaling.yaml"];
+
+/** Applies config/samples' cluster and node pools in "default" and prints each change until Ready. */
+async function applySampleAndWatch(service: RegionCluster, stopped: Promise<void>): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(service.kubeconfigPath);
+  const client = new KubeClient("service", kc);
+  const dir = new URL("../config/samples/", import.meta.url);
+  const objects = await Promise.all(
+    sampleFiles.map(async (f) => load(await readFile(new URL(f, dir), "utf8")) as KubeObject),
+  );
+  for (const obj of objects) {
+    const type = obj.kind === "HcpCluster" ? HcpClusterResource : NodePoolResource;
+    await client.apply(
+      type,
+      { ...obj, metadata: { ...obj.metadata, namespace: "default" } },
+      { fieldManager: "hcp-local" },
+    );
+  }
+  process.stdout.write(`Applied the sample: HcpCluster default/demo and its node pools. Progress:\n`);
+  const printed = new Map<string, string>();
+  let ready = false;
+  let done = false;
+  void stopped.then(() => (done = true));
+  while (!ready && !done) {
+    const cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
+    const pools = await client.list<NodePool>(NodePoolResource, { namespace: "default" });
+    for (const o of [cluster, ...pools.items]) {
+      if (!o) continue;
+      const c = o.status?.conditions?.find((x) => x.type === "Ready");
+      const line = `  ${o.kind ?? ""} ${o.metadata.name ?? ""}: ${o.status?.phase ?? "Pending"}${c ? ` (${c.reason}: ${c.message})` : ""}`;
+      const key = `${o.kind ?? ""}/${o.metadata.name ?? ""}`;
+      if (printed.get(key) !== line) process.stdout.write(line + "\n");
+      printed.set(key, line);
+    }
+    ready = [cluster, ...pools.items].every((o) =>
+      o?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"),
+    );
+    if (!ready) await new Promise((r) => setTimeout(r, 1_000));
+  }
+  if (!ready) return;
+  const cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
+  process.stdout.write(
+    `The sample cluster is Ready: OpenShift ${cluster?.status?.version ?? "?"} on ${cluster?.status?.managementCluster ?? "?"}, API ${cluster?.status?.apiURL ?? "?"}\n`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,7 @@
 /**
- * `npm run local` as a person uses it: start it, read the kubeconfig paths it prints, ask kubectl
- * about HcpClusters and HostedClusters, press Ctrl-C, and find nothing left running.
+ * `npm run local` as a person uses it: start it, watch the sample cluster it applies become Ready,
+ * read the kubeconfig paths it prints, ask kubectl about HcpClusters and HostedClusters, press
+ * Ctrl-C, and find nothing left running.
  */
 import { execFile, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
@@ -39,9 +40,13 @@ describe("npm run local", () => {
 
     const kubectl = (cluster: string, ...args: string[]) =>
       exec(kubectlPath(), ["--kubeconfig", join(state.path, `${cluster}.kubeconfig`), ...args]);
-    const hcp = await kubectl("service", "get", "hcp", "-A");
-    expect(hcp.stderr).toContain("No resources found");
-    await kubectl("mgmt-1", "get", "hostedclusters.hypershift.openshift.io", "-A");
+    expect(printed).toContain("The sample cluster is Ready");
+    const hcp = await kubectl("service", "get", "hcpclusters", "-A");
+    expect(hcp.stdout).toMatch(/default\s+demo\s+4\.19\.7\s+Ready\s+True/);
+    const hosted = await Promise.all(
+      ["mgmt-1", "mgmt-2"].map((m) => kubectl(m, "get", "hostedclusters.hypershift.openshift.io", "-A")),
+    );
+    expect(hosted.map((h) => h.stdout).join("\n")).toContain("demo");
     await kubectl("mgmt-2", "get", "appliedmanifestworks.work.open-cluster-management.io");
 
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
