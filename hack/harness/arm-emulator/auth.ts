@@ -28,6 +28,9 @@ interface Claims {
 
 export type TokenCheck = { ok: true; claims: Claims } | { ok: false; reply: ArmReply };
 
+const OPENID_PATHS = ["v2.0/.well-known/openid-configuration", ".well-known/openid-configuration"];
+const TOKEN_PATHS = ["oauth2/v2.0/token", "oauth2/token"];
+
 const base64url = (data: string | Buffer): string => Buffer.from(data).toString("base64url");
 
 /** Audiences ARM accepts besides its own endpoint (what real tokens for ARM carry). */
@@ -52,17 +55,18 @@ export class TokenAuthority {
 
   /** Answers the Entra ID paths; undefined when `req` is not one (then it is an ARM request). */
   handle(req: ArmRequest): ArmReply | undefined {
-    const [tenant, second, third] = req.segments.map((s) => s.toLowerCase());
+    const tenant = req.segments[0]?.toLowerCase();
     if (tenant === undefined || tenant === "subscriptions" || tenant === "providers") return undefined;
     const rest = req.segments.slice(1).join("/").toLowerCase();
-    if (rest === "v2.0/.well-known/openid-configuration" || rest === ".well-known/openid-configuration") {
+    if (OPENID_PATHS.includes(rest)) {
       return this.#tenantKnown(tenant) ? ok(this.#openIdConfiguration(tenant)) : this.#unknownTenant(tenant);
     }
-    if (second === "oauth2" && (rest === "oauth2/v2.0/token" || rest === "oauth2/token")) {
-      if (req.method !== "POST") return aadError(405, "invalid_request", 900561, "The endpoint only accepts POST.");
+    if (TOKEN_PATHS.includes(rest)) {
+      if (req.method !== "POST")
+        return aadError(405, "invalid_request", 900561, "The endpoint only accepts POST.");
       return this.#tokenRequest(tenant, req);
     }
-    if (second === "discovery" && third !== undefined) return ok({ keys: [] });
+    if (rest.startsWith("discovery/")) return ok({ keys: [] });
     return undefined;
   }
 
@@ -77,7 +81,10 @@ export class TokenAuthority {
       return fail("AuthenticationFailed", "Authentication failed. The access token is not valid.");
     }
     if (claims.exp * 1000 <= Date.now()) {
-      return fail("ExpiredAuthenticationToken", "The access token expiry UTC time is earlier than current UTC time.");
+      return fail(
+        "ExpiredAuthenticationToken",
+        "The access token expiry UTC time is earlier than current UTC time.",
+      );
     }
     const audience = trimSlash(claims.aud);
     if (audience !== trimSlash(this.#endpoint) && !armAudiences.includes(audience)) {
@@ -132,29 +139,12 @@ export class TokenAuthority {
   #tokenRequest(tenant: string, req: ArmRequest): ArmReply {
     if (!this.#tenantKnown(tenant)) return this.#unknownTenant(tenant);
     const form = new URLSearchParams(req.rawBody);
-    const basic = basicCredentials(header(req, "authorization"));
-    const clientId = form.get("client_id") ?? basic?.id;
-    const secret = form.get("client_secret") ?? basic?.secret;
-    const scope = form.get("scope") ?? "";
     if (form.get("grant_type") !== "client_credentials") {
       return aadError(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.");
     }
-    if (clientId !== this.#principal.clientId) {
-      return aadError(
-        400,
-        "unauthorized_client",
-        700016,
-        `Application with identifier '${clientId ?? ""}' was not found in the directory '${tenant}'.`,
-      );
-    }
-    if (secret === null || secret === undefined || !safeEqual(secret, this.#principal.clientSecret)) {
-      return aadError(
-        401,
-        "invalid_client",
-        7000215,
-        "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app.",
-      );
-    }
+    const refused = this.#authenticateClient(tenant, form, header(req, "authorization"));
+    if (refused) return refused;
+    const scope = form.get("scope") ?? "";
     const resource = scope.split(" ").find((s) => s.endsWith("/.default"));
     if (!resource) {
       return aadError(400, "invalid_scope", 1002012, `The provided value for scope ${scope} is not valid.`);
@@ -166,6 +156,30 @@ export class TokenAuthority {
       ext_expires_in: expiresIn,
       access_token: this.#sign(resource.slice(0, -"/.default".length), tenant, expiresIn),
     });
+  }
+
+  /** client_secret_post or client_secret_basic; the error Entra ID gives when it does not check out. */
+  #authenticateClient(tenant: string, form: URLSearchParams, authorization?: string): ArmReply | undefined {
+    const basic = basicCredentials(authorization);
+    const clientId = form.get("client_id") ?? basic?.id;
+    const secret = form.get("client_secret") ?? basic?.secret;
+    if (clientId !== this.#principal.clientId) {
+      return aadError(
+        400,
+        "unauthorized_client",
+        700016,
+        `Application with identifier '${clientId ?? ""}' was not found in the directory '${tenant}'.`,
+      );
+    }
+    if (typeof secret !== "string" || !safeEqual(secret, this.#principal.clientSecret)) {
+      return aadError(
+        401,
+        "invalid_client",
+        7000215,
+        "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app.",
+      );
+    }
+    return undefined;
   }
 
   #sign(audience: string, tenant: string, expiresIn: number): string {
@@ -227,7 +241,10 @@ function basicCredentials(auth: string | undefined): { id: string; secret: strin
 function aadError(status: number, error: string, aadsts: number, text: string): ArmReply {
   const traceId = randomUUID();
   const correlationId = randomUUID();
-  const timestamp = new Date().toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  const timestamp = new Date()
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
   return ok(
     {
       error,

@@ -187,7 +187,11 @@ export class Faults implements FaultInjector {
     const status = opts.status ?? 500;
     const code = opts.code ?? (status === 503 ? "ServiceUnavailable" : "InternalServerError");
     const reply = (): ArmReply => {
-      const r = cloudError(status, code, "Encountered internal server error. Diagnostic information: injected.");
+      const r = cloudError(
+        status,
+        code,
+        "Encountered internal server error. Diagnostic information: injected.",
+      );
       if (opts.retryAfterSeconds === undefined) return r;
       return { ...r, headers: { "retry-after": String(opts.retryAfterSeconds) } };
     };
@@ -240,7 +244,9 @@ export class Faults implements FaultInjector {
   }
 
   #take(kind: Kind, method: string, path: string): Fault | undefined {
-    const fault = this.#faults.find((f) => f.kind === kind && f.remaining > 0 && matches(f.match, method, path));
+    const fault = this.#faults.find(
+      (f) => f.kind === kind && f.remaining > 0 && matches(f.match, method, path),
+    );
     if (!fault) return undefined;
     fault.hits++;
     fault.remaining--;

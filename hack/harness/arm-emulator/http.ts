@@ -78,7 +78,10 @@ export async function readRequest(req: IncomingMessage, url: URL): Promise<ArmRe
   return {
     method: (req.method ?? "GET").toUpperCase(),
     path: url.pathname,
-    segments: url.pathname.split("/").filter((s) => s.length > 0).map(decodeURIComponent),
+    segments: url.pathname
+      .split("/")
+      .filter((s) => s.length > 0)
+      .map(decodeURIComponent),
     query: url.searchParams,
     headers: req.headers,
     rawBody,

@@ -17,9 +17,7 @@ export interface OperationError {
 
 /** Which resource provider's URL shapes the operation uses. */
 export type OperationStyle =
-  | { kind: "network"; location: string }
-  | { kind: "dns"; resourceGroup: string }
-  | { kind: "resources" };
+  { kind: "network"; location: string } | { kind: "dns"; resourceGroup: string } | { kind: "resources" };
 
 export interface StartOperation {
   subscriptionId: string;

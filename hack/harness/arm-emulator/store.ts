@@ -19,7 +19,14 @@ export interface StoredResource {
   /** The resource's `properties`, provisioningState included. */
   properties: JsonObject;
   /** The asynchronous operation running on the resource, if any. */
-  operationId?: string;
+  operation?: RunningOperation;
+}
+
+export interface RunningOperation {
+  id: string;
+  kind: "put" | "delete";
+  /** The headers of the reply that started it, sent again to a repeated DELETE. */
+  headers: Record<string, string>;
 }
 
 /** What `ArmEmulator.resources()` returns: a snapshot of one resource. */
@@ -119,7 +126,8 @@ const MAX_TAGS = 50;
 /** Validates a `tags` value as ARM does; undefined means no tags. */
 export function parseTags(value: unknown): { tags: Record<string, string> } | { error: ArmReply } {
   if (value === undefined || value === null) return { tags: {} };
-  if (!isObject(value)) return { error: cloudError(400, "InvalidRequestContent", "The tags must be an object.") };
+  if (!isObject(value))
+    return { error: cloudError(400, "InvalidRequestContent", "The tags must be an object.") };
   const tags: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== "string") {

@@ -1,0 +1,189 @@
+/**
+ * An Azure Resource Manager emulator for tests and the local region: one https server on
+ * 127.0.0.1 that is both the ARM endpoint and the Entra ID authority host, with a CA made for the
+ * run. It serves resource groups, DNS zones and record sets, public IPs and load balancers with
+ * ARM's status codes, error bodies and long-running operations, and lets tests inject faults and
+ * read the request log. The real Azure SDK clients talk to it unchanged (endpoint, authority host
+ * and the CA are the only settings).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join } from "node:path";
+import { createCA, issueCert } from "../certs.ts";
+import { TokenAuthority } from "./auth.ts";
+import type { EmulatorContext } from "./context.ts";
+import { Faults, RequestLog, type FaultInjector, type RequestLogEntry, type RequestMatch } from "./faults.ts";
+import {
+  asObject,
+  asString,
+  cloudError,
+  newRequestId,
+  readRequest,
+  writeReply,
+  type ArmReply,
+  type ArmRequest,
+} from "./http.ts";
+import { AsyncOperations } from "./operations.ts";
+import { route } from "./router.ts";
+import { ResourceStore, snapshot, type ArmResourceRecord } from "./store.ts";
+
+export type { ArmResourceRecord } from "./store.ts";
+export {
+  USER_ERRORS,
+  type ErrorFault,
+  type FaultHandle,
+  type FaultInjector,
+  type HoldHandle,
+  type RequestLogEntry,
+  type RequestMatch,
+} from "./faults.ts";
+
+export interface ArmEmulator {
+  /** https://127.0.0.1:<port>: the ARM endpoint and the Entra ID authority host. */
+  endpoint: string;
+  /** PEM of the CA that signed the server certificate. */
+  caPath: string;
+  /** The one service principal the token endpoint accepts. */
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  faults: FaultInjector;
+  /** Everything that exists now (resource groups, resources, record sets), in creation order. */
+  resources(): ArmResourceRecord[];
+  /** Requests received so far, optionally only those matching. */
+  requests(match?: RequestMatch): RequestLogEntry[];
+  clearRequests(): void;
+  stop(): Promise<void>;
+}
+
+export interface StartArmEmulatorOptions {
+  /** Certificates go to `<workDir>/arm-emulator/`. */
+  workDir: string;
+  /** How long an asynchronous operation stays InProgress. Default 100 ms. */
+  asyncDelayMs?: number;
+  /** Default: a free port chosen by the OS. */
+  port?: number;
+  /** Lifetime of issued access tokens. Default 3600 s. */
+  tokenLifetimeSeconds?: number;
+}
+
+export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<ArmEmulator> {
+  const dir = join(opts.workDir, "arm-emulator");
+  await mkdir(dir, { recursive: true });
+  const ca = await createCA(dir, "arm-emulator");
+  const serving = await issueCert(ca, dir, {
+    name: "arm-emulator-serving",
+    commonName: "arm-emulator",
+    dnsNames: ["localhost"],
+    ipAddresses: ["127.0.0.1"],
+    usage: "server",
+  });
+  const [cert, key] = await Promise.all([readFile(serving.certPath), readFile(serving.keyPath)]);
+  const server = createServer({ cert, key });
+  const port = await listen(server, opts.port ?? 0);
+  const endpoint = `https://127.0.0.1:${port}`;
+
+  const principal = {
+    tenantId: randomUUID(),
+    clientId: randomUUID(),
+    clientSecret: randomBytes(24).toString("base64url"),
+  };
+  const authority = new TokenAuthority({
+    key: randomBytes(32),
+    endpoint,
+    principal,
+    lifetimeSeconds: opts.tokenLifetimeSeconds ?? 3600,
+  });
+  let ipCounter = 10;
+  const ctx: EmulatorContext = {
+    endpoint,
+    store: new ResourceStore(),
+    ops: new AsyncOperations(endpoint, opts.asyncDelayMs ?? 100),
+    faults: new Faults(),
+    nextIpAddress: () => {
+      const n = ipCounter++;
+      return `20.60.${(n >> 8) & 255}.${n & 255}`;
+    },
+  };
+  const log = new RequestLog();
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    void serve({ ctx, authority, log }, req, res);
+  });
+
+  return {
+    endpoint,
+    caPath: ca.certPath,
+    ...principal,
+    faults: ctx.faults,
+    resources: () => ctx.store.all().map(snapshot),
+    requests: (match) => log.list(match),
+    clearRequests: () => log.clear(),
+    stop: async () => {
+      ctx.ops.stop();
+      ctx.faults.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
+interface Serving {
+  ctx: EmulatorContext;
+  authority: TokenAuthority;
+  log: RequestLog;
+}
+
+async function serve(s: Serving, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = newRequestId();
+  const url = new URL(req.url ?? "/", s.ctx.endpoint);
+  const entry = s.log.start((req.method ?? "GET").toUpperCase(), url.pathname);
+  let reply: ArmReply;
+  try {
+    const armReq = await readRequest(req, url);
+    const injected = await applyFaults(s.ctx, armReq);
+    entry.injected = injected !== undefined;
+    reply = injected ?? answer(s, armReq);
+  } catch (err) {
+    // A bug in the emulator: answer like ARM's own failures so the client retries, and say what.
+    reply = cloudError(
+      500,
+      "InternalServerError",
+      `ARM emulator: ${err instanceof Error ? err.stack : String(err)}`,
+    );
+  }
+  entry.status = reply.status;
+  const code =
+    asString(asObject(asObject(reply.body)["error"])["code"]) ?? asString(asObject(reply.body)["error"]);
+  if (code !== undefined) entry.code = code;
+  writeReply(res, reply, requestId);
+}
+
+/** Latency, then a hang, then an injected reply, as the matching faults say. */
+async function applyFaults(ctx: EmulatorContext, req: ArmRequest): Promise<ArmReply | undefined> {
+  const delay = ctx.faults.takeLatency(req.method, req.path);
+  if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+  const hold = ctx.faults.takeRequestHold(req.method, req.path);
+  if (hold) await hold;
+  return ctx.faults.takeReply(req.method, req.path);
+}
+
+function answer(s: Serving, req: ArmRequest): ArmReply {
+  const entra = s.authority.handle(req);
+  if (entra) return entra;
+  const check = s.authority.verify(req);
+  if (!check.ok) return check.reply;
+  return route(s.ctx, req);
+}

@@ -1,0 +1,724 @@
+/**
+ * The Azure layer (operators/azure) with the real Azure SDK clients against the ARM emulator over
+ * https: token acquisition with the emulator as authority host and its CA trusted only by these
+ * clients; a cluster's resources created in order, idempotently and with owner tags; throttling,
+ * server errors, user errors and conflicts classified; long-running operations awaited a bounded
+ * time and resumed without a second write; deletes in reverse order leaving nothing behind.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startArmEmulator, USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import type { AzureClients } from "../../operators/azure/index.ts";
+import {
+  AzureConflictError,
+  AzureRetryableError,
+  AzureUserError,
+  createAzureClients,
+  deleteARecord,
+  deleteDnsZone,
+  deleteLoadBalancer,
+  deleteNsDelegation,
+  deletePublicIp,
+  deleteResourceGroup,
+  ensureARecord,
+  ensureDnsZone,
+  ensureLoadBalancer,
+  ensureNsDelegation,
+  ensurePublicIp,
+  ensureResourceGroup,
+  OWNER_TAG,
+  RESOURCE_OWNED_BY_ANOTHER,
+  type AzureConfig,
+  type Outcome,
+  type Owner,
+  type Ready,
+} from "../../operators/azure/index.ts";
+
+const location = "eastus";
+const platform: Owner = { id: "platform-uid", cluster: "service" };
+const writes = { method: ["PUT", "PATCH", "DELETE"] };
+
+interface Env {
+  emu: ArmEmulator;
+  azure: AzureClients;
+  registry: Registry;
+  sub: string;
+  /** Clients with other settings against the same emulator (a restart, a wrong secret). */
+  clients(overrides?: Partial<AzureConfig>): Promise<AzureClients>;
+  stop(): Promise<void>;
+}
+
+/** An emulator of its own and fast-polling clients for it. */
+async function startEnv(overrides: Partial<AzureConfig> = {}): Promise<Env> {
+  const workDir = await mkdtemp(join(tmpdir(), "azure-test-"));
+  const emu = await startArmEmulator({ workDir, asyncDelayMs: 20 });
+  const registry = new Registry();
+  const clients = (more: Partial<AzureConfig> = {}): Promise<AzureClients> =>
+    createAzureClients({
+      armEndpoint: emu.endpoint,
+      authorityHost: emu.endpoint,
+      caFile: emu.caPath,
+      credential: { tenantId: emu.tenantId, clientId: emu.clientId, clientSecret: emu.clientSecret },
+      retry: { maxRetries: 2, retryDelayMs: 10, maxRetryDelayMs: 50, maxRetryAfterMs: 2_000 },
+      requestTimeoutMs: 3_000,
+      operationTimeoutMs: 3_000,
+      pollIntervalMs: 10,
+      inProgressRequeueMs: 20,
+      registry,
+      ...overrides,
+      ...more,
+    });
+  return {
+    emu,
+    azure: await clients(),
+    registry,
+    sub: randomUUID(),
+    clients,
+    stop: async () => {
+      await emu.stop();
+      await rm(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Calls an ensure or delete until it is done, as the controller's requeues would. */
+async function settle<T>(call: () => Promise<Outcome<T>>, attempts = 100): Promise<Ready<T>> {
+  for (let i = 0; i < attempts; i++) {
+    const outcome = await call();
+    if (outcome.done) return outcome;
+    await new Promise((r) => setTimeout(r, outcome.retryAfterMs));
+  }
+  throw new Error(`not done after ${attempts} calls`);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** A raw https request to the emulator, trusting its CA for this request only. */
+async function raw(
+  emu: ArmEmulator,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: { error?: { code?: string } } & Record<string, unknown> }> {
+  const ca = await readFile(emu.caPath);
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, emu.endpoint), { method, ca, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        resolve({
+          status: res.statusCode ?? 0,
+          body: text ? (JSON.parse(text) as Record<string, never>) : {},
+        });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function statuses(emu: ArmEmulator, method: string, path: string): number[] {
+  return emu.requests({ method, path }).map((r) => r.status);
+}
+
+describe("identity and TLS", () => {
+  let env: Env;
+  beforeAll(async () => (env = await startEnv()));
+  afterAll(() => env.stop());
+
+  it("gets a token with the emulator as authority host (OpenID configuration, then the token endpoint)", async () => {
+    const token = await env.azure.credential.getToken(env.azure.scope);
+    expect(token?.token.split(".")).toHaveLength(3);
+    expect(
+      env.emu.requests({ path: "/v2.0/.well-known/openid-configuration" }).map((r) => r.status),
+    ).toContain(200);
+    expect(statuses(env.emu, "POST", "/oauth2/v2.0/token")).toContain(200);
+  });
+
+  it("trusts the emulator's CA in these clients only, not process-wide", async () => {
+    const err = await new Promise<NodeJS.ErrnoException>((resolve) => {
+      const req = request(new URL("/", env.emu.endpoint), (res) =>
+        resolve(new Error(`answered ${res.statusCode}`)),
+      );
+      req.on("error", resolve);
+      req.end();
+    });
+    expect(err.code).toMatch(/CERT|SIGNATURE|ISSUER/);
+  });
+
+  it("ARM refuses requests without a valid bearer token, or without api-version", async () => {
+    const path = `/subscriptions/${env.sub}/resourcegroups?api-version=2025-04-01`;
+    const none = await raw(env.emu, "GET", path);
+    expect(none.status).toBe(401);
+    expect(none.body.error?.code).toBe("AuthenticationFailed");
+    const forged = await raw(env.emu, "GET", path, { authorization: "Bearer a.b.c" });
+    expect(forged.status).toBe(401);
+    expect(forged.body.error?.code).toBe("AuthenticationFailed");
+    const token = await env.azure.credential.getToken(env.azure.scope);
+    const noVersion = await raw(env.emu, "GET", `/subscriptions/${env.sub}/resourcegroups`, {
+      authorization: `Bearer ${token?.token ?? ""}`,
+    });
+    expect(noVersion.status).toBe(400);
+    expect(noVersion.body.error?.code).toBe("MissingApiVersionParameter");
+  });
+
+  it("a wrong client secret is a user error with Entra ID's code and description", async () => {
+    const wrong = await env.clients({
+      credential: { tenantId: env.emu.tenantId, clientId: env.emu.clientId, clientSecret: "not-the-secret" },
+    });
+    const err = await rejection(
+      ensureResourceGroup(wrong, { subscriptionId: env.sub, name: "rg", location, owner: platform }),
+    );
+    expect(err).toBeInstanceOf(AzureUserError);
+    expect(err).toMatchObject({ code: "invalid_client", message: expect.stringMatching(/^AADSTS7000215/) });
+    expect(statuses(env.emu, "POST", "/oauth2/v2.0/token")).toContain(401);
+  });
+});
+
+describe("a cluster's resources, created and deleted", () => {
+  let env: Env;
+  const owner: Owner = { id: randomUUID(), cluster: "customer-ns/c1" };
+  const rg = "hcp-c1";
+  const serviceRg = "hcp-service";
+  const parentZone = "hcp.example.com";
+  const zoneName = `c1.${parentZone}`;
+  let pip: { id: string; ipAddress: string };
+
+  beforeAll(async () => {
+    env = await startEnv();
+    await ensureResourceGroup(env.azure, {
+      subscriptionId: env.sub,
+      name: serviceRg,
+      location,
+      owner: platform,
+    });
+    await ensureDnsZone(env.azure, {
+      subscriptionId: env.sub,
+      resourceGroup: serviceRg,
+      zoneName: parentZone,
+      owner: platform,
+    });
+  });
+  afterAll(() => env.stop());
+
+  const at = (): { subscriptionId: string; resourceGroup: string; owner: Owner } => ({
+    subscriptionId: env.sub,
+    resourceGroup: rg,
+    owner,
+  });
+
+  /** Everything a cluster needs, in order; returns what each step reported. */
+  async function createAll(): Promise<Ready<unknown>[]> {
+    const steps: Ready<unknown>[] = [];
+    steps.push(await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner }));
+    const zone = await ensureDnsZone(env.azure, { ...at(), zoneName });
+    steps.push(zone);
+    steps.push(
+      await ensureNsDelegation(env.azure, {
+        subscriptionId: env.sub,
+        resourceGroup: serviceRg,
+        parentZone,
+        childLabel: "c1",
+        nameServers: zone.value.nameServers,
+        owner,
+      }),
+    );
+    const ip = await settle(() => ensurePublicIp(env.azure, { ...at(), name: "c1-api", location }));
+    pip = ip.value;
+    steps.push(ip);
+    steps.push(
+      await settle(() =>
+        ensureLoadBalancer(env.azure, { ...at(), name: "c1-lb", location, publicIpId: pip.id }),
+      ),
+    );
+    for (const name of ["api", "*.apps"]) {
+      steps.push(await ensureARecord(env.azure, { ...at(), zoneName, name, ipv4Addresses: [pip.ipAddress] }));
+    }
+    return steps;
+  }
+
+  it("creates everything in order, each carrying the owner", async () => {
+    const steps = await createAll();
+    expect(steps.map((s) => s.changed)).toEqual([true, true, true, true, true, true, true]);
+    const zone = steps[1]?.value as { nameServers: string[] };
+    expect(zone.nameServers).toHaveLength(4);
+    expect(zone.nameServers[0]).toMatch(/^ns1-0\d\.azure-dns\.com\.$/);
+    expect(pip.ipAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+
+    const delegation = await env.azure.dns(env.sub).recordSets.get(serviceRg, parentZone, "c1", "NS");
+    expect(delegation.nsRecords?.map((r) => r.nsdname)).toEqual(zone.nameServers);
+    const apps = await env.azure.dns(env.sub).recordSets.get(rg, zoneName, "*.apps", "A");
+    expect(apps.aRecords).toEqual([{ ipv4Address: pip.ipAddress }]);
+    expect(apps.fqdn).toBe(`*.apps.${zoneName}.`);
+
+    const ours = env.emu.resources().filter((r) => r.resourceGroup === rg || r.name === "c1");
+    const owned = (r: (typeof ours)[number]): string | undefined =>
+      r.tags[OWNER_TAG] ?? (r.properties["metadata"] as Record<string, string> | undefined)?.[OWNER_TAG];
+    // The zone's apex NS and SOA are Azure's, made with the zone; everything else is ours and says so.
+    const mine = ours.filter((r) => r.name !== "@");
+    expect(mine.map((r) => r.type).sort()).toEqual(
+      [
+        "Microsoft.Resources/resourceGroups",
+        "Microsoft.Network/dnszones",
+        "Microsoft.Network/dnszones/NS",
+        "Microsoft.Network/publicIPAddresses",
+        "Microsoft.Network/loadBalancers",
+        "Microsoft.Network/dnszones/A",
+        "Microsoft.Network/dnszones/A",
+      ].sort(),
+    );
+    expect(mine.map(owned)).toEqual(mine.map(() => owner.id));
+  });
+
+  it("re-running changes nothing and sends no write", async () => {
+    env.emu.clearRequests();
+    const steps = await createAll();
+    expect(steps.every((s) => !s.changed)).toBe(true);
+    expect(env.emu.requests(writes)).toEqual([]);
+    expect(env.emu.requests({ method: "POST" })).toEqual([]); // the token is cached
+  });
+
+  it("refuses resources that belong to another cluster, and leaves them alone on delete", async () => {
+    const intruder: Owner = { id: randomUUID(), cluster: "other-ns/c2" };
+    env.emu.clearRequests();
+    const zone = await rejection(ensureDnsZone(env.azure, { ...at(), owner: intruder, zoneName }));
+    expect(zone).toBeInstanceOf(AzureUserError);
+    expect(zone).toMatchObject({ code: RESOURCE_OWNED_BY_ANOTHER });
+    expect((zone as Error).message).not.toContain(owner.id);
+    const ip = await rejection(
+      ensurePublicIp(env.azure, { ...at(), owner: intruder, name: "c1-api", location }),
+    );
+    expect(ip).toMatchObject({ code: RESOURCE_OWNED_BY_ANOTHER });
+    const deleted = await deleteDnsZone(env.azure, { ...at(), owner: intruder, zoneName });
+    expect(deleted).toEqual({ done: true, changed: false, value: "ownedByAnother" });
+    const group = await deleteResourceGroup(env.azure, {
+      subscriptionId: env.sub,
+      name: rg,
+      owner: intruder,
+    });
+    expect(group).toMatchObject({ value: "ownedByAnother" });
+    expect(env.emu.requests(writes)).toEqual([]);
+  });
+
+  it("ARM refuses to delete a public IP its load balancer still uses", async () => {
+    const err = await rejection(deletePublicIp(env.azure, { ...at(), name: "c1-api" }));
+    expect(err).toBeInstanceOf(AzureUserError);
+    expect(err).toMatchObject({ code: "PublicIPAddressInUse", statusCode: 400 });
+  });
+
+  it("deletes in reverse order, leaves nothing behind, and deleting again is fine", async () => {
+    const deleteAll = async (): Promise<string[]> => {
+      const results: string[] = [];
+      for (const name of ["*.apps", "api"]) {
+        results.push((await settle(() => deleteARecord(env.azure, { ...at(), zoneName, name }))).value);
+      }
+      results.push((await settle(() => deleteLoadBalancer(env.azure, { ...at(), name: "c1-lb" }))).value);
+      results.push((await settle(() => deletePublicIp(env.azure, { ...at(), name: "c1-api" }))).value);
+      const ns = { subscriptionId: env.sub, resourceGroup: serviceRg, parentZone, childLabel: "c1", owner };
+      results.push((await settle(() => deleteNsDelegation(env.azure, ns))).value);
+      results.push((await settle(() => deleteDnsZone(env.azure, { ...at(), zoneName }))).value);
+      const group = { subscriptionId: env.sub, name: rg, owner };
+      results.push((await settle(() => deleteResourceGroup(env.azure, group))).value);
+      return results;
+    };
+    expect(await deleteAll()).toEqual(Array(7).fill("deleted"));
+    expect(env.emu.resources().filter((r) => r.resourceGroup === rg || r.name === "c1")).toEqual([]);
+    expect(await deleteAll()).toEqual(Array(7).fill("absent"));
+
+    const platformZone = {
+      subscriptionId: env.sub,
+      resourceGroup: serviceRg,
+      zoneName: parentZone,
+      owner: platform,
+    };
+    expect((await settle(() => deleteDnsZone(env.azure, platformZone))).value).toBe("deleted");
+    const service = { subscriptionId: env.sub, name: serviceRg, owner: platform };
+    expect((await settle(() => deleteResourceGroup(env.azure, service))).value).toBe("deleted");
+    expect(env.emu.resources()).toEqual([]);
+  });
+});
+
+describe("throttling, server errors, user errors, conflicts", () => {
+  let env: Env;
+  const owner: Owner = { id: randomUUID(), cluster: "ns/faults" };
+  const rg = "faults";
+  beforeAll(async () => {
+    env = await startEnv();
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner });
+  });
+  afterAll(() => env.stop());
+
+  const ip = (name: string, azure = env.azure): Promise<Outcome<{ id: string; ipAddress: string }>> =>
+    ensurePublicIp(azure, { subscriptionId: env.sub, resourceGroup: rg, name, location, owner });
+
+  it("waits out a 429 with Retry-After inside the call", async () => {
+    env.emu.faults.throttle(
+      { method: "PUT", path: "/publicIPAddresses/throttled-1" },
+      { retryAfterSeconds: 1 },
+    );
+    const started = Date.now();
+    expect((await settle(() => ip("throttled-1"))).changed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(statuses(env.emu, "PUT", "/throttled-1")).toEqual([429, 201]);
+  });
+
+  it("retries a 429 without Retry-After with its own short backoff", async () => {
+    env.emu.faults.throttle({ method: "PUT", path: "/publicIPAddresses/throttled-2" });
+    expect((await settle(() => ip("throttled-2"))).changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/throttled-2")).toEqual([429, 201]);
+  });
+
+  it("hands a long Retry-After back to the controller instead of sleeping on it", async () => {
+    env.emu.faults.throttle(
+      { method: "PUT", path: "/publicIPAddresses/throttled-3" },
+      { retryAfterSeconds: 120 },
+    );
+    const started = Date.now();
+    const err = await rejection(ip("throttled-3"));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(err).toBeInstanceOf(AzureRetryableError);
+    expect(err).toMatchObject({ statusCode: 429, retryAfterMs: 120_000 });
+    expect((await settle(() => ip("throttled-3"))).changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/throttled-3")).toEqual([429, 201]);
+  });
+
+  it("retries 500s inside the call", async () => {
+    env.emu.faults.serverError({ method: "PUT", path: "/publicIPAddresses/flaky" }, { times: 2 });
+    expect((await settle(() => ip("flaky"))).changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/flaky")).toEqual([500, 500, 201]);
+  });
+
+  it("gives up after a few retries with a retryable error, and the next call succeeds", async () => {
+    env.emu.faults.serverError({ method: "PUT", path: "/publicIPAddresses/down" }, { times: 3, status: 503 });
+    const err = await rejection(ip("down"));
+    expect(err).toBeInstanceOf(AzureRetryableError);
+    expect(err).toMatchObject({ statusCode: 503, code: "ServiceUnavailable" });
+    expect((await settle(() => ip("down"))).changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/down")).toEqual([503, 503, 503, 201]);
+  });
+
+  it("QuotaExceeded is a user error with ARM's code and message, and is not retried", async () => {
+    env.emu.faults.error({ method: "PUT", path: "/publicIPAddresses/quota" }, USER_ERRORS.quotaExceeded);
+    const err = await rejection(ip("quota"));
+    expect(err).toBeInstanceOf(AzureUserError);
+    expect(err).toMatchObject({
+      code: "QuotaExceeded",
+      message: USER_ERRORS.quotaExceeded.message,
+      statusCode: 400,
+    });
+    expect(statuses(env.emu, "PUT", "/quota")).toEqual([400]);
+  });
+
+  it("AuthorizationFailed (403) is a user error", async () => {
+    env.emu.faults.error(
+      { method: "GET", path: "/publicIPAddresses/forbidden" },
+      USER_ERRORS.authorizationFailed,
+    );
+    const err = await rejection(ip("forbidden"));
+    expect(err).toMatchObject({ kind: "user", code: "AuthorizationFailed", statusCode: 403 });
+  });
+
+  it("a load balancer on a public IP that does not exist is a user error (InvalidResourceReference)", async () => {
+    const publicIpId = `/subscriptions/${env.sub}/resourceGroups/${rg}/providers/Microsoft.Network/publicIPAddresses/nope`;
+    const err = await rejection(
+      ensureLoadBalancer(env.azure, {
+        subscriptionId: env.sub,
+        resourceGroup: rg,
+        name: "lb",
+        location,
+        publicIpId,
+        owner,
+      }),
+    );
+    expect(err).toBeInstanceOf(AzureUserError);
+    expect(err).toMatchObject({
+      code: "InvalidResourceReference",
+      message: expect.stringContaining(publicIpId),
+    });
+  });
+
+  it("a failed operation is classified by its code; the next call writes again", async () => {
+    env.emu.faults.failOperation(
+      { method: "PUT", path: "/publicIPAddresses/failing" },
+      { code: "InternalServerError", message: "An error occurred." },
+    );
+    const err = await rejection(ip("failing"));
+    expect(err).toBeInstanceOf(AzureRetryableError);
+    expect(err).toMatchObject({ code: "InternalServerError", message: "An error occurred." });
+    const done = await settle(() => ip("failing"));
+    expect(done.changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/failing")).toEqual([201, 200]);
+
+    env.emu.faults.failOperation(
+      { method: "PUT", path: "/publicIPAddresses/failing-user" },
+      USER_ERRORS.invalidSubnet,
+    );
+    expect(await rejection(ip("failing-user"))).toMatchObject({ kind: "user", code: "InvalidSubnet" });
+  });
+
+  it("a request that never answers times out as retryable", async () => {
+    const impatient = await env.clients({ requestTimeoutMs: 300 });
+    const hang = env.emu.faults.hangRequest({ method: "GET", path: "/publicIPAddresses/hung" });
+    const err = await rejection(ip("hung", impatient));
+    hang.release();
+    expect(err).toBeInstanceOf(AzureRetryableError);
+    expect(err).toMatchObject({ code: "RequestTimeout" });
+  });
+
+  it("a concurrent create is a conflict, and the other writer's record is never adopted", async () => {
+    const zoneName = "race.example.com";
+    await ensureDnsZone(env.azure, { subscriptionId: env.sub, resourceGroup: rg, zoneName, owner });
+    // Our PUT arrives first and is held back; the other writer creates the record meanwhile.
+    env.emu.faults.latency({ method: "PUT", path: "/A/api" }, 300, { times: 1 });
+    const ours = rejection(
+      ensureARecord(env.azure, {
+        subscriptionId: env.sub,
+        resourceGroup: rg,
+        zoneName,
+        name: "api",
+        ipv4Addresses: ["20.0.0.1"],
+        owner,
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    await env.azure.dns(env.sub).recordSets.createOrUpdate(rg, zoneName, "api", "A", {
+      ttl: 60,
+      aRecords: [{ ipv4Address: "20.0.0.2" }],
+    });
+    const err = await ours;
+    expect(err).toBeInstanceOf(AzureConflictError);
+    expect(err).toMatchObject({ code: "PreconditionFailed", statusCode: 412 });
+    const again = await rejection(
+      ensureARecord(env.azure, {
+        subscriptionId: env.sub,
+        resourceGroup: rg,
+        zoneName,
+        name: "api",
+        ipv4Addresses: ["20.0.0.1"],
+        owner,
+      }),
+    );
+    expect(again).toMatchObject({ code: RESOURCE_OWNED_BY_ANOTHER });
+  });
+
+  it("counts ARM requests by operation and status code", async () => {
+    const text = await env.registry.metrics();
+    expect(text).toContain(
+      'hcp_azure_arm_requests_total{operation="Microsoft.Network/publicIPAddresses/write",code="429"} 3',
+    );
+    expect(text).toContain(
+      'hcp_azure_arm_requests_total{operation="Microsoft.Network/publicIPAddresses/write",code="500"} 2',
+    );
+    expect(text).toMatch(/hcp_azure_arm_requests_total\{operation="operations\/read",code="200"\} \d+/);
+  });
+});
+
+describe("long-running operations", () => {
+  let env: Env;
+  const owner: Owner = { id: randomUUID(), cluster: "ns/lro" };
+  const rg = "lro";
+  beforeAll(async () => {
+    env = await startEnv({ operationTimeoutMs: 200 });
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner });
+  });
+  afterAll(() => env.stop());
+
+  it("the SDK's own pollers run against the emulator (Azure-AsyncOperation and Location)", async () => {
+    const network = env.azure.network(env.sub);
+    const created = await network.publicIPAddresses.beginCreateOrUpdateAndWait(
+      rg,
+      "sdk-ip",
+      { location, sku: { name: "Standard" }, publicIPAllocationMethod: "Static" },
+      { updateIntervalInMs: 10 },
+    );
+    expect(created).toMatchObject({ provisioningState: "Succeeded", ipAddress: expect.any(String) });
+    await network.publicIPAddresses.beginDeleteAndWait(rg, "sdk-ip", { updateIntervalInMs: 10 });
+    expect(statuses(env.emu, "DELETE", "/sdk-ip")).toEqual([202]);
+
+    const groups = env.azure.resources(env.sub).resourceGroups;
+    await groups.createOrUpdate("sdk-rg", { location });
+    await env.azure.dns(env.sub).zones.createOrUpdate("sdk-rg", "sdk.example.com", { location: "global" });
+    await groups.beginDeleteAndWait("sdk-rg", { updateIntervalInMs: 10 });
+    const polls = statuses(env.emu, "GET", "/operationresults/");
+    expect(polls.at(-1)).toBe(200);
+    expect(polls.slice(0, -1).every((s) => s === 202)).toBe(true);
+    expect(env.emu.resources().filter((r) => r.resourceGroup === "sdk-rg")).toEqual([]);
+  });
+
+  it("a hung operation returns 'in progress', then resumes without a second PUT", async () => {
+    const ipId = (
+      await settle(() =>
+        ensurePublicIp(env.azure, {
+          subscriptionId: env.sub,
+          resourceGroup: rg,
+          name: "hung-ip",
+          location,
+          owner,
+        }),
+      )
+    ).value.id;
+    const lb = (azure: AzureClients): ReturnType<typeof ensureLoadBalancer> =>
+      ensureLoadBalancer(azure, {
+        subscriptionId: env.sub,
+        resourceGroup: rg,
+        name: "hung-lb",
+        location,
+        publicIpId: ipId,
+        owner,
+      });
+    const hold = env.emu.faults.hangOperation({ method: "PUT", path: "/loadBalancers/hung-lb" });
+
+    const started = Date.now();
+    expect(await lb(env.azure)).toMatchObject({ done: false, retryAfterMs: 20 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(await lb(env.azure)).toMatchObject({ done: false });
+    // Another process (a restarted operator) has no poller to resume: it reads Updating and waits.
+    const restarted = await env.clients();
+    expect(await lb(restarted)).toMatchObject({ done: false, reason: expect.stringContaining("changing") });
+    expect(statuses(env.emu, "PUT", "/hung-lb")).toEqual([201]);
+
+    hold.release();
+    const done = await settle(() => lb(env.azure));
+    expect(done.changed).toBe(true);
+    expect(done.value.frontendIpConfigurationId).toMatch(/\/frontendIPConfigurations\/frontend$/);
+    expect(await lb(restarted)).toMatchObject({ done: true, changed: false });
+    expect(statuses(env.emu, "PUT", "/hung-lb")).toEqual([201]);
+  });
+
+  it("a hung delete resumes the same way", async () => {
+    const target = { subscriptionId: env.sub, resourceGroup: rg, name: "hung-lb", owner };
+    const hold = env.emu.faults.hangOperation({ method: "DELETE", path: "/loadBalancers/hung-lb" });
+    expect(await deleteLoadBalancer(env.azure, target)).toMatchObject({ done: false });
+    expect(await deleteLoadBalancer(env.azure, target)).toMatchObject({ done: false });
+    hold.release();
+    expect(await settle(() => deleteLoadBalancer(env.azure, target))).toMatchObject({
+      changed: true,
+      value: "deleted",
+    });
+    expect(statuses(env.emu, "DELETE", "/hung-lb")).toEqual([202]);
+  });
+
+  it("deleting the resource group takes what is in it", async () => {
+    await ensureDnsZone(env.azure, {
+      subscriptionId: env.sub,
+      resourceGroup: rg,
+      zoneName: "lro.example.com",
+      owner,
+    });
+    expect(env.emu.resources().filter((r) => r.resourceGroup === rg).length).toBeGreaterThan(3);
+    const group = { subscriptionId: env.sub, name: rg, owner };
+    expect((await settle(() => deleteResourceGroup(env.azure, group))).value).toBe("deleted");
+    expect(env.emu.resources()).toEqual([]);
+  });
+});
+
+describe("ARM semantics of the emulator", () => {
+  let env: Env;
+  let auth: Record<string, string>;
+  const owner: Owner = { id: randomUUID(), cluster: "ns/sem" };
+  beforeAll(async () => {
+    env = await startEnv();
+    const token = await env.azure.credential.getToken(env.azure.scope);
+    auth = { authorization: `Bearer ${token?.token ?? ""}` };
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: "Sem-RG", location, owner });
+  });
+  afterAll(() => env.stop());
+
+  const v = "?api-version=2025-05-01";
+
+  it("paths are case-insensitive; ids keep the casing they were created with", async () => {
+    const got = await raw(env.emu, "GET", `/SUBSCRIPTIONS/${env.sub}/RESOURCEGROUPS/sem-rg${v}`, auth);
+    expect(got.status).toBe(200);
+    expect(got.body["id"]).toBe(`/subscriptions/${env.sub}/resourceGroups/Sem-RG`);
+  });
+
+  it("answers missing things with ARM's codes", async () => {
+    const base = `/subscriptions/${env.sub}/resourceGroups`;
+    const cases: [string, string, number, string | undefined][] = [
+      ["GET", `${base}/nope${v}`, 404, "ResourceGroupNotFound"],
+      [
+        "PUT",
+        `${base}/nope/providers/Microsoft.Network/dnszones/x.example.com${v}`,
+        404,
+        "ResourceGroupNotFound",
+      ],
+      [
+        "GET",
+        `${base}/Sem-RG/providers/Microsoft.Network/publicIPAddresses/nope${v}`,
+        404,
+        "ResourceNotFound",
+      ],
+      [
+        "PUT",
+        `${base}/Sem-RG/providers/Microsoft.Network/dnszones/nope.example.com/A/api${v}`,
+        404,
+        "ParentResourceNotFound",
+      ],
+      ["DELETE", `${base}/Sem-RG/providers/Microsoft.Network/dnszones/nope.example.com${v}`, 204, undefined],
+      ["DELETE", `${base}/Sem-RG/providers/Microsoft.Network/publicIPAddresses/nope${v}`, 204, undefined],
+      [
+        "GET",
+        `${base}/Sem-RG/providers/Microsoft.Compute/virtualMachines/vm${v}`,
+        400,
+        "InvalidResourceType",
+      ],
+    ];
+    for (const [method, path, status, code] of cases) {
+      const got = await raw(env.emu, method, path, { ...auth, "content-type": "application/json" });
+      expect({ method, path, status: got.status, code: got.body.error?.code }).toEqual({
+        method,
+        path,
+        status,
+        code,
+      });
+    }
+  });
+
+  it("PATCH replaces the tags where the SDK offers it", async () => {
+    const ip = await env.azure
+      .network(env.sub)
+      .publicIPAddresses.beginCreateOrUpdateAndWait(
+        "Sem-RG",
+        "patched",
+        { location, tags: { a: "1" } },
+        { updateIntervalInMs: 10 },
+      );
+    expect(ip.tags).toEqual({ a: "1" });
+    const patched = await env.azure
+      .network(env.sub)
+      .publicIPAddresses.updateTags("Sem-RG", "patched", { tags: { b: "2" } });
+    expect(patched.tags).toEqual({ b: "2" });
+    await env.azure
+      .dns(env.sub)
+      .zones.createOrUpdate("Sem-RG", "patched.example.com", { location: "global" });
+    const zone = await env.azure
+      .dns(env.sub)
+      .zones.update("Sem-RG", "patched.example.com", { tags: { c: "3" } });
+    expect(zone.tags).toEqual({ c: "3" });
+    const group = await env.azure.resources(env.sub).resourceGroups.update("Sem-RG", { tags: { d: "4" } });
+    expect(group.tags).toEqual({ d: "4" });
+    expect(env.emu.requests({ method: "PATCH" }).map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+
+  it("refuses tag names ARM refuses (a '/' among them)", async () => {
+    const err = await rejection(
+      env.azure
+        .resources(env.sub)
+        .resourceGroups.createOrUpdate("tags", { location, tags: { "hcp.aro.dev/owner": "x" } }),
+    );
+    expect(err).toMatchObject({ statusCode: 400, code: "InvalidTagNameCharacters" });
+  });
+});
