@@ -4,7 +4,7 @@
  * this one was killed outright.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -35,13 +35,16 @@ process.on("exit", () => {
 
 export async function startProcess(opts: StartProcessOptions): Promise<ManagedProcess> {
   const logPath = join(opts.dir, `${opts.name}.log`);
-  const log = createWriteStream(logPath, { flags: "a" });
-  const child = spawn(opts.command, opts.args, {
-    env: opts.env ?? process.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // The child writes its log file itself rather than through a pipe to us: if this process dies,
+  // a Go child's next log line into a broken pipe would kill it (SIGPIPE on stderr), so orphans
+  // would die at random instead of living until the next run reaps them.
+  const log = openSync(logPath, "a");
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.command, opts.args, { env: opts.env ?? process.env, stdio: ["ignore", log, log] });
+  } finally {
+    closeSync(log); // the child has its own copy
+  }
   const exited = new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code) => {

@@ -92,7 +92,14 @@ function nextVersion(
 ): { version: ClusterVersionStatus; dueInMs?: number } {
   const { image, version } = target;
   const rollout = advanceRollout<UpdateHistory>(prev?.history, target, clock, {
-    start: (startedTime) => ({ state: "Partial", startedTime, completionTime: null, version, image, verified: false }),
+    start: (startedTime) => ({
+      state: "Partial",
+      startedTime,
+      completionTime: null,
+      version,
+      image,
+      verified: false,
+    }),
     complete: (e, completionTime) => ({ ...e, state: "Completed", completionTime }),
   });
   return {
@@ -153,7 +160,8 @@ function availableCondition(f: ControlPlaneFacts): ConditionInput {
 }
 
 function progressingCondition(f: ControlPlaneFacts): ConditionInput {
-  if (f.invalidImage) return { type: T.Progressing, status: "False", reason: R.Blocked, message: f.invalidImage };
+  if (f.invalidImage)
+    return { type: T.Progressing, status: "False", reason: R.Blocked, message: f.invalidImage };
   if (f.rollingOut)
     return {
       type: T.Progressing,
@@ -171,7 +179,12 @@ function progressingCondition(f: ControlPlaneFacts): ConditionInput {
 
 function degradedCondition(f: ControlPlaneFacts): ConditionInput {
   if (f.failure) return { type: T.Degraded, status: "True", ...f.failure };
-  return { type: T.Degraded, status: "False", reason: R.AsExpected, message: "The hosted cluster is not degraded" };
+  return {
+    type: T.Degraded,
+    status: "False",
+    reason: R.AsExpected,
+    message: "The hosted cluster is not degraded",
+  };
 }
 
 /** The components a real control plane brings up, all following `up`. */
@@ -204,7 +217,12 @@ function constantConditions(invalidImage: string | undefined): ConditionInput[] 
   return [
     invalidImage
       ? { type: T.ValidReleaseImage, status: "False", reason: R.InvalidImage, message: invalidImage }
-      : { type: T.ValidReleaseImage, status: "True", reason: R.AsExpected, message: "Release image is valid" },
+      : {
+          type: T.ValidReleaseImage,
+          status: "True",
+          reason: R.AsExpected,
+          message: "Release image is valid",
+        },
     {
       type: T.ValidConfiguration,
       status: "True",
@@ -233,11 +251,7 @@ function constantConditions(invalidImage: string | undefined): ConditionInput[] 
   ];
 }
 
-export function hostedClusterConditions(
-  hc: HostedCluster,
-  f: ControlPlaneFacts,
-  now: Date,
-): Condition[] {
+function hostedClusterConditions(hc: HostedCluster, f: ControlPlaneFacts, now: Date): Condition[] {
   const inputs = [
     availableCondition(f),
     progressingCondition(f),
@@ -261,7 +275,9 @@ function releaseTargets(
   const cp = parseReleaseImage(cpImage).version;
   if (!data || !cp) {
     const bad = data ? cpImage : dataImage;
-    return { invalid: `The simulator reads the OpenShift version from the release image tag; ${bad} has none` };
+    return {
+      invalid: `The simulator reads the OpenShift version from the release image tag; ${bad} has none`,
+    };
   }
   return {
     data: { image: dataImage, version: data, generation, blocked },
@@ -274,30 +290,44 @@ function minDue(...dues: Array<number | undefined>): number | undefined {
   return defined.length > 0 ? Math.max(1, Math.min(...defined)) : undefined;
 }
 
+interface Versions {
+  version?: ClusterVersionStatus;
+  controlPlaneVersion?: ControlPlaneVersionStatus;
+  invalidImage?: string;
+  requeueAfterMs?: number;
+}
+
+/** Both version blocks moved along; with an unreadable release image they stay as they were. */
+function nextVersions(hc: HostedCluster, facts: HostedClusterFacts): Versions {
+  const prev = hc.status ?? {};
+  const targets = releaseTargets(hc, facts.failure !== undefined);
+  if ("invalid" in targets) {
+    return {
+      version: prev.version,
+      controlPlaneVersion: prev.controlPlaneVersion,
+      invalidImage: targets.invalid,
+    };
+  }
+  const data = nextVersion(prev.version, targets.data, facts);
+  const cp = nextControlPlaneVersion(prev.controlPlaneVersion, targets.controlPlane, facts);
+  return {
+    version: data.version,
+    controlPlaneVersion: cp.version,
+    requeueAfterMs: minDue(data.dueInMs, cp.dueInMs),
+  };
+}
+
 /** The whole status: versions, conditions, and once the control plane is up its endpoint and kubeconfig. */
 export function computeHostedClusterStatus(
   hc: HostedCluster,
   facts: HostedClusterFacts,
 ): StatusOutcome<HostedClusterStatus> {
-  const prev = hc.status ?? {};
-  const targets = releaseTargets(hc, facts.failure !== undefined);
-  let version = prev.version;
-  let controlPlaneVersion = prev.controlPlaneVersion;
-  let requeueAfterMs: number | undefined;
-  if (!("invalid" in targets)) {
-    const data = nextVersion(prev.version, targets.data, facts);
-    const cp = nextControlPlaneVersion(prev.controlPlaneVersion, targets.controlPlane, facts);
-    version = data.version;
-    controlPlaneVersion = cp.version;
-    requeueAfterMs = minDue(data.dueInMs, cp.dueInMs);
-  }
+  const { version, controlPlaneVersion, invalidImage, requeueAfterMs } = nextVersions(hc, facts);
   const up = controlPlaneVersion?.history?.some((h) => h.state === "Completed") ?? false;
-  const cf: ControlPlaneFacts = {
-    up,
-    rollingOut: version?.history?.[0]?.state === "Partial" || controlPlaneVersion?.history?.[0]?.state === "Partial",
-    invalidImage: "invalid" in targets ? targets.invalid : undefined,
-    failure: facts.failure,
-  };
+  const rollingOut = [version?.history?.[0], controlPlaneVersion?.history?.[0]].some(
+    (h) => h?.state === "Partial",
+  );
+  const cf: ControlPlaneFacts = { up, rollingOut, invalidImage, failure: facts.failure };
   const status: HostedClusterStatus = {
     conditions: hostedClusterConditions(hc, cf, facts.now),
     ...(version ? { version } : {}),

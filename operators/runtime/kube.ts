@@ -36,6 +36,8 @@ export interface ObjectMeta {
     name: string;
     uid: string;
     controller?: boolean;
+    /** With foreground deletion, the owner stays until this dependent is gone. */
+    blockOwnerDeletion?: boolean;
   }>;
 }
 

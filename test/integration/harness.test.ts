@@ -74,7 +74,13 @@ describe("kube-controller-manager in the local region", () => {
   const exists = async (t: typeof configMapType, name: string, namespace?: string): Promise<boolean> =>
     (await mgmt.find(t, name, namespace)) !== undefined;
   const ownedBy = (owner: KubeObject): KubeObject["metadata"]["ownerReferences"] => [
-    { apiVersion: "v1", kind: "ConfigMap", name: owner.metadata.name ?? "", uid: owner.metadata.uid ?? "" },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: owner.metadata.name ?? "",
+      uid: owner.metadata.uid ?? "",
+      blockOwnerDeletion: true,
+    },
   ];
 
   it("deletes a namespace and what is in it instead of leaving it Terminating", async () => {

@@ -159,11 +159,7 @@ export interface PlatformSpec {
 }
 
 export type AzureCloud =
-  | "AzurePublicCloud"
-  | "AzureUSGovernmentCloud"
-  | "AzureChinaCloud"
-  | "AzureGermanCloud"
-  | "AzureStackCloud";
+  "AzurePublicCloud" | "AzureUSGovernmentCloud" | "AzureChinaCloud" | "AzureGermanCloud" | "AzureStackCloud";
 
 export type AzureTopology = "Public" | "PublicAndPrivate" | "Private";
 
@@ -349,13 +345,7 @@ export interface AzureKMSSpec {
 }
 
 export type OptionalCapability =
-  | "ImageRegistry"
-  | "openshift-samples"
-  | "Insights"
-  | "baremetal"
-  | "Console"
-  | "NodeTuning"
-  | "Ingress";
+  "ImageRegistry" | "openshift-samples" | "Insights" | "baremetal" | "Console" | "NodeTuning" | "Ingress";
 
 export interface Capabilities {
   enabled?: OptionalCapability[];

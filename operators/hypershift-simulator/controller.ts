@@ -1,0 +1,139 @@
+/**
+ * hypershift-simulator: a test double for the HyperShift operator on one management cluster. It
+ * reconciles the real HostedCluster and NodePool CRs with two controllers (hostedcluster.ts,
+ * nodepool.ts) and reports status the way HyperShift does, after configurable delays and without
+ * running any control plane. Failures are injected per object with the annotation
+ * `hypershift-simulator.hcp.aro.dev/fail: "<Reason>: <message>"` (release.ts).
+ *
+ * Watches: HostedClusters (→ themselves and their NodePools), NodePools (→ themselves and their
+ * HostedCluster, which waits for them when deleting), control-plane namespaces (→ their
+ * HostedCluster, which waits for them when deleting).
+ */
+import {
+  HostedClusterResource,
+  NodePoolResource,
+  type HostedCluster,
+  type NodePool,
+} from "../api/hypershift/v1beta1.ts";
+import { Applier } from "../runtime/apply.ts";
+import type { Cluster } from "../runtime/clusters.ts";
+import { Controller, type Request } from "../runtime/controller.ts";
+import { EventRecorder } from "../runtime/events.ts";
+import type { Informer } from "../runtime/informer.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { Runnable } from "../runtime/manager.ts";
+import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import {
+  CLUSTER_ANNOTATION,
+  CONTROL_PLANE_LABEL,
+  HostedClusterReconciler,
+  namespaceType,
+  nodePoolsOf,
+} from "./hostedcluster.ts";
+import { simulatorMetrics } from "./metrics.ts";
+import { NodePoolReconciler } from "./nodepool.ts";
+
+/** Field manager of every write, and the component of its Events. */
+export const SIMULATOR_NAME = "hypershift-simulator";
+
+export interface HyperShiftSimulatorOptions {
+  /** The management cluster whose HostedClusters and NodePools are served. Required. */
+  cluster: Cluster;
+  /** How long a rollout (creation, upgrade) or a scale takes. Default 2000 ms. */
+  provisionDelayMs?: number;
+  /** How long a deletion holds the finalizer (per NodePool, then per HostedCluster). Default 1000 ms. */
+  deleteDelayMs?: number;
+  /** Workers per controller. Default 2. */
+  workers?: number;
+  log?: Logger;
+}
+
+const DEFAULT_PROVISION_DELAY_MS = 2_000;
+const DEFAULT_DELETE_DELAY_MS = 1_000;
+
+function checkDelay(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new Error(`hypershift-simulator: ${name} must be ≥ 0 ms`);
+  return value;
+}
+
+export class HyperShiftSimulator implements Runnable {
+  /** One per management cluster, like the agent; it needs no lease. */
+  readonly needLeaderElection = false;
+  readonly #hostedClusters: Informer<HostedCluster>;
+  readonly #nodePools: Informer<NodePool>;
+  readonly #namespaces: Informer;
+  readonly #hcController: Controller;
+  readonly #npController: Controller;
+
+  constructor(opts: HyperShiftSimulatorOptions) {
+    const { cluster } = opts;
+    const provisionDelayMs = checkDelay(
+      "provisionDelayMs",
+      opts.provisionDelayMs ?? DEFAULT_PROVISION_DELAY_MS,
+    );
+    const deleteDelayMs = checkDelay("deleteDelayMs", opts.deleteDelayMs ?? DEFAULT_DELETE_DELAY_MS);
+    const log = (opts.log ?? silentLogger).child({ component: SIMULATOR_NAME, cluster: cluster.name });
+    this.#hostedClusters = cluster.informer<HostedCluster>(HostedClusterResource);
+    this.#nodePools = cluster.informer<NodePool>(NodePoolResource);
+    this.#namespaces = cluster.informer(namespaceType, { labelSelector: `${CONTROL_PLANE_LABEL}=true` });
+    const shared = {
+      cluster: cluster.name,
+      hostedClusters: this.#hostedClusters,
+      nodePools: this.#nodePools,
+      applier: new Applier(cluster.client, SIMULATOR_NAME),
+      events: new EventRecorder(cluster.client, SIMULATOR_NAME, log),
+      metrics: simulatorMetrics(),
+      provisionDelayMs,
+      deleteDelayMs,
+    };
+    const workers = opts.workers ?? 2;
+    this.#hcController = new Controller({
+      name: `${SIMULATOR_NAME}-hostedcluster-${cluster.name}`,
+      maxConcurrentReconciles: workers,
+      log,
+      reconciler: new HostedClusterReconciler({ ...shared, namespaces: this.#namespaces }),
+    });
+    this.#npController = new Controller({
+      name: `${SIMULATOR_NAME}-nodepool-${cluster.name}`,
+      maxConcurrentReconciles: workers,
+      log,
+      reconciler: new NodePoolReconciler(shared),
+    });
+    this.#watch(cluster.name);
+  }
+
+  #watch(cluster: string): void {
+    const request = (namespace: string | undefined, name: string): Request => ({
+      cluster,
+      namespace: namespace ?? "",
+      name,
+    });
+    enqueueForObject(this.#hostedClusters, this.#hcController);
+    enqueueForObject(this.#nodePools, this.#npController);
+    // A NodePool waits for its HostedCluster to be Available.
+    enqueueMapped(this.#hostedClusters, this.#npController, (hc) =>
+      nodePoolsOf(this.#nodePools, hc).map((np) => request(np.metadata.namespace, np.metadata.name ?? "")),
+    );
+    // A deleting HostedCluster waits for its NodePools and its control-plane namespace to go.
+    enqueueMapped(this.#nodePools, this.#hcController, (np) =>
+      np.spec.clusterName ? [request(np.metadata.namespace, np.spec.clusterName)] : [],
+    );
+    enqueueMapped(this.#namespaces, this.#hcController, (ns: KubeObject) => {
+      const [namespace, name] = (ns.metadata.annotations?.[CLUSTER_ANNOTATION] ?? "").split("/");
+      return namespace && name ? [request(namespace, name)] : [];
+    });
+  }
+
+  /** True once the HostedCluster, NodePool and namespace informers have listed. */
+  hasSynced(): boolean {
+    return this.#hostedClusters.hasSynced() && this.#nodePools.hasSynced() && this.#namespaces.hasSynced();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    for (const informer of [this.#hostedClusters, this.#nodePools, this.#namespaces]) {
+      if (!(await informer.waitForSync(signal))) return;
+    }
+    await Promise.all([this.#hcController.start(signal), this.#npController.start(signal)]);
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Reconciles one HostedCluster the way the HyperShift operator appears to from outside: its
+ * finalizer first, the control-plane namespace, once the control plane is "up" the admin
+ * kubeconfig Secret, and one status write (status.ts). Deletion removes the NodePools, waits
+ * `deleteDelayMs`, deletes the control-plane namespace, waits for it to be gone, and only then
+ * releases the finalizer.
+ */
+import {
+  ADMIN_KUBECONFIG_KEY,
+  HOSTED_CLUSTER_KIND,
+  HYPERSHIFT_API_VERSION,
+  HYPERSHIFT_FINALIZER,
+  HostedClusterResource,
+  NodePoolResource,
+  adminKubeconfigSecretName,
+  controlPlaneNamespaceName,
+  type HostedCluster,
+  type HostedClusterStatus,
+  type NodePool,
+} from "../api/hypershift/v1beta1.ts";
+import type { Applier } from "../runtime/apply.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import { isNotFound } from "../runtime/errors.ts";
+import type { Informer } from "../runtime/informer.ts";
+import { isApiError, type KubeObject, type ResourceType } from "../runtime/kube.ts";
+import { hostedClusterTransitions, type Transition } from "./events.ts";
+import type { SimulatorMetrics } from "./metrics.ts";
+import { failureOf } from "./release.ts";
+import { computeHostedClusterStatus } from "./status.ts";
+
+export const namespaceType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+
+export const secretType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+
+/** HyperShift's marks on a control-plane namespace: what it is, and whose. */
+export const CONTROL_PLANE_LABEL = "hypershift.openshift.io/hosted-control-plane";
+export const CLUSTER_ANNOTATION = "hypershift.openshift.io/cluster";
+
+/** How often to look for a control-plane namespace the informer does not see (it lacks our label). */
+const NAMESPACE_POLL_MS = 1_000;
+
+export interface HostedClusterReconcilerDeps {
+  /** The management cluster's name (metrics label). */
+  cluster: string;
+  hostedClusters: Informer<HostedCluster>;
+  nodePools: Informer<NodePool>;
+  /** Control-plane namespaces (label CONTROL_PLANE_LABEL). */
+  namespaces: Informer;
+  applier: Applier;
+  events: EventRecorder;
+  metrics: SimulatorMetrics;
+  provisionDelayMs: number;
+  deleteDelayMs: number;
+}
+
+/** The NodePools of a HostedCluster: same namespace, spec.clusterName = its name. */
+export function nodePoolsOf(nodePools: Informer<NodePool>, hc: HostedCluster): NodePool[] {
+  return nodePools.list(hc.metadata.namespace).filter((np) => np.spec.clusterName === hc.metadata.name);
+}
+
+function controlPlaneNamespaceOf(hc: HostedCluster): string {
+  return controlPlaneNamespaceName(hc.metadata.namespace ?? "", hc.metadata.name ?? "");
+}
+
+/** A kubeconfig for the simulated API server; it points at the published endpoint and holds no real credential. */
+function adminKubeconfig(hc: HostedCluster, status: HostedClusterStatus): string {
+  const endpoint = status.controlPlaneEndpoint;
+  const name = hc.metadata.name ?? "cluster";
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster: { server: `https://${endpoint?.host ?? ""}:${endpoint?.port ?? 443}` } }],
+    users: [{ name: "admin", user: { token: "simulated" } }],
+    contexts: [{ name: "admin", context: { cluster: name, user: "admin" } }],
+    "current-context": "admin",
+  });
+}
+
+export class HostedClusterReconciler implements Reconciler {
+  readonly #d: HostedClusterReconcilerDeps;
+
+  constructor(deps: HostedClusterReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    try {
+      return await this.#reconcile(ctx, req);
+    } catch (err) {
+      // Deleted under us (the cache lags behind a finalizer we just released): nothing left to do.
+      if (isNotFound(err)) return {};
+      throw err;
+    }
+  }
+
+  async #reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    const hc = this.#d.hostedClusters.get(req.namespace, req.name);
+    if (!hc) return {};
+    if (hc.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, hc);
+    // Finalizer first, so a deletion racing the creation still finds it; the update wakes us again.
+    if (await this.#d.applier.addFinalizer(HostedClusterResource, hc, HYPERSHIFT_FINALIZER)) return {};
+    if (!(await this.#reconcileNamespace(ctx, hc))) return {};
+    const outcome = computeHostedClusterStatus(hc, {
+      now: new Date(),
+      provisionDelayMs: this.#d.provisionDelayMs,
+      failure: failureOf(hc.metadata.annotations),
+    });
+    if (outcome.status.kubeconfig) await this.#reconcileKubeconfig(ctx, hc, outcome.status);
+    await this.#writeStatus(hc, outcome.status);
+    return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
+  }
+
+  /**
+   * Creates the control-plane namespace if missing. False while a namespace of that name is
+   * still terminating (an earlier HostedCluster of the same name); its deletion wakes us.
+   */
+  async #reconcileNamespace(ctx: ReconcileContext, hc: HostedCluster): Promise<boolean> {
+    const name = controlPlaneNamespaceOf(hc);
+    const existing = this.#d.namespaces.get("", name);
+    if (existing?.metadata.deletionTimestamp) {
+      ctx.log.info("Waiting for the previous control-plane namespace to go", { Namespace: name });
+      return false;
+    }
+    if (existing) return true;
+    ctx.log.info("Creating the control-plane namespace", { Namespace: name });
+    try {
+      await this.#d.applier.client.create(namespaceType, {
+        metadata: {
+          name,
+          labels: { [CONTROL_PLANE_LABEL]: "true" },
+          annotations: { [CLUSTER_ANNOTATION]: `${hc.metadata.namespace ?? ""}/${hc.metadata.name ?? ""}` },
+        },
+      });
+    } catch (err) {
+      // The informer has not seen our earlier create yet.
+      if (!isApiError(err, 409)) throw err;
+    }
+    return true;
+  }
+
+  /** The admin kubeconfig Secret, owned by the HostedCluster as HyperShift's is. */
+  async #reconcileKubeconfig(
+    ctx: ReconcileContext,
+    hc: HostedCluster,
+    status: HostedClusterStatus,
+  ): Promise<void> {
+    const client = this.#d.applier.client;
+    const name = adminKubeconfigSecretName(hc.metadata.name ?? "");
+    const namespace = hc.metadata.namespace;
+    if (await client.find(secretType, name, namespace)) return;
+    ctx.log.info("Creating the admin kubeconfig", { Secret: name });
+    const secret: KubeObject = {
+      metadata: {
+        name,
+        namespace,
+        ownerReferences: [
+          {
+            apiVersion: HYPERSHIFT_API_VERSION,
+            kind: HOSTED_CLUSTER_KIND,
+            name: hc.metadata.name ?? "",
+            uid: hc.metadata.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      type: "Opaque",
+      stringData: { [ADMIN_KUBECONFIG_KEY]: adminKubeconfig(hc, status) },
+    };
+    try {
+      await client.create(secretType, secret);
+    } catch (err) {
+      if (!isApiError(err, 409)) throw err;
+    }
+  }
+
+  /** Deletes the control-plane namespace unless it is going already; true while it still exists. */
+  async #controlPlaneNamespaceRemains(ctx: ReconcileContext, hc: HostedCluster): Promise<boolean> {
+    const name = controlPlaneNamespaceOf(hc);
+    const client = this.#d.applier.client;
+    const namespace = this.#d.namespaces.get("", name) ?? (await client.find(namespaceType, name));
+    if (!namespace) return false;
+    if (!namespace.metadata.deletionTimestamp) {
+      ctx.log.info("Deleting the control-plane namespace", { Namespace: name });
+      await client.delete(namespaceType, { name });
+    }
+    return true;
+  }
+
+  async #writeStatus(hc: HostedCluster, status: HostedClusterStatus): Promise<void> {
+    const written = await this.#d.applier.applyStatus(HostedClusterResource, hc, status);
+    if (!written) return;
+    await this.#record(hc, hostedClusterTransitions(hc.status ?? {}, status));
+  }
+
+  async #record(hc: HostedCluster, transitions: Transition[]): Promise<void> {
+    for (const t of transitions) {
+      this.#d.metrics.transitions.inc({
+        cluster: this.#d.cluster,
+        kind: HOSTED_CLUSTER_KIND,
+        reason: t.reason,
+      });
+      await this.#d.events.event(hc, t.type, t.reason, t.message);
+    }
+  }
+
+  /**
+   * NodePools first (HyperShift deletes them with the cluster), then after the delay the
+   * control-plane namespace; the finalizer goes last, once nothing of the cluster is left.
+   */
+  async #reconcileDelete(ctx: ReconcileContext, hc: HostedCluster): Promise<Result> {
+    if (!hc.metadata.finalizers?.includes(HYPERSHIFT_FINALIZER)) return {};
+    const pools = nodePoolsOf(this.#d.nodePools, hc);
+    for (const np of pools.filter((p) => !p.metadata.deletionTimestamp)) {
+      ctx.log.info("Deleting NodePool", { NodePool: np.metadata.name });
+      await this.#d.applier.client.delete(NodePoolResource, {
+        name: np.metadata.name ?? "",
+        namespace: np.metadata.namespace,
+      });
+    }
+    // Each NodePool's deletion enqueues its HostedCluster.
+    if (pools.length > 0) return {};
+    const remainingMs = Date.parse(hc.metadata.deletionTimestamp ?? "") + this.#d.deleteDelayMs - Date.now();
+    if (remainingMs > 0) return { requeueAfterMs: remainingMs };
+    if (await this.#controlPlaneNamespaceRemains(ctx, hc)) {
+      // A labelled namespace's disappearance from the informer wakes us; one someone else made is polled.
+      return this.#d.namespaces.get("", controlPlaneNamespaceOf(hc))
+        ? {}
+        : { requeueAfterMs: NAMESPACE_POLL_MS };
+    }
+    await this.#d.applier.client.delete(secretType, {
+      name: adminKubeconfigSecretName(hc.metadata.name ?? ""),
+      namespace: hc.metadata.namespace,
+    });
+    await this.#record(hc, [
+      { type: "Normal", reason: "Deleted", message: "The hosted control plane is gone" },
+    ]);
+    await this.#d.applier.removeFinalizer(HostedClusterResource, hc, HYPERSHIFT_FINALIZER);
+    this.#d.metrics.deletions.inc({ cluster: this.#d.cluster, kind: HOSTED_CLUSTER_KIND });
+    return {};
+  }
+}
