@@ -77,6 +77,26 @@ export function clusterNames(cluster: HcpCluster, region: RegionSettings): Clust
   };
 }
 
+/**
+ * ARM request IDs the frontend stamps on a CR; carried onto its ManifestWork so that one request
+ * can be followed from the ARM call to the management cluster.
+ */
+export const REQUEST_ID_ANNOTATIONS = [
+  "hcp.aro.dev/correlation-request-id",
+  "hcp.aro.dev/client-request-id",
+] as const;
+
+export function requestIdAnnotations(obj: {
+  metadata: { annotations?: Record<string, string> };
+}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of REQUEST_ID_ANNOTATIONS) {
+    const value = obj.metadata.annotations?.[key];
+    if (value) out[key] = value;
+  }
+  return out;
+}
+
 export function workLabels(cluster: HcpCluster): Record<string, string> {
   return {
     [LABELS.clusterUid]: cluster.metadata.uid ?? "",
@@ -263,7 +283,12 @@ export function hostedClusterWork(
   return {
     apiVersion: WORK_API_VERSION,
     kind: ManifestWorkResource.kind,
-    metadata: { name: names.workName, namespace: consumer, labels: workLabels(cluster) },
+    metadata: {
+      name: names.workName,
+      namespace: consumer,
+      labels: workLabels(cluster),
+      annotations: requestIdAnnotations(cluster),
+    },
     spec: {
       workload: {
         manifests: [

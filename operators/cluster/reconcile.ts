@@ -19,12 +19,14 @@ import type { Condition } from "../runtime/conditions.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Informer } from "../runtime/informer.ts";
+import type { Logger } from "../runtime/logger.ts";
 import {
   clusterNames,
   feedbackOf,
   FEEDBACK,
   hostedClusterWork,
   LABELS,
+  requestIdAnnotations,
   type RegionSettings,
 } from "./hostedcluster.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
@@ -66,6 +68,8 @@ export class RetryableStepError extends Error {}
 
 interface Scope {
   cluster: HcpCluster;
+  /** Carries the ARM request IDs of the cluster, when the frontend set them. */
+  log: Logger;
   facts: ClusterFacts;
   infraSpec: ClusterInfraSpec;
   /** Set by resolveRelease. */
@@ -88,10 +92,10 @@ export class ClusterReconciler implements Reconciler {
     this.#d = deps;
   }
 
-  async reconcile(_ctx: ReconcileContext, req: Request): Promise<Result> {
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const cluster = this.#d.clusters.get(req.namespace, req.name);
     if (!cluster?.metadata.uid) return {};
-    const scope = this.#scope(cluster);
+    const scope = this.#scope(cluster, requestLog(ctx, cluster));
     if (cluster.metadata.deletionTimestamp) return this.#reconcileDelete(scope);
     if (await this.#d.applier.addFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER)) return {};
     try {
@@ -110,11 +114,12 @@ export class ClusterReconciler implements Reconciler {
     return this.#result(scope);
   }
 
-  #scope(cluster: HcpCluster): Scope {
+  #scope(cluster: HcpCluster, log: Logger): Scope {
     const names = clusterNames(cluster, this.#d.region);
     const azure = cluster.spec.platform.azure;
     return {
       cluster,
+      log,
       facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster },
       infraSpec: {
         owner: cluster.metadata.uid ?? "",
@@ -272,10 +277,14 @@ export class ClusterReconciler implements Reconciler {
     if (cluster.spec.paused && current) return true;
     if (
       !current ||
+      !isDeepStrictEqual(current.metadata.annotations ?? {}, desired.metadata.annotations) ||
       !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload) ||
       !isDeepStrictEqual(current.spec?.manifestConfigs, desired.spec?.manifestConfigs)
     ) {
       await this.#d.applier.apply(ManifestWorkResource, desired);
+      scope.log.info("Applied the HostedCluster ManifestWork", {
+        work: `${consumer}/${facts.names.workName}`,
+      });
       if (!current)
         await this.#d.events.event(
           cluster,
@@ -487,4 +496,15 @@ export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
       latest?.state === "Partial" && typeof latest.version === "string" ? latest.version : undefined,
     endpoint: typeof host === "string" && host && typeof port === "number" ? { host, port } : undefined,
   };
+}
+
+/** The reconcile's logger with the ARM request IDs the object carries, so one request can be traced. */
+export function requestLog(
+  ctx: ReconcileContext,
+  obj: { metadata: { annotations?: Record<string, string> } },
+): Logger {
+  const ids = requestIdAnnotations(obj);
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(ids)) fields[key.replace("hcp.aro.dev/", "")] = value;
+  return Object.keys(fields).length > 0 ? ctx.log.child(fields) : ctx.log;
 }

@@ -11,7 +11,13 @@ import {
 } from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, WORK_API_VERSION, type ManifestWork } from "../api/work/v1.ts";
-import { asManifest, LABELS, workLabels, type ClusterNames } from "../cluster/hostedcluster.ts";
+import {
+  asManifest,
+  LABELS,
+  requestIdAnnotations,
+  workLabels,
+  type ClusterNames,
+} from "../cluster/hostedcluster.ts";
 import type { Release } from "../releases/catalog.ts";
 
 /** Small values only: OCM's agent refuses raw JSON over 1 KiB. */
@@ -106,6 +112,7 @@ export function nodePoolWork(
       name: poolNames(pool, names).workName,
       namespace: consumer,
       labels: { ...workLabels(cluster), [LABELS.nodePool]: pool.metadata.uid ?? "" },
+      annotations: requestIdAnnotations(pool),
     },
     spec: {
       workload: { manifests: [asManifest(manifest)] },

@@ -14,6 +14,7 @@ import {
   type ClusterNames,
   type RegionSettings,
 } from "../cluster/hostedcluster.ts";
+import { requestLog } from "../cluster/reconcile.ts";
 import type { StepState } from "../cluster/status.ts";
 import { compareVersions, type Release, type Resolution } from "../releases/catalog.ts";
 import type { Applier } from "../runtime/apply.ts";
@@ -21,6 +22,7 @@ import type { Condition } from "../runtime/conditions.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Informer } from "../runtime/informer.ts";
+import type { Logger } from "../runtime/logger.ts";
 import { nodePoolWork, POOL_FEEDBACK, poolNames } from "./nodepool.ts";
 import {
   composePoolStatus,
@@ -47,6 +49,7 @@ export interface NodePoolReconcilerDeps {
 
 interface Scope {
   pool: NodePool;
+  log: Logger;
   facts: PoolFacts;
   cluster?: HcpCluster;
   names?: ClusterNames;
@@ -63,10 +66,10 @@ export class NodePoolReconciler implements Reconciler {
     this.#d = deps;
   }
 
-  async reconcile(_ctx: ReconcileContext, req: Request): Promise<Result> {
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const pool = this.#d.pools.get(req.namespace, req.name);
     if (!pool?.metadata.uid) return {};
-    const scope: Scope = { pool, facts: { pool, steps: {} } };
+    const scope: Scope = { pool, log: requestLog(ctx, pool), facts: { pool, steps: {} } };
     if (pool.metadata.deletionTimestamp) return this.#reconcileDelete(scope);
     if (await this.#d.applier.addFinalizer(NodePoolResource, pool, NODE_POOL_FINALIZER)) return {};
     try {
@@ -175,8 +178,15 @@ export class NodePoolReconciler implements Reconciler {
     const desired = nodePoolWork(pool, cluster, names, release, consumer);
     const current = this.#work(pool);
     if (cluster.spec.paused && current) return true;
-    if (!current || !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload)) {
+    const changed =
+      !current ||
+      !isDeepStrictEqual(current.metadata.annotations ?? {}, desired.metadata.annotations) ||
+      !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload);
+    if (changed) {
       await this.#d.applier.apply(ManifestWorkResource, desired);
+      scope.log.info("Applied the NodePool ManifestWork", {
+        work: `${consumer}/${desired.metadata.name ?? ""}`,
+      });
       if (!current)
         await this.#d.events.event(
           pool,

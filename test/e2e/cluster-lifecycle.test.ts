@@ -84,6 +84,9 @@ describe("cluster lifecycle", () => {
   const cluster = sampleCluster();
   cluster.metadata.namespace = customer;
   cluster.metadata.name = "e2e";
+  cluster.metadata.annotations = {
+    "hcp.aro.dev/correlation-request-id": "5f0c8f7e-e2e0-4c1a-9d7e-000000000001",
+  };
   cluster.spec.dns.baseDomainPrefix = `e2e${process.pid % 100000}`;
   delete cluster.spec.placement;
   const fixed = sampleFixedPool();
@@ -128,6 +131,13 @@ describe("cluster lifecycle", () => {
     hcNamespace = c.status?.hostedClusterNamespace ?? "";
     expect(hcNamespace).toBe(`ocm-local-${c.metadata.uid}`);
     mgmt = clientFor(c.status!.managementCluster!);
+    const work = await service.list<ManifestWork>(ManifestWorkResource, {
+      labelSelector: `${LABELS.clusterUid}=${c.metadata.uid}`,
+    });
+    const clusterWork = work.items.find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+    expect(clusterWork?.metadata.annotations?.["hcp.aro.dev/correlation-request-id"]).toBe(
+      "5f0c8f7e-e2e0-4c1a-9d7e-000000000001",
+    );
     expect(
       await mgmt.find(HostedClusterResource, cluster.spec.dns.baseDomainPrefix, hcNamespace),
     ).toBeDefined();
