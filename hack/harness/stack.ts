@@ -28,6 +28,8 @@ import type { ArmEmulator } from "./arm-emulator/index.ts";
 import type { BrokerCredentials } from "./broker.ts";
 
 export const CATALOG_FILE = new URL("../../config/service/release-catalog.yaml", import.meta.url);
+/** The sample ManagementClusters (mgmt-1, mgmt-2) are used as they are; others get a default. */
+const SAMPLES_DIR = new URL("../../config/samples/", import.meta.url);
 export const LOCAL_BASE_DOMAIN = "hcp.example.com";
 /** The service's own subscription and resource group, where the region's parent zone lives. */
 export const SERVICE_SUBSCRIPTION = "00000000-0000-4000-8000-00000000aaaa";
@@ -50,6 +52,8 @@ export interface StackOptions {
   namespace?: string;
   region?: Partial<RegionSettings>;
   simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
+  /** How long the cluster controller leaves a user error (quota, permissions) before trying again. */
+  userErrorRecheckMs?: number;
   /**
    * Run the cluster, node pool and management cluster controllers here (default true). The crash
    * test runs them in an operators process of its own instead.
@@ -88,18 +92,23 @@ async function seedServiceCluster(
   await service.apply(configMapType, catalog, { fieldManager: "hcp-local" });
   for (const [i, m] of management.entries()) {
     await ensure(service, namespaceType, { metadata: { name: m.name } });
-    const mc: ManagementCluster = {
-      apiVersion: "hcp.aro.dev/v1alpha1",
-      kind: "ManagementCluster",
-      metadata: { name: m.name },
-      spec: {
-        consumerName: m.name,
-        capacity: { maxHostedClusters: 20 },
-        schedulable: true,
-        labels: { tier: "standard", "topology.kubernetes.io/zone": `local-${i + 1}` },
-        region: "eastus",
-      },
-    };
+    const sample = await readFile(new URL(`managementcluster-${m.name}.yaml`, SAMPLES_DIR), "utf8").catch(
+      () => undefined,
+    );
+    const mc: ManagementCluster = sample
+      ? (load(sample) as ManagementCluster)
+      : {
+          apiVersion: "hcp.aro.dev/v1alpha1",
+          kind: "ManagementCluster",
+          metadata: { name: m.name },
+          spec: {
+            consumerName: m.name,
+            capacity: { maxHostedClusters: 50 },
+            schedulable: true,
+            labels: { tier: "standard", "topology.kubernetes.io/zone": `local-${i + 1}` },
+            region: "eastus",
+          },
+        };
     await ensure(service, ManagementClusterResource, mc);
   }
 }
@@ -151,7 +160,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   ];
   if (opts.lifecycleControllers !== false)
     runnables.push(
-      new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
+      new ClusterController({
+        cluster: service,
+        namespace,
+        region,
+        parentZone,
+        infra,
+        log,
+        userErrorRecheckMs: opts.userErrorRecheckMs,
+      }),
       new NodePoolController({ cluster: service, namespace, region, log }),
       new ManagementClusterController({ cluster: service, log }),
     );
@@ -164,6 +181,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         consumer: m.name,
         kube: new KubeClient(m.name, kc),
         broker: await creds(m.name),
+        // HyperShift's progress shows up in feedback at this pace (OCM's default is 10 s).
+        statusSyncMs: 1_000,
         log,
       }),
       new HyperShiftSimulator({ cluster: mgmt, log, ...opts.simulator }),

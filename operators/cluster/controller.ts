@@ -41,6 +41,8 @@ export interface ClusterControllerOptions {
   infra: ClusterInfrastructure;
   /** Default 4. */
   workers?: number;
+  /** How long a step that failed with a user error (quota, permissions) waits before it is tried again. Default 5 min. */
+  userErrorRecheckMs?: number;
   log?: Logger;
 }
 
@@ -94,6 +96,7 @@ export class ClusterController implements Runnable {
         region: opts.region,
         applier: new Applier(client, CLUSTER_CONTROLLER),
         events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
+        userErrorRecheckMs: opts.userErrorRecheckMs,
       }),
     });
     const req = (namespace: string | undefined, name: string | undefined) => ({

@@ -29,7 +29,7 @@ import {
   requestIdAnnotations,
   type RegionSettings,
 } from "./hostedcluster.ts";
-import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import type { ClusterInfraSpec, ClusterInfrastructure, InfraResult, ParentZone } from "./infrastructure.ts";
 import { place } from "./placement.ts";
 import {
   composeStatus,
@@ -61,6 +61,8 @@ export interface ClusterReconcilerDeps {
   region: RegionSettings;
   applier: Applier;
   events: EventRecorder;
+  /** How long a step that failed with a user error waits before it is tried again. Default 5 min. */
+  userErrorRecheckMs?: number;
 }
 
 /** Thrown after the status write so the queue retries with backoff. */
@@ -85,6 +87,8 @@ type Phase = (scope: Scope) => boolean | Promise<boolean>;
 
 export class ClusterReconciler implements Reconciler {
   readonly #d: ClusterReconcilerDeps;
+  /** uid/step → a failure only the user can fix, and when it was seen. */
+  readonly #userErrors = new Map<string, { step: StepState; generation: number; at: number }>();
   /** uid → ManagementCluster chosen but maybe not yet visible in the informer's status. */
   readonly #reservations = new Map<string, string>();
 
@@ -230,10 +234,10 @@ export class ClusterReconciler implements Reconciler {
     const { facts, infraSpec, cluster } = scope;
     if (cluster.spec.paused) return true;
     const { infra, parentZone } = this.#d;
-    const rg = await infra.ensureResourceGroup(infraSpec);
-    if (!this.#record(scope, CONDITIONS.ResourceGroupReady, rg.step)) return false;
-    const zone = await infra.ensureDnsZone(infraSpec);
-    if (!this.#record(scope, CONDITIONS.DnsZoneReady, zone.step)) return false;
+    if (!(await this.#step(scope, CONDITIONS.ResourceGroupReady, () => infra.ensureResourceGroup(infraSpec))))
+      return false;
+    const zone = await this.#step(scope, CONDITIONS.DnsZoneReady, () => infra.ensureDnsZone(infraSpec));
+    if (!zone) return false;
     failpoint("cluster/after-dns-zone");
     if (facts.names.baseDomain.toLowerCase() !== parentZone.name.toLowerCase()) {
       return this.#record(scope, CONDITIONS.DnsDelegated, {
@@ -243,24 +247,57 @@ export class ClusterReconciler implements Reconciler {
         userActionRequired: true,
       });
     }
-    const delegation = await infra.ensureDelegation(infraSpec, zone.nameServers ?? []);
-    if (!this.#record(scope, CONDITIONS.DnsDelegated, delegation.step)) return false;
-    const ingress = await infra.ensureIngress(infraSpec);
-    scope.ingressIp = ingress.ingressIp;
-    return this.#record(scope, CONDITIONS.IngressReady, ingress.step);
+    const nameServers = zone.nameServers ?? [];
+    if (
+      !(await this.#step(scope, CONDITIONS.DnsDelegated, () =>
+        infra.ensureDelegation(infraSpec, nameServers),
+      ))
+    )
+      return false;
+    const ingress = await this.#step(scope, CONDITIONS.IngressReady, () => infra.ensureIngress(infraSpec));
+    scope.ingressIp = ingress?.ingressIp;
+    return ingress !== undefined;
+  }
+
+  /**
+   * Runs one Azure step unless it failed with an error only the user can fix, for this
+   * generation, less than the recheck interval ago: then the failure stands without another call,
+   * so that status events cannot turn a quota error into a stream of requests. Resolves the
+   * step's result when it is ready.
+   */
+  async #step<R extends InfraResult>(
+    scope: Scope,
+    type: StepCondition,
+    call: () => Promise<R>,
+  ): Promise<R | undefined> {
+    const key = `${scope.cluster.metadata.uid ?? ""}/${type}`;
+    const generation = scope.cluster.metadata.generation ?? 0;
+    const held = this.#userErrors.get(key);
+    if (held && held.generation === generation && Date.now() - held.at < this.#recheckMs) {
+      this.#record(scope, type, held.step);
+      return undefined;
+    }
+    const result = await call();
+    if (result.step.state === "failed" && result.step.userActionRequired)
+      this.#userErrors.set(key, { step: result.step, generation, at: Date.now() });
+    else this.#userErrors.delete(key);
+    return this.#record(scope, type, result.step) ? result : undefined;
+  }
+
+  get #recheckMs(): number {
+    return this.#d.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS;
   }
 
   /** Records a step; true when it is ready and the next one may run. */
   #record(scope: Scope, type: StepCondition, step: StepState): boolean {
     scope.facts.steps[type] = step;
-    if (step.state === "pending")
-      scope.requeueAfterMs = Math.min(scope.requeueAfterMs ?? AZURE_POLL_MS, AZURE_POLL_MS);
+    if (step.state === "pending") {
+      const after = step.retryAfterMs ?? AZURE_POLL_MS;
+      scope.requeueAfterMs = Math.min(scope.requeueAfterMs ?? after, after);
+    }
     if (step.state === "failed") {
       if (step.userActionRequired)
-        scope.requeueAfterMs = Math.min(
-          scope.requeueAfterMs ?? USER_ACTION_RECHECK_MS,
-          USER_ACTION_RECHECK_MS,
-        );
+        scope.requeueAfterMs = Math.min(scope.requeueAfterMs ?? this.#recheckMs, this.#recheckMs);
       else scope.retry = `${type}: ${step.message}`;
     }
     return step.state === "ready";
@@ -405,8 +442,8 @@ export class ClusterReconciler implements Reconciler {
     const { step } = await this.#d.infra.deleteAll(scope.infraSpec);
     if (step.state === "ready") return true;
     scope.facts.deleting = { reason: "DeletingAzureResources", message: step.message };
-    if (step.state === "pending") scope.requeueAfterMs = AZURE_POLL_MS;
-    else if (step.userActionRequired) scope.requeueAfterMs = USER_ACTION_RECHECK_MS;
+    if (step.state === "pending") scope.requeueAfterMs = step.retryAfterMs ?? AZURE_POLL_MS;
+    else if (step.userActionRequired) scope.requeueAfterMs = this.#recheckMs;
     else scope.retry = step.message;
     return false;
   }

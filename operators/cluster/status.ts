@@ -48,7 +48,8 @@ export type StepCondition = (typeof STEP_CONDITIONS)[number];
  */
 export type StepState =
   | { state: "ready"; reason?: string; message: string }
-  | { state: "pending"; reason: string; message: string }
+  /** retryAfterMs: when to look again, if the step knows (a long-running operation's poll interval). */
+  | { state: "pending"; reason: string; message: string; retryAfterMs?: number }
   | { state: "failed"; reason: string; message: string; userActionRequired: boolean };
 
 /** What the HostedCluster reported through the work's feedback. */

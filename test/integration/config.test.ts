@@ -63,6 +63,8 @@ describe("config/", () => {
     const { stdout } = await kubectl(
       "apply",
       "--server-side",
+      // The ManagementClusters are cluster-scoped and shared with other tests' stacks.
+      "--force-conflicts",
       "-n",
       "config-samples",
       "-k",

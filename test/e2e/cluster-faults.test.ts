@@ -1,0 +1,179 @@
+/**
+ * The cluster controller facing a hostile world: no room on any management cluster, Azure
+ * throttling and failing, and an error only the user can fix. Each is a condition an SRE can act
+ * on, never a crash or a retry storm, and each converges once the world recovers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startArmEmulator, USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { startStack, type Stack } from "../../hack/harness/stack.ts";
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  type HcpCluster,
+  type ManagementCluster,
+} from "../../operators/api/v1alpha1/index.ts";
+import type { Condition } from "../../operators/runtime/conditions.ts";
+import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { brokerCredentials, clusterInfo, region } from "../support/region.ts";
+import { sampleCluster } from "../support/samples.ts";
+
+const service = clientFor("service");
+const customer = `faults-${process.pid}`;
+const MGMT = ["mgmt-1", "mgmt-2"];
+
+let arm: ArmEmulator;
+let stack: Stack;
+let scratch: { path: string; remove(): Promise<void> };
+let n = 0;
+
+function newCluster(): HcpCluster {
+  const c = sampleCluster();
+  const name = `f${n++}`;
+  c.metadata = { name, namespace: customer };
+  c.spec.dns.baseDomainPrefix = `${name}x${process.pid % 100000}`;
+  c.spec.platform.azure.managedResourceGroup = `faults-${name}-managed`;
+  delete c.spec.placement;
+  return c;
+}
+
+const get = (name: string) => service.find<HcpCluster>(HcpClusterResource, name, customer);
+const cond = (c: HcpCluster | undefined, type: string): Condition | undefined =>
+  c?.status?.conditions?.find((x) => x.type === type);
+
+async function setCapacity(max: number): Promise<void> {
+  for (const m of MGMT)
+    await service.mergePatch<ManagementCluster>(
+      ManagementClusterResource,
+      { name: m },
+      {
+        spec: { capacity: { maxHostedClusters: max } },
+      },
+    );
+}
+
+/** Touches the cluster's metadata: a reconcile, but no new generation. */
+async function nudge(name: string): Promise<void> {
+  await service.mergePatch(
+    HcpClusterResource,
+    { name, namespace: customer },
+    {
+      metadata: { annotations: { "test.hcp.aro.dev/nudge": String(Date.now()) } },
+    },
+  );
+}
+
+async function deleteAndWait(name: string): Promise<void> {
+  await service.delete(HcpClusterResource, { name, namespace: customer });
+  await eventually(`${name} deleted`, async () => (await get(name)) === undefined, 90_000);
+}
+
+beforeAll(async () => {
+  scratch = await scratchDir("faults");
+  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 50 });
+  stack = await startStack({
+    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
+    management: MGMT.map((name) => ({ name, kubeconfigPath: clusterInfo(name).kubeconfigPath })),
+    broker: { url: region().broker.url, credentials: brokerCredentials },
+    arm,
+    namespace: `hcp-faults-${process.pid}`,
+    simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
+    userErrorRecheckMs: 8_000,
+  });
+  await service.create(namespaceType, { metadata: { name: customer } });
+}, 120_000);
+
+afterAll(async () => {
+  await setCapacity(50).catch(() => undefined);
+  await stack?.stop();
+  await arm?.stop();
+  await scratch?.remove();
+});
+
+describe("cluster controller faults", () => {
+  it("waits with NoCapacity while every management cluster is full, and places once room appears", async () => {
+    await setCapacity(0);
+    const c = newCluster();
+    await service.create(HcpClusterResource, c);
+    await eventually(
+      "NoCapacity",
+      async () => cond(await get(c.metadata.name!), "Placed")?.reason === "NoCapacity",
+    );
+    const waiting = (await get(c.metadata.name!))!;
+    expect(cond(waiting, "Placed")?.message).toContain("are full");
+    expect(cond(waiting, "Ready")?.status).toBe("False");
+    expect(waiting.status?.managementCluster).toBeUndefined();
+
+    await setCapacity(50);
+    await eventually(
+      "placed and Ready",
+      async () => cond(await get(c.metadata.name!), "Ready")?.status === "True",
+      90_000,
+    );
+    const placed = (await get(c.metadata.name!))!.status!.managementCluster!;
+    const mc = await service.find<ManagementCluster>(ManagementClusterResource, placed);
+    expect(mc?.status?.hostedClusters).toBeGreaterThanOrEqual(1);
+    await deleteAndWait(c.metadata.name!);
+  });
+
+  it("rides out throttling and server errors without the user seeing a failure", async () => {
+    const c = newCluster();
+    const throttled = arm.faults.throttle(
+      { method: "PUT", path: "/dnszones/" },
+      { times: 2, retryAfterSeconds: 1 },
+    );
+    const bare = arm.faults.throttle({ method: "PUT", path: "/publicipaddresses/" }, { times: 1 });
+    const failing = arm.faults.serverError(
+      { method: "PUT", path: "/loadbalancers/" },
+      { times: 2, status: 503 },
+    );
+    await service.create(HcpClusterResource, c);
+    await eventually(
+      "Ready",
+      async () => cond(await get(c.metadata.name!), "Ready")?.status === "True",
+      90_000,
+    );
+    expect(throttled.hits).toBe(2);
+    expect(bare.hits).toBe(1);
+    expect(failing.hits).toBe(2);
+    expect(cond(await get(c.metadata.name!), "Degraded")?.status).toBe("False");
+    await deleteAndWait(c.metadata.name!);
+  });
+
+  it("reports a quota error with ARM's code and message, does not storm, and recovers once fixed", async () => {
+    const c = newCluster();
+    const quota = arm.faults.error(
+      { method: "PUT", path: "/publicipaddresses/" },
+      { ...USER_ERRORS.quotaExceeded, times: 1000 },
+    );
+    await service.create(HcpClusterResource, c);
+    await eventually(
+      "Degraded with QuotaExceeded",
+      async () => cond(await get(c.metadata.name!), "Degraded")?.reason === "QuotaExceeded",
+    );
+    const degraded = (await get(c.metadata.name!))!;
+    expect(cond(degraded, "IngressReady")).toMatchObject({ status: "False", reason: "QuotaExceeded" });
+    expect(cond(degraded, "Degraded")?.message).toContain(
+      "exceeding approved Total Regional Public IP Addresses quota",
+    );
+    expect(cond(degraded, "Progressing")?.reason).toBe("UserActionRequired");
+    expect(degraded.status?.phase).toBe("Degraded");
+    // A user error is not retried in a loop: status events and nudges within the recheck interval
+    // make no new attempt.
+    const hitsThen = quota.hits;
+    await nudge(c.metadata.name!);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(quota.hits).toBe(hitsThen);
+
+    // Quota raised out of band: the next recheck succeeds without any change to the cluster.
+    quota.clear();
+    await eventually(
+      "Ready after the quota is raised",
+      async () => cond(await get(c.metadata.name!), "Ready")?.status === "True",
+      90_000,
+    );
+    await deleteAndWait(c.metadata.name!);
+    expect(
+      arm.resources().filter((r) => JSON.stringify(r.tags ?? {}).includes(degraded.metadata.uid!)),
+    ).toEqual([]);
+  });
+});
