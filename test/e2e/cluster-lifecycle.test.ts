@@ -203,6 +203,32 @@ describe("cluster lifecycle", () => {
     expect(hc?.spec?.release?.image).toContain("4.20.2");
   });
 
+  it("scales a node pool to zero and back", async () => {
+    await service.mergePatch(
+      NodePoolResource,
+      { name: "workers", namespace: customer },
+      { spec: { replicas: 0 } },
+    );
+    await eventually(
+      "zero nodes, still Ready",
+      async () => {
+        const p = await getPool("workers");
+        return p?.status?.replicas === 0 && cond(p, "Ready")?.status === "True";
+      },
+      LIFECYCLE_MS,
+    );
+    await service.mergePatch(
+      NodePoolResource,
+      { name: "workers", namespace: customer },
+      { spec: { replicas: 2 } },
+    );
+    await eventually(
+      "two nodes again",
+      async () => (await getPool("workers"))?.status?.readyReplicas === 2,
+      LIFECYCLE_MS,
+    );
+  });
+
   it("refuses an unknown version with a clear condition", async () => {
     // Within the minor: the CRD lets the user take it back (it refuses minor downgrades itself).
     await service.mergePatch(
