@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { clusterNames } from "./hostedcluster.ts";
+import { hostedReport } from "./reconcile.ts";
+import { composeStatus, STEP_CONDITIONS, type ClusterFacts, type StepState } from "./status.ts";
+
+const cluster = {
+  metadata: { name: "c", namespace: "ns", uid: "9a3d5e6f-0000-4000-8000-000000000001", generation: 3 },
+  spec: { dns: { baseDomainPrefix: "c" }, version: { id: "4.19" } },
+} as unknown as HcpCluster;
+const names = clusterNames(cluster, {
+  environment: "t",
+  baseDomain: "example.com",
+  managedIdentitiesKeyVault: "kv",
+  pullSecret: "{}",
+});
+
+function facts(steps: ClusterFacts["steps"], extra: Partial<ClusterFacts> = {}): ClusterFacts {
+  return { cluster, names, steps, managementCluster: "mgmt-1", ...extra };
+}
+
+const allReady = Object.fromEntries(
+  STEP_CONDITIONS.map((t) => [t, { state: "ready", message: "ok" } satisfies StepState]),
+) as ClusterFacts["steps"];
+
+const byType = (s: ReturnType<typeof composeStatus>) =>
+  Object.fromEntries((s.conditions ?? []).map((c) => [c.type, c]));
+
+describe("composeStatus", () => {
+  it("is Ready when every step is, and stamps observedGeneration", () => {
+    const s = composeStatus(facts(allReady));
+    expect(byType(s)["Ready"]).toMatchObject({ status: "True", observedGeneration: 3 });
+    expect(byType(s)["Degraded"]?.status).toBe("False");
+    expect(s).toMatchObject({ phase: "Ready", observedGeneration: 3, managementCluster: "mgmt-1" });
+  });
+
+  it("names the first step that holds the cluster back", () => {
+    const s = composeStatus(
+      facts({
+        ...allReady,
+        DnsDelegated: { state: "pending", reason: "InProgress", message: "NS record" },
+        IngressReady: undefined,
+      }),
+    );
+    expect(byType(s)["Ready"]).toMatchObject({
+      status: "False",
+      reason: "InProgress",
+      message: "DnsDelegated: NS record",
+    });
+    expect(byType(s)["Progressing"]).toMatchObject({ status: "True", reason: "InProgress" });
+    expect(s.phase).toBe("Provisioning");
+  });
+
+  it("is Degraded with the ARM code when the user must act, and not Progressing", () => {
+    const s = composeStatus(
+      facts({
+        ...allReady,
+        IngressReady: {
+          state: "failed",
+          reason: "QuotaExceeded",
+          message: "quota",
+          userActionRequired: true,
+        },
+      }),
+    );
+    expect(byType(s)["Degraded"]).toMatchObject({
+      status: "True",
+      reason: "QuotaExceeded",
+      message: "IngressReady: quota",
+    });
+    expect(byType(s)["Progressing"]).toMatchObject({ status: "False", reason: "UserActionRequired" });
+    expect(s.phase).toBe("Degraded");
+  });
+
+  it("carries HyperShift's Degraded reason", () => {
+    const hosted = {
+      conditions: [
+        {
+          type: "Degraded",
+          status: "True" as const,
+          reason: "EtcdQuorumLost",
+          message: "lost",
+          lastTransitionTime: "",
+        },
+      ],
+    };
+    const s = composeStatus(facts(allReady, { hosted }));
+    expect(byType(s)["Degraded"]).toMatchObject({ reason: "HostedClusterEtcdQuorumLost" });
+    expect(byType(s)["Ready"]?.status).toBe("False");
+  });
+
+  it("says Deleting while deletion runs", () => {
+    const s = composeStatus(
+      facts(allReady, { deleting: { reason: "DeletingNodePools", message: "2 left" } }),
+    );
+    expect(byType(s)["Deleting"]).toMatchObject({ status: "True", reason: "DeletingNodePools" });
+    expect(byType(s)["Ready"]).toMatchObject({ status: "False", reason: "Deleting" });
+    expect(s.phase).toBe("Deleting");
+  });
+});
+
+describe("hostedReport", () => {
+  it("reads small feedback values and ignores malformed ones", () => {
+    const r = hostedReport({
+      available: { type: "Available", status: "True", reason: "AsExpected", message: "ok" },
+      degraded: "not an object",
+      completedVersion: "4.19.7",
+      latestUpdate: { state: "Partial", version: "4.20.2" },
+      endpointHost: "api.c.example.com",
+      endpointPort: 443,
+    });
+    expect(r.conditions.map((c) => c.type)).toEqual(["Available"]);
+    expect(r).toMatchObject({
+      completedVersion: "4.19.7",
+      updatingTo: "4.20.2",
+      endpoint: { host: "api.c.example.com", port: 443 },
+    });
+    expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
+  });
+});
