@@ -8,6 +8,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
+import { NamespaceResource } from "../../operators/api/core.ts";
 import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
@@ -35,13 +36,7 @@ export const LOCAL_BASE_DOMAIN = "hcp.example.com";
 export const SERVICE_SUBSCRIPTION = "00000000-0000-4000-8000-00000000aaaa";
 export const SERVICE_RESOURCE_GROUP = "hcp-service";
 
-const namespaceType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
+const namespaceType = NamespaceResource;
 
 export interface StackOptions {
   serviceKubeconfig: string;

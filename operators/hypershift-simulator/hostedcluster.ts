@@ -23,27 +23,16 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/c
 import type { EventRecorder } from "../runtime/events.ts";
 import { isNotFound } from "../runtime/errors.ts";
 import type { Informer } from "../runtime/informer.ts";
-import { isApiError, type KubeObject, type ResourceType } from "../runtime/kube.ts";
+import { isApiError, type KubeObject } from "../runtime/kube.ts";
 import { hostedClusterTransitions, type Transition } from "./events.ts";
+import { NamespaceResource, SecretResource } from "../api/core.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
 import { failureOf } from "./release.ts";
 import { computeHostedClusterStatus } from "./status.ts";
 
-export const namespaceType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
+export const namespaceType = NamespaceResource;
 
-export const secretType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
+export const secretType = SecretResource;
 
 /** HyperShift's marks on a control-plane namespace: what it is, and whose. */
 export const CONTROL_PLANE_LABEL = "hypershift.openshift.io/hosted-control-plane";

@@ -16,7 +16,8 @@ import { load } from "js-yaml";
 import { CHANNEL_GROUPS, type ChannelGroup, type VersionSpec } from "../api/v1alpha1/meta.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import type { Informer } from "../runtime/informer.ts";
-import type { KubeObject, ResourceType } from "../runtime/kube.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import { ConfigMapResource } from "../api/core.ts";
 
 export const CATALOG_CONFIGMAP = "hcp-release-catalog";
 export const CATALOG_KEY = "catalog.yaml";
@@ -114,13 +115,7 @@ export function unavailableCatalog(why: string): { resolve(spec: VersionSpec): R
   return { resolve: () => ({ ok: false, reason: "CatalogUnavailable", message: why }) };
 }
 
-export const configMapType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
+export const configMapType = ConfigMapResource;
 
 export interface CatalogSource {
   /** The catalog as the ConfigMap says now (parsed again only when it changed). */

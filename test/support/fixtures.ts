@@ -1,30 +1,13 @@
 /** Small helpers shared by integration tests. */
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { ConfigMapResource, NamespaceResource, SecretResource } from "../../operators/api/core.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { kubeConfigFor, region } from "./region.ts";
 
-export const namespaceType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
-export const configMapType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
-export const secretType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
+export const namespaceType: ResourceType = NamespaceResource;
+export const configMapType: ResourceType = ConfigMapResource;
+export const secretType: ResourceType = SecretResource;
 
 export function clientFor(cluster: string): KubeClient {
   return new KubeClient(cluster, kubeConfigFor(cluster));
