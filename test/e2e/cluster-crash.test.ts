@@ -7,19 +7,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
-import {
-  SERVICE_RESOURCE_GROUP,
-  SERVICE_SUBSCRIPTION,
-  startStack,
-  type Stack,
-} from "../../hack/harness/stack.ts";
+import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { SERVICE_RESOURCE_GROUP, SERVICE_SUBSCRIPTION } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { LABELS } from "../../operators/cluster/hostedcluster.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
-import { brokerCredentials, clusterInfo, region } from "../support/region.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
+import { clusterInfo } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
+import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const operatorsMain = fileURLToPath(new URL("../../operators/main.ts", import.meta.url));
 const service = clientFor("service");
@@ -27,8 +23,7 @@ const customer = `crash-${process.pid}`;
 const namespace = `hcp-crash-${process.pid}`;
 
 let arm: ArmEmulator;
-let stack: Stack;
-let scratch: { path: string; remove(): Promise<void> };
+let running: TestStack | undefined;
 const children: ChildProcess[] = [];
 
 /** An operators process running the lifecycle controllers against the region and the emulator. */
@@ -69,28 +64,18 @@ function startOperators(failpoints: string): {
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("crash");
-  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 100 });
-  stack = await startStack({
-    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
-    management: ["mgmt-1", "mgmt-2"].map((name) => ({
-      name,
-      kubeconfigPath: clusterInfo(name).kubeconfigPath,
-    })),
-    broker: { url: region().broker.url, credentials: brokerCredentials },
-    arm,
+  running = await startTestStack("crash", {
     namespace,
     simulator: { provisionDelayMs: 500, deleteDelayMs: 200 },
     lifecycleControllers: false,
   });
+  arm = running.arm;
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
 afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");
-  await stack?.stop();
-  await arm?.stop();
-  await scratch?.remove();
+  await running?.stop();
 });
 
 describe("cluster controller crash between the Azure zone and the status write", () => {

@@ -4,8 +4,7 @@
  * on, never a crash or a retry storm, and each converges once the world recovers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startArmEmulator, USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
-import { startStack, type Stack } from "../../hack/harness/stack.ts";
+import { USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import {
   HcpClusterResource,
   ManagementClusterResource,
@@ -13,17 +12,16 @@ import {
   type ManagementCluster,
 } from "../../operators/api/v1alpha1/index.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
-import { brokerCredentials, clusterInfo, region } from "../support/region.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { sampleCluster } from "../support/samples.ts";
+import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const service = clientFor("service");
 const customer = `faults-${process.pid}`;
 const MGMT = ["mgmt-1", "mgmt-2"];
 
 let arm: ArmEmulator;
-let stack: Stack;
-let scratch: { path: string; remove(): Promise<void> };
+let running: TestStack | undefined;
 let n = 0;
 
 function newCluster(): HcpCluster {
@@ -68,25 +66,17 @@ async function deleteAndWait(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("faults");
-  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 50 });
-  stack = await startStack({
-    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
-    management: MGMT.map((name) => ({ name, kubeconfigPath: clusterInfo(name).kubeconfigPath })),
-    broker: { url: region().broker.url, credentials: brokerCredentials },
-    arm,
-    namespace: `hcp-faults-${process.pid}`,
+  running = await startTestStack("faults", {
     simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
     userErrorRecheckMs: 8_000,
   });
+  arm = running.arm;
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
 afterAll(async () => {
   await setCapacity(50).catch(() => undefined);
-  await stack?.stop();
-  await arm?.stop();
-  await scratch?.remove();
+  await running?.stop();
 });
 
 describe("cluster controller faults", () => {

@@ -11,8 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
-import { startStack, type Stack } from "../../hack/harness/stack.ts";
+import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
@@ -28,15 +27,16 @@ import { LABELS } from "../../operators/cluster/hostedcluster.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
-import { brokerCredentials, clusterInfo, kubectlPath, region } from "../support/region.ts";
+import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleAutoscalingPool, sampleCluster, sampleFixedPool } from "../support/samples.ts";
+import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const exec = promisify(execFile);
 const FAIL_ANNOTATION = "hypershift-simulator.hcp.aro.dev/fail";
 const LIFECYCLE_MS = 90_000;
 
 let arm: ArmEmulator;
-let stack: Stack;
+let running: TestStack | undefined;
 let scratch: { path: string; remove(): Promise<void> };
 const service = clientFor("service");
 const customer = `customer-${process.pid}`;
@@ -58,25 +58,14 @@ const getCluster = (name: string) => service.find<HcpCluster>(HcpClusterResource
 const getPool = (name: string) => service.find<NodePool>(NodePoolResource, name, customer);
 
 beforeAll(async () => {
-  scratch = await scratchDir("lifecycle");
-  arm = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 100 });
-  stack = await startStack({
-    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
-    management: ["mgmt-1", "mgmt-2"].map((name) => ({
-      name,
-      kubeconfigPath: clusterInfo(name).kubeconfigPath,
-    })),
-    broker: { url: region().broker.url, credentials: brokerCredentials },
-    arm,
-    namespace: `hcp-e2e-${process.pid}`,
-    simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 },
-  });
+  scratch = await scratchDir("lifecycle-apply");
+  running = await startTestStack("lifecycle", { simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 } });
+  arm = running.arm;
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await arm?.stop();
+  await running?.stop();
   await scratch?.remove();
 });
 
