@@ -101,48 +101,58 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
 
 const sampleFiles = ["hcpcluster.yaml", "nodepool-fixed.yaml", "nodepool-autoscaling.yaml"];
 
+type Watched = HcpCluster | NodePool;
+
+/** One line per object: its phase and why it is (not) Ready. */
+function progressLine(o: Watched): string {
+  const ready = o.status?.conditions?.find((x) => x.type === "Ready");
+  const why = ready ? ` (${ready.reason}: ${ready.message})` : "";
+  return `  ${o.kind ?? ""} ${o.metadata.name ?? ""}: ${o.status?.phase ?? "Pending"}${why}`;
+}
+
+const isReady = (o: Watched | undefined): boolean =>
+  o?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
+
+async function applySample(client: KubeClient): Promise<void> {
+  const dir = new URL("../config/samples/", import.meta.url);
+  for (const file of sampleFiles) {
+    const obj = load(await readFile(new URL(file, dir), "utf8")) as KubeObject;
+    const type = obj.kind === "HcpCluster" ? HcpClusterResource : NodePoolResource;
+    const inDefault = { ...obj, metadata: { ...obj.metadata, namespace: "default" } };
+    await client.apply(type, inDefault, { fieldManager: "hcp-local" });
+  }
+}
+
 /** Applies config/samples' cluster and node pools in "default" and prints each change until Ready. */
 async function applySampleAndWatch(service: RegionCluster, stopped: Promise<void>): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(service.kubeconfigPath);
   const client = new KubeClient("service", kc);
-  const dir = new URL("../config/samples/", import.meta.url);
-  const objects = await Promise.all(
-    sampleFiles.map(async (f) => load(await readFile(new URL(f, dir), "utf8")) as KubeObject),
-  );
-  for (const obj of objects) {
-    const type = obj.kind === "HcpCluster" ? HcpClusterResource : NodePoolResource;
-    await client.apply(
-      type,
-      { ...obj, metadata: { ...obj.metadata, namespace: "default" } },
-      { fieldManager: "hcp-local" },
-    );
-  }
+  await applySample(client);
   process.stdout.write(`Applied the sample: HcpCluster default/demo and its node pools. Progress:\n`);
+  let stop = false;
+  void stopped.then(() => (stop = true));
   const printed = new Map<string, string>();
-  let ready = false;
-  let done = false;
-  void stopped.then(() => (done = true));
-  while (!ready && !done) {
-    const cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
-    const pools = await client.list<NodePool>(NodePoolResource, { namespace: "default" });
-    for (const o of [cluster, ...pools.items]) {
-      if (!o) continue;
-      const c = o.status?.conditions?.find((x) => x.type === "Ready");
-      const line = `  ${o.kind ?? ""} ${o.metadata.name ?? ""}: ${o.status?.phase ?? "Pending"}${c ? ` (${c.reason}: ${c.message})` : ""}`;
+  let cluster: HcpCluster | undefined;
+  while (!stop) {
+    cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
+    const watched: Watched[] = [
+      ...(cluster ? [cluster] : []),
+      ...(await client.list<NodePool>(NodePoolResource, { namespace: "default" })).items,
+    ];
+    for (const o of watched) {
       const key = `${o.kind ?? ""}/${o.metadata.name ?? ""}`;
+      const line = progressLine(o);
       if (printed.get(key) !== line) process.stdout.write(line + "\n");
       printed.set(key, line);
     }
-    ready = [cluster, ...pools.items].every((o) =>
-      o?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"),
-    );
-    if (!ready) await new Promise((r) => setTimeout(r, 1_000));
+    if (cluster && watched.every(isReady)) break;
+    await new Promise((r) => setTimeout(r, 1_000));
   }
-  if (!ready) return;
-  const cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
+  if (stop || !cluster) return;
+  const { version = "?", managementCluster = "?", apiURL = "?" } = cluster.status ?? {};
   process.stdout.write(
-    `The sample cluster is Ready: OpenShift ${cluster?.status?.version ?? "?"} on ${cluster?.status?.managementCluster ?? "?"}, API ${cluster?.status?.apiURL ?? "?"}\n`,
+    `The sample cluster is Ready: OpenShift ${version} on ${managementCluster}, API ${apiURL}\n`,
   );
 }
 
