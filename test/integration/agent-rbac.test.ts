@@ -1,0 +1,166 @@
+/**
+ * maestro-agent runs with only the RBAC of config/management: a ServiceAccount token bound to that
+ * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, HyperShift objects), records
+ * it, and cleans it up; a kind outside the allow-list is refused with a condition.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
+import { MaestroServer } from "../../operators/maestro-server/controller.ts";
+import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { KubeClient } from "../../operators/runtime/kube.ts";
+import { clientFor, configMapType, eventually, namespaceType } from "../support/fixtures.ts";
+import { brokerCredentials, clusterInfo, kubeConfigFor, kubectlPath, region } from "../support/region.ts";
+
+const exec = promisify(execFile);
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const consumer = "mgmt-2";
+const service = clientFor("service");
+const admin = clientFor(consumer);
+const target = `rbac-${process.pid}-${Date.now().toString(36)}`;
+const registry = new ClusterRegistry();
+const stop = new AbortController();
+
+function kubectl(...args: string[]) {
+  return exec(kubectlPath(), ["--kubeconfig", clusterInfo(consumer).kubeconfigPath, ...args], { cwd: repo });
+}
+
+/** A kubeconfig for the agent's ServiceAccount: the cluster of the admin kubeconfig, a bound token. */
+async function agentKubeConfig(): Promise<KubeConfig> {
+  const { stdout: token } = await kubectl("create", "token", "maestro-agent", "-n", "maestro-agent");
+  const adminKc = kubeConfigFor(consumer);
+  const cluster = adminKc.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: "maestro-agent", token: token.trim() }],
+    contexts: [{ name: "agent", cluster: cluster.name, user: "maestro-agent" }],
+    currentContext: "agent",
+  });
+  return kc;
+}
+
+async function creds(identity: string) {
+  const c = await brokerCredentials(identity);
+  return { url: region().broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
+}
+
+const condition = (w: ManifestWork | undefined, type: string) =>
+  w?.status?.conditions?.find((c) => c.type === type);
+
+beforeAll(async () => {
+  await kubectl("apply", "--server-side", "-k", "config/management");
+  const agentKube = new KubeClient(consumer, await agentKubeConfig());
+  // The token is really restricted: it cannot read what the ClusterRole does not name.
+  await expect(
+    agentKube.list({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind: "ClusterRole",
+      plural: "clusterroles",
+      namespaced: false,
+    }),
+  ).rejects.toMatchObject({ code: 403 });
+  const server = new MaestroServer({
+    cluster: registry.add("service", kubeConfigFor("service")),
+    broker: {
+      ...(await creds("maestro")),
+      clientId: `maestro-rbac-${process.pid}`,
+      backoff: { initialMs: 100, maxMs: 1000 },
+    },
+  });
+  const agent = new MaestroAgent({
+    consumer,
+    kube: agentKube,
+    broker: await creds(consumer),
+    statusSyncMs: 500,
+  });
+  void server.start(stop.signal);
+  void agent.start(stop.signal);
+  await eventually("connected", () => server.connection.isConnected() && agent.connection.isConnected());
+  await service.create(namespaceType, { metadata: { name: consumer } }).catch(() => undefined);
+}, 60_000);
+
+afterAll(async () => {
+  stop.abort();
+  registry.stopAll();
+  await admin.delete(namespaceType, { name: target });
+});
+
+describe("maestro-agent with its own RBAC only", () => {
+  it("applies, reports and deletes a work of allowed kinds", async () => {
+    const name = `rbac-${Date.now().toString(36)}`;
+    await service.create<ManifestWork>(ManifestWorkResource, {
+      apiVersion: "work.open-cluster-management.io/v1",
+      kind: "ManifestWork",
+      metadata: { name, namespace: consumer },
+      spec: {
+        workload: {
+          manifests: [
+            { apiVersion: "v1", kind: "Namespace", metadata: { name: target } },
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: "cm", namespace: target },
+              data: { a: "1" },
+            },
+          ],
+        },
+      },
+    });
+    await eventually(
+      "Applied under the restricted token",
+      async () =>
+        condition(await service.find<ManifestWork>(ManifestWorkResource, name, consumer), "Applied")
+          ?.status === "True",
+      30_000,
+    );
+    expect(await admin.find(configMapType, "cm", target)).toBeDefined();
+    await service.delete(ManifestWorkResource, { name, namespace: consumer });
+    await eventually(
+      "deleted and confirmed",
+      async () => (await service.find(ManifestWorkResource, name, consumer)) === undefined,
+      60_000,
+    );
+    expect(await admin.find(configMapType, "cm", target)).toBeUndefined();
+  });
+
+  it("refuses a kind outside the allow-list with a condition", async () => {
+    const name = `rbac-denied-${Date.now().toString(36)}`;
+    await service.create<ManifestWork>(ManifestWorkResource, {
+      apiVersion: "work.open-cluster-management.io/v1",
+      kind: "ManifestWork",
+      metadata: { name, namespace: consumer },
+      spec: {
+        workload: {
+          manifests: [
+            {
+              apiVersion: "rbac.authorization.k8s.io/v1",
+              kind: "ClusterRole",
+              metadata: { name: `escalate-${process.pid}` },
+              rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+            },
+          ],
+        },
+      },
+    });
+    await eventually(
+      "refused",
+      async () => {
+        const w = await service.find<ManifestWork>(ManifestWorkResource, name, consumer);
+        return JSON.stringify(w?.status ?? {}).includes("ManifestKindNotAllowed");
+      },
+      30_000,
+    );
+    await service.delete(ManifestWorkResource, { name, namespace: consumer });
+    await eventually(
+      "deleted",
+      async () => (await service.find(ManifestWorkResource, name, consumer)) === undefined,
+      60_000,
+    );
+  });
+});
