@@ -2,13 +2,15 @@
  * `npm run bench`: speed figures that tests do not assert.
  *  - local control plane: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
  *  - workqueue: add/get/done throughput with dedup, one process;
- *  - Maestro transport: ManifestWork create → status-back latency for 1,000 works over two consumers.
+ *  - Maestro transport: ManifestWork create → status-back latency for 1,000 works over two consumers;
+ *  - ARM frontend: PUT and GET latency at 200 requests per second over mutual TLS.
  * Results go to stdout as a table and to .local/bench.json.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { benchManifestWorkLatency } from "./bench-maestro.ts";
+import { benchFrontend } from "./bench-frontend.ts";
 
 interface Figure {
   name: string;
@@ -81,8 +83,31 @@ async function benchMaestro(count: number): Promise<Figure[]> {
   }
 }
 
+/** PUT and GET latency at each offered rate (requests per second), one fresh region for all. */
+async function benchFrontendLatency(count: number, rates: number[]): Promise<Figure[]> {
+  const region = await startRegion({ managementClusters: 0, broker: false });
+  try {
+    const figures: Figure[] = [];
+    for (const rps of rates) {
+      const result = await benchFrontend(region, count, rps);
+      for (const verb of ["put", "get"] as const) {
+        const r = result[verb];
+        const ms = (p: number): number => Math.round(percentile(r.latenciesMs, p) * 10) / 10;
+        const detail = `${r.latenciesMs.length} offered at ${rps}/s, done at ${Math.round(r.achievedRps)}/s, ${r.errors} errors`;
+        const name = `frontend ${verb.toUpperCase()} @${rps}/s`;
+        figures.push({ name: `${name} p50`, value: ms(50), unit: "ms", detail });
+        figures.push({ name: `${name} p99`, value: ms(99), unit: "ms" });
+      }
+    }
+    return figures;
+  } finally {
+    await region.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const figures = [
+    ...(await benchFrontendLatency(Number(process.env.BENCH_FRONTEND_REQUESTS ?? 2000), [200, 60])),
     ...(await benchMaestro(Number(process.env.BENCH_WORKS ?? 1000))),
     ...(await benchWorkQueue(200_000)),
     ...(await benchRegionStartup(Number(process.env.BENCH_REGION_RUNS ?? 3))),

@@ -1,0 +1,96 @@
+/**
+ * ARM's CloudError: `{"error": {code, message, target?, details?}}` with the code repeated in the
+ * `X-Ms-Error-Code` header. Every failure the frontend returns is one of these; handlers throw a
+ * CloudError and the router writes it. Codes and messages follow ARO HCP's frontend.
+ */
+
+export const CODES = {
+  InternalServerError: "InternalServerError",
+  ServiceUnavailable: "ServiceUnavailable",
+  InvalidParameter: "InvalidParameter",
+  InvalidRequestContent: "InvalidRequestContent",
+  InvalidResource: "InvalidResource",
+  InvalidResourceType: "InvalidResourceType",
+  MultipleErrorsOccurred: "MultipleErrorsOccurred",
+  UnsupportedMediaType: "UnsupportedMediaType",
+  Canceled: "Canceled",
+  Conflict: "Conflict",
+  NotFound: "NotFound",
+  InvalidSubscriptionState: "InvalidSubscriptionState",
+  SubscriptionNotFound: "SubscriptionNotFound",
+  ResourceNotFound: "ResourceNotFound",
+  InvalidSubscriptionID: "InvalidSubscriptionID",
+  InvalidResourceName: "InvalidResourceName",
+  InvalidResourceGroupName: "InvalidResourceGroupName",
+  Unauthorized: "Unauthorized",
+  MethodNotAllowed: "MethodNotAllowed",
+  OperationNotSupported: "OperationNotSupported",
+} as const;
+
+export interface CloudErrorBody {
+  code: string;
+  message: string;
+  target?: string;
+  details?: CloudErrorBody[];
+}
+
+/** A failure with its HTTP status, thrown by handlers and written by the router. */
+export class CloudError extends Error {
+  readonly status: number;
+  readonly body: CloudErrorBody;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, body: CloudErrorBody, headers: Record<string, string> = {}) {
+    super(body.message);
+    this.name = "CloudError";
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+/** One problem with one field of the request body; the target is the field's JSON path. */
+export interface FieldError {
+  target: string;
+  message: string;
+}
+
+/** Field errors as ARM reports them: one InvalidRequestContent, or MultipleErrorsOccurred with details. */
+export function fieldErrors(errors: FieldError[]): CloudError {
+  const details = errors.map((e) => ({
+    code: CODES.InvalidRequestContent,
+    message: e.message,
+    target: e.target,
+  }));
+  const [only] = details;
+  if (details.length === 1 && only) return new CloudError(400, only);
+  return new CloudError(400, {
+    code: CODES.MultipleErrorsOccurred,
+    message: `${details.length} errors occurred`,
+    details,
+  });
+}
+
+export const internalError = (): CloudError =>
+  new CloudError(500, { code: CODES.InternalServerError, message: "Internal server error." });
+
+export const conflict = (message: string): CloudError =>
+  new CloudError(409, { code: CODES.Conflict, message });
+
+export const serviceUnavailable = (message: string): CloudError =>
+  new CloudError(503, { code: CODES.ServiceUnavailable, message }, { "retry-after": "59" });
+
+export function resourceNotFound(type: string, name: string, resourceGroup: string): CloudError {
+  return new CloudError(404, {
+    code: CODES.ResourceNotFound,
+    message: `The resource '${type}/${name}' under resource group '${resourceGroup}' was not found.`,
+  });
+}
+
+export function invalidContent(detail: string, target?: string): CloudError {
+  return new CloudError(400, {
+    code: CODES.InvalidRequestContent,
+    message: `The request content was invalid and could not be deserialized: ${JSON.stringify(detail)}`,
+    ...(target ? { target } : {}),
+  });
+}

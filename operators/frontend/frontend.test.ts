@@ -1,0 +1,284 @@
+/** Pure parts of the frontend: schema walks, names, states, operations, translation, versions. */
+import { describe, expect, it } from "vitest";
+import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { VERSIONS } from "./apiversions.ts";
+import { carryHidden, propertiesToHub, toVersioned } from "./convert.ts";
+import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
+import { evaluate, type OperationDoc } from "./operations.ts";
+import { formatResourceId, type ResourceId } from "./resourceid.ts";
+import {
+  applyDefaults,
+  checkRequired,
+  keepCreateOnly,
+  mergePatch,
+  readValue,
+  type JsonObject,
+} from "./schema.ts";
+import { progressState, resourceState, type Observed } from "./state.ts";
+import {
+  armFieldPath,
+  clusterFromCR,
+  clusterToCR,
+  defaultClusterProperties,
+  nodePoolToCR,
+} from "./translate.ts";
+import type { FieldError } from "./errors.ts";
+import { clusterBody } from "./testing/harness.ts";
+
+const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
+const schema = VERSIONS["2026-06-30-preview"].cluster;
+
+function cr(
+  generation: number,
+  observed: number | undefined,
+  conds: Array<[string, string, string?]>,
+): Observed {
+  return {
+    metadata: { generation, annotations: {} },
+    ...(observed === undefined
+      ? {}
+      : {
+          status: {
+            observedGeneration: observed,
+            conditions: conds.map(([type, status, reason]) => ({
+              type,
+              status: status as "True",
+              reason: reason ?? "R",
+              message: `${type} message`,
+              lastTransitionTime: "2026-01-01T00:00:00Z",
+            })),
+          },
+        }),
+  };
+}
+
+describe("schema", () => {
+  it("reads a body: wrong types, enums and ranges are field errors; read-only and unknown fields go", () => {
+    const errors: FieldError[] = [];
+    const body = clusterBody(SUB) as JsonObject;
+    const p = body["properties"] as JsonObject;
+    p["provisioningState"] = "Succeeded";
+    p["unknown"] = 1;
+    p["nodeDrainTimeoutMinutes"] = 99999;
+    (p["api"] as JsonObject)["visibility"] = "Sideways";
+    const out = readValue(schema, body, "", errors) as JsonObject;
+    expect(errors.map((e) => e.target).sort()).toEqual([
+      "properties.api.visibility",
+      "properties.nodeDrainTimeoutMinutes",
+    ]);
+    expect((out["properties"] as JsonObject)["provisioningState"]).toBeUndefined();
+    expect((out["properties"] as JsonObject)["unknown"]).toBeUndefined();
+  });
+
+  it("checks required fields and applies defaults", () => {
+    const errors: FieldError[] = [];
+    const doc = applyDefaults(schema, { location: "eastus", properties: { platform: {} } }) as JsonObject;
+    checkRequired(schema, doc, "", errors);
+    expect(errors.map((e) => e.target)).toContain("properties.version");
+    expect(errors.map((e) => e.target)).toContain("properties.platform.subnetId");
+    expect(doc["properties"]).toMatchObject({
+      ingress: { type: "Public" },
+      clusterImageRegistry: { state: "Enabled" },
+    });
+  });
+
+  it("keeps create-only fields on update and refuses changing them", () => {
+    const errors: FieldError[] = [];
+    const old = {
+      location: "eastus",
+      properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 1 },
+    };
+    const kept = keepCreateOnly(schema, old, { properties: { nodeDrainTimeoutMinutes: 2 } }, "", errors);
+    expect(kept).toEqual({
+      location: "eastus",
+      properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 2 },
+    });
+    keepCreateOnly(
+      schema,
+      old,
+      { location: "westus", properties: { dns: { baseDomainPrefix: "b" } } },
+      "",
+      errors,
+    );
+    expect(errors.map((e) => e.target)).toEqual(["location", "properties.dns.baseDomainPrefix"]);
+  });
+
+  it("merges patches as RFC 7386", () => {
+    expect(mergePatch({ a: { b: 1, c: 2 }, d: [1] }, { a: { b: null, e: 3 }, d: [2] })).toEqual({
+      a: { c: 2, e: 3 },
+      d: [2],
+    });
+  });
+});
+
+describe("names", () => {
+  it("derives DNS-label CR names, stable and distinct per resource group, case-insensitive", () => {
+    const long = "A".repeat(54);
+    const name = clusterCRName("rg", long);
+    expect(name.length).toBeLessThanOrEqual(54);
+    expect(name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+    expect(clusterCRName("RG", "Demo")).toBe(clusterCRName("rg", "demo"));
+    expect(clusterCRName("rg1", "demo")).not.toBe(clusterCRName("rg2", "demo"));
+    expect(nodePoolCRName("rg", "demo", "Workers-")).toMatch(/^workers-[0-9a-f]{8}$/);
+    expect(defaultDnsPrefix(SUB, "rg", "a-very-long-cluster-name").length).toBeLessThanOrEqual(15);
+  });
+});
+
+describe("states", () => {
+  it("follows observedGeneration and the summary conditions", () => {
+    expect(progressState("Create", cr(1, undefined, [])).state).toBe("Accepted");
+    expect(progressState("Update", cr(2, 1, [["Ready", "True"]])).state).toBe("Accepted");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Ready", "False"],
+          ["Progressing", "True"],
+        ]),
+      ).state,
+    ).toBe("Provisioning");
+    expect(
+      progressState(
+        "Update",
+        cr(2, 2, [
+          ["Ready", "True"],
+          ["Progressing", "True"],
+        ]),
+      ).state,
+    ).toBe("Updating");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Ready", "True"],
+          ["Progressing", "False"],
+        ]),
+      ).state,
+    ).toBe("Succeeded");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Degraded", "True", "QuotaExceeded"],
+          ["Progressing", "False"],
+        ]),
+      ),
+    ).toEqual({
+      state: "Failed",
+      error: { code: "QuotaExceeded", message: "Degraded message" },
+    });
+    const deleting = cr(1, 1, [["Ready", "True"]]);
+    deleting.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+    expect(resourceState(deleting).state).toBe("Deleting");
+  });
+
+  it("evaluates operations against the CR they act on", () => {
+    const doc: OperationDoc = {
+      id: "op-1",
+      request: "Delete",
+      resourceId: "x",
+      kind: "cluster",
+      target: "c",
+      location: "eastus",
+      apiVersion: "2026-06-30-preview",
+      startTime: "",
+      lastTransitionTime: "",
+      status: "Deleting",
+    };
+    const current = cr(1, 1, []);
+    current.metadata.annotations = { "hcp.aro.dev/arm-operation-id": "op-1" };
+    expect(evaluate(doc, current).state).toBe("Deleting");
+    expect(evaluate(doc, undefined).state).toBe("Succeeded");
+    const update = { ...doc, request: "Update" as const, status: "Accepted" as const };
+    expect(evaluate(update, undefined).state).toBe("Failed");
+    const other = cr(1, 1, []);
+    other.metadata.annotations = { "hcp.aro.dev/arm-operation-id": "op-2" };
+    expect(evaluate(update, other)).toMatchObject({ state: "Canceled", error: { code: "Canceled" } });
+    expect(evaluate({ ...update, status: "Succeeded" }, other).state).toBe("Succeeded");
+  });
+});
+
+describe("translation", () => {
+  const id: ResourceId = { kind: "cluster", subscriptionId: SUB, resourceGroup: "rg", cluster: "Demo" };
+
+  it("round-trips a cluster through the CR, ARM-only properties in an annotation", () => {
+    const body = clusterBody(SUB, { prefix: "demo" }) as JsonObject;
+    const doc = applyDefaults(schema, readValue(schema, body, "", [])) as JsonObject;
+    const properties = defaultClusterProperties(id, propertiesToHub(doc, "2026-06-30-preview", "cluster"));
+    const hub = {
+      id: formatResourceId(id),
+      name: "Demo",
+      type: "t",
+      location: "eastus",
+      tags: { a: "b" },
+      properties,
+    };
+    const out = clusterToCR(hub, { id, namespace: "ns", name: "demo-x", annotations: {} });
+    expect(out.spec.platform.azure).toMatchObject({ subscriptionId: SUB, location: "eastus" });
+    expect(out.spec.platform.azure.managedResourceGroup).toMatch(/^arohcp-demo-/);
+    expect(JSON.parse(out.metadata.annotations!["hcp.aro.dev/arm-properties"]!)).toEqual({
+      api: { authorizedCidrs: ["10.0.0.0/8"] },
+      ingress: { type: "Public" },
+      platform: { vnetIntegrationSubnetId: expect.any(String) },
+      clusterImageRegistry: { state: "Enabled" },
+      cryptoRestrictions: "None",
+    });
+    const back = clusterFromCR(out as HcpCluster);
+    expect(back.tags).toEqual({ a: "b" });
+    expect(back.properties).toMatchObject({ ...properties, provisioningState: "Accepted" });
+  });
+
+  it("refuses duplicate node pool label keys and replicas beside autoScaling", () => {
+    const np: ResourceId = { ...id, kind: "nodePool", nodePool: "np" };
+    const hub = {
+      id: formatResourceId(np),
+      name: "np",
+      type: "t",
+      location: "eastus",
+      properties: {
+        platform: { vmSize: "Standard_D8s_v3" },
+        replicas: 2,
+        autoScaling: { min: 1, max: 2 },
+        labels: [{ key: "a" }, { key: "a" }],
+      },
+    };
+    expect(() => nodePoolToCR(hub, { id: np, namespace: "ns", name: "np-x", annotations: {} })).toThrowError(
+      "2 errors",
+    );
+  });
+
+  it("names ARM fields in the API server's refusals", () => {
+    expect(armFieldPath("spec.platform.azure.identities.controlPlaneOperators")).toBe(
+      "properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators",
+    );
+    expect(armFieldPath("spec.network.podCidr must be")).toBe("properties.network.podCidr must be");
+  });
+
+  it("converts 2024-06-10-preview's kms.activeKey.vaultName and keeps what that version cannot see", () => {
+    const v2024 = {
+      properties: {
+        etcd: { dataEncryption: { customerManaged: { kms: { activeKey: { name: "k", vaultName: "v" } } } } },
+      },
+    };
+    const hub = propertiesToHub(v2024, "2024-06-10-preview", "cluster");
+    expect(hub).toEqual({
+      etcd: { dataEncryption: { customerManaged: { kms: { vaultName: "v", activeKey: { name: "k" } } } } },
+    });
+    const stored = {
+      id: "i",
+      name: "n",
+      type: "t",
+      location: "eastus",
+      properties: { ...hub, ingress: { type: "Private" } },
+    };
+    const seen = propertiesToHub(
+      toVersioned(stored, "2024-06-10-preview", "cluster"),
+      "2024-06-10-preview",
+      "cluster",
+    );
+    expect(carryHidden(stored.properties, seen, { nodeDrainTimeoutMinutes: 3 })).toEqual({
+      nodeDrainTimeoutMinutes: 3,
+      ingress: { type: "Private" },
+    });
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * The frontend's view of the service cluster: typed reads and writes of HcpClusters, NodePools,
+ * operation ConfigMaps and subscription namespaces through the shared KubeClient, a server-side
+ * dry run (for preflight), and the API server's refusals turned into CloudErrors: a 422 from the
+ * schema or a CEL rule becomes a 400 naming the ARM field.
+ */
+import { HttpMethod, RequestContext } from "@kubernetes/client-node";
+import { fetch } from "undici";
+import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import {
+  KubeApiError,
+  resourcePath,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from "../runtime/kube.ts";
+import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
+import type { ResourceKind } from "./resourceid.ts";
+import { isObject, text } from "./schema.ts";
+import { armFieldPath } from "./translate.ts";
+
+export const namespaceType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+
+export const configMapType: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+export const crType = (kind: ResourceKind): ResourceType =>
+  kind === "cluster" ? HcpClusterResource : NodePoolResource;
+
+interface StatusCause {
+  field?: string;
+  message?: string;
+  reason?: string;
+}
+
+function causesOf(status: unknown): StatusCause[] {
+  if (!isObject(status) || !isObject(status["details"])) return [];
+  const causes = status["details"]["causes"];
+  return Array.isArray(causes) ? (causes as StatusCause[]) : [];
+}
+
+/** A CR write the API server refused, as ARM reports it; undefined for failures that are ours. */
+export function cloudErrorFromKube(err: unknown): CloudError | undefined {
+  if (!(err instanceof KubeApiError)) return undefined;
+  if (err.code === 422 || err.code === 400) {
+    const causes = causesOf(err.status);
+    const errors: FieldError[] = causes.map((c) => ({
+      target: armFieldPath(c.field ?? ""),
+      message: armFieldPath(c.message ?? c.reason ?? "invalid"),
+    }));
+    if (errors.length > 0) return fieldErrors(errors);
+    const message = isObject(err.status) ? text(err.status["message"]) || err.message : err.message;
+    return new CloudError(400, { code: CODES.InvalidRequestContent, message: armFieldPath(message) });
+  }
+  if (err.code === 409)
+    return conflict("The resource was changed by another request at the same time; retry the request.");
+  return undefined;
+}
+
+/** Runs a CR write; refusals become CloudErrors, other failures are rethrown. */
+export async function kubeWrite<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    throw cloudErrorFromKube(err) ?? err;
+  }
+}
+
+/**
+ * Server-side dry-run create: the API server runs defaulting, schema and CEL validation and
+ * admission, and stores nothing. KubeClient has no dry-run option, so this is its own request
+ * with the same kubeconfig authentication.
+ */
+export async function dryRunCreate(client: KubeClient, t: ResourceType, obj: KubeObject): Promise<void> {
+  const path = `${resourcePath(t, obj.metadata.namespace)}?dryRun=All&fieldValidation=Strict`;
+  const ctx = new RequestContext(`${client.server}${path}`, HttpMethod.POST);
+  await client.kubeConfig.applySecurityAuthentication(ctx);
+  const res = await fetch(ctx.getUrl(), {
+    method: "POST",
+    headers: { ...ctx.getHeaders(), accept: "application/json", "content-type": "application/json" },
+    body: JSON.stringify(obj),
+    dispatcher: ctx.getDispatcher(),
+  });
+  const raw = await res.text();
+  if (res.ok) return;
+  let body: unknown = raw;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    // not a Status
+  }
+  const reason = isObject(body) ? text(body["reason"]) : "";
+  const message = isObject(body) ? text(body["message"]) || raw : raw;
+  throw new KubeApiError(res.status, reason, `dry-run POST ${path}: ${message}`, body);
+}

@@ -1,0 +1,89 @@
+/**
+ * Where an ARM resource lives on the service cluster. ARM names are case-insensitive, a cluster
+ * name is unique per resource group (not per subscription) and may be 54 characters long, so the
+ * Kubernetes names are derived: the lower-cased ARM name, shortened, plus a hash of the lower-cased
+ * resource group and names. The same ARM resource always maps to the same CR.
+ */
+import { createHash } from "node:crypto";
+
+export const ANNOTATIONS = {
+  /** The ARM resource ID with the casing of the request that created it. */
+  resourceId: "hcp.aro.dev/arm-resource-id",
+  /** JSON: tags, systemData and identity. */
+  envelope: "hcp.aro.dev/arm-envelope",
+  /** JSON: the ARM properties the CR spec has no field for. */
+  properties: "hcp.aro.dev/arm-properties",
+  /** The ID of the ARM operation that last changed the resource. */
+  operation: "hcp.aro.dev/arm-operation-id",
+  /** Create, Update or Delete: what that operation does. */
+  operationRequest: "hcp.aro.dev/arm-operation-request",
+  correlationRequestId: "hcp.aro.dev/correlation-request-id",
+  clientRequestId: "hcp.aro.dev/client-request-id",
+  /** On a subscription's namespace: the subscription document ARM sent, as JSON. */
+  subscription: "hcp.aro.dev/arm-subscription",
+} as const;
+
+export const LABELS = {
+  /** sha256 of the lower-cased resource group, shortened (resource group names are not label values). */
+  resourceGroup: "hcp.aro.dev/arm-resource-group-hash",
+  /** On node pools: the HcpCluster they belong to. */
+  cluster: "hcp.aro.dev/arm-cluster",
+  /** On a subscription's namespace: the lower-cased subscription ID. */
+  subscription: "hcp.aro.dev/arm-subscription",
+  subscriptionState: "hcp.aro.dev/arm-subscription-state",
+  /** On operation ConfigMaps: "true". */
+  operation: "hcp.aro.dev/arm-operation",
+  /** On operation ConfigMaps: the CR the operation acts on. */
+  operationTarget: "hcp.aro.dev/arm-operation-target",
+} as const;
+
+export const FIELD_MANAGER = "hcp-frontend";
+
+export function shortHash(text: string, length: number): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, length);
+}
+
+/** A prefix of a lower-cased name that stays a DNS label once joined with "-<hash>". */
+function stem(name: string, max: number): string {
+  return name.toLowerCase().slice(0, max).replace(/-+$/, "");
+}
+
+/** The namespace holding a subscription's resources and operations. */
+export function subscriptionNamespace(subscriptionId: string): string {
+  return `hcp-sub-${subscriptionId.toLowerCase()}`;
+}
+
+export function resourceGroupLabel(resourceGroup: string): string {
+  return shortHash(resourceGroup.toLowerCase(), 16);
+}
+
+/** HcpCluster name: at most 54 characters (the CRD's limit), a DNS label starting with a letter. */
+export function clusterCRName(resourceGroup: string, cluster: string): string {
+  const key = `${resourceGroup}/${cluster}`.toLowerCase();
+  return `${stem(cluster, 43)}-${shortHash(key, 10)}`;
+}
+
+/** NodePool name: short, because HyperShift's NodePool is named `<dns prefix>-<this>`. */
+export function nodePoolCRName(resourceGroup: string, cluster: string, nodePool: string): string {
+  const key = `${resourceGroup}/${cluster}/${nodePool}`.toLowerCase();
+  return `${stem(nodePool, 15)}-${shortHash(key, 8)}`;
+}
+
+/**
+ * The DNS prefix when the request names none: it must be unique in the region's parent zone, so
+ * it carries a hash of the subscription, resource group and name (at most 15 characters).
+ */
+export function defaultDnsPrefix(subscriptionId: string, resourceGroup: string, cluster: string): string {
+  const key = `${subscriptionId}/${resourceGroup}/${cluster}`.toLowerCase();
+  return `${stem(cluster, 9)}-${shortHash(key, 5)}`;
+}
+
+/** The managed resource group when the request names none (ARO HCP's `arohcp-<name>-<suffix>`). */
+export function defaultManagedResourceGroup(
+  subscriptionId: string,
+  resourceGroup: string,
+  cluster: string,
+): string {
+  const key = `${subscriptionId}/${resourceGroup}/${cluster}`.toLowerCase();
+  return `arohcp-${stem(cluster, 54)}-${shortHash(key, 12)}`;
+}

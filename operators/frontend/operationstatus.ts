@@ -1,0 +1,77 @@
+/**
+ * `locations/{loc}/hcpOperationStatuses/{id}` and `hcpOperationResults/{id}` (B.3): the status is
+ * computed from the CR on every poll and stored once terminal; an operation is visible only to
+ * the tenant, client and subscription that started it.
+ */
+import type { KubeClient } from "../runtime/kube.ts";
+import type { ApiVersion } from "./apiversions.ts";
+import { toVersioned } from "./convert.ts";
+import { CloudError, CODES, internalError } from "./errors.ts";
+import { header, type ArmRequest, type Reply } from "./http.ts";
+import { crType } from "./kube.ts";
+import { subscriptionNamespace } from "./names.ts";
+import { evaluate, type OperationDoc, type OperationStore } from "./operations.ts";
+import { normalizeLocation, operationResultPath, operationStatusPath } from "./resourceid.ts";
+import { fromCR } from "./resources.ts";
+import { isTerminal, type Observed } from "./state.ts";
+
+export interface OperationDeps {
+  client: KubeClient;
+  operations: OperationStore;
+}
+
+function notFound(id: string): CloudError {
+  return new CloudError(404, { code: CODES.NotFound, message: `The operation '${id}' was not found.` });
+}
+
+function visible(doc: OperationDoc, req: ArmRequest): boolean {
+  const matches = (stored: string | undefined, name: string): boolean =>
+    stored === undefined || stored.toLowerCase() === (header(req, name) ?? "").toLowerCase();
+  return (
+    matches(doc.tenantId, "x-ms-home-tenant-id") &&
+    matches(doc.clientObjectId, "x-ms-client-object-id") &&
+    normalizeLocation(req.params["location"] ?? "") === doc.location
+  );
+}
+
+/** The operation, brought up to date with its CR; also returns the CR for the result endpoint. */
+async function current(deps: OperationDeps, req: ArmRequest): Promise<{ doc: OperationDoc; cr?: Observed }> {
+  const id = req.params["operationId"] ?? "";
+  const namespace = subscriptionNamespace(req.params["subscriptionId"] ?? "");
+  const stored = await deps.operations.get(namespace, id);
+  if (!stored || !visible(stored, req)) throw notFound(id);
+  const cr = await deps.client.find<Observed>(crType(stored.kind), stored.target, namespace);
+  const doc = await deps.operations.record(namespace, stored, evaluate(stored, cr));
+  return { doc, ...(cr ? { cr } : {}) };
+}
+
+export async function getOperationStatus(deps: OperationDeps, req: ArmRequest): Promise<Reply> {
+  const { doc } = await current(deps, req);
+  const sub = req.params["subscriptionId"] ?? "";
+  return {
+    status: 200,
+    body: {
+      id: operationStatusPath(sub, doc.location, doc.id),
+      name: doc.id,
+      status: doc.status,
+      startTime: doc.startTime,
+      ...(doc.endTime ? { endTime: doc.endTime } : {}),
+      ...(doc.error ? { error: doc.error } : {}),
+    },
+  };
+}
+
+export async function getOperationResult(deps: OperationDeps, req: ArmRequest): Promise<Reply> {
+  const { doc, cr } = await current(deps, req);
+  if (!isTerminal(doc.status)) {
+    const sub = req.params["subscriptionId"] ?? "";
+    const location = `${req.base}${operationResultPath(sub, doc.location, doc.id)}?api-version=${req.apiVersion}`;
+    return { status: 202, headers: { location, "retry-after": "1" } };
+  }
+  // ARM reads failures from the status endpoint; the result of one is an internal error (B.3).
+  if (doc.status !== "Succeeded") throw internalError();
+  if (doc.request === "Delete" || !cr) return { status: 204 };
+  const version: ApiVersion = req.apiVersion;
+  const body = toVersioned(fromCR(doc.kind, cr as never), version, doc.kind);
+  return { status: doc.request === "Create" ? 201 : 200, body };
+}

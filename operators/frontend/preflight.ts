@@ -1,0 +1,133 @@
+/**
+ * Deployment preflight (B.3): each hcpOpenShiftClusters and nodePools resource of an ARM template
+ * gets the validation of a create, the CRD's included (a server-side dry run). Best effort:
+ * resources with template expressions, other types and unknown API versions are skipped. The
+ * answer is always 200: Succeeded, or Failed with the reasons.
+ */
+import type { KubeClient } from "../runtime/kube.ts";
+import { KubeApiError } from "../runtime/kube.ts";
+import { isServedVersion, type ApiVersion } from "./apiversions.ts";
+import { propertiesToHub, schemaFor } from "./convert.ts";
+import {
+  CloudError,
+  CODES,
+  fieldErrors,
+  internalError,
+  type CloudErrorBody,
+  type FieldError,
+} from "./errors.ts";
+import type { ArmRequest, Reply } from "./http.ts";
+import { cloudErrorFromKube, crType, dryRunCreate } from "./kube.ts";
+import {
+  CLUSTER_TYPE,
+  NODE_POOL_TYPE,
+  checkResourceName,
+  formatResourceId,
+  type ResourceId,
+} from "./resourceid.ts";
+import { targetOf } from "./resources.ts";
+import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./schema.ts";
+import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./translate.ts";
+
+function hasTemplateExpression(v: unknown): boolean {
+  if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");
+  if (Array.isArray(v)) return v.some(hasTemplateExpression);
+  if (isObject(v)) return Object.values(v).some(hasTemplateExpression);
+  return false;
+}
+
+/** The resource's ID from its template name ("c" or "c/np"); undefined when it is not ours. */
+function resourceIdOf(req: ArmRequest, r: JsonObject): ResourceId | undefined {
+  const type = text(r["type"]).toLowerCase();
+  const name = text(r["name"]);
+  const base = {
+    subscriptionId: req.params["subscriptionId"] ?? "",
+    resourceGroup: req.params["resourceGroup"] ?? "",
+  };
+  if (type === CLUSTER_TYPE.toLowerCase()) return { kind: "cluster", ...base, cluster: name };
+  const [cluster, nodePool, ...rest] = name.split("/");
+  if (type === NODE_POOL_TYPE.toLowerCase() && cluster && nodePool && rest.length === 0)
+    return { kind: "nodePool", ...base, cluster, nodePool };
+  return undefined;
+}
+
+/** A template resource of ours: its ID, its body and the API version it is written in. */
+interface Candidate {
+  id: ResourceId;
+  body: JsonObject;
+  version: ApiVersion;
+}
+
+async function validate(client: KubeClient, { id, body: r, version }: Candidate): Promise<void> {
+  checkResourceName("cluster", id.cluster);
+  if (id.nodePool !== undefined) checkResourceName("nodePool", id.nodePool);
+  const schema = schemaFor(version, id.kind);
+  const errors: FieldError[] = [];
+  const doc = applyDefaults(schema, readValue(schema, r, "", errors)) as JsonObject;
+  checkRequired(schema, doc, "", errors);
+  if (errors.length > 0) throw fieldErrors(errors);
+  const t = targetOf(id);
+  let properties = propertiesToHub(doc, version, id.kind);
+  if (id.kind === "cluster") properties = defaultClusterProperties(id, properties);
+  const hub = {
+    id: formatResourceId(id),
+    name: "",
+    type: "",
+    location: text(doc["location"]),
+    properties,
+  };
+  const ctx = {
+    id,
+    namespace: t.namespace,
+    name: t.name,
+    annotations: {},
+    ...(t.clusterName ? { clusterName: t.clusterName } : {}),
+  };
+  const cr = id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+  if (cr.spec.version?.id === "") return; // 2024-06-10-preview: the version comes from the catalog
+  try {
+    await dryRunCreate(client, crType(id.kind), cr);
+  } catch (err) {
+    if (err instanceof KubeApiError && (err.code === 409 || err.code === 404)) return; // exists / no namespace: not content
+    throw cloudErrorFromKube(err) ?? err;
+  }
+}
+
+function failure(id: ResourceId, name: string, err: unknown): CloudErrorBody {
+  const e = err instanceof CloudError ? err : internalError();
+  return {
+    code: e.body.code,
+    message: `Content validation failed for '${name}'`,
+    target: formatResourceId(id),
+    details: e.body.details ?? [e.body],
+  };
+}
+
+export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
+  const resources =
+    isObject(req.body) && Array.isArray(req.body["resources"]) ? (req.body["resources"] as unknown[]) : [];
+  const failures: CloudErrorBody[] = [];
+  for (const r of resources) {
+    if (!isObject(r) || hasTemplateExpression(r)) continue;
+    const version = text(r["apiVersion"]);
+    const id = resourceIdOf(req, r);
+    if (!id || !isServedVersion(version)) continue;
+    try {
+      await validate(client, { id, body: r, version });
+    } catch (err) {
+      if (!(err instanceof CloudError)) req.log.error("Preflight validation failed unexpectedly", err);
+      failures.push(failure(id, text(r["name"]), err));
+    }
+  }
+  const [only] = failures;
+  if (!only) return { status: 200, body: { status: "Succeeded" } };
+  const error =
+    failures.length === 1
+      ? only
+      : {
+          code: CODES.MultipleErrorsOccurred,
+          message: "Preflight validation failed on multiple resources",
+          details: failures,
+        };
+  return { status: 200, body: { status: "Failed", error } };
+}

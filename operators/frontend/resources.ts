@@ -1,0 +1,512 @@
+/**
+ * hcpOpenShiftClusters and nodePools: PUT (create 201, replace 200), PATCH (202, merge onto the
+ * stored resource, never creates), GET, DELETE (202, 204 when missing) and LIST with nextLink
+ * paging, with ARO HCP's conflict rules. Every write creates an operation first (operations.ts),
+ * then writes the CR whose annotation names it; a refused CR write removes the operation again.
+ */
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import type { Logger } from "../runtime/logger.ts";
+import { carryHidden, propertiesToHub, schemaFor, toVersioned } from "./convert.ts";
+import {
+  CloudError,
+  CODES,
+  conflict,
+  fieldErrors,
+  invalidContent,
+  resourceNotFound,
+  type FieldError,
+} from "./errors.ts";
+import { header, type ArmRequest, type Reply } from "./http.ts";
+import { crType, kubeWrite } from "./kube.ts";
+import {
+  ANNOTATIONS,
+  LABELS,
+  clusterCRName,
+  nodePoolCRName,
+  resourceGroupLabel,
+  subscriptionNamespace,
+} from "./names.ts";
+import { newOperationId, type OperationDoc, type OperationStore } from "./operations.ts";
+import {
+  clusterOf,
+  formatResourceId,
+  normalizeLocation,
+  operationResultPath,
+  operationStatusPath,
+  resourceName,
+  resourceType,
+  type ResourceId,
+  type ResourceKind,
+} from "./resourceid.ts";
+import {
+  applyDefaults,
+  checkRequired,
+  isObject,
+  keepCreateOnly,
+  mergePatch,
+  readValue,
+  text,
+  type JsonObject,
+} from "./schema.ts";
+import { isTerminal, resourceState, type OperationRequest, type ProvisioningState } from "./state.ts";
+import {
+  clusterFromCR,
+  clusterToCR,
+  defaultClusterProperties,
+  nodePoolFromCR,
+  nodePoolToCR,
+  type ArmResource,
+} from "./translate.ts";
+import { checkVersion, defaultVersion, type CatalogReader } from "./versions.ts";
+
+export interface ResourceDeps {
+  client: KubeClient;
+  operations: OperationStore;
+  catalog: CatalogReader;
+  /** Items per LIST page. */
+  pageSize: number;
+  log: Logger;
+}
+
+type CR = HcpCluster | NodePool;
+
+/** One write of an ARM request: the resource as it will be, its operation, the CR before. */
+interface Change {
+  req: ArmRequest;
+  t: Target;
+  hub: ArmResource;
+  op: OperationDoc;
+  existing: CR | undefined;
+}
+
+/** Where a resource's CR lives. */
+interface Target {
+  id: ResourceId;
+  namespace: string;
+  name: string;
+  /** For node pools: the HcpCluster's name. */
+  clusterName?: string;
+}
+
+export function targetOf(id: ResourceId): Target {
+  const namespace = subscriptionNamespace(id.subscriptionId);
+  const cluster = clusterCRName(id.resourceGroup, id.cluster);
+  if (id.nodePool === undefined) return { id, namespace, name: cluster };
+  return {
+    id,
+    namespace,
+    name: nodePoolCRName(id.resourceGroup, id.cluster, id.nodePool),
+    clusterName: cluster,
+  };
+}
+
+export function fromCR(kind: ResourceKind, cr: CR): ArmResource {
+  return kind === "cluster" ? clusterFromCR(cr as HcpCluster) : nodePoolFromCR(cr as NodePool);
+}
+
+function sameId(cr: KubeObject, id: ResourceId): boolean {
+  return (
+    cr.metadata.annotations?.[ANNOTATIONS.resourceId]?.toLowerCase() === formatResourceId(id).toLowerCase()
+  );
+}
+
+const stateWord = (s: ProvisioningState): string => (s === "Deleting" ? "deleting" : "provisioning");
+
+/** The systemData to store: the stored one overlaid with this request's header. */
+function systemDataOf(req: ArmRequest, stored: JsonObject | undefined): JsonObject | undefined {
+  if (!req.systemData) return stored;
+  return {
+    ...(stored ?? {}),
+    ...req.systemData,
+    ...(stored?.["createdAt"] ? { createdAt: stored["createdAt"] } : {}),
+  };
+}
+
+function operationHeaders(req: ArmRequest, op: OperationDoc, withLocation: boolean): Record<string, string> {
+  const sub = req.params["subscriptionId"] ?? "";
+  const q = `?api-version=${req.apiVersion}`;
+  return {
+    "azure-asyncoperation": `${req.base}${operationStatusPath(sub, op.location, op.id)}${q}`,
+    ...(withLocation ? { location: `${req.base}${operationResultPath(sub, op.location, op.id)}${q}` } : {}),
+  };
+}
+
+export class ResourceHandlers {
+  readonly #d: ResourceDeps;
+
+  constructor(deps: ResourceDeps) {
+    this.#d = deps;
+  }
+
+  async #find(kind: ResourceKind, t: Target): Promise<CR | undefined> {
+    const cr = await this.#d.client.find<CR>(crType(kind), t.name, t.namespace);
+    return cr && sameId(cr, t.id) ? cr : undefined;
+  }
+
+  async get(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const cr = await this.#find(id.kind, targetOf(id));
+    if (!cr) throw resourceNotFound(resourceType(id.kind), resourceName(id), id.resourceGroup);
+    return { status: 200, body: toVersioned(fromCR(id.kind, cr), req.apiVersion, id.kind) };
+  }
+
+  /** 409 unless the parent cluster of a node pool is settled (B.3 conflict rules). */
+  async #checkParent(id: ResourceId, verb: "create" | "update" | "delete"): Promise<void> {
+    if (id.kind !== "nodePool") return;
+    const parentId = clusterOf(id);
+    const parent = await this.#find("cluster", targetOf(parentId));
+    if (!parent) throw resourceNotFound(resourceType("cluster"), parentId.cluster, id.resourceGroup);
+    const { state } = resourceState(parent);
+    if (state === "Accepted" || state === "Provisioning" || state === "Deleting")
+      throw conflict(`Cannot ${verb} resource while parent resource is ${stateWord(state)}`);
+  }
+
+  #checkSettled(cr: CR): void {
+    const { state } = resourceState(cr);
+    if (!isTerminal(state))
+      throw conflict(`Cannot update resource while resource is "${state.toLowerCase()}"`);
+  }
+
+  #newOperation(req: ArmRequest, t: Target, request: OperationRequest, location: string): OperationDoc {
+    const { id } = t;
+    const now = new Date().toISOString();
+    return {
+      id: newOperationId(),
+      request,
+      resourceId: formatResourceId(id),
+      kind: id.kind,
+      target: t.name,
+      location: normalizeLocation(location),
+      apiVersion: req.apiVersion,
+      tenantId: header(req, "x-ms-home-tenant-id"),
+      clientObjectId: header(req, "x-ms-client-object-id"),
+      clientRequestId: req.clientRequestId,
+      correlationRequestId: req.correlationRequestId,
+      startTime: now,
+      lastTransitionTime: now,
+      status: request === "Delete" ? "Deleting" : "Accepted",
+    };
+  }
+
+  #requestAnnotations(req: ArmRequest, op: OperationDoc): Record<string, string> {
+    return {
+      [ANNOTATIONS.operation]: op.id,
+      [ANNOTATIONS.operationRequest]: op.request,
+      ...(req.correlationRequestId ? { [ANNOTATIONS.correlationRequestId]: req.correlationRequestId } : {}),
+      ...(req.clientRequestId ? { [ANNOTATIONS.clientRequestId]: req.clientRequestId } : {}),
+    };
+  }
+
+  /** The versioned body of a PUT, defaulted (create) or completed from the stored resource (update). */
+  #readPut(req: ArmRequest, id: ResourceId, old: JsonObject | undefined): JsonObject {
+    const body = req.body;
+    if (!isObject(body)) throw invalidContent("the body must be a JSON object");
+    checkBodyName(body, resourceName(id));
+    const schema = schemaFor(req.apiVersion, id.kind);
+    const errors: FieldError[] = [];
+    let doc = readValue(schema, body, "", errors) as JsonObject;
+    if (old) doc = keepCreateOnly(schema, old, doc, "", errors) as JsonObject;
+    else doc = applyDefaults(schema, doc) as JsonObject;
+    checkRequired(schema, doc, "", errors);
+    if (errors.length > 0) throw fieldErrors(errors);
+    return doc;
+  }
+
+  /** The versioned body of a PATCH: the request merged onto the stored resource. */
+  #readPatch(req: ArmRequest, id: ResourceId, old: JsonObject): JsonObject {
+    const body = req.body ?? {};
+    if (!isObject(body)) throw invalidContent("the body must be a JSON object");
+    if (body["name"] !== undefined) checkBodyName(body, resourceName(id));
+    const schema = schemaFor(req.apiVersion, id.kind);
+    const errors: FieldError[] = [];
+    readValue(schema, body, "", errors);
+    const merged = readValue(schema, mergePatch(old, body), "", []) as JsonObject;
+    const doc = keepCreateOnly(schema, old, merged, "", errors) as JsonObject;
+    checkRequired(schema, doc, "", errors);
+    if (errors.length > 0) throw fieldErrors(errors);
+    return doc;
+  }
+
+  /** Hub resource from a versioned body; `stored` is the resource before the change, if any. */
+  async #toHub(
+    req: ArmRequest,
+    id: ResourceId,
+    doc: JsonObject,
+    stored: ArmResource | undefined,
+  ): Promise<ArmResource> {
+    let properties = propertiesToHub(doc, req.apiVersion, id.kind);
+    if (stored) {
+      const seen = propertiesToHub(toVersioned(stored, req.apiVersion, id.kind), req.apiVersion, id.kind);
+      properties = carryHidden(stored.properties, seen, properties) as JsonObject;
+    } else if (id.kind === "cluster") {
+      properties = defaultClusterProperties(id, properties);
+    }
+    await this.#checkVersions(req, id, properties);
+    return {
+      id: stored?.id ?? formatResourceId(id),
+      name: resourceName(id),
+      type: resourceType(id.kind),
+      location: stored?.location ?? text(doc["location"]),
+      ...(isObject(doc["tags"]) ? { tags: doc["tags"] as Record<string, string> } : {}),
+      ...(isObject(doc["identity"]) ? { identity: doc["identity"] } : {}),
+      ...(systemDataOf(req, stored?.systemData) ? { systemData: systemDataOf(req, stored?.systemData) } : {}),
+      properties,
+    };
+  }
+
+  /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */
+  async #checkVersions(req: ArmRequest, id: ResourceId, properties: JsonObject): Promise<void> {
+    const catalog = await this.#d.catalog.read();
+    const version = isObject(properties["version"]) ? properties["version"] : undefined;
+    if (id.kind === "cluster" && typeof version?.["id"] !== "string") {
+      const id = defaultVersion(
+        catalog,
+        typeof version?.["channelGroup"] === "string" ? version["channelGroup"] : undefined,
+      );
+      if (!id)
+        throw fieldErrors([
+          { target: "properties.version.id", message: "Missing required field 'properties.version.id'" },
+        ]);
+      properties["version"] = { ...(version ?? {}), id };
+      return;
+    }
+    if (typeof version?.["id"] !== "string") return;
+    const spec = { id: version["id"], channelGroup: version["channelGroup"] as never };
+    const errors = checkVersion(catalog, spec, "properties.version.id");
+    if (errors.length > 0) throw fieldErrors(errors);
+  }
+
+  #buildCR({ req, t, hub, op, existing }: Change): CR {
+    const ctx = {
+      id: t.id,
+      namespace: t.namespace,
+      name: t.name,
+      tenantId: (existing as HcpCluster | undefined)?.spec.platform.azure.tenantId ?? tenantOf(req),
+      annotations: this.#requestAnnotations(req, op),
+      ...(t.clusterName ? { clusterName: t.clusterName } : {}),
+    };
+    const next = t.id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+    if (!existing) return next;
+    return mergeExisting(existing, next);
+  }
+
+  async put(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const t = targetOf(id);
+    const existing = await this.#find(id.kind, t);
+    if (existing?.metadata.deletionTimestamp)
+      throw conflict('Cannot update resource while resource is "deleting"');
+    await this.#checkParent(id, existing ? "update" : "create");
+    if (existing) this.#checkSettled(existing);
+    const stored = existing ? fromCR(id.kind, existing) : undefined;
+    const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
+    const doc = this.#readPut(req, id, old);
+    const hub = await this.#toHub(req, id, doc, stored);
+    const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
+    const written = await this.#write({ req, t, hub, op, existing });
+    const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
+    return { status: existing ? 200 : 201, body, headers: operationHeaders(req, op, false) };
+  }
+
+  async patch(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const t = targetOf(id);
+    const existing = await this.#find(id.kind, t);
+    if (!existing) throw resourceNotFound(resourceType(id.kind), resourceName(id), id.resourceGroup);
+    if (existing.metadata.deletionTimestamp)
+      throw conflict('Cannot update resource while resource is "deleting"');
+    await this.#checkParent(id, "update");
+    this.#checkSettled(existing);
+    const stored = fromCR(id.kind, existing);
+    const doc = this.#readPatch(req, id, toVersioned(stored, req.apiVersion, id.kind));
+    const hub = await this.#toHub(req, id, doc, stored);
+    const op = this.#newOperation(req, t, "Update", hub.location);
+    const written = await this.#write({ req, t, hub, op, existing });
+    const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
+    return { status: 202, body, headers: operationHeaders(req, op, true) };
+  }
+
+  /** Operation first, then the CR; a refused CR write takes the operation back. */
+  async #write(change: Change): Promise<CR> {
+    const { req, t, op, existing } = change;
+    const cr = this.#buildCR(change);
+    const type = crType(t.id.kind);
+    await this.#d.operations.create(t.namespace, op);
+    try {
+      const written = await kubeWrite(() =>
+        existing ? this.#d.client.replace<CR>(type, cr) : this.#d.client.create<CR>(type, cr),
+      );
+      if (existing)
+        await this.#d.operations.supersede(
+          t.namespace,
+          existing.metadata.annotations?.[ANNOTATIONS.operation],
+          existing,
+          false,
+        );
+      req.log.info("Wrote the CR of an ARM request", {
+        operation: op.id,
+        request: op.request,
+        name: t.name,
+        namespace: t.namespace,
+      });
+      return written;
+    } catch (err) {
+      await this.#d.operations.remove(t.namespace, op.id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async delete(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const t = targetOf(id);
+    const existing = await this.#find(id.kind, t);
+    if (!existing) return { status: 204 };
+    if (existing.metadata.deletionTimestamp) throw conflict("Resource is already deleting");
+    if (id.kind === "nodePool") await this.#checkParent(id, "delete");
+    const location = fromCR(id.kind, existing).location;
+    const op = this.#newOperation(req, t, "Delete", location);
+    await this.#d.operations.create(t.namespace, op);
+    await this.#d.operations.supersede(
+      t.namespace,
+      existing.metadata.annotations?.[ANNOTATIONS.operation],
+      existing,
+      true,
+    );
+    if (id.kind === "cluster") await this.#cancelChildren(t);
+    const type = crType(id.kind);
+    await this.#d.client.mergePatch(
+      type,
+      { name: t.name, namespace: t.namespace },
+      {
+        metadata: { annotations: this.#requestAnnotations(req, op) },
+      },
+    );
+    await this.#d.client.delete(
+      type,
+      { name: t.name, namespace: t.namespace },
+      { propagationPolicy: "Background" },
+    );
+    req.log.info("Deleting the CR of an ARM request", {
+      operation: op.id,
+      name: t.name,
+      namespace: t.namespace,
+    });
+    return { status: 202, headers: operationHeaders(req, op, true) };
+  }
+
+  /** Node pools go with their cluster (the cluster controller deletes them); their running operations end. */
+  async #cancelChildren(t: Target): Promise<void> {
+    const pools = await this.#d.client.listAll<NodePool>(crType("nodePool"), {
+      namespace: t.namespace,
+      labelSelector: `${LABELS.cluster}=${t.name}`,
+    });
+    for (const p of pools.items)
+      await this.#d.operations.supersede(
+        t.namespace,
+        p.metadata.annotations?.[ANNOTATIONS.operation],
+        p,
+        true,
+      );
+  }
+
+  async list(
+    req: ArmRequest,
+    kind: ResourceKind,
+    scope: Omit<ResourceId, "kind" | "cluster"> & { cluster?: string },
+  ): Promise<Reply> {
+    const namespace = subscriptionNamespace(scope.subscriptionId);
+    const selectors: string[] = [];
+    if (scope.resourceGroup)
+      selectors.push(`${LABELS.resourceGroup}=${resourceGroupLabel(scope.resourceGroup)}`);
+    if (scope.cluster)
+      selectors.push(`${LABELS.cluster}=${clusterCRName(scope.resourceGroup, scope.cluster)}`);
+    const token = req.query.get("$skipToken") ?? undefined;
+    const page = await this.#d.client
+      .list<CR>(crType(kind), {
+        namespace,
+        labelSelector: selectors.join(","),
+        limit: this.#d.pageSize,
+        ...(token ? { continue: token } : {}),
+      })
+      .catch((err: unknown) => {
+        throw isGone(err) ? invalidSkipToken() : err;
+      });
+    const value = page.items
+      .filter((cr) => inScope(cr, scope))
+      .map((cr) => toVersioned(fromCR(kind, cr), req.apiVersion, kind));
+    const next = page.metadata.continue;
+    const nextLink = next
+      ? `${req.base}${req.path}?api-version=${req.apiVersion}&$skipToken=${encodeURIComponent(next)}`
+      : undefined;
+    return { status: 200, body: { value, ...(nextLink ? { nextLink } : {}) } };
+  }
+
+  /** The lifecycle controllers offer no break-glass credentials, so neither does ARM. */
+  async credentials(req: ArmRequest, id: ResourceId, action: string): Promise<Reply> {
+    const cr = await this.#find("cluster", targetOf(id));
+    if (!cr) throw resourceNotFound(resourceType("cluster"), id.cluster, id.resourceGroup);
+    req.log.debug("Refusing a credential action", { action });
+    throw new CloudError(400, {
+      code: CODES.OperationNotSupported,
+      message: `'${action}' is not offered: this service does not issue break-glass (admin) credentials for hcpOpenShiftClusters.`,
+    });
+  }
+}
+
+function isGone(err: unknown): boolean {
+  return err instanceof Error && "code" in err && (err as { code: number }).code === 410;
+}
+
+function invalidSkipToken(): CloudError {
+  return new CloudError(400, {
+    code: CODES.InvalidParameter,
+    message: "The $skipToken has expired; list again from the start.",
+  });
+}
+
+function inScope(
+  cr: CR,
+  scope: { subscriptionId: string; resourceGroup?: string; cluster?: string },
+): boolean {
+  const id = cr.metadata.annotations?.[ANNOTATIONS.resourceId]?.toLowerCase();
+  if (!id) return false;
+  const prefix = scope.resourceGroup
+    ? `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/`.toLowerCase()
+    : `/subscriptions/${scope.subscriptionId}/`.toLowerCase();
+  if (!id.startsWith(prefix)) return false;
+  return !scope.cluster || id.includes(`/hcpopenshiftclusters/${scope.cluster.toLowerCase()}/nodepools/`);
+}
+
+function tenantOf(req: ArmRequest): string | undefined {
+  const tenant = header(req, "x-ms-home-tenant-id") ?? req.subscription?.properties?.tenantId;
+  return typeof tenant === "string" && tenant !== "" ? tenant : undefined;
+}
+
+export function checkBodyName(body: JsonObject, name: string): void {
+  const given = body["name"];
+  if (given !== undefined && (typeof given !== "string" || given.toLowerCase() !== name.toLowerCase()))
+    throw new CloudError(400, {
+      code: CODES.InvalidRequestContent,
+      message: `The resource name '${text(given)}' in the request body does not match the name '${name}' in the request URL.`,
+      target: "name",
+    });
+}
+
+/**
+ * The CR to PUT: the new spec and ARM annotations on the stored object's metadata (finalizers,
+ * other labels and annotations, resourceVersion for optimistic concurrency), keeping the spec
+ * fields ARM has no say in (placement, paused, the DNS base domain).
+ */
+function mergeExisting(existing: CR, next: CR): CR {
+  const metadata = {
+    ...existing.metadata,
+    labels: { ...existing.metadata.labels, ...next.metadata.labels },
+    annotations: { ...existing.metadata.annotations, ...next.metadata.annotations },
+  };
+  if ("clusterRef" in next.spec) return { ...next, metadata };
+  const old = (existing as HcpCluster).spec;
+  const spec = {
+    ...(next as HcpCluster).spec,
+    ...(old.placement ? { placement: old.placement } : {}),
+    ...(old.paused !== undefined ? { paused: old.paused } : {}),
+    dns: old.dns,
+  };
+  return { ...(next as HcpCluster), metadata, spec };
+}

@@ -1,0 +1,58 @@
+/**
+ * ARM provisioning states computed from a CR, so that nothing but the CR needs storing: the
+ * operation that last changed it (annotation), its generation against status.observedGeneration,
+ * and the summary conditions Ready, Progressing and Degraded the controllers write.
+ *
+ *   not yet observed (observedGeneration < generation)   Accepted
+ *   Degraded=True and not Progressing                     Failed (the Degraded reason and message)
+ *   Ready=True and not Progressing                        Succeeded
+ *   otherwise                                             Provisioning (Create) / Updating (Update)
+ *   deletionTimestamp set                                 Deleting
+ */
+import type { Condition } from "../runtime/conditions.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import type { CloudErrorBody } from "./errors.ts";
+import { ANNOTATIONS } from "./names.ts";
+
+export const TERMINAL_STATES = ["Succeeded", "Failed", "Canceled"] as const;
+export const STATES = ["Accepted", "Provisioning", "Updating", "Deleting", ...TERMINAL_STATES] as const;
+export type ProvisioningState = (typeof STATES)[number];
+export type OperationRequest = "Create" | "Update" | "Delete";
+
+export interface StateResult {
+  state: ProvisioningState;
+  error?: CloudErrorBody;
+}
+
+/** What state.ts reads of an HcpCluster or NodePool. */
+export interface Observed extends KubeObject {
+  status?: { observedGeneration?: number; conditions?: Condition[] };
+}
+
+export function isTerminal(state: ProvisioningState): boolean {
+  return (TERMINAL_STATES as readonly string[]).includes(state);
+}
+
+const isTrue = (conditions: Condition[], type: string): boolean =>
+  conditions.some((c) => c.type === type && c.status === "True");
+
+/** Where a Create or Update stands on the CR it wrote. */
+export function progressState(request: "Create" | "Update", cr: Observed): StateResult {
+  const generation = cr.metadata.generation ?? 1;
+  const observed = cr.status?.observedGeneration;
+  if (observed === undefined || observed < generation) return { state: "Accepted" };
+  const conditions = cr.status?.conditions ?? [];
+  const progressing = isTrue(conditions, "Progressing");
+  const degraded = conditions.find((c) => c.type === "Degraded" && c.status === "True");
+  if (degraded && !progressing)
+    return { state: "Failed", error: { code: degraded.reason, message: degraded.message } };
+  if (isTrue(conditions, "Ready") && !progressing) return { state: "Succeeded" };
+  return { state: request === "Create" ? "Provisioning" : "Updating" };
+}
+
+/** The provisioningState GET shows for a CR. */
+export function resourceState(cr: Observed): StateResult {
+  if (cr.metadata.deletionTimestamp) return { state: "Deleting" };
+  const request = cr.metadata.annotations?.[ANNOTATIONS.operationRequest] === "Update" ? "Update" : "Create";
+  return progressState(request, cr);
+}

@@ -1,0 +1,120 @@
+/**
+ * ARM's subscription lifecycle (`PUT /subscriptions/{id}?api-version=2.0`). A subscription is the
+ * namespace that holds its resources: the document ARM sent is an annotation on it, its state a
+ * label. Requests are allowed by state as ARO HCP's frontend allows them: Registered everything,
+ * Warned and Suspended only GET and DELETE, Unregistered, Deleted or unknown nothing.
+ */
+import { Informer } from "../runtime/informer.ts";
+import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
+import { namespaceType } from "./kube.ts";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
+import { isObject, type JsonObject } from "./schema.ts";
+
+export const SUBSCRIPTION_STATES = ["Registered", "Unregistered", "Warned", "Deleted", "Suspended"] as const;
+export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
+
+export interface Subscription {
+  state: SubscriptionState;
+  registrationDate: string;
+  properties?: JsonObject & { tenantId?: string };
+}
+
+/** Validates a PUT body; field errors name the field. */
+export function readSubscription(body: unknown): Subscription {
+  const errors: FieldError[] = [];
+  const b = isObject(body) ? body : {};
+  const state = b["state"];
+  if (!SUBSCRIPTION_STATES.includes(state as SubscriptionState))
+    errors.push({ target: "state", message: `'state' must be one of ${SUBSCRIPTION_STATES.join(", ")}` });
+  if (typeof b["registrationDate"] !== "string" || b["registrationDate"] === "")
+    errors.push({ target: "registrationDate", message: "Missing required field 'registrationDate'" });
+  if (b["properties"] !== undefined && !isObject(b["properties"]))
+    errors.push({ target: "properties", message: "'properties' must be an object" });
+  if (errors.length > 0) throw fieldErrors(errors);
+  return {
+    state: state as SubscriptionState,
+    registrationDate: b["registrationDate"] as string,
+    ...(isObject(b["properties"]) ? { properties: b["properties"] } : {}),
+  };
+}
+
+function parse(ns: KubeObject): Subscription | undefined {
+  const text = ns.metadata.annotations?.[ANNOTATIONS.subscription];
+  if (!text) return undefined;
+  try {
+    const doc: unknown = JSON.parse(text);
+    return isObject(doc) ? (doc as unknown as Subscription) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Subscriptions are read through a watch on the subscription namespaces. Only a Registered
+ * subscription is taken from the watch; anything else (not seen yet, or a state that refuses) is
+ * read again from the API server, so a subscription registered a moment ago is never refused.
+ */
+export class SubscriptionStore {
+  readonly #client: KubeClient;
+  readonly informer: Informer<KubeObject>;
+
+  constructor(client: KubeClient) {
+    this.#client = client;
+    this.informer = new Informer<KubeObject>({
+      client,
+      type: namespaceType,
+      labelSelector: LABELS.subscription,
+    });
+  }
+
+  async get(subscriptionId: string): Promise<Subscription | undefined> {
+    const name = subscriptionNamespace(subscriptionId);
+    const cached = this.informer.hasSynced() ? this.informer.get("", name) : undefined;
+    const fromCache = cached && !cached.metadata.deletionTimestamp ? parse(cached) : undefined;
+    if (fromCache?.state === "Registered") return fromCache;
+    const ns = await this.#client.find<KubeObject>(namespaceType, name);
+    return ns && !ns.metadata.deletionTimestamp ? parse(ns) : undefined;
+  }
+
+  async put(subscriptionId: string, doc: Subscription): Promise<Subscription> {
+    const ns: KubeObject = {
+      metadata: {
+        name: subscriptionNamespace(subscriptionId),
+        labels: {
+          [LABELS.subscription]: subscriptionId.toLowerCase(),
+          [LABELS.subscriptionState]: doc.state,
+        },
+        annotations: { [ANNOTATIONS.subscription]: JSON.stringify(doc) },
+      },
+    };
+    await this.#client.apply(namespaceType, ns, { fieldManager: FIELD_MANAGER });
+    return doc;
+  }
+}
+
+const READ_OR_DELETE = ["GET", "DELETE"];
+
+/** Refuses a request the subscription's state does not allow (B.3 "Subscription state"). */
+export function checkSubscriptionState(
+  subscriptionId: string,
+  sub: Subscription | undefined,
+  method: string,
+): Subscription {
+  if (!sub || sub.state === "Unregistered")
+    throw new CloudError(400, {
+      code: CODES.InvalidSubscriptionState,
+      message: `Request is not allowed in unregistered subscription '${subscriptionId}'.`,
+    });
+  if (sub.state === "Deleted")
+    throw new CloudError(400, {
+      code: CODES.InvalidSubscriptionState,
+      message: `Request is not allowed in subscription in state '${sub.state}'.`,
+    });
+  if ((sub.state === "Warned" || sub.state === "Suspended") && !READ_OR_DELETE.includes(method))
+    throw new CloudError(409, {
+      code: CODES.InvalidSubscriptionState,
+      message: `Request is not allowed in subscription in state '${sub.state}'.`,
+    });
+  return sub;
+}

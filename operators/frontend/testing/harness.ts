@@ -1,0 +1,234 @@
+/**
+ * Test and benchmark support for the ARM frontend (not used by the frontend itself): certificates
+ * (serving, ARM's client CA and client certificate, and a stranger's), a frontend on a free port,
+ * an HTTPS client that talks like ARM, and request bodies.
+ */
+import { readFile } from "node:fs/promises";
+import { Agent, request } from "undici";
+import { createCA, issueCert, type CertFiles } from "../../../hack/harness/certs.ts";
+import type { KubeClient } from "../../runtime/kube.ts";
+import type { Logger } from "../../runtime/logger.ts";
+import { Frontend } from "../server.ts";
+
+export interface FrontendCerts {
+  servingCA: string;
+  serving: CertFiles;
+  clientCA: string;
+  arm: CertFiles;
+  /** Signed by a CA the frontend does not trust. */
+  stranger: CertFiles;
+}
+
+export async function frontendCerts(dir: string): Promise<FrontendCerts> {
+  const servingCA = await createCA(dir, "frontend-serving");
+  const clientCA = await createCA(dir, "arm-client");
+  const strangerCA = await createCA(dir, "stranger");
+  const serving = await issueCert(servingCA, dir, {
+    name: "frontend",
+    commonName: "hcp-frontend",
+    dnsNames: ["localhost"],
+    ipAddresses: ["127.0.0.1"],
+    usage: "server",
+  });
+  const arm = await issueCert(clientCA, dir, { name: "arm", commonName: "arm", usage: "client" });
+  const stranger = await issueCert(strangerCA, dir, { name: "stranger", commonName: "arm", usage: "client" });
+  return { servingCA: servingCA.certPath, serving, clientCA: clientCA.certPath, arm, stranger };
+}
+
+export interface TestFrontend {
+  frontend: Frontend;
+  url: string;
+  certs: FrontendCerts;
+  stop(): Promise<void>;
+}
+
+export async function startTestFrontend(opts: {
+  client: KubeClient;
+  certs: FrontendCerts;
+  catalogNamespace: string;
+  pageSize?: number;
+  log?: Logger;
+}): Promise<TestFrontend> {
+  const frontend = new Frontend({
+    client: opts.client,
+    tls: {
+      cert: await readFile(opts.certs.serving.certPath),
+      key: await readFile(opts.certs.serving.keyPath),
+      clientCA: await readFile(opts.certs.clientCA),
+    },
+    host: "127.0.0.1",
+    port: 0,
+    catalogNamespace: opts.catalogNamespace,
+    ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
+  });
+  const port = await frontend.listen();
+  return { frontend, url: `https://127.0.0.1:${port}`, certs: opts.certs, stop: () => frontend.close() };
+}
+
+export interface ArmResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON, or the text when it is not JSON; undefined when empty. */
+  body: unknown;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body text (sent as is). */
+  raw?: string;
+  /** Query api-version; null sends none. Default: the client's. */
+  apiVersion?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Talks to the frontend like ARM: client certificate, ARM headers, JSON. */
+export class ArmClient {
+  readonly url: string;
+  readonly apiVersion: string;
+  readonly headers: Record<string, string>;
+  readonly #agent: Agent;
+
+  constructor(
+    url: string,
+    tls: { ca: Buffer; cert?: Buffer; key?: Buffer },
+    opts: { apiVersion?: string; headers?: Record<string, string> } = {},
+  ) {
+    this.url = url;
+    this.apiVersion = opts.apiVersion ?? "2026-06-30-preview";
+    this.headers = opts.headers ?? {};
+    this.#agent = new Agent({ connect: { ...tls }, connections: 64 });
+  }
+
+  static async create(
+    url: string,
+    certs: FrontendCerts,
+    opts: {
+      apiVersion?: string;
+      headers?: Record<string, string>;
+      identity?: "arm" | "stranger" | "none";
+    } = {},
+  ): Promise<ArmClient> {
+    const ca = await readFile(certs.servingCA);
+    const which = opts.identity ?? "arm";
+    const files = which === "none" ? undefined : which === "arm" ? certs.arm : certs.stranger;
+    const tls = files
+      ? { ca, cert: await readFile(files.certPath), key: await readFile(files.keyPath) }
+      : { ca };
+    return new ArmClient(url, tls, opts);
+  }
+
+  async send(method: string, path: string, opts: RequestOptions = {}): Promise<ArmResponse> {
+    const target = new URL(path, this.url);
+    const version = opts.apiVersion === undefined ? this.apiVersion : opts.apiVersion;
+    if (version !== null && !target.searchParams.has("api-version"))
+      target.searchParams.set("api-version", version);
+    const body = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    const res = await request(target, {
+      method: method as "GET",
+      dispatcher: this.#agent,
+      headers: {
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...this.headers,
+        ...opts.headers,
+      },
+      ...(body !== undefined ? { body } : {}),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers[k] = v;
+    return { status: res.statusCode, headers, body: parsed };
+  }
+
+  /** Follows an Azure-AsyncOperation URL until the status is terminal; returns the last status body. */
+  async poll(statusUrl: string, timeoutMs = 60_000, intervalMs = 100): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    let last: Record<string, unknown> = {};
+    while (Date.now() < deadline) {
+      const r = await this.send("GET", statusUrl);
+      last = (r.body ?? {}) as Record<string, unknown>;
+      if (r.status === 200 && ["Succeeded", "Failed", "Canceled"].includes(String(last["status"])))
+        return last;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+    throw new Error(`operation ${statusUrl} not terminal after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+export function clusterPath(sub: string, rg: string, name: string): string {
+  return `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/${name}`;
+}
+
+export function nodePoolPath(sub: string, rg: string, cluster: string, name: string): string {
+  return `${clusterPath(sub, rg, cluster)}/nodePools/${name}`;
+}
+
+const uami = (sub: string, name: string): string =>
+  `/subscriptions/${sub}/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${name}`;
+
+/** A valid 2026-06-30-preview cluster body. */
+export function clusterBody(
+  sub: string,
+  opts: { prefix?: string; version?: string } = {},
+): Record<string, unknown> {
+  const net = `/subscriptions/${sub}/resourceGroups/customer-net/providers/Microsoft.Network`;
+  return {
+    location: "eastus",
+    tags: { team: "hcp" },
+    identity: {
+      type: "UserAssigned",
+      userAssignedIdentities: { [uami(sub, "cp-control-plane")]: {} },
+    },
+    properties: {
+      version: { id: opts.version ?? "4.19", channelGroup: "stable" },
+      ...(opts.prefix ? { dns: { baseDomainPrefix: opts.prefix } } : {}),
+      api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8"] },
+      platform: {
+        subnetId: `${net}/virtualNetworks/vnet/subnets/nodes`,
+        vnetIntegrationSubnetId: `${net}/virtualNetworks/vnet/subnets/integration`,
+        networkSecurityGroupId: `${net}/networkSecurityGroups/nsg`,
+        operatorsAuthentication: {
+          userAssignedIdentities: {
+            controlPlaneOperators: {
+              "control-plane": uami(sub, "cp-control-plane"),
+              "cluster-api-azure": uami(sub, "cp-capz"),
+              "cloud-controller-manager": uami(sub, "cp-ccm"),
+              ingress: uami(sub, "cp-ingress"),
+              "disk-csi-driver": uami(sub, "cp-disk"),
+              "file-csi-driver": uami(sub, "cp-file"),
+              "cloud-network-config": uami(sub, "cp-cnc"),
+            },
+            dataPlaneOperators: { "disk-csi-driver": uami(sub, "dp-disk") },
+            serviceManagedIdentity: uami(sub, "service"),
+          },
+        },
+      },
+    },
+  };
+}
+
+/** A valid 2026-06-30-preview node pool body. */
+export function nodePoolBody(opts: { replicas?: number; version?: string } = {}): Record<string, unknown> {
+  return {
+    location: "eastus",
+    properties: {
+      version: { id: opts.version ?? "4.19", channelGroup: "stable" },
+      platform: { vmSize: "Standard_D8s_v3", osDisk: { sizeGiB: 128 } },
+      replicas: opts.replicas ?? 2,
+      labels: [{ key: "role", value: "worker" }],
+      taints: [{ key: "dedicated", value: "infra", effect: "NoSchedule" }],
+    },
+  };
+}

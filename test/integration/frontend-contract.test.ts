@@ -1,0 +1,454 @@
+/**
+ * The ARM contract rows of the frontend, each against the real service apiserver: mutual TLS,
+ * CloudError bodies and X-Ms-Error-Code for every refusal (api-version, media type, body size,
+ * names, field validation — the frontend's own and the CRD's), the subscription lifecycle,
+ * preflight, versions, and the credential actions this service does not offer.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogConfigMap } from "../../hack/harness/stack.ts";
+import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  ArmClient,
+  clusterBody,
+  clusterPath,
+  frontendCerts,
+  nodePoolBody,
+  nodePoolPath,
+  startTestFrontend,
+  type TestFrontend,
+} from "../../operators/frontend/testing/harness.ts";
+import { configMapType } from "../../operators/releases/catalog.ts";
+import { clientFor, namespaceType, scratchDir, tempNamespace } from "../support/fixtures.ts";
+
+const service = clientFor("service");
+const sub = randomUUID();
+const rg = "rg-contract";
+let scratch: { path: string; remove(): Promise<void> };
+let catalogNs: { name: string; remove(): Promise<void> };
+let fe: TestFrontend;
+let arm: ArmClient;
+const subscriptions: string[] = [sub];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Json = Record<string, any>;
+
+async function putSubscription(id: string, state: string): Promise<void> {
+  const r = await arm.send("PUT", `/subscriptions/${id}`, {
+    apiVersion: "2.0",
+    body: { state, registrationDate: new Date().toISOString(), properties: { tenantId: randomUUID() } },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+/** Asserts a CloudError reply: status, code in body and header, and optionally more of the body. */
+function expectError(
+  r: { status: number; headers: Record<string, string>; body: unknown },
+  status: number,
+  code: string,
+  more: Json = {},
+): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.headers["x-ms-error-code"]).toBe(code);
+  expect(r.headers["content-type"]).toContain("application/json");
+  expect(r.body).toMatchObject({ error: { code, ...more } });
+  expect((r.body as Json).error.message).toBeTypeOf("string");
+}
+
+beforeAll(async () => {
+  scratch = await scratchDir("frontend-contract");
+  catalogNs = await tempNamespace(service, "catalog");
+  await service.apply(configMapType, await catalogConfigMap(catalogNs.name), { fieldManager: "test" });
+  const certs = await frontendCerts(scratch.path);
+  fe = await startTestFrontend({ client: service, certs, catalogNamespace: catalogNs.name });
+  arm = await ArmClient.create(fe.url, certs);
+  await putSubscription(sub, "Registered");
+}, 60_000);
+
+afterAll(async () => {
+  await arm?.close();
+  await fe?.stop();
+  for (const s of subscriptions) {
+    const ns = subscriptionNamespace(s);
+    for (const t of [HcpClusterResource, NodePoolResource]) {
+      const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
+      for (const o of list.items) await service.delete(t, { name: o.metadata.name!, namespace: ns });
+    }
+    await service.delete(namespaceType, { name: ns });
+  }
+  await catalogNs?.remove();
+  await scratch?.remove();
+});
+
+describe("authentication", () => {
+  it("answers 401 without a client certificate or with one from another CA, before any handler", async () => {
+    for (const identity of ["none", "stranger"] as const) {
+      const c = await ArmClient.create(fe.url, fe.certs, { identity });
+      for (const path of [clusterPath(sub, rg, "x"), "/healthz", `/subscriptions/${sub}`]) {
+        const r = await c.send("PUT", path, { body: clusterBody(sub) });
+        expectError(r, 401, "Unauthorized");
+      }
+      await c.close();
+    }
+    // Nothing was written.
+    expect(
+      await service.find(HcpClusterResource, clusterCRName(rg, "x"), subscriptionNamespace(sub)),
+    ).toBeUndefined();
+  });
+
+  it("serves /healthz and /metrics to ARM", async () => {
+    expect((await arm.send("GET", "/healthz", { apiVersion: null })).status).toBe(200);
+    const m = await arm.send("GET", "/metrics", { apiVersion: null });
+    expect(m.status).toBe(200);
+    expect(String(m.body)).toContain("hcp_frontend_requests_total");
+    expect(String(m.body)).toContain("hcp_frontend_request_duration_seconds");
+  });
+});
+
+describe("request checks", () => {
+  const path = clusterPath(sub, rg, "checks");
+
+  it("sets X-Ms-Request-Id and echoes the client request ID when asked", async () => {
+    const r = await arm.send("GET", path, {
+      headers: {
+        "x-ms-client-request-id": "abc",
+        "x-ms-return-client-request-id": "true",
+        "x-ms-correlation-request-id": "corr",
+      },
+    });
+    expect(r.headers["x-ms-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.headers["x-ms-client-request-id"]).toBe("abc");
+    expect(r.headers["x-ms-correlation-request-id"]).toBe("corr");
+    expectError(r, 404, "ResourceNotFound", {
+      message: `The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/checks' under resource group '${rg}' was not found.`,
+    });
+  });
+
+  it("refuses a missing or unknown api-version", async () => {
+    expectError(await arm.send("GET", path, { apiVersion: null }), 400, "InvalidParameter", {
+      message: "The request is missing required parameter 'api-version'.",
+    });
+    expectError(await arm.send("GET", path, { apiVersion: "2099-01-01" }), 400, "InvalidResourceType", {
+      message:
+        "The resource type 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters' could not be found API version '2099-01-01'.",
+    });
+    expectError(
+      await arm.send("GET", path, { apiVersion: "2026-09-01-preview" }),
+      400,
+      "InvalidResourceType",
+    );
+    expectError(
+      await arm.send("PUT", `/subscriptions/${sub}`, { apiVersion: "2024-06-10-preview", body: {} }),
+      400,
+      "InvalidResourceType",
+    );
+  });
+
+  it("refuses a content type other than JSON (415), an oversized body and bad JSON (400)", async () => {
+    expectError(
+      await arm.send("PUT", path, { raw: "<xml/>", headers: { "content-type": "application/xml" } }),
+      415,
+      "UnsupportedMediaType",
+      {
+        message:
+          "The content media type 'application/xml' is not supported. Only 'application/json' is supported.",
+      },
+    );
+    const big = JSON.stringify({ ...clusterBody(sub), padding: "x".repeat(4 * 1024 * 1024) });
+    expectError(await arm.send("PUT", path, { raw: big }), 400, "InvalidResource", {
+      message: "The resource definition is invalid.",
+    });
+    expectError(await arm.send("PUT", path, { raw: "{not json" }), 400, "InvalidRequestContent");
+  });
+
+  it("refuses a body whose name differs from the path", async () => {
+    expectError(
+      await arm.send("PUT", path, { body: { ...clusterBody(sub), name: "other" } }),
+      400,
+      "InvalidRequestContent",
+      {
+        target: "name",
+      },
+    );
+  });
+
+  it("refuses bad names in the path", async () => {
+    expectError(await arm.send("GET", clusterPath("not-a-uuid", rg, "c")), 400, "InvalidSubscriptionID");
+    expectError(
+      await arm.send("GET", clusterPath(sub, rg, "9starts-with-digit")),
+      400,
+      "InvalidResourceName",
+    );
+    expectError(
+      await arm.send("GET", nodePoolPath(sub, rg, "c", "a-name-longer-than-15")),
+      400,
+      "InvalidResourceName",
+    );
+    expectError(await arm.send("GET", clusterPath(sub, "bad.", "c")), 400, "InvalidResourceGroupName");
+  });
+
+  it("answers unknown paths and methods with CloudErrors", async () => {
+    expectError(
+      await arm.send("GET", `/subscriptions/${sub}/providers/Microsoft.Compute/virtualMachines`),
+      404,
+      "NotFound",
+    );
+    expectError(await arm.send("POST", path, { body: {} }), 405, "MethodNotAllowed");
+  });
+});
+
+describe("validation", () => {
+  it("names every field the frontend refuses (MultipleErrorsOccurred)", async () => {
+    const body = clusterBody(sub);
+    const p = body["properties"] as Json;
+    delete p.platform.subnetId;
+    p.api.visibility = "Sideways";
+    p.nodeDrainTimeoutMinutes = "ten";
+    const r = await arm.send("PUT", clusterPath(sub, rg, "invalid"), { body });
+    expectError(r, 400, "MultipleErrorsOccurred", { message: "3 errors occurred" });
+    const targets = ((r.body as Json).error.details as Json[]).map((d) => String(d.target)).sort();
+    expect(targets).toEqual([
+      "properties.api.visibility",
+      "properties.nodeDrainTimeoutMinutes",
+      "properties.platform.subnetId",
+    ]);
+    for (const d of (r.body as Json).error.details as Json[]) expect(d.code).toBe("InvalidRequestContent");
+  });
+
+  it("gives the CRD's refusals as 400s naming the ARM field", async () => {
+    const body = clusterBody(sub);
+    (body["properties"] as Json).network = { podCidr: "10.128.0.1/14" };
+    const r = await arm.send("PUT", clusterPath(sub, rg, "celrule"), { body });
+    expectError(r, 400, "InvalidRequestContent", { target: "properties.network.podCidr" });
+    expect((r.body as Json).error.message).toContain("host bits set");
+
+    const overlap = clusterBody(sub);
+    (overlap["properties"] as Json).network = { serviceCidr: "10.128.0.0/16" };
+    expectError(
+      await arm.send("PUT", clusterPath(sub, rg, "celrule"), { body: overlap }),
+      400,
+      "InvalidRequestContent",
+      {
+        target: "properties.network.serviceCidr",
+      },
+    );
+    // Nothing is left behind by a refused create: no CR, no operation.
+    const ns = subscriptionNamespace(sub);
+    expect(await service.find(HcpClusterResource, clusterCRName(rg, "celrule"), ns)).toBeUndefined();
+    const ops = await service.list(configMapType, {
+      namespace: ns,
+      labelSelector: "hcp.aro.dev/arm-operation-target=" + clusterCRName(rg, "celrule"),
+    });
+    expect(ops.items).toEqual([]);
+  });
+
+  it("refuses a version the catalog does not offer", async () => {
+    const r = await arm.send("PUT", clusterPath(sub, rg, "badversion"), {
+      body: clusterBody(sub, { version: "4.12" }),
+    });
+    expectError(r, 400, "InvalidRequestContent", { target: "properties.version.id" });
+    expect((r.body as Json).error.message).toContain("not offered");
+  });
+
+  it("refuses replicas beside autoScaling on a node pool, and changes to create-only fields", async () => {
+    const c = clusterPath(sub, rg, "immutable");
+    const created = await arm.send("PUT", c, { body: clusterBody(sub, { prefix: "immut" }) });
+    expect(created.status).toBe(201);
+    // Make the cluster settled without controllers.
+    const ns = subscriptionNamespace(sub);
+    const name = clusterCRName(rg, "immutable");
+    const cr = await service.get<HcpCluster>(HcpClusterResource, name, ns);
+    const t = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    await service.mergePatch(
+      HcpClusterResource,
+      { name, namespace: ns },
+      {
+        status: {
+          observedGeneration: cr.metadata.generation,
+          conditions: [
+            { type: "Ready", status: "True", reason: "AsExpected", message: "", lastTransitionTime: t },
+            {
+              type: "Progressing",
+              status: "False",
+              reason: "AsExpected",
+              message: "",
+              lastTransitionTime: t,
+            },
+          ],
+        },
+      },
+      "status",
+    );
+    const changed = await arm.send("PATCH", c, {
+      body: { properties: { dns: { baseDomainPrefix: "other" } } },
+    });
+    expectError(changed, 400, "InvalidRequestContent", { target: "properties.dns.baseDomainPrefix" });
+    const pool = nodePoolBody();
+    (pool["properties"] as Json).autoScaling = { min: 3, max: 1 };
+    const r = await arm.send("PUT", nodePoolPath(sub, rg, "immutable", "auto"), { body: pool });
+    expectError(r, 400, "MultipleErrorsOccurred");
+    expect(((r.body as Json).error.details as Json[]).map((d) => String(d.target)).sort()).toEqual([
+      "properties.autoScaling.max",
+      "properties.replicas",
+    ]);
+    expectError(
+      await arm.send("PATCH", nodePoolPath(sub, rg, "immutable", "missing"), { body: {} }),
+      404,
+      "ResourceNotFound",
+    );
+    expectError(
+      await arm.send("PUT", nodePoolPath(sub, rg, "no-cluster", "np"), { body: nodePoolBody() }),
+      404,
+      "ResourceNotFound",
+    );
+  });
+
+  it("accepts 2024-06-10-preview bodies: no version (the catalog's newest stable), kms.activeKey.vaultName", async () => {
+    const body = clusterBody(sub);
+    const p = body["properties"] as Json;
+    delete p.version;
+    delete p.platform.vnetIntegrationSubnetId;
+    p.etcd = {
+      dataEncryption: {
+        keyManagementMode: "CustomerManaged",
+        customerManaged: { kms: { activeKey: { name: "key", vaultName: "vault", version: "1" } } },
+      },
+    };
+    const path = clusterPath(sub, rg, "old-version");
+    const r = await arm.send("PUT", path, { body, apiVersion: "2024-06-10-preview" });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect((r.body as Json).properties.version.id).toBe("4.20");
+    expect((r.body as Json).properties.etcd.dataEncryption.customerManaged.kms).toEqual({
+      activeKey: { name: "key", vaultName: "vault", version: "1" },
+    });
+    const hub = (await arm.send("GET", path)).body as Json;
+    expect(hub.properties.etcd.dataEncryption.customerManaged.kms).toMatchObject({
+      vaultName: "vault",
+      activeKey: { name: "key", version: "1" },
+    });
+  });
+});
+
+describe("credentials, versions and preflight", () => {
+  it("says break-glass credentials are not offered", async () => {
+    const c = clusterPath(sub, rg, "immutable");
+    for (const action of ["requestAdminCredential", "revokeCredentials"]) {
+      const r = await arm.send("POST", `${c}/${action}`);
+      expectError(r, 400, "OperationNotSupported");
+      expect((r.body as Json).error.message).toContain("not offered");
+    }
+  });
+
+  it("lists hcpOpenShiftVersions from the catalog", async () => {
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
+    const list = (await arm.send("GET", base)).body as Json;
+    expect((list.value as Json[]).map((v) => String(v.name))).toEqual([
+      "4.20.2",
+      "4.19.10",
+      "4.19.7",
+      "4.18.22",
+    ]);
+    const one = await arm.send("GET", `${base}/4.19.7`);
+    expect(one.body).toMatchObject({
+      id: `${base}/4.19.7`,
+      name: "4.19.7",
+      type: "Microsoft.RedHatOpenShift/locations/hcpOpenShiftVersions",
+      properties: { channelGroup: "stable", enabled: true },
+    });
+    expectError(await arm.send("GET", `${base}/4.1.0`), 404, "ResourceNotFound");
+  });
+
+  it("answers preflight with 200: Succeeded, or Failed with the reasons per resource", async () => {
+    const url = `/subscriptions/${sub}/resourcegroups/${rg}/providers/Microsoft.RedHatOpenShift/deployments/dep/preflight`;
+    const ok = {
+      name: "pf",
+      type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters",
+      apiVersion: "2026-06-30-preview",
+      ...clusterBody(sub),
+    };
+    const skipped = [
+      {
+        name: "[parameters('n')]",
+        type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters",
+        apiVersion: "2026-06-30-preview",
+      },
+      { name: "vm", type: "Microsoft.Compute/virtualMachines", apiVersion: "2024-01-01" },
+      { name: "pf2", type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters", apiVersion: "1999-01-01" },
+    ];
+    const good = await arm.send("POST", url, { body: { resources: [ok, ...skipped] }, apiVersion: null });
+    expect(good.status).toBe(200);
+    expect(good.body).toEqual({ status: "Succeeded" });
+
+    const badCidr = structuredClone(ok) as Json;
+    badCidr.properties.network = { podCidr: "10.128.0.1/14" };
+    const badPool = {
+      name: "pf/np",
+      type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools",
+      apiVersion: "2026-06-30-preview",
+      location: "eastus",
+      properties: { platform: {} },
+    };
+    const bad = await arm.send("POST", url, { body: { resources: [badCidr, badPool] }, apiVersion: null });
+    expect(bad.status).toBe(200);
+    expect(bad.body).toMatchObject({
+      status: "Failed",
+      error: { code: "MultipleErrorsOccurred", message: "Preflight validation failed on multiple resources" },
+    });
+    const details = (bad.body as Json).error.details as Json[];
+    expect(details[0]!).toMatchObject({
+      message: "Content validation failed for 'pf'",
+      target: clusterPath(sub, rg, "pf"),
+    });
+    expect(details[0]!.details[0].target).toBe("properties.network.podCidr");
+    expect(details[1]!.details[0].target).toBe("properties.platform.vmSize");
+  });
+});
+
+describe("subscription lifecycle", () => {
+  it("validates the subscription document and returns what it stored", async () => {
+    const id = randomUUID();
+    subscriptions.push(id);
+    expectError(
+      await arm.send("PUT", `/subscriptions/${id}`, { apiVersion: "2.0", body: { state: "Happy" } }),
+      400,
+      "MultipleErrorsOccurred",
+    );
+    expectError(
+      await arm.send("GET", `/subscriptions/${id}`, { apiVersion: "2.0" }),
+      404,
+      "SubscriptionNotFound",
+    );
+    expectError(await arm.send("GET", clusterPath(id, rg, "c")), 400, "InvalidSubscriptionState", {
+      message: `Request is not allowed in unregistered subscription '${id}'.`,
+    });
+    await putSubscription(id, "Registered");
+    const got = await arm.send("GET", `/subscriptions/${id}`, { apiVersion: "2.0" });
+    expect(got.body).toMatchObject({ state: "Registered" });
+  });
+
+  it("Warned and Suspended allow only GET and DELETE; Deleted deletes everything; Unregistered refuses", async () => {
+    const id = randomUUID();
+    subscriptions.push(id);
+    await putSubscription(id, "Registered");
+    const c = clusterPath(id, rg, "doomed");
+    expect((await arm.send("PUT", c, { body: clusterBody(id) })).status).toBe(201);
+    for (const state of ["Warned", "Suspended"]) {
+      await putSubscription(id, state);
+      expectError(await arm.send("PUT", c, { body: clusterBody(id) }), 409, "InvalidSubscriptionState", {
+        message: `Request is not allowed in subscription in state '${state}'.`,
+      });
+      expectError(await arm.send("PATCH", c, { body: {} }), 409, "InvalidSubscriptionState");
+      expect((await arm.send("GET", c)).status).toBe(200);
+    }
+    await putSubscription(id, "Deleted");
+    expect(
+      await service.find(HcpClusterResource, clusterCRName(rg, "doomed"), subscriptionNamespace(id)),
+    ).toBeUndefined();
+    expectError(await arm.send("GET", c), 400, "InvalidSubscriptionState");
+    await putSubscription(id, "Unregistered");
+    expectError(await arm.send("GET", c), 400, "InvalidSubscriptionState", {
+      message: `Request is not allowed in unregistered subscription '${id}'.`,
+    });
+  });
+});
