@@ -76,6 +76,8 @@ interface Scope {
   infraSpec: ClusterInfraSpec;
   /** Set by resolveRelease. */
   release?: Release;
+  /** Set by applyWork when it wrote the work in this reconcile. */
+  appliedWork?: ManifestWork;
   /** Set by ensureInfrastructure once the public IP has an address. */
   ingressIp?: string;
   requeueAfterMs?: number;
@@ -318,7 +320,8 @@ export class ClusterReconciler implements Reconciler {
       !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload) ||
       !isDeepStrictEqual(current.spec?.manifestConfigs, desired.spec?.manifestConfigs)
     ) {
-      await this.#d.applier.apply(ManifestWorkResource, desired);
+      // The informer has not seen this write yet; observe what was written (its new generation).
+      scope.appliedWork = await this.#d.applier.apply<ManifestWork>(ManifestWorkResource, desired);
       scope.log.info("Applied the HostedCluster ManifestWork", {
         work: `${consumer}/${facts.names.workName}`,
       });
@@ -336,12 +339,16 @@ export class ClusterReconciler implements Reconciler {
   /** Turns the work's status and the HostedCluster's feedback into steps. */
   #observeHostedCluster(scope: Scope): void {
     const { cluster, facts } = scope;
-    const work = this.#clusterWork(cluster);
+    const work = scope.appliedWork ?? this.#clusterWork(cluster);
     facts.work = work;
     if (!work) return;
     facts.steps[CONDITIONS.HostedClusterApplied] = workApplied(work);
     const fb = feedbackOf(work, { kind: "HostedCluster", name: facts.names.hostedClusterName });
     const report = hostedReport(fb);
+    // The release was applied but HyperShift has not started on it yet: that is an upgrade too.
+    const wanted = scope.release?.version;
+    if (wanted && !report.updatingTo && report.completedVersion && report.completedVersion !== wanted)
+      report.updatingTo = wanted;
     facts.hosted = report;
     const available = report.conditions.find((c) => c.type === "Available");
     facts.steps[CONDITIONS.HostedClusterAvailable] =

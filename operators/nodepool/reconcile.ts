@@ -49,6 +49,8 @@ export interface NodePoolReconcilerDeps {
 
 interface Scope {
   pool: NodePool;
+  /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
+  appliedWork?: ManifestWork;
   log: Logger;
   facts: PoolFacts;
   cluster?: HcpCluster;
@@ -183,7 +185,7 @@ export class NodePoolReconciler implements Reconciler {
       !isDeepStrictEqual(current.metadata.annotations ?? {}, desired.metadata.annotations) ||
       !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload);
     if (changed) {
-      await this.#d.applier.apply(ManifestWorkResource, desired);
+      scope.appliedWork = await this.#d.applier.apply<ManifestWork>(ManifestWorkResource, desired);
       scope.log.info("Applied the NodePool ManifestWork", {
         work: `${consumer}/${desired.metadata.name ?? ""}`,
       });
@@ -200,7 +202,7 @@ export class NodePoolReconciler implements Reconciler {
 
   #observe(scope: Scope): void {
     const { pool, names } = scope;
-    const work = this.#work(pool);
+    const work = scope.appliedWork ?? this.#work(pool);
     if (!work || !names) return;
     const applied = work.status?.conditions?.find((c) => c.type === "Applied");
     this.#step(
