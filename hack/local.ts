@@ -26,6 +26,13 @@ import { startArmEmulator } from "./harness/arm-emulator/index.ts";
 import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
 import { startStack } from "./harness/stack.ts";
+import { writeFile } from "node:fs/promises";
+import {
+  clusterBody,
+  frontendCerts,
+  nodePoolBody,
+  startTestFrontend,
+} from "../operators/frontend/testing/harness.ts";
 
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
 
@@ -64,9 +71,9 @@ async function main(): Promise<void> {
     process.once("SIGTERM", done);
   });
   const { stack, arm } = await startSoftware(region);
-  lines.push(
-    `  ARM      ${arm.endpoint}   CA ${arm.caPath}   (tenant ${arm.tenantId}, client ${arm.clientId})`,
-  );
+  lines.push(`  ARM emulator (Azure)  ${arm.endpoint}   CA ${arm.caPath}`);
+  const frontend = await startFrontend(region, stack.namespace);
+  lines.push("", ...frontend.lines);
   process.stdout.write(lines.join("\n") + "\n");
   const service = region.clusters.find((c) => c.role === "service");
   if (service && process.env["HCP_LOCAL_SAMPLE"] !== "0") await applySampleAndWatch(service, stopped);
@@ -74,9 +81,51 @@ async function main(): Promise<void> {
 
   await stopped;
   process.stderr.write("Stopping the local region…\n");
+  await frontend.stop();
   await stack.stop();
   await arm.stop();
   await region.stop();
+}
+
+const LOCAL_SUBSCRIPTION = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
+
+/**
+ * The ARM frontend on a free port of 127.0.0.1, with a client certificate that stands for
+ * ARM's, and example request bodies under .local/arm/ so that curl can drive it.
+ */
+async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, catalogNamespace: string) {
+  const service = region.clusters.find((c) => c.role === "service");
+  if (!service) throw new Error("no service cluster");
+  const dir = join(stateDir, "arm");
+  await mkdir(dir, { recursive: true });
+  const certs = await frontendCerts(dir);
+  const kc = new KubeConfig();
+  kc.loadFromFile(service.kubeconfigPath);
+  const fe = await startTestFrontend({ client: new KubeClient("service", kc), certs, catalogNamespace });
+  await writeFile(
+    join(dir, "cluster.json"),
+    JSON.stringify(clusterBody(LOCAL_SUBSCRIPTION, { prefix: "armdemo" }), null, 2),
+  );
+  await writeFile(join(dir, "nodepool.json"), JSON.stringify(nodePoolBody({ replicas: 2 }), null, 2));
+  await writeFile(
+    join(dir, "subscription.json"),
+    JSON.stringify({
+      state: "Registered",
+      registrationDate: new Date().toISOString(),
+      properties: { tenantId: "72f988bf-86f1-41af-91ab-2d7cd011db47" },
+    }),
+  );
+  const curl = `curl --cacert ${certs.servingCA} --cert ${certs.arm.certPath} --key ${certs.arm.keyPath} -H 'content-type: application/json'`;
+  const rp = `${fe.url}/subscriptions/${LOCAL_SUBSCRIPTION}/resourceGroups/demo/providers/Microsoft.RedHatOpenShift`;
+  const lines = [
+    `  ARM frontend  ${fe.url}   (mutual TLS; ARM's client certificate: ${certs.arm.certPath})`,
+    "  Try:",
+    `    ${curl} -X PUT '${fe.url}/subscriptions/${LOCAL_SUBSCRIPTION}?api-version=2.0' -d @${join(dir, "subscription.json")}`,
+    `    ${curl} -X PUT '${rp}/hcpOpenShiftClusters/armdemo?api-version=2026-06-30-preview' -d @${join(dir, "cluster.json")}`,
+    `    ${curl} '${rp}/hcpOpenShiftClusters/armdemo?api-version=2026-06-30-preview'`,
+    `    ${curl} -X PUT '${rp}/hcpOpenShiftClusters/armdemo/nodePools/workers?api-version=2026-06-30-preview' -d @${join(dir, "nodepool.json")}`,
+  ];
+  return { lines, stop: () => fe.stop() };
 }
 
 /** The controllers, agents and simulator, logging to a file in the work dir. */
