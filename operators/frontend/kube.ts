@@ -6,6 +6,7 @@
  */
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { fetch } from "undici";
+import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import {
   KubeApiError,
@@ -19,21 +20,8 @@ import type { ResourceKind } from "./resourceid.ts";
 import { isObject, text } from "./schema.ts";
 import { armFieldPath } from "./translate.ts";
 
-export const namespaceType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
-
-export const configMapType: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
+export const namespaceType: ResourceType = NamespaceResource;
+export const configMapType: ResourceType = ConfigMapResource;
 
 export const crType = (kind: ResourceKind): ResourceType =>
   kind === "cluster" ? HcpClusterResource : NodePoolResource;
