@@ -223,7 +223,7 @@ describe("translation", () => {
       clusterImageRegistry: { state: "Enabled" },
       cryptoRestrictions: "None",
     });
-    const back = clusterFromCR(out as HcpCluster);
+    const back = clusterFromCR(out);
     expect(back.tags).toEqual({ a: "b" });
     expect(back.properties).toMatchObject({ ...properties, provisioningState: "Accepted" });
   });
