@@ -1,6 +1,5 @@
 /** Pure parts of the frontend: schema walks, names, states, operations, translation, versions. */
 import { describe, expect, it } from "vitest";
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { VERSIONS } from "./apiversions.ts";
 import { carryHidden, propertiesToHub, toVersioned } from "./convert.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
