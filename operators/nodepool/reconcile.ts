@@ -227,7 +227,7 @@ export class NodePoolReconciler implements Reconciler {
       POOL_CONDITIONS.NodesReady,
       ready?.status === "True" && (report.replicas ?? 0) >= want
         ? { state: "ready", reason: "AsExpected", message: `${report.replicas ?? 0} node(s) ready` }
-        : ready?.status === "False" && ready.reason && ready.reason !== "WaitingForAvailable"
+        : ready?.status === "False" && ready.reason && !isProgressReason(ready.reason)
           ? {
               state: "failed",
               reason: `NodePool${ready.reason}`,
@@ -298,4 +298,13 @@ export function poolReport(fb: Record<string, unknown>): PoolReport {
     replicas: typeof replicas === "number" ? replicas : undefined,
     version: typeof version === "string" && version ? version : undefined,
   };
+}
+
+/**
+ * Reasons HyperShift and CAPI give a NodePool that is getting there (WaitingForAvailable,
+ * WaitingForAvailableMachines, WaitingForNodeRef, scaling, updating); any other reason for
+ * Ready=False is a failure someone must look at.
+ */
+export function isProgressReason(reason: string): boolean {
+  return /^(WaitingFor|Scaling|Updating|AsExpected)/.test(reason);
 }

@@ -192,7 +192,8 @@ describe("cluster lifecycle", () => {
     expect(hc?.spec?.release?.image).toContain("4.20.2");
   });
 
-  it("scales a node pool to zero and back", async () => {
+  it("scales a node pool to zero and back, never Degraded on the way", async () => {
+    let sawDegraded = false;
     await service.mergePatch(
       NodePoolResource,
       { name: "workers", namespace: customer },
@@ -202,10 +203,12 @@ describe("cluster lifecycle", () => {
       "zero nodes, still Ready",
       async () => {
         const p = await getPool("workers");
+        sawDegraded ||= cond(p, "Degraded")?.status === "True";
         return p?.status?.replicas === 0 && cond(p, "Ready")?.status === "True";
       },
       LIFECYCLE_MS,
     );
+    expect(sawDegraded).toBe(false);
     await service.mergePatch(
       NodePoolResource,
       { name: "workers", namespace: customer },
@@ -214,6 +217,37 @@ describe("cluster lifecycle", () => {
     await eventually(
       "two nodes again",
       async () => (await getPool("workers"))?.status?.readyReplicas === 2,
+      LIFECYCLE_MS,
+    );
+  });
+
+  it("shows a failing HyperShift NodePool as Degraded with its reason, and recovers", async () => {
+    const name = `${cluster.spec.dns.baseDomainPrefix}-workers`;
+    await mgmt.mergePatch(
+      HyperShiftNodePoolResource,
+      { name, namespace: hcNamespace },
+      {
+        metadata: {
+          annotations: { [FAIL_ANNOTATION]: "InvalidVMSize: Standard_D8s_v3 is not offered in zone 1" },
+        },
+      },
+    );
+    await eventually(
+      "the pool Degraded",
+      async () => cond(await getPool("workers"), "Degraded")?.status === "True",
+      LIFECYCLE_MS,
+    );
+    expect(cond(await getPool("workers"), "Degraded")).toMatchObject({ reason: "NodePoolInvalidVMSize" });
+    await mgmt.mergePatch(
+      HyperShiftNodePoolResource,
+      { name, namespace: hcNamespace },
+      {
+        metadata: { annotations: { [FAIL_ANNOTATION]: null } },
+      },
+    );
+    await eventually(
+      "the pool Ready again",
+      async () => cond(await getPool("workers"), "Ready")?.status === "True",
       LIFECYCLE_MS,
     );
   });
