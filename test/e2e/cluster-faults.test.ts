@@ -68,7 +68,7 @@ async function deleteAndWait(name: string): Promise<void> {
 beforeAll(async () => {
   running = await startTestStack("faults", {
     simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
-    userErrorRecheckMs: 8_000,
+    userErrorRecheckMs: 20_000,
   });
   arm = running.arm;
   await service.create(namespaceType, { metadata: { name: customer } });
