@@ -105,88 +105,83 @@ function hostedDegraded(facts: ClusterFacts): Condition | undefined {
   return c?.status === "True" ? c : undefined;
 }
 
-function summary(facts: ClusterFacts): {
-  ready: ConditionInput;
-  progressing: ConditionInput;
-  degraded: ConditionInput;
-} {
-  const hcRef = `HostedCluster ${facts.names.hostedClusterNamespace}/${facts.names.hostedClusterName}`;
-  const failures = userFailures(facts);
-  const hcDegraded = hostedDegraded(facts);
-  const degraded: ConditionInput = failures[0]
-    ? {
-        type: CONDITIONS.Degraded,
-        status: "True",
-        reason: failures[0][1].reason,
-        message: `${failures[0][0]}: ${failures[0][1].message}`,
-      }
-    : hcDegraded
-      ? {
-          type: CONDITIONS.Degraded,
-          status: "True",
-          reason: `HostedCluster${hcDegraded.reason}`,
-          message: `${hcRef} is degraded: ${hcDegraded.message}`,
-        }
-      : { type: CONDITIONS.Degraded, status: "False", reason: "AsExpected", message: "No problem found" };
-
-  if (facts.deleting) {
+/** Degraded: the first failure only the user can fix, else HyperShift's own Degraded. */
+function degradedCondition(facts: ClusterFacts): ConditionInput {
+  const [failure] = userFailures(facts);
+  if (failure)
     return {
-      ready: { type: CONDITIONS.Ready, status: "False", reason: "Deleting", message: facts.deleting.message },
-      progressing: {
-        type: CONDITIONS.Progressing,
-        status: "True",
-        reason: facts.deleting.reason,
-        message: facts.deleting.message,
-      },
-      degraded,
+      type: CONDITIONS.Degraded,
+      status: "True",
+      reason: failure[1].reason,
+      message: `${failure[0]}: ${failure[1].message}`,
     };
-  }
+  const hc = hostedDegraded(facts);
+  if (hc)
+    return {
+      type: CONDITIONS.Degraded,
+      status: "True",
+      reason: `HostedCluster${hc.reason}`,
+      message: `HostedCluster ${facts.names.hostedClusterNamespace}/${facts.names.hostedClusterName} is degraded: ${hc.message}`,
+    };
+  return { type: CONDITIONS.Degraded, status: "False", reason: "AsExpected", message: "No problem found" };
+}
+
+/** Ready: every step done and nothing degraded; otherwise the step (or problem) that holds it. */
+function readyCondition(facts: ClusterFacts, degraded: ConditionInput): ConditionInput {
   const blocker = firstNotReady(facts);
+  if (blocker)
+    return {
+      type: CONDITIONS.Ready,
+      status: "False",
+      reason: blocker[1]?.reason ?? "Pending",
+      message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+    };
+  if (degraded.status === "True")
+    return { type: CONDITIONS.Ready, status: "False", reason: degraded.reason, message: degraded.message };
+  const where = facts.managementCluster ?? "";
+  return {
+    type: CONDITIONS.Ready,
+    status: "True",
+    reason: "AsExpected",
+    message: `The cluster is ready on ${where}`,
+  };
+}
+
+/** Progressing: stopped while the user must act; an upgrade; the step under way; or nothing to do. */
+function progressingCondition(facts: ClusterFacts, degraded: ConditionInput): ConditionInput {
+  const type = CONDITIONS.Progressing;
+  if (degraded.status === "True")
+    return { type, status: "False", reason: "UserActionRequired", message: degraded.message };
   const updating = facts.hosted?.updatingTo;
-  const ready: ConditionInput = blocker
-    ? {
-        type: CONDITIONS.Ready,
-        status: "False",
-        reason: blocker[1]?.reason ?? "Pending",
-        message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
-      }
-    : hcDegraded
-      ? { type: CONDITIONS.Ready, status: "False", reason: degraded.reason, message: degraded.message }
-      : {
-          type: CONDITIONS.Ready,
-          status: "True",
-          reason: "AsExpected",
-          message: `The cluster is ready on ${facts.managementCluster ?? ""}`,
-        };
-  const progressing: ConditionInput =
-    failures.length > 0 || hcDegraded
-      ? {
-          type: CONDITIONS.Progressing,
-          status: "False",
-          reason: "UserActionRequired",
-          message: degraded.message,
-        }
-      : updating
-        ? {
-            type: CONDITIONS.Progressing,
-            status: "True",
-            reason: "Upgrading",
-            message: `Upgrading the control plane to ${updating}`,
-          }
-        : blocker
-          ? {
-              type: CONDITIONS.Progressing,
-              status: "True",
-              reason: blocker[1]?.reason ?? "Pending",
-              message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
-            }
-          : {
-              type: CONDITIONS.Progressing,
-              status: "False",
-              reason: "AsExpected",
-              message: "Nothing to roll out",
-            };
-  return { ready, progressing, degraded };
+  if (updating)
+    return {
+      type,
+      status: "True",
+      reason: "Upgrading",
+      message: `Upgrading the control plane to ${updating}`,
+    };
+  const blocker = firstNotReady(facts);
+  if (blocker)
+    return {
+      type,
+      status: "True",
+      reason: blocker[1]?.reason ?? "Pending",
+      message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+    };
+  return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
+}
+
+function summary(facts: ClusterFacts): ConditionInput[] {
+  const degraded = degradedCondition(facts);
+  if (facts.deleting) {
+    const { reason, message } = facts.deleting;
+    return [
+      { type: CONDITIONS.Ready, status: "False", reason: "Deleting", message },
+      { type: CONDITIONS.Progressing, status: "True", reason, message },
+      degraded,
+    ];
+  }
+  return [readyCondition(facts, degraded), progressingCondition(facts, degraded), degraded];
 }
 
 function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
@@ -198,6 +193,36 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
   return "Provisioning";
 }
 
+function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {
+  const paused: ConditionInput = facts.cluster.spec.paused
+    ? {
+        type: CONDITIONS.Paused,
+        status: "True",
+        reason: "Paused",
+        message: "spec.paused is set: no changes roll out",
+      }
+    : { type: CONDITIONS.Paused, status: "False", reason: "NotPaused", message: "Changes roll out" };
+  const { deleting } = facts;
+  return deleting ? [paused, { type: CONDITIONS.Deleting, status: "True", ...deleting }] : [paused];
+}
+
+/** Version and URLs: what HyperShift reported, else what the status already said. */
+function observedFields(facts: ClusterFacts): Pick<HcpClusterStatus, "version" | "apiURL" | "consoleURL"> {
+  const previous = facts.cluster.status ?? {};
+  const version = facts.hosted?.completedVersion ?? previous.version;
+  const endpoint = facts.hosted?.endpoint;
+  const apiURL = endpoint ? `https://${endpoint.host}:${endpoint.port}` : previous.apiURL;
+  return {
+    ...(version ? { version } : {}),
+    ...(apiURL
+      ? {
+          apiURL,
+          consoleURL: endpoint ? facts.names.consoleURL : (previous.consoleURL ?? facts.names.consoleURL),
+        }
+      : {}),
+  };
+}
+
 export function composeStatus(facts: ClusterFacts): HcpClusterStatus {
   const { cluster } = facts;
   const opts = { observedGeneration: cluster.metadata.generation };
@@ -206,35 +231,8 @@ export function composeStatus(facts: ClusterFacts): HcpClusterStatus {
     const s = facts.steps[type];
     if (s) conditions = setCondition(conditions, stepCondition(type, s), opts);
   }
-  const { ready, progressing, degraded } = summary(facts);
-  conditions = setCondition(conditions, ready, opts);
-  conditions = setCondition(conditions, progressing, opts);
-  conditions = setCondition(conditions, degraded, opts);
-  conditions = setCondition(
-    conditions,
-    cluster.spec.paused
-      ? {
-          type: CONDITIONS.Paused,
-          status: "True",
-          reason: "Paused",
-          message: "spec.paused is set: no changes roll out",
-        }
-      : { type: CONDITIONS.Paused, status: "False", reason: "NotPaused", message: "Changes roll out" },
-    opts,
-  );
-  if (facts.deleting)
-    conditions = setCondition(
-      conditions,
-      {
-        type: CONDITIONS.Deleting,
-        status: "True",
-        reason: facts.deleting.reason,
-        message: facts.deleting.message,
-      },
-      opts,
-    );
-  const endpoint = facts.hosted?.endpoint;
-  const previous = cluster.status ?? {};
+  for (const c of [...summary(facts), ...lifecycleConditions(facts)])
+    conditions = setCondition(conditions, c, opts);
   return {
     conditions,
     observedGeneration: cluster.metadata.generation,
@@ -246,13 +244,6 @@ export function composeStatus(facts: ClusterFacts): HcpClusterStatus {
           hostedClusterNamespace: facts.names.hostedClusterNamespace,
         }
       : {}),
-    ...((facts.hosted?.completedVersion ?? previous.version)
-      ? { version: facts.hosted?.completedVersion ?? previous.version }
-      : {}),
-    ...(endpoint
-      ? { apiURL: `https://${endpoint.host}:${endpoint.port}`, consoleURL: facts.names.consoleURL }
-      : previous.apiURL
-        ? { apiURL: previous.apiURL, consoleURL: previous.consoleURL ?? facts.names.consoleURL }
-        : {}),
+    ...observedFields(facts),
   };
 }
