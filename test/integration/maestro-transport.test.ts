@@ -24,7 +24,8 @@ import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { isNotFound } from "../../operators/runtime/errors.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { metricsRegistry } from "../../operators/runtime/metrics.ts";
-import { clientFor, configMapType, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, configMapType, eventually, scratchDir } from "../support/fixtures.ts";
+import { configMapManifest, deploymentManifest, ensureNamespace } from "../support/manifests.ts";
 import { kubeConfigFor } from "../support/region.ts";
 
 const deploymentType: ResourceType = {
@@ -62,33 +63,6 @@ async function startAgent(consumer: string): Promise<MaestroAgent> {
   void agent.start(stop.signal);
   agents[consumer] = { agent, stop };
   return agent;
-}
-
-async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
-  await client.create(namespaceType, { metadata: { name } }).catch((err: unknown) => {
-    if ((err as { code?: number }).code !== 409) throw err;
-  });
-}
-
-function configMapManifest(name: string, data: Record<string, string>): Manifest {
-  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: target }, data };
-}
-
-function deploymentManifest(name: string): Manifest {
-  const labels = { app: name };
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: target },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: { containers: [{ name: "c", image: "registry.example/app:1" }] },
-      },
-    },
-  };
 }
 
 let workCounter = 0;
@@ -196,7 +170,7 @@ describe("maestro transport", () => {
   it("applies a work on its consumer's cluster and brings status and feedback back", async () => {
     const work = await createWork(
       "mgmt-1",
-      [configMapManifest("cm-create", { a: "1" }), deploymentManifest("app")],
+      [configMapManifest(target, "cm-create", { a: "1" }), deploymentManifest(target, "app")],
       {
         manifestConfigs: [
           {
@@ -265,14 +239,14 @@ describe("maestro transport", () => {
 
   it("applies a new version and deletes a manifest the work no longer holds", async () => {
     const work = await createWork("mgmt-1", [
-      configMapManifest("cm-keep", { v: "1" }),
-      configMapManifest("cm-drop", { v: "1" }),
+      configMapManifest(target, "cm-keep", { v: "1" }),
+      configMapManifest(target, "cm-drop", { v: "1" }),
     ]);
     await eventually("first version applied", () => settled(work), 30_000);
     const current = (await getWork(work))!;
     await service.replace(ManifestWorkResource, {
       ...current,
-      spec: { workload: { manifests: [configMapManifest("cm-keep", { v: "2" })] } },
+      spec: { workload: { manifests: [configMapManifest(target, "cm-keep", { v: "2" })] } },
     });
     await eventually(
       "second version applied and the dropped manifest deleted",
@@ -286,7 +260,7 @@ describe("maestro transport", () => {
   });
 
   it("deletes a work: the agent removes its objects and confirms, the finalizer is released", async () => {
-    const work = await createWork("mgmt-2", [configMapManifest("cm-delete", { a: "1" })]);
+    const work = await createWork("mgmt-2", [configMapManifest(target, "cm-delete", { a: "1" })]);
     await eventually("applied", () => settled(work), 30_000);
     const appliedBefore = await mgmt["mgmt-2"]!.listAll(AppliedManifestWorkResource);
     expect(
@@ -310,7 +284,7 @@ describe("maestro transport", () => {
   });
 
   it("keeps orphaned objects when the deleteOption says Orphan", async () => {
-    const work = await createWork("mgmt-2", [configMapManifest("cm-orphan", { a: "1" })], {
+    const work = await createWork("mgmt-2", [configMapManifest(target, "cm-orphan", { a: "1" })], {
       deleteOption: { propagationPolicy: "Orphan" },
     });
     await eventually("applied", () => settled(work), 30_000);
@@ -321,7 +295,7 @@ describe("maestro transport", () => {
 
   it("refuses to publish a bundle over 500 KiB and says so on the work", async () => {
     const big = "x".repeat(520 * 1024);
-    const work = await createWork("mgmt-1", [configMapManifest("cm-big", { big })]);
+    const work = await createWork("mgmt-1", [configMapManifest(target, "cm-big", { big })]);
     await eventually(
       "Published=False",
       async () => condition(await getWork(work), "Published")?.reason === "BundleTooLarge",
@@ -363,12 +337,12 @@ describe("maestro transport", () => {
   });
 
   it("drops a spec event older than what the agent holds", async () => {
-    const work = await createWork("mgmt-1", [configMapManifest("cm-stale", { v: "1" })]);
+    const work = await createWork("mgmt-1", [configMapManifest(target, "cm-stale", { v: "1" })]);
     await eventually("applied", () => settled(work), 30_000);
     const v1 = (await getWork(work))!;
     await service.replace(ManifestWorkResource, {
       ...v1,
-      spec: { workload: { manifests: [configMapManifest("cm-stale", { v: "2" })] } },
+      spec: { workload: { manifests: [configMapManifest(target, "cm-stale", { v: "2" })] } },
     });
     await eventually("generation 2 applied", () => settled(work), 30_000);
     const droppedBefore = await counterValue("maestro_cloudevents_dropped_total", {
@@ -401,8 +375,8 @@ describe("maestro transport", () => {
   });
 
   it("converges after an agent restart: missed updates, deletes and creates arrive, nothing is duplicated", async () => {
-    const updated = await createWork("mgmt-2", [configMapManifest("cm-r-upd", { v: "1" })]);
-    const deleted = await createWork("mgmt-2", [configMapManifest("cm-r-del", { v: "1" })]);
+    const updated = await createWork("mgmt-2", [configMapManifest(target, "cm-r-upd", { v: "1" })]);
+    const deleted = await createWork("mgmt-2", [configMapManifest(target, "cm-r-del", { v: "1" })]);
     await eventually(
       "both applied",
       async () => (await settled(updated)) && (await settled(deleted)),
@@ -414,10 +388,10 @@ describe("maestro transport", () => {
     const current = (await getWork(updated))!;
     await service.replace(ManifestWorkResource, {
       ...current,
-      spec: { workload: { manifests: [configMapManifest("cm-r-upd", { v: "2" })] } },
+      spec: { workload: { manifests: [configMapManifest(target, "cm-r-upd", { v: "2" })] } },
     });
     await service.delete(ManifestWorkResource, { name: deleted.metadata.name!, namespace: "mgmt-2" });
-    const created = await createWork("mgmt-2", [configMapManifest("cm-r-new", { v: "1" })]);
+    const created = await createWork("mgmt-2", [configMapManifest(target, "cm-r-new", { v: "1" })]);
 
     await startAgent("mgmt-2");
     await eventually(
@@ -437,7 +411,7 @@ describe("maestro transport", () => {
   });
 
   it("converges after a broker restart: work created while it was down is delivered and reported", async () => {
-    const before = await createWork("mgmt-1", [configMapManifest("cm-b-1", { v: "1" })]);
+    const before = await createWork("mgmt-1", [configMapManifest(target, "cm-b-1", { v: "1" })]);
     await eventually("applied", () => settled(before), 30_000);
     const connects = await counterValue("maestro_mqtt_connects_total", { client: "maestro-server" });
 
@@ -447,7 +421,7 @@ describe("maestro transport", () => {
         (c) => !c.isConnected(),
       ),
     );
-    const during = await createWork("mgmt-1", [configMapManifest("cm-b-2", { v: "1" })]);
+    const during = await createWork("mgmt-1", [configMapManifest(target, "cm-b-2", { v: "1" })]);
     await eventually(
       "Published=Unknown while the broker is down",
       async () => condition(await getWork(during), "Published")?.status === "Unknown",

@@ -20,14 +20,14 @@ import {
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
   ManifestWorkResource,
-  type Manifest,
   type ManifestWork,
 } from "../../operators/api/work/v1.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
-import type { KubeClient, ResourceType } from "../../operators/runtime/kube.ts";
-import { clientFor, configMapType, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import type { ResourceType } from "../../operators/runtime/kube.ts";
+import { clientFor, configMapType, eventually, scratchDir } from "../support/fixtures.ts";
+import { configMapManifest, deploymentManifest, ensureNamespace } from "../support/manifests.ts";
 import { clusterInfo, kubeConfigFor } from "../support/region.ts";
 
 const deploymentType: ResourceType = {
@@ -53,33 +53,6 @@ function mqttFor(identity: string) {
     certPath: c.certPath,
     keyPath: c.keyPath,
   }));
-}
-
-async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
-  await client.create(namespaceType, { metadata: { name } }).catch((err: unknown) => {
-    if ((err as { code?: number }).code !== 409) throw err;
-  });
-}
-
-function configMap(name: string, data: Record<string, string>): Manifest {
-  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: target }, data };
-}
-
-function deployment(name: string): Manifest {
-  const labels = { app: name };
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: target },
-    spec: {
-      replicas: 3,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: { containers: [{ name: "c", image: "registry.example/a:1" }] },
-      },
-    },
-  };
 }
 
 function conditionOf(conditions: Array<{ type: string; status: string }> | undefined, type: string) {
@@ -151,7 +124,9 @@ describe("our maestro-server with the real maestro agent", () => {
       kind: "ManifestWork",
       metadata: { name, namespace: consumer },
       spec: {
-        workload: { manifests: [configMap("first", { a: "1" }), deployment("app")] },
+        workload: {
+          manifests: [configMapManifest(target, "first", { a: "1" }), deploymentManifest(target, "app", 3)],
+        },
         manifestConfigs: [
           {
             resourceIdentifier: { group: "apps", resource: "deployments", name: "app", namespace: target },
@@ -208,7 +183,16 @@ describe("our maestro-server with the real maestro agent", () => {
     await service.mergePatch<ManifestWork>(
       ManifestWorkResource,
       { name, namespace: consumer },
-      { spec: { workload: { manifests: [configMap("second", { b: "2" }), deployment("app")] } } },
+      {
+        spec: {
+          workload: {
+            manifests: [
+              configMapManifest(target, "second", { b: "2" }),
+              deploymentManifest(target, "app", 3),
+            ],
+          },
+        },
+      },
     );
     expect((await work(name))!.metadata.generation).toBeGreaterThan(current.metadata.generation ?? 0);
     await eventually(
@@ -271,7 +255,10 @@ describe("our maestro-agent with the real maestro server", () => {
   it("applies a bundle created through Maestro's API, reports status to it and confirms a delete", async () => {
     const id = await realServer!.createBundle({
       consumer,
-      manifests: [configMap("bundle-cm", { v: "1" }), deployment("bundle-app")],
+      manifests: [
+        configMapManifest(target, "bundle-cm", { v: "1" }),
+        deploymentManifest(target, "bundle-app", 3),
+      ],
       manifestConfigs: [
         {
           resourceIdentifier: {
@@ -314,7 +301,13 @@ describe("our maestro-agent with the real maestro server", () => {
     const before = (await bundle(id))!;
     await realServer!.updateBundle(
       id,
-      { consumer, manifests: [configMap("bundle-cm", { v: "2" }), deployment("bundle-app")] },
+      {
+        consumer,
+        manifests: [
+          configMapManifest(target, "bundle-cm", { v: "2" }),
+          deploymentManifest(target, "bundle-app", 3),
+        ],
+      },
       before.version,
     );
     await eventually(
