@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { VERSIONS } from "./apiversions.ts";
 import { carryHidden, propertiesToHub, toVersioned } from "./convert.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
-import { evaluate, type OperationDoc } from "./operations.ts";
+import { evaluate, newOperationId, operationKey, type OperationDoc } from "./operations.ts";
 import { formatResourceId, type ResourceId } from "./resourceid.ts";
 import {
   applyDefaults,
@@ -194,6 +194,15 @@ describe("states", () => {
     other.metadata.annotations = { "hcp.aro.dev/arm-operation-id": "op-2" };
     expect(evaluate(update, other)).toMatchObject({ state: "Canceled", error: { code: "Canceled" } });
     expect(evaluate({ ...update, status: "Succeeded" }, other).state).toBe("Succeeded");
+  });
+
+  it("makes operation IDs that name their CR and look like UUIDs", () => {
+    const id = newOperationId("nodePool", "workers-1a2b3c4d");
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(id.slice(0, 8)).toBe(operationKey("nodePool", "workers-1a2b3c4d"));
+    expect(id[7]).toBe("1");
+    expect(operationKey("cluster", "workers-1a2b3c4d")[7]).toBe("0");
+    expect(newOperationId("nodePool", "workers-1a2b3c4d")).not.toBe(id);
   });
 });
 

@@ -17,6 +17,10 @@ export const ANNOTATIONS = {
   operation: "hcp.aro.dev/arm-operation-id",
   /** Create, Update or Delete: what that operation does. */
   operationRequest: "hcp.aro.dev/arm-operation-request",
+  /** JSON: the document of that operation when it is a Create or Update (operations.ts). */
+  operationDoc: "hcp.aro.dev/arm-operation",
+  /** JSON: the earlier operations on the resource, as they ended, newest first (operations.ts). */
+  operationHistory: "hcp.aro.dev/arm-operation-history",
   correlationRequestId: "hcp.aro.dev/correlation-request-id",
   clientRequestId: "hcp.aro.dev/client-request-id",
   /** On a subscription's namespace: the subscription document ARM sent, as JSON. */
@@ -35,6 +39,8 @@ export const LABELS = {
   operation: "hcp.aro.dev/arm-operation",
   /** On operation ConfigMaps: the CR the operation acts on. */
   operationTarget: "hcp.aro.dev/arm-operation-target",
+  /** On HcpClusters and NodePools: the first 8 hex digits of the IDs of their operations (operations.ts). */
+  operationKey: "hcp.aro.dev/arm-operation-key",
 } as const;
 
 export const FIELD_MANAGER = "hcp-frontend";

@@ -1,17 +1,44 @@
 /**
- * ARM asynchronous operations without frontend state. Each operation is a ConfigMap
- * `op-<id>` in the subscription's namespace holding the operation document (who asked, what,
- * on which resource, when); the resource's CR carries the ID of the operation that last changed
- * it (annotation). The status is computed on every poll from that CR (state.ts) and written back
- * to the ConfigMap once it is terminal, so that it never changes after and survives the CR's
- * deletion. A restarted frontend answers every operation in flight. Documents older than seven
- * days (ARO HCP's TTL) are removed by `collectExpired`.
+ * ARM asynchronous operations without frontend state. Where an operation's document lives:
+ *
+ *  - Create and Update (PUT, PATCH): on the CR it acts on, annotation `arm-operation` (beside
+ *    `arm-operation-id` and `arm-operation-request`), written by the same request as the CR, so
+ *    such a request costs one apiserver write. While it runs its status is not stored: every poll
+ *    computes it from the CR (state.ts). The first poll that finds it terminal freezes it, with
+ *    the end time from the CR's conditions, into a ConfigMap `op-<id>` (below): one write per
+ *    operation, at a poll rather than in the request, so later changes of the CR (a Degraded
+ *    cluster that recovers) never change what ARM was told.
+ *  - Delete: a ConfigMap `op-<id>` in the subscription's namespace, written before the delete,
+ *    because it must outlive the CR. Its status is written back to the ConfigMap when it changes
+ *    and never changes once terminal.
+ *
+ * Finding one by ID: the first 8 hex digits of an operation ID are the operation key of its CR
+ * (a hash of the CR's kind and name; the 8th digit names the kind), which the CR carries as label
+ * `arm-operation-key`. A poll reads the ConfigMap `op-<id>` first (a frozen document is the final
+ * word), then lists the CRs of that kind with that key in the namespace (one read, no cache; a
+ * hash collision only means more than one CR to look through) and looks at the current operation
+ * and the history. Nothing is kept in the frontend, so a restarted one answers every operation.
+ *
+ * Freezing, when a later operation replaces one:
+ *  - by a PUT or PATCH: the earlier operation is evaluated against the CR as the request found it
+ *    (Succeeded or Failed, since an update needs a settled resource; Canceled if it still ran) and
+ *    moves into the history annotation `arm-operation-history` (newest first) in the same CR
+ *    write. Entries past the TTL are dropped; past HISTORY_MAX entries, the oldest are frozen into
+ *    ConfigMaps instead (an extra write only for a resource updated that often within the TTL).
+ *  - by a DELETE (also a cluster's DELETE for its node pools, and a Deleted subscription): the
+ *    current operation (Canceled if still running) and the whole history are frozen into
+ *    ConfigMaps before the CR goes, and the DELETE removes both annotations from the CR.
+ * A replaced operation nobody polled to its end is thus frozen as it stood at the replacement;
+ * one a poll already froze keeps that ConfigMap, which a lookup reads first.
+ *
+ * ConfigMaps older than seven days (ARO HCP's TTL) are removed by `collectExpired`. ConfigMaps of
+ * Create and Update operations written before the documents moved onto the CR are still read.
  */
 import { randomUUID } from "node:crypto";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
-import { configMapType } from "./kube.ts";
-import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "./names.ts";
+import { configMapType, crType } from "./kube.ts";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS, shortHash } from "./names.ts";
 import type { ResourceKind } from "./resourceid.ts";
 import { isObject } from "./schema.ts";
 import {
@@ -52,8 +79,22 @@ export const SUPERSEDED: CloudErrorBody = {
   message: "This operation was superseded by another",
 };
 
-export function newOperationId(): string {
-  return randomUUID();
+/** How many earlier operations a CR keeps in its history annotation. */
+export const HISTORY_MAX = 10;
+
+/** The 8 hex digits every operation ID on a CR starts with: a hash of kind and name, then the kind. */
+export function operationKey(kind: ResourceKind, name: string): string {
+  return `${shortHash(`${kind}/${name}`, 7)}${kind === "cluster" ? "0" : "1"}`;
+}
+
+/** A UUID-shaped operation ID that names the CR it acts on (see the top of this file). */
+export function newOperationId(kind: ResourceKind, name: string): string {
+  return `${operationKey(kind, name)}${randomUUID().slice(8)}`;
+}
+
+function kindOfId(id: string): ResourceKind | undefined {
+  const digit = id[7];
+  return digit === "0" ? "cluster" : digit === "1" ? "nodePool" : undefined;
 }
 
 const cmName = (id: string): string => `op-${id.toLowerCase()}`;
@@ -71,14 +112,39 @@ function toConfigMap(namespace: string, doc: OperationDoc): KubeObject {
   };
 }
 
-function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
-  const data = cm["data"];
-  const text = isObject(data) ? data[DATA_KEY] : undefined;
+function parseDoc(text: unknown): OperationDoc | undefined {
   if (typeof text !== "string") return undefined;
   try {
-    return JSON.parse(text) as OperationDoc;
+    const doc = JSON.parse(text) as unknown;
+    return isObject(doc) && typeof doc["id"] === "string" ? (doc as unknown as OperationDoc) : undefined;
   } catch {
     return undefined;
+  }
+}
+
+function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
+  const data = cm["data"];
+  return isObject(data) ? parseDoc(data[DATA_KEY]) : undefined;
+}
+
+/** The CR's current operation, when its document is on the CR. */
+export function currentOnCR(cr: KubeObject): OperationDoc | undefined {
+  const a = cr.metadata.annotations ?? {};
+  const doc = parseDoc(a[ANNOTATIONS.operationDoc]);
+  return doc && doc.id === a[ANNOTATIONS.operation] ? doc : undefined;
+}
+
+/** The CR's earlier operations, newest first. */
+export function historyOnCR(cr: KubeObject): OperationDoc[] {
+  const text = cr.metadata.annotations?.[ANNOTATIONS.operationHistory];
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    return Array.isArray(list)
+      ? list.filter((d): d is OperationDoc => isObject(d) && typeof d["id"] === "string")
+      : [];
+  } catch {
+    return [];
   }
 }
 
@@ -99,6 +165,51 @@ export function evaluate(doc: OperationDoc, cr: Observed | undefined): StateResu
   return progressState(doc.request, cr);
 }
 
+/**
+ * When an operation whose status the CR decides ended: the last transition of the CR's summary
+ * conditions (or its deletion), not before the operation started; stable from poll to poll.
+ */
+function endTimeOf(doc: OperationDoc, cr: Observed): string {
+  const times = [Date.parse(doc.startTime)];
+  for (const c of cr.status?.conditions ?? [])
+    if (["Ready", "Progressing", "Degraded"].includes(c.type)) times.push(Date.parse(c.lastTransitionTime));
+  if (cr.metadata.deletionTimestamp) times.push(Date.parse(cr.metadata.deletionTimestamp));
+  const t = Math.max(...times.filter((n) => !Number.isNaN(n)));
+  return Number.isFinite(t) ? new Date(t).toISOString() : doc.startTime;
+}
+
+/** The document with a state computed from `cr`; `time` stamps a change when the CR gives none. */
+function withState(
+  doc: OperationDoc,
+  result: StateResult,
+  cr: Observed | undefined,
+  time: string,
+): OperationDoc {
+  if (isTerminal(doc.status) || doc.status === result.state) return doc;
+  const end = isTerminal(result.state) ? (cr ? endTimeOf(doc, cr) : time) : undefined;
+  return {
+    ...doc,
+    status: result.state,
+    lastTransitionTime: end ?? time,
+    ...(end ? { endTime: end } : {}),
+    ...(result.error ? { error: result.error } : {}),
+  };
+}
+
+/** The document of the operation `cr` carries, as it ends when replaced now: Canceled if still running. */
+function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
+  const now = new Date().toISOString();
+  const result = evaluate(doc, cr);
+  if (isTerminal(result.state)) return withState(doc, result, cr, now);
+  return withState(doc, { state: "Canceled", error: SUPERSEDED }, undefined, now);
+}
+
+/** An operation found by ID; `cr` is the CR it acts on, if it still exists. */
+export interface FoundOperation {
+  doc: OperationDoc;
+  cr?: Observed;
+}
+
 export class OperationStore {
   readonly #client: KubeClient;
 
@@ -106,35 +217,97 @@ export class OperationStore {
     this.#client = client;
   }
 
+  /** Stores a Delete operation (before the delete). */
   async create(namespace: string, doc: OperationDoc): Promise<void> {
     await this.#client.create(configMapType, toConfigMap(namespace, doc));
   }
 
-  async get(namespace: string, id: string): Promise<OperationDoc | undefined> {
-    if (!/^[0-9a-fA-F-]{36}$/.test(id)) return undefined;
+  async #getConfigMap(namespace: string, id: string): Promise<OperationDoc | undefined> {
     const cm = await this.#client.find<KubeObject>(configMapType, cmName(id), namespace);
     return cm ? fromConfigMap(cm) : undefined;
   }
 
-  /** Records a state; a terminal one gets its end time and is never changed again. */
+  /** Freezes a terminal document into a ConfigMap; the first one written stays, and is returned. */
+  async #freeze(namespace: string, doc: OperationDoc): Promise<OperationDoc> {
+    try {
+      await this.#client.create(configMapType, toConfigMap(namespace, doc));
+      return doc;
+    } catch (err) {
+      if (!isApiError(err, 409)) throw err;
+      return (await this.#getConfigMap(namespace, doc.id)) ?? doc;
+    }
+  }
+
+  /** The operation with this ID, brought up to date with its CR (see the top of this file). */
+  async find(namespace: string, id: string): Promise<FoundOperation | undefined> {
+    if (!/^[0-9a-fA-F-]{36}$/.test(id)) return undefined;
+    const kind = kindOfId(id);
+    const stored = await this.#getConfigMap(namespace, id);
+    if (stored) {
+      const cr = await this.#client.find<Observed>(crType(stored.kind), stored.target, namespace);
+      const doc = await this.record(namespace, stored, evaluate(stored, cr));
+      return { doc, ...(cr ? { cr } : {}) };
+    }
+    if (!kind) return undefined;
+    const crs = await this.#client.list<Observed>(crType(kind), {
+      namespace,
+      labelSelector: `${LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
+    });
+    const wanted = id.toLowerCase();
+    for (const cr of crs.items) {
+      const current = currentOnCR(cr);
+      if (current?.id.toLowerCase() === wanted) {
+        const doc = withState(current, evaluate(current, cr), cr, new Date().toISOString());
+        return { doc: isTerminal(doc.status) ? await this.#freeze(namespace, doc) : doc, cr };
+      }
+      const earlier = historyOnCR(cr).find((d) => d.id.toLowerCase() === wanted);
+      if (earlier) return { doc: earlier, cr };
+    }
+    return undefined;
+  }
+
+  /** Records a state in an operation's ConfigMap; a terminal one is never changed again. */
   async record(namespace: string, doc: OperationDoc, result: StateResult): Promise<OperationDoc> {
-    if (isTerminal(doc.status) || doc.status === result.state) return doc;
-    const now = new Date().toISOString();
-    const next: OperationDoc = {
-      ...doc,
-      status: result.state,
-      lastTransitionTime: now,
-      ...(isTerminal(result.state) ? { endTime: now } : {}),
-      ...(result.error ? { error: result.error } : {}),
-    };
+    const next = withState(doc, result, undefined, new Date().toISOString());
+    if (next === doc) return doc;
     await this.#client.apply(configMapType, toConfigMap(namespace, next), { fieldManager: FIELD_MANAGER });
     return next;
   }
 
-  /** Ends an operation that another one replaces: Canceled if it was still running, else as computed. */
+  /**
+   * The history annotation for the write that replaces `cr`'s operation by a PUT or PATCH: the
+   * replaced operation as it ended, then the earlier ones within the TTL; the oldest past
+   * HISTORY_MAX are frozen into ConfigMaps now.
+   */
+  async replace(namespace: string, cr: Observed): Promise<Record<string, string>> {
+    const now = Date.now();
+    const history = historyOnCR(cr).filter((d) => now - Date.parse(d.startTime) < OPERATION_TTL_MS);
+    const current = currentOnCR(cr);
+    if (current) history.unshift(frozen(current, cr));
+    await Promise.all(history.slice(HISTORY_MAX).map((d) => this.#freeze(namespace, d)));
+    const keep = history.slice(0, HISTORY_MAX);
+    return keep.length > 0 ? { [ANNOTATIONS.operationHistory]: JSON.stringify(keep) } : {};
+  }
+
+  /**
+   * Before `cr` goes (DELETE, a deleted subscription): its current operation, as it ends now
+   * (Canceled if still running), and its history into ConfigMaps.
+   */
+  async retire(namespace: string, cr: Observed): Promise<void> {
+    const docs = historyOnCR(cr);
+    const current = currentOnCR(cr);
+    if (current) docs.unshift(frozen(current, cr));
+    else await this.supersede(namespace, cr.metadata.annotations?.[ANNOTATIONS.operation], cr, true);
+    await Promise.all(docs.map((d) => this.#freeze(namespace, d)));
+  }
+
+  /**
+   * Ends an operation kept in a ConfigMap that another one replaces: Canceled if it was still
+   * running, else as computed. For ConfigMaps from before documents moved onto the CR.
+   */
   async supersede(namespace: string, id: string | undefined, cr: Observed, cancel: boolean): Promise<void> {
-    if (!id) return;
-    const doc = await this.get(namespace, id);
+    if (!id || !/^[0-9a-fA-F-]{36}$/.test(id)) return;
+    const doc = await this.#getConfigMap(namespace, id);
     if (!doc || isTerminal(doc.status)) return;
     const result = evaluate(doc, cr);
     await this.record(

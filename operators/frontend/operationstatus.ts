@@ -1,19 +1,19 @@
 /**
- * `locations/{loc}/hcpOperationStatuses/{id}` and `hcpOperationResults/{id}` (B.3): the status is
- * computed from the CR on every poll and stored once terminal; an operation is visible only to
- * the tenant, client and subscription that started it.
+ * `locations/{loc}/hcpOperationStatuses/{id}` and `hcpOperationResults/{id}` (B.3): the operation
+ * is found by ID and its status computed from the CR on every poll until it is frozen
+ * (operations.ts); an operation is visible only to the tenant, client and subscription that
+ * started it.
  */
 import type { KubeClient } from "../runtime/kube.ts";
 import type { ApiVersion } from "./apiversions.ts";
 import { toVersioned } from "./convert.ts";
 import { CloudError, CODES, internalError } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./http.ts";
-import { crType } from "./kube.ts";
 import { subscriptionNamespace } from "./names.ts";
-import { evaluate, type OperationDoc, type OperationStore } from "./operations.ts";
+import type { FoundOperation, OperationDoc, OperationStore } from "./operations.ts";
 import { normalizeLocation, operationResultPath, operationStatusPath } from "./resourceid.ts";
 import { fromCR } from "./resources.ts";
-import { isTerminal, type Observed } from "./state.ts";
+import { isTerminal } from "./state.ts";
 
 export interface OperationDeps {
   client: KubeClient;
@@ -35,14 +35,12 @@ function visible(doc: OperationDoc, req: ArmRequest): boolean {
 }
 
 /** The operation, brought up to date with its CR; also returns the CR for the result endpoint. */
-async function current(deps: OperationDeps, req: ArmRequest): Promise<{ doc: OperationDoc; cr?: Observed }> {
+async function current(deps: OperationDeps, req: ArmRequest): Promise<FoundOperation> {
   const id = req.params["operationId"] ?? "";
   const namespace = subscriptionNamespace(req.params["subscriptionId"] ?? "");
-  const stored = await deps.operations.get(namespace, id);
-  if (!stored || !visible(stored, req)) throw notFound(id);
-  const cr = await deps.client.find<Observed>(crType(stored.kind), stored.target, namespace);
-  const doc = await deps.operations.record(namespace, stored, evaluate(stored, cr));
-  return { doc, ...(cr ? { cr } : {}) };
+  const found = await deps.operations.find(namespace, id);
+  if (!found || !visible(found.doc, req)) throw notFound(id);
+  return found;
 }
 
 export async function getOperationStatus(deps: OperationDeps, req: ArmRequest): Promise<Reply> {

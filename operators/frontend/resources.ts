@@ -1,8 +1,8 @@
 /**
  * hcpOpenShiftClusters and nodePools: PUT (create 201, replace 200), PATCH (202, merge onto the
  * stored resource, never creates), GET, DELETE (202, 204 when missing) and LIST with nextLink
- * paging, with ARO HCP's conflict rules. Every write creates an operation first (operations.ts),
- * then writes the CR whose annotation names it; a refused CR write removes the operation again.
+ * paging, with ARO HCP's conflict rules. A PUT or PATCH is one CR write that carries its operation
+ * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
@@ -27,7 +27,13 @@ import {
   resourceGroupLabel,
   subscriptionNamespace,
 } from "./names.ts";
-import { newOperationId, type OperationDoc, type OperationStore } from "./operations.ts";
+import {
+  currentOnCR,
+  newOperationId,
+  operationKey,
+  type OperationDoc,
+  type OperationStore,
+} from "./operations.ts";
 import {
   clusterOf,
   formatResourceId,
@@ -78,6 +84,8 @@ interface Change {
   hub: ArmResource;
   op: OperationDoc;
   existing: CR | undefined;
+  /** Operation annotations besides the request's: the document and the history (operations.ts). */
+  operationAnnotations: Record<string, string>;
 }
 
 /** Where a resource's CR lives. */
@@ -171,7 +179,7 @@ export class ResourceHandlers {
     const { id } = t;
     const now = new Date().toISOString();
     return {
-      id: newOperationId(),
+      id: newOperationId(id.kind, t.name),
       request,
       resourceId: formatResourceId(id),
       kind: id.kind,
@@ -276,16 +284,20 @@ export class ResourceHandlers {
     if (errors.length > 0) throw fieldErrors(errors);
   }
 
-  #buildCR({ req, t, hub, op, existing }: Change): CR {
+  #buildCR({ req, t, hub, op, existing, operationAnnotations }: Change): CR {
     const ctx = {
       id: t.id,
       namespace: t.namespace,
       name: t.name,
       tenantId: (existing as HcpCluster | undefined)?.spec.platform.azure.tenantId ?? tenantOf(req),
-      annotations: this.#requestAnnotations(req, op),
+      annotations: { ...this.#requestAnnotations(req, op), ...operationAnnotations },
       ...(t.clusterName ? { clusterName: t.clusterName } : {}),
     };
     const next = t.id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+    next.metadata.labels = {
+      ...next.metadata.labels,
+      [LABELS.operationKey]: operationKey(t.id.kind, t.name),
+    };
     if (!existing) return next;
     return mergeExisting(existing, next);
   }
@@ -324,34 +336,32 @@ export class ResourceHandlers {
     return { status: 202, body, headers: operationHeaders(req, op, true) };
   }
 
-  /** Operation first, then the CR; a refused CR write takes the operation back. */
-  async #write(change: Change): Promise<CR> {
+  /**
+   * The CR with the operation's document on it, and the replaced operation moved into its history:
+   * one write. A refused write leaves nothing behind.
+   */
+  async #write(change: Omit<Change, "operationAnnotations">): Promise<CR> {
     const { req, t, op, existing } = change;
-    const cr = this.#buildCR(change);
+    const history = existing ? await this.#d.operations.replace(t.namespace, existing) : {};
+    const cr = this.#buildCR({
+      ...change,
+      operationAnnotations: { [ANNOTATIONS.operationDoc]: JSON.stringify(op), ...history },
+    });
     const type = crType(t.id.kind);
-    await this.#d.operations.create(t.namespace, op);
-    try {
-      const written = await kubeWrite(() =>
-        existing ? this.#d.client.replace<CR>(type, cr) : this.#d.client.create<CR>(type, cr),
-      );
-      if (existing)
-        await this.#d.operations.supersede(
-          t.namespace,
-          existing.metadata.annotations?.[ANNOTATIONS.operation],
-          existing,
-          false,
-        );
-      req.log.info("Wrote the CR of an ARM request", {
-        operation: op.id,
-        request: op.request,
-        name: t.name,
-        namespace: t.namespace,
-      });
-      return written;
-    } catch (err) {
-      await this.#d.operations.remove(t.namespace, op.id).catch(() => undefined);
-      throw err;
-    }
+    const written = await kubeWrite(() =>
+      existing ? this.#d.client.replace<CR>(type, cr) : this.#d.client.create<CR>(type, cr),
+    );
+    // An operation of an older frontend, kept in a ConfigMap.
+    const previous = existing?.metadata.annotations?.[ANNOTATIONS.operation];
+    if (existing && previous && previous !== currentOnCR(existing)?.id)
+      await this.#d.operations.supersede(t.namespace, previous, existing, false);
+    req.log.info("Wrote the CR of an ARM request", {
+      operation: op.id,
+      request: op.request,
+      name: t.name,
+      namespace: t.namespace,
+    });
+    return written;
   }
 
   async delete(req: ArmRequest, id: ResourceId): Promise<Reply> {
@@ -363,19 +373,20 @@ export class ResourceHandlers {
     const location = fromCR(id.kind, existing).location;
     const op = this.#newOperation(req, t, "Delete", location);
     await this.#d.operations.create(t.namespace, op);
-    await this.#d.operations.supersede(
-      t.namespace,
-      existing.metadata.annotations?.[ANNOTATIONS.operation],
-      existing,
-      true,
-    );
+    await this.#d.operations.retire(t.namespace, existing);
     if (id.kind === "cluster") await this.#cancelChildren(t);
     const type = crType(id.kind);
     await this.#d.client.mergePatch(
       type,
       { name: t.name, namespace: t.namespace },
       {
-        metadata: { annotations: this.#requestAnnotations(req, op) },
+        metadata: {
+          annotations: {
+            ...this.#requestAnnotations(req, op),
+            [ANNOTATIONS.operationDoc]: null,
+            [ANNOTATIONS.operationHistory]: null,
+          },
+        },
       },
     );
     await this.#d.client.delete(
@@ -397,13 +408,7 @@ export class ResourceHandlers {
       namespace: t.namespace,
       labelSelector: `${LABELS.cluster}=${t.name}`,
     });
-    for (const p of pools.items)
-      await this.#d.operations.supersede(
-        t.namespace,
-        p.metadata.annotations?.[ANNOTATIONS.operation],
-        p,
-        true,
-      );
+    for (const p of pools.items) await this.#d.operations.retire(t.namespace, p);
   }
 
   async list(

@@ -18,7 +18,7 @@ import { SUBSCRIPTION_API_VERSION, isServedVersion, type ApiVersion } from "./ap
 import { CloudError, CODES, internalError, invalidContent, type CloudErrorBody } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./http.ts";
 import { crType } from "./kube.ts";
-import { ANNOTATIONS, subscriptionNamespace } from "./names.ts";
+import { subscriptionNamespace } from "./names.ts";
 import { getOperationResult, getOperationStatus } from "./operationstatus.ts";
 import { OperationStore } from "./operations.ts";
 import { preflight } from "./preflight.ts";
@@ -264,12 +264,7 @@ export class Frontend implements Runnable {
       const list = await this.#client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
       for (const cr of list.items) {
         if (cr.metadata.deletionTimestamp) continue;
-        await this.#operations.supersede(
-          namespace,
-          cr.metadata.annotations?.[ANNOTATIONS.operation],
-          cr,
-          true,
-        );
+        await this.#operations.retire(namespace, cr);
         await this.#client.delete(crType(kind), { name: cr.metadata.name ?? "", namespace });
       }
       log.info("Deleted the resources of a deleted subscription", { kind, count: list.items.length });

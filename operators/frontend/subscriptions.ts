@@ -58,6 +58,8 @@ function parse(ns: KubeObject): Subscription | undefined {
 export class SubscriptionStore {
   readonly #client: KubeClient;
   readonly informer: Informer<KubeObject>;
+  /** Namespace → resourceVersion of this process's last write, until the watch has caught up. */
+  readonly #written = new Map<string, string>();
 
   constructor(client: KubeClient) {
     this.#client = client;
@@ -70,7 +72,13 @@ export class SubscriptionStore {
 
   async get(subscriptionId: string): Promise<Subscription | undefined> {
     const name = subscriptionNamespace(subscriptionId);
-    const cached = this.informer.hasSynced() ? this.informer.get("", name) : undefined;
+    let cached = this.informer.hasSynced() ? this.informer.get("", name) : undefined;
+    // Read your own writes: a state just changed here must not be answered from an older copy.
+    const written = this.#written.get(name);
+    if (written !== undefined) {
+      if (cached?.metadata.resourceVersion === written) this.#written.delete(name);
+      else cached = undefined;
+    }
     const fromCache = cached && !cached.metadata.deletionTimestamp ? parse(cached) : undefined;
     if (fromCache?.state === "Registered") return fromCache;
     const ns = await this.#client.find<KubeObject>(namespaceType, name);
@@ -88,7 +96,9 @@ export class SubscriptionStore {
         annotations: { [ANNOTATIONS.subscription]: JSON.stringify(doc) },
       },
     };
-    await this.#client.apply(namespaceType, ns, { fieldManager: FIELD_MANAGER });
+    const stored = await this.#client.apply<KubeObject>(namespaceType, ns, { fieldManager: FIELD_MANAGER });
+    if (stored.metadata.resourceVersion)
+      this.#written.set(ns.metadata.name ?? "", stored.metadata.resourceVersion);
     return doc;
   }
 }

@@ -37,6 +37,8 @@ let scratch: { path: string; remove(): Promise<void> };
 let catalogNs: { name: string; remove(): Promise<void> };
 let fe: TestFrontend;
 let arm: ArmClient;
+/** Operations of the first cluster, polled again once later ones replaced them. */
+const earlier: { url: string; status: string }[] = [];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
@@ -179,6 +181,8 @@ describe("cluster and node pool operations", () => {
     const done = await arm.send("GET", status);
     expect(done.body).toMatchObject({ status: "Succeeded", name: status.split("/").pop()!.split("?")[0] });
     expect((done.body as Json).endTime).toBeTypeOf("string");
+    expect((await arm.send("GET", status)).body).toEqual(done.body);
+    earlier.push({ url: status, status: "Succeeded" });
     const final = await arm.send("GET", result);
     expect(final.status).toBe(201);
     expect((final.body as Json).properties.provisioningState).toBe("Succeeded");
@@ -241,6 +245,10 @@ describe("cluster and node pool operations", () => {
     expect((await arm.poll(patched.headers["azure-asyncoperation"]!)).status).toBe("Succeeded");
     const result = await arm.send("GET", patched.headers["location"]!);
     expect(result.status).toBe(200);
+    // The create, replaced by the PATCH, still answers as it ended.
+    expect((await arm.send("GET", created.headers["azure-asyncoperation"]!)).body).toMatchObject({
+      status: "Succeeded",
+    });
 
     const list = await arm.send("GET", `${clusterPath(sub, rg, "Ops-Cluster")}/nodePools`);
     expect(((list.body as Json).value as Json[]).map((p) => String(p.name))).toEqual(["Workers"]);
@@ -252,6 +260,9 @@ describe("cluster and node pool operations", () => {
     expect((await arm.send("GET", del.headers["location"]!)).status).toBe(204);
     expect((await arm.send("GET", pool)).status).toBe(404);
     expect((await arm.send("DELETE", pool)).status).toBe(204);
+    // Earlier operations outlive the node pool.
+    for (const url of [created.headers["azure-asyncoperation"]!, patched.headers["azure-asyncoperation"]!])
+      expect(((await arm.send("GET", url)).body as Json).status).toBe("Succeeded");
   });
 
   it("carries a failed cluster's error into the operation", async () => {
@@ -266,6 +277,7 @@ describe("cluster and node pool operations", () => {
     const result = await arm.send("GET", r.headers["location"]!);
     expect(result.status).toBe(500);
     expect(result.body).toMatchObject({ error: { code: "InternalServerError" } });
+    earlier.push({ url: r.headers["azure-asyncoperation"]!, status: "Failed" });
   });
 
   it("DELETE supersedes a running update (Canceled), and a second DELETE is a conflict", async () => {
@@ -302,6 +314,8 @@ describe("cluster and node pool operations", () => {
     });
     const put = await arm.send("PUT", cluster, { body: clusterBody(sub, { prefix: "opsone" }) });
     expect(put.status).toBe(409);
+    const inflight = await arm.send("PUT", clusterPath(sub, rg, "inflight"), { body: clusterBody(sub) });
+    expect(inflight.status).toBe(201);
 
     // A new frontend (a restart) answers the operation in flight.
     await fe.stop();
@@ -315,6 +329,10 @@ describe("cluster and node pool operations", () => {
     const statusUrl = new URL(del.headers["azure-asyncoperation"]!);
     const path = statusUrl.pathname + statusUrl.search;
     expect(((await arm2.send("GET", path)).body as Json).status).toBe("Deleting");
+    const created = new URL(inflight.headers["azure-asyncoperation"]!);
+    expect(((await arm2.send("GET", created.pathname + created.search)).body as Json).status).toBe(
+      "Accepted",
+    );
     await service.mergePatch(
       HcpClusterResource,
       { name: crName, namespace: ns },
@@ -322,6 +340,11 @@ describe("cluster and node pool operations", () => {
     );
     expect((await arm2.poll(path)).status).toBe("Succeeded");
     expect((await arm2.send("GET", cluster)).status).toBe(404);
+    // The cluster's earlier operations outlive it, as they ended.
+    for (const op of earlier) {
+      const u = new URL(op.url);
+      expect(((await arm2.send("GET", u.pathname + u.search)).body as Json).status).toBe(op.status);
+    }
     await arm.close();
     arm = arm2;
   });
