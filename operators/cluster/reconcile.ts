@@ -8,7 +8,6 @@
  * placement is recovered from an existing work, Azure resources are found by name and owner tag,
  * the work is applied server-side.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
@@ -314,14 +313,13 @@ export class ClusterReconciler implements Reconciler {
     const desired = hostedClusterWork(cluster, facts.names, release, this.#d.region, consumer);
     const current = this.#clusterWork(cluster);
     if (cluster.spec.paused && current) return true;
-    if (
-      !current ||
-      !isDeepStrictEqual(current.metadata.annotations ?? {}, desired.metadata.annotations) ||
-      !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload) ||
-      !isDeepStrictEqual(current.spec?.manifestConfigs, desired.spec?.manifestConfigs)
-    ) {
-      // The informer has not seen this write yet; observe what was written (its new generation).
-      scope.appliedWork = await this.#d.applier.apply<ManifestWork>(ManifestWorkResource, desired);
+    // The informer has not seen a write yet; observe what was written (its new generation).
+    scope.appliedWork = await this.#d.applier.applyIfChanged<ManifestWork>(
+      ManifestWorkResource,
+      desired,
+      current,
+    );
+    if (scope.appliedWork) {
       scope.log.info("Applied the HostedCluster ManifestWork", {
         work: `${consumer}/${facts.names.workName}`,
       });
@@ -340,7 +338,6 @@ export class ClusterReconciler implements Reconciler {
   #observeHostedCluster(scope: Scope): void {
     const { cluster, facts } = scope;
     const work = scope.appliedWork ?? this.#clusterWork(cluster);
-    facts.work = work;
     if (!work) return;
     facts.steps[CONDITIONS.HostedClusterApplied] = workApplied(work);
     const fb = feedbackOf(work, { kind: "HostedCluster", name: facts.names.hostedClusterName });
@@ -433,11 +430,11 @@ export class ClusterReconciler implements Reconciler {
   async #deleteWorks(scope: Scope): Promise<boolean> {
     const works = this.#worksOf(scope.cluster);
     if (works.length === 0) return true;
-    for (const w of works.filter((w) => !w.metadata.deletionTimestamp))
-      await this.#d.applier.client.delete(ManifestWorkResource, {
-        name: w.metadata.name ?? "",
-        namespace: w.metadata.namespace,
-      });
+    for (const w of works.filter((w) => !w.metadata.deletionTimestamp)) {
+      const ref = { name: w.metadata.name ?? "", namespace: w.metadata.namespace };
+      await this.#d.applier.client.delete(ManifestWorkResource, ref);
+      this.#d.applier.forget(ManifestWorkResource, ref);
+    }
     scope.facts.deleting = {
       reason: "DeletingHostedCluster",
       message: `Waiting for the agent of ${works[0]?.metadata.namespace ?? ""} to confirm the HostedCluster is deleted`,

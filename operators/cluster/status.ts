@@ -5,7 +5,6 @@
  * condition goes through setCondition; the whole status is written once per reconcile.
  */
 import type { HcpCluster, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
-import type { ManifestWork } from "../api/work/v1.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 import type { ClusterNames } from "./hostedcluster.ts";
 
@@ -67,7 +66,6 @@ export interface ClusterFacts {
   names: ClusterNames;
   managementCluster?: string;
   steps: Partial<Record<StepCondition, StepState>>;
-  work?: ManifestWork;
   hosted?: HostedClusterReport;
   deleting?: { reason: string; message: string };
 }

@@ -4,7 +4,6 @@
  * nodes observed through feedback, and one status write. Deletion removes the pool's work and
  * waits for the agent to confirm before the finalizer goes.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { NodePoolResource } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
@@ -180,12 +179,12 @@ export class NodePoolReconciler implements Reconciler {
     const desired = nodePoolWork(pool, cluster, names, release, consumer);
     const current = this.#work(pool);
     if (cluster.spec.paused && current) return true;
-    const changed =
-      !current ||
-      !isDeepStrictEqual(current.metadata.annotations ?? {}, desired.metadata.annotations) ||
-      !isDeepStrictEqual(current.spec?.workload, desired.spec?.workload);
-    if (changed) {
-      scope.appliedWork = await this.#d.applier.apply<ManifestWork>(ManifestWorkResource, desired);
+    scope.appliedWork = await this.#d.applier.applyIfChanged<ManifestWork>(
+      ManifestWorkResource,
+      desired,
+      current,
+    );
+    if (scope.appliedWork) {
       scope.log.info("Applied the NodePool ManifestWork", {
         work: `${consumer}/${desired.metadata.name ?? ""}`,
       });
@@ -249,11 +248,11 @@ export class NodePoolReconciler implements Reconciler {
     if (!pool.metadata.finalizers?.includes(NODE_POOL_FINALIZER)) return {};
     const work = this.#work(pool);
     if (work) {
-      if (!work.metadata.deletionTimestamp)
-        await this.#d.applier.client.delete(ManifestWorkResource, {
-          name: work.metadata.name ?? "",
-          namespace: work.metadata.namespace,
-        });
+      if (!work.metadata.deletionTimestamp) {
+        const ref = { name: work.metadata.name ?? "", namespace: work.metadata.namespace };
+        await this.#d.applier.client.delete(ManifestWorkResource, ref);
+        this.#d.applier.forget(ManifestWorkResource, ref);
+      }
       scope.facts.deleting = {
         reason: "DeletingNodePool",
         message: `Waiting for the agent of ${work.metadata.namespace ?? ""} to confirm the NodePool is deleted`,

@@ -2,8 +2,9 @@
  * Writes as one controller: server-side apply with that controller's field manager (objects and
  * /status), and finalizers added or removed with a merge patch guarded by resourceVersion, so a
  * lost race is a 409 to retry rather than a silently dropped finalizer. A status apply that would
- * change nothing is skipped.
+ * change nothing is skipped, and so is an object apply that repeats this Applier's last one.
  */
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { KubeClient, KubeObject, ResourceType } from "./kube.ts";
 
@@ -15,6 +16,8 @@ export interface ObjectRef {
 export class Applier {
   readonly client: KubeClient;
   readonly fieldManager: string;
+  /** Per object: a digest of what was last applied here and the generation the server gave it. */
+  readonly #applied = new Map<string, { digest: string; generation: number | undefined }>();
 
   constructor(client: KubeClient, fieldManager: string) {
     this.client = client;
@@ -24,6 +27,32 @@ export class Applier {
   /** Applies the fields this controller owns; fields it stops sending are removed. */
   apply<T extends KubeObject>(type: ResourceType, obj: KubeObject): Promise<T> {
     return this.client.apply<T>(type, obj, { fieldManager: this.fieldManager, force: true });
+  }
+
+  /**
+   * Applies `obj` unless this Applier already applied exactly it and `current` (the cached copy) is
+   * still at the generation that apply produced. Comparing specs instead does not work: the server
+   * fills defaults the controller never sends, so they always differ. After a restart the first
+   * call applies once. Resolves the written object, or undefined when the apply was skipped.
+   */
+  async applyIfChanged<T extends KubeObject>(
+    type: ResourceType,
+    obj: KubeObject,
+    current: KubeObject | undefined,
+  ): Promise<T | undefined> {
+    const key = appliedKey(type, obj.metadata);
+    const digest = createHash("sha256").update(JSON.stringify(obj)).digest("base64");
+    const last = this.#applied.get(key);
+    if (current && last?.digest === digest && current.metadata.generation === last.generation)
+      return undefined;
+    const written = await this.apply<T>(type, obj);
+    this.#applied.set(key, { digest, generation: written.metadata.generation });
+    return written;
+  }
+
+  /** Drops what applyIfChanged remembers of an object that is being deleted. */
+  forget(type: ResourceType, ref: ObjectRef): void {
+    this.#applied.delete(appliedKey(type, ref));
   }
 
   /**
@@ -69,4 +98,8 @@ export class Applier {
     // The resourceVersion makes the list replacement conditional: a concurrent change wins a 409.
     await this.client.mergePatch(type, { name, namespace }, { metadata: { finalizers, resourceVersion } });
   }
+}
+
+function appliedKey(type: ResourceType, ref: { name?: string; namespace?: string }): string {
+  return `${type.group}/${type.plural}/${ref.namespace ?? ""}/${ref.name ?? ""}`;
 }
