@@ -22,7 +22,7 @@ import { ManagementClusterController } from "../../operators/managementcluster/c
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
-import { isApiError, KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
+import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
 import type { Runnable } from "../../operators/runtime/manager.ts";
 import type { ArmEmulator } from "./arm-emulator/index.ts";
@@ -64,12 +64,6 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-async function ensure(client: KubeClient, type: ResourceType, obj: KubeObject): Promise<void> {
-  await client.create(type, obj).catch((err: unknown) => {
-    if (!isApiError(err, 409)) throw err;
-  });
-}
-
 /** The catalog ConfigMap from config/service, placed in `namespace`. */
 export async function catalogConfigMap(namespace: string): Promise<KubeObject> {
   const cm = load(await readFile(CATALOG_FILE, "utf8")) as KubeObject;
@@ -82,11 +76,11 @@ async function seedServiceCluster(
   namespace: string,
   management: StackOptions["management"],
 ): Promise<void> {
-  await ensure(service, namespaceType, { metadata: { name: namespace } });
+  await service.createIfAbsent(namespaceType, { metadata: { name: namespace } });
   const catalog = await catalogConfigMap(namespace);
   await service.apply(configMapType, catalog, { fieldManager: "hcp-local" });
   for (const [i, m] of management.entries()) {
-    await ensure(service, namespaceType, { metadata: { name: m.name } });
+    await service.createIfAbsent(namespaceType, { metadata: { name: m.name } });
     const sample = await readFile(new URL(`managementcluster-${m.name}.yaml`, SAMPLES_DIR), "utf8").catch(
       () => undefined,
     );
@@ -104,7 +98,7 @@ async function seedServiceCluster(
             region: "eastus",
           },
         };
-    await ensure(service, ManagementClusterResource, mc);
+    await service.createIfAbsent(ManagementClusterResource, mc);
   }
 }
 

@@ -229,13 +229,8 @@ export class OperationStore {
 
   /** Freezes a terminal document into a ConfigMap; the first one written stays, and is returned. */
   async #freeze(namespace: string, doc: OperationDoc): Promise<OperationDoc> {
-    try {
-      await this.#client.create(configMapType, toConfigMap(namespace, doc));
-      return doc;
-    } catch (err) {
-      if (!isApiError(err, 409)) throw err;
-      return (await this.#getConfigMap(namespace, doc.id)) ?? doc;
-    }
+    if (await this.#client.createIfAbsent(configMapType, toConfigMap(namespace, doc))) return doc;
+    return (await this.#getConfigMap(namespace, doc.id)) ?? doc;
   }
 
   /** The operation with this ID, brought up to date with its CR (see the top of this file). */

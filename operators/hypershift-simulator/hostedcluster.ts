@@ -23,7 +23,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/c
 import type { EventRecorder } from "../runtime/events.ts";
 import { isNotFound } from "../runtime/errors.ts";
 import type { Informer } from "../runtime/informer.ts";
-import { isApiError, type KubeObject } from "../runtime/kube.ts";
+import type { KubeObject } from "../runtime/kube.ts";
 import { hostedClusterTransitions, type Transition } from "./events.ts";
 import { NamespaceResource, SecretResource } from "../api/core.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
@@ -125,18 +125,14 @@ export class HostedClusterReconciler implements Reconciler {
     }
     if (existing) return true;
     ctx.log.info("Creating the control-plane namespace", { Namespace: name });
-    try {
-      await this.#d.applier.client.create(namespaceType, {
-        metadata: {
-          name,
-          labels: { [CONTROL_PLANE_LABEL]: "true" },
-          annotations: { [CLUSTER_ANNOTATION]: `${hc.metadata.namespace ?? ""}/${hc.metadata.name ?? ""}` },
-        },
-      });
-    } catch (err) {
-      // The informer has not seen our earlier create yet.
-      if (!isApiError(err, 409)) throw err;
-    }
+    // Absent from the informer may still exist: it has not seen our earlier create yet.
+    await this.#d.applier.client.createIfAbsent(namespaceType, {
+      metadata: {
+        name,
+        labels: { [CONTROL_PLANE_LABEL]: "true" },
+        annotations: { [CLUSTER_ANNOTATION]: `${hc.metadata.namespace ?? ""}/${hc.metadata.name ?? ""}` },
+      },
+    });
     return true;
   }
 
@@ -169,11 +165,7 @@ export class HostedClusterReconciler implements Reconciler {
       type: "Opaque",
       stringData: { [ADMIN_KUBECONFIG_KEY]: adminKubeconfig(hc, status) },
     };
-    try {
-      await client.create(secretType, secret);
-    } catch (err) {
-      if (!isApiError(err, 409)) throw err;
-    }
+    await client.createIfAbsent(secretType, secret);
   }
 
   /** Deletes the control-plane namespace unless it is going already; true while it still exists. */

@@ -236,6 +236,17 @@ export class KubeClient {
     });
   }
 
+  /** Creates the object unless one of that name exists; resolves true when it created it. */
+  async createIfAbsent(t: ResourceType, obj: KubeObject): Promise<boolean> {
+    try {
+      await this.create(t, obj);
+      return true;
+    } catch (err) {
+      if (isApiError(err, 409)) return false;
+      throw err;
+    }
+  }
+
   /** PUT: full replacement, guarded by metadata.resourceVersion when it is set (409 on a lost race). */
   replace<T extends KubeObject>(t: ResourceType, obj: T, subresource?: "status"): Promise<T> {
     const name = obj.metadata.name ?? "";

@@ -5,9 +5,7 @@ import { namespaceType } from "./fixtures.ts";
 
 /** Creates the namespace unless it exists. */
 export async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
-  await client.create(namespaceType, { metadata: { name } }).catch((err: unknown) => {
-    if ((err as { code?: number }).code !== 409) throw err;
-  });
+  await client.createIfAbsent(namespaceType, { metadata: { name } });
 }
 
 export function configMapManifest(namespace: string, name: string, data: Record<string, string>): Manifest {
