@@ -24,6 +24,16 @@ export interface EventHandlers<T extends KubeObject> {
 
 export type IndexFunc<T> = (obj: T) => string[];
 
+/**
+ * The read side of an informer's cache: what a reconciler needs, and all a test fake has to give
+ * (client-go's Lister plus its indexer lookup).
+ */
+export interface Lister<T extends KubeObject> {
+  get(namespace: string, name: string): T | undefined;
+  list(namespace?: string): T[];
+  byIndex(indexName: string, value: string): T[];
+}
+
 export interface InformerOptions<T extends KubeObject> {
   client: KubeClient;
   type: ResourceType;
@@ -55,7 +65,7 @@ export function objectKey(obj: { metadata: { namespace?: string; name?: string }
   return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
 }
 
-export class Informer<T extends KubeObject = KubeObject> {
+export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   readonly #opts: InformerOptions<T>;
   readonly #log: Logger;
   readonly #store = new Map<string, T>();
