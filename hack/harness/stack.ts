@@ -13,7 +13,7 @@ import { ManagementClusterResource, type ManagementCluster } from "../../operato
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { ClusterController } from "../../operators/cluster/controller.ts";
-import type { RegionSettings } from "../../operators/cluster/hostedcluster.ts";
+import type { RegionSettings } from "../../operators/hcp/names.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
 import { HyperShiftSimulator } from "../../operators/hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";

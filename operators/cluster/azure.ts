@@ -25,7 +25,7 @@ import {
   type Owner,
 } from "../azure/index.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, InfraResult, ParentZone } from "./infrastructure.ts";
-import type { StepState } from "./status.ts";
+import type { StepState } from "../hcp/steps.ts";
 
 /** The A records every cluster gets, pointing at its ingress address. */
 export const CLUSTER_RECORDS = ["api", "*.apps"] as const;

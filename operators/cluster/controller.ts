@@ -25,9 +25,10 @@ import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { gauge, metricsRegistry } from "../runtime/metrics.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
-import { LABELS, type RegionSettings } from "./hostedcluster.ts";
+import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
-import { CLUSTER_UID_INDEX, ClusterReconciler } from "./reconcile.ts";
+import { ClusterReconciler } from "./reconcile.ts";
+import { CLUSTER_UID_INDEX } from "./scope.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
 
@@ -94,7 +95,7 @@ export class ClusterController implements Runnable {
         infra: opts.infra,
         parentZone: opts.parentZone,
         region: opts.region,
-        applier: new Applier(client, CLUSTER_CONTROLLER),
+        writer: new Applier(client, CLUSTER_CONTROLLER),
         events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),

@@ -4,7 +4,7 @@
  * or failed (retryable, or needing the user). The implementation on the Azure SDKs is in
  * azure.ts; the controller sees only this.
  */
-import type { StepState } from "./status.ts";
+import type { StepState } from "../hcp/steps.ts";
 
 /** Identifies the cluster's Azure resources and tags them as its own. */
 export interface ClusterInfraSpec {

@@ -15,27 +15,32 @@ export type Placement =
       message: string;
     };
 
+type Requirement = NonNullable<LabelSelector["matchExpressions"]>[number];
+
+/** The four label selector operators, as Kubernetes defines them. */
+const OPERATORS: Record<Requirement["operator"], (has: boolean, inValues: boolean) => boolean> = {
+  Exists: (has) => has,
+  DoesNotExist: (has) => !has,
+  In: (has, inValues) => has && inValues,
+  NotIn: (has, inValues) => !has || !inValues,
+};
+
+function matchesRequirement(labels: Record<string, string>, req: Requirement): boolean {
+  const has = Object.hasOwn(labels, req.key);
+  const inValues = (req.values ?? []).includes(labels[req.key] ?? "");
+  return OPERATORS[req.operator](has, inValues);
+}
+
 export function matchesSelector(
   labels: Record<string, string> | undefined,
   selector?: LabelSelector,
 ): boolean {
   if (!selector) return true;
   const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const req of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, req.key);
-    const value = l[req.key];
-    const ok =
-      req.operator === "Exists"
-        ? has
-        : req.operator === "DoesNotExist"
-          ? !has
-          : req.operator === "In"
-            ? has && (req.values ?? []).includes(value ?? "")
-            : !has || !(req.values ?? []).includes(value ?? "");
-    if (!ok) return false;
-  }
-  return true;
+  return (
+    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v) &&
+    (selector.matchExpressions ?? []).every((req) => matchesRequirement(l, req))
+  );
 }
 
 function describeSelector(selector: LabelSelector): string {

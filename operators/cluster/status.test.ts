@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
-import { clusterNames } from "./hostedcluster.ts";
-import { hostedReport } from "./reconcile.ts";
-import { composeStatus, STEP_CONDITIONS, type ClusterFacts, type StepState } from "./status.ts";
+import { clusterNames } from "../hcp/names.ts";
+import type { StepState } from "../hcp/steps.ts";
+import { composeStatus as compose, STEP_CONDITIONS, type ClusterFacts } from "./status.ts";
+
+const composeStatus = (f: ClusterFacts) => compose(f, { succeeded: true });
 
 const cluster = {
   metadata: { name: "c", namespace: "ns", uid: "9a3d5e6f-0000-4000-8000-000000000001", generation: 3 },
@@ -96,25 +98,5 @@ describe("composeStatus", () => {
     expect(byType(s)["Deleting"]).toMatchObject({ status: "True", reason: "DeletingNodePools" });
     expect(byType(s)["Ready"]).toMatchObject({ status: "False", reason: "Deleting" });
     expect(s.phase).toBe("Deleting");
-  });
-});
-
-describe("hostedReport", () => {
-  it("reads small feedback values and ignores malformed ones", () => {
-    const r = hostedReport({
-      available: { type: "Available", status: "True", reason: "AsExpected", message: "ok" },
-      degraded: "not an object",
-      completedVersion: "4.19.7",
-      latestUpdate: { state: "Partial", version: "4.20.2" },
-      endpointHost: "api.c.example.com",
-      endpointPort: 443,
-    });
-    expect(r.conditions.map((c) => c.type)).toEqual(["Available"]);
-    expect(r).toMatchObject({
-      completedVersion: "4.19.7",
-      updatingTo: "4.20.2",
-      endpoint: { host: "api.c.example.com", port: 443 },
-    });
-    expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
   });
 });

@@ -5,8 +5,10 @@
  * condition goes through setCondition; the whole status is written once per reconcile.
  */
 import type { HcpCluster, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
+import type { HostedClusterReport } from "../hcp/feedback.ts";
+import type { ClusterNames } from "../hcp/names.ts";
+import { blockerMessage, firstNotReady, firstUserFailure, stepCondition, type Steps } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
-import type { ClusterNames } from "./hostedcluster.ts";
 
 export const CONDITIONS = {
   Ready: "Ready",
@@ -40,62 +42,13 @@ export const STEP_CONDITIONS = [
 
 export type StepCondition = (typeof STEP_CONDITIONS)[number];
 
-/**
- * How a step stands. `failed` with `userActionRequired` is something only the user can fix (a
- * quota, a bad subnet, a missing permission): it makes the cluster Degraded and is not retried in a
- * loop. Other failures are retried with backoff and shown as Progressing.
- */
-export type StepState =
-  | { state: "ready"; reason?: string; message: string }
-  /** retryAfterMs: when to look again, if the step knows (a long-running operation's poll interval). */
-  | { state: "pending"; reason: string; message: string; retryAfterMs?: number }
-  | { state: "failed"; reason: string; message: string; userActionRequired: boolean };
-
-/** What the HostedCluster reported through the work's feedback. */
-export interface HostedClusterReport {
-  conditions: Condition[];
-  /** The newest Completed version in the history. */
-  completedVersion?: string;
-  /** The version being rolled out, when the newest history entry is Partial. */
-  updatingTo?: string;
-  endpoint?: { host: string; port: number };
-}
-
 export interface ClusterFacts {
   cluster: HcpCluster;
   names: ClusterNames;
   managementCluster?: string;
-  steps: Partial<Record<StepCondition, StepState>>;
+  steps: Steps<StepCondition>;
   hosted?: HostedClusterReport;
   deleting?: { reason: string; message: string };
-}
-
-function stepCondition(type: StepCondition, s: StepState): ConditionInput {
-  switch (s.state) {
-    case "ready":
-      return { type, status: "True", reason: s.reason ?? "AsExpected", message: s.message };
-    case "pending":
-      return { type, status: "False", reason: s.reason, message: s.message };
-    case "failed":
-      return { type, status: "False", reason: s.reason, message: s.message };
-  }
-}
-
-function firstNotReady(facts: ClusterFacts): [StepCondition, StepState | undefined] | undefined {
-  for (const type of STEP_CONDITIONS) {
-    const s = facts.steps[type];
-    if (s?.state !== "ready") return [type, s];
-  }
-  return undefined;
-}
-
-function userFailures(facts: ClusterFacts): Array<[StepCondition, StepState & { state: "failed" }]> {
-  const out: Array<[StepCondition, StepState & { state: "failed" }]> = [];
-  for (const type of STEP_CONDITIONS) {
-    const s = facts.steps[type];
-    if (s?.state === "failed" && s.userActionRequired) out.push([type, s]);
-  }
-  return out;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -105,13 +58,13 @@ function hostedDegraded(facts: ClusterFacts): Condition | undefined {
 
 /** Degraded: the first failure only the user can fix, else HyperShift's own Degraded. */
 function degradedCondition(facts: ClusterFacts): ConditionInput {
-  const [failure] = userFailures(facts);
+  const failure = firstUserFailure(STEP_CONDITIONS, facts.steps);
   if (failure)
     return {
       type: CONDITIONS.Degraded,
       status: "True",
-      reason: failure[1].reason,
-      message: `${failure[0]}: ${failure[1].message}`,
+      reason: failure.step.reason,
+      message: blockerMessage(failure),
     };
   const hc = hostedDegraded(facts);
   if (hc)
@@ -126,13 +79,13 @@ function degradedCondition(facts: ClusterFacts): ConditionInput {
 
 /** Ready: every step done and nothing degraded; otherwise the step (or problem) that holds it. */
 function readyCondition(facts: ClusterFacts, degraded: ConditionInput): ConditionInput {
-  const blocker = firstNotReady(facts);
+  const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
   if (blocker)
     return {
       type: CONDITIONS.Ready,
       status: "False",
-      reason: blocker[1]?.reason ?? "Pending",
-      message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+      reason: blocker.step?.reason ?? "Pending",
+      message: blockerMessage(blocker),
     };
   if (degraded.status === "True")
     return { type: CONDITIONS.Ready, status: "False", reason: degraded.reason, message: degraded.message };
@@ -158,13 +111,13 @@ function progressingCondition(facts: ClusterFacts, degraded: ConditionInput): Co
       reason: "Upgrading",
       message: `Upgrading the control plane to ${updating}`,
     };
-  const blocker = firstNotReady(facts);
+  const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
   if (blocker)
     return {
       type,
       status: "True",
-      reason: blocker[1]?.reason ?? "Pending",
-      message: `${blocker[0]}: ${blocker[1]?.message ?? "not started"}`,
+      reason: blocker.step?.reason ?? "Pending",
+      message: blockerMessage(blocker),
     };
   return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
 }
@@ -221,19 +174,26 @@ function observedFields(facts: ClusterFacts): Pick<HcpClusterStatus, "version" |
   };
 }
 
-export function composeStatus(facts: ClusterFacts): HcpClusterStatus {
+/**
+ * The whole status. `succeeded`: the reconcile got through without an error; only then does
+ * `observedGeneration` move to this generation (as Cluster API does), so a client waiting on it
+ * knows the generation was really acted on.
+ */
+export function composeStatus(facts: ClusterFacts, opts: { succeeded: boolean }): HcpClusterStatus {
   const { cluster } = facts;
-  const opts = { observedGeneration: cluster.metadata.generation };
+  const generation = cluster.metadata.generation;
+  const observedGeneration = opts.succeeded ? generation : cluster.status?.observedGeneration;
+  const stamp = { observedGeneration: generation };
   let conditions: Condition[] = cluster.status?.conditions ?? [];
   for (const type of STEP_CONDITIONS) {
     const s = facts.steps[type];
-    if (s) conditions = setCondition(conditions, stepCondition(type, s), opts);
+    if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
   for (const c of [...summary(facts), ...lifecycleConditions(facts)])
-    conditions = setCondition(conditions, c, opts);
+    conditions = setCondition(conditions, c, stamp);
   return {
     conditions,
-    observedGeneration: cluster.metadata.generation,
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
     phase: phaseOf(facts, conditions),
     clusterID: facts.names.clusterID,
     ...(facts.managementCluster

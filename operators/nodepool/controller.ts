@@ -11,7 +11,7 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { LABELS, type RegionSettings } from "../cluster/hostedcluster.ts";
+import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -22,7 +22,8 @@ import type { KubeObject } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
-import { NODE_POOL_UID_INDEX, NodePoolReconciler } from "./reconcile.ts";
+import { NodePoolReconciler } from "./reconcile.ts";
+import { NODE_POOL_UID_INDEX } from "./scope.ts";
 
 export const NODE_POOL_CONTROLLER = "nodepool-controller";
 
@@ -63,7 +64,7 @@ export class NodePoolController implements Runnable {
         works,
         releases: () => catalog.current(),
         region: opts.region,
-        applier: new Applier(client, NODE_POOL_CONTROLLER),
+        writer: new Applier(client, NODE_POOL_CONTROLLER),
         events: new EventRecorder(client, NODE_POOL_CONTROLLER, log),
       }),
     });

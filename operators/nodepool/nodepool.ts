@@ -10,18 +10,12 @@ import {
   type NodePool as HyperShiftNodePool,
 } from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, WORK_API_VERSION, type ManifestWork } from "../api/work/v1.ts";
-import {
-  asManifest,
-  LABELS,
-  requestIdAnnotations,
-  workLabels,
-  type ClusterNames,
-} from "../cluster/hostedcluster.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import { NODE_POOL_FEEDBACK_PATHS } from "../hcp/feedback.ts";
+import { LABELS, workLabels, type ClusterNames } from "../hcp/names.ts";
+import { requestIdAnnotations } from "../hcp/requests.ts";
+import { asManifest, manifestWork } from "../hcp/work.ts";
 import type { Release } from "../releases/catalog.ts";
-
-/** Small values only: OCM's agent refuses raw JSON over 1 KiB. */
-export const POOL_FEEDBACK = { replicas: "replicas", version: "version", ready: "ready" } as const;
 
 export interface PoolNames {
   /** `<cluster prefix>-<pool name>`, as ARO HCP names it. */
@@ -49,14 +43,49 @@ function marketplaceImage(version: string) {
   };
 }
 
+/** Replicas or autoscaling, drain timeout, node labels and taints: what a user tunes on a pool. */
+function scalingAndNodes(pool: NodePool, cluster: HcpCluster): Partial<HyperShiftNodePool["spec"]> {
+  const { spec } = pool;
+  const drain = spec.nodeDrainTimeoutMinutes ?? cluster.spec.nodeDrainTimeoutMinutes;
+  return {
+    ...(spec.autoScaling
+      ? { autoScaling: { min: spec.autoScaling.min, max: spec.autoScaling.max } }
+      : { replicas: spec.replicas ?? 0 }),
+    ...(drain !== undefined ? { nodeDrainTimeout: `${drain}m` } : {}),
+    ...(spec.labels ? { nodeLabels: spec.labels } : {}),
+    ...(spec.taints ? { taints: spec.taints } : {}),
+  };
+}
+
+function azurePlatform(
+  pool: NodePool,
+  cluster: HcpCluster,
+  release: Release,
+): HyperShiftNodePool["spec"]["platform"] {
+  const azure = pool.spec.platform.azure;
+  return {
+    type: "Azure",
+    azure: {
+      vmSize: azure.vmSize,
+      image: marketplaceImage(release.version),
+      osDisk: {
+        sizeGiB: azure.osDisk?.sizeGiB ?? 64,
+        diskStorageAccountType: azure.osDisk?.diskStorageAccountType ?? "Premium_LRS",
+        persistence: "Persistent",
+      },
+      subnetID: azure.subnetId ?? cluster.spec.platform.azure.subnetId,
+      encryptionAtHost: azure.encryptionAtHost ? "Enabled" : "Disabled",
+      ...(azure.availabilityZone ? { availabilityZone: azure.availabilityZone } : {}),
+    },
+  };
+}
+
 export function hyperShiftNodePool(
   pool: NodePool,
   cluster: HcpCluster,
   names: ClusterNames,
   release: Release,
 ): HyperShiftNodePool {
-  const azure = pool.spec.platform.azure;
-  const drain = pool.spec.nodeDrainTimeoutMinutes ?? cluster.spec.nodeDrainTimeoutMinutes;
   return {
     apiVersion: HYPERSHIFT_API_VERSION,
     kind: NODE_POOL_KIND,
@@ -72,75 +101,35 @@ export function hyperShiftNodePool(
       clusterName: names.hostedClusterName,
       release: { image: release.image },
       management: { upgradeType: "Replace", autoRepair: pool.spec.autoRepair ?? true },
-      ...(pool.spec.autoScaling
-        ? { autoScaling: { min: pool.spec.autoScaling.min, max: pool.spec.autoScaling.max } }
-        : { replicas: pool.spec.replicas ?? 0 }),
-      ...(drain !== undefined ? { nodeDrainTimeout: `${drain}m` } : {}),
-      ...(pool.spec.labels ? { nodeLabels: pool.spec.labels } : {}),
-      ...(pool.spec.taints ? { taints: pool.spec.taints } : {}),
-      platform: {
-        type: "Azure",
-        azure: {
-          vmSize: azure.vmSize,
-          image: marketplaceImage(release.version),
-          osDisk: {
-            sizeGiB: azure.osDisk?.sizeGiB ?? 64,
-            diskStorageAccountType: azure.osDisk?.diskStorageAccountType ?? "Premium_LRS",
-            persistence: "Persistent",
-          },
-          subnetID: azure.subnetId ?? cluster.spec.platform.azure.subnetId,
-          encryptionAtHost: azure.encryptionAtHost ? "Enabled" : "Disabled",
-          ...(azure.availabilityZone ? { availabilityZone: azure.availabilityZone } : {}),
-        },
-      },
+      ...scalingAndNodes(pool, cluster),
+      platform: azurePlatform(pool, cluster, release),
     },
   };
 }
 
-export function nodePoolWork(
-  pool: NodePool,
-  cluster: HcpCluster,
-  names: ClusterNames,
-  release: Release,
-  consumer: string,
-): ManifestWork {
+/** What a pool's work is built from. */
+export interface PoolWorkInput {
+  pool: NodePool;
+  cluster: HcpCluster;
+  names: ClusterNames;
+  release: Release;
+  /** The consumer of the management cluster the cluster is placed on. */
+  consumer: string;
+}
+
+export function nodePoolWork({ pool, cluster, names, release, consumer }: PoolWorkInput): ManifestWork {
   const manifest = hyperShiftNodePool(pool, cluster, names, release);
-  return {
-    apiVersion: WORK_API_VERSION,
-    kind: ManifestWorkResource.kind,
-    metadata: {
-      name: poolNames(pool, names).workName,
-      namespace: consumer,
-      labels: { ...workLabels(cluster), [LABELS.nodePool]: pool.metadata.uid ?? "" },
-      annotations: requestIdAnnotations(pool),
+  return manifestWork({
+    name: poolNames(pool, names).workName,
+    consumer,
+    labels: { ...workLabels(cluster), [LABELS.nodePool]: pool.metadata.uid ?? "" },
+    annotations: requestIdAnnotations(pool),
+    manifests: [asManifest(manifest)],
+    feedback: {
+      type: HyperShiftNodePoolResource,
+      name: manifest.metadata.name ?? "",
+      namespace: names.hostedClusterNamespace,
+      paths: NODE_POOL_FEEDBACK_PATHS,
     },
-    spec: {
-      workload: { manifests: [asManifest(manifest)] },
-      deleteOption: { propagationPolicy: "Foreground" },
-      manifestConfigs: [
-        {
-          resourceIdentifier: {
-            group: HyperShiftNodePoolResource.group,
-            resource: HyperShiftNodePoolResource.plural,
-            name: manifest.metadata.name ?? "",
-            namespace: names.hostedClusterNamespace,
-          },
-          updateStrategy: {
-            type: "ServerSideApply",
-            serverSideApply: { force: true, fieldManager: "work-agent" },
-          },
-          feedbackRules: [
-            {
-              type: "JSONPaths",
-              jsonPaths: [
-                { name: POOL_FEEDBACK.replicas, path: ".status.replicas" },
-                { name: POOL_FEEDBACK.version, path: ".status.version" },
-                { name: POOL_FEEDBACK.ready, path: '.status.conditions[?(@.type=="Ready")]' },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  };
+  });
 }

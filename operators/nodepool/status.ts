@@ -1,10 +1,12 @@
 /**
  * NodePool status from the facts the phases recorded: a condition per step (the cluster is ready
- * for pools, the version is valid, the work is applied, the nodes are ready), the summary
- * conditions and node counts. Written once per reconcile through setCondition.
+ * for pools, the version is valid, the work is applied, the nodes are ready), then one small
+ * function per summary condition (Degraded, Ready, Progressing, Deleting), the phase and node
+ * counts. Written once per reconcile through setCondition.
  */
 import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
-import type { StepState } from "../cluster/status.ts";
+import type { PoolReport } from "../hcp/feedback.ts";
+import { blockerMessage, firstNotReady, firstUserFailure, stepCondition, type Steps } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const POOL_CONDITIONS = {
@@ -18,6 +20,7 @@ export const POOL_CONDITIONS = {
   Deleting: "Deleting",
 } as const;
 
+/** The steps in the order they run; a step that is not True holds the ones after it. */
 export const POOL_STEPS = [
   POOL_CONDITIONS.ClusterReady,
   POOL_CONDITIONS.ValidVersion,
@@ -27,106 +30,118 @@ export const POOL_STEPS = [
 
 export type PoolStep = (typeof POOL_STEPS)[number];
 
-/** What HyperShift's NodePool reported through feedback. */
-export interface PoolReport {
-  replicas?: number;
-  version?: string;
-  conditions: Array<{ type: string; status: string; reason?: string; message?: string }>;
-}
-
 export interface PoolFacts {
   pool: NodePool;
-  steps: Partial<Record<PoolStep, StepState>>;
+  steps: Steps<PoolStep>;
   report?: PoolReport;
   /** The version being rolled out to the nodes, when it differs from the one they run. */
   updatingTo?: string;
   deleting?: { reason: string; message: string };
 }
 
-function stepCondition(type: PoolStep, s: StepState): ConditionInput {
-  return s.state === "ready"
-    ? { type, status: "True", reason: s.reason ?? "AsExpected", message: s.message }
-    : { type, status: "False", reason: s.reason, message: s.message };
+/** Degraded: the first failure only the user can fix. */
+export function degradedCondition(facts: PoolFacts): ConditionInput {
+  const type = POOL_CONDITIONS.Degraded;
+  const failure = firstUserFailure(POOL_STEPS, facts.steps);
+  if (failure) return { type, status: "True", reason: failure.step.reason, message: blockerMessage(failure) };
+  return { type, status: "False", reason: "AsExpected", message: "No problem found" };
 }
 
-function summary(facts: PoolFacts): ConditionInput[] {
-  const failed = POOL_STEPS.map((t) => [t, facts.steps[t]] as const).find(
-    ([, s]) => s?.state === "failed" && s.userActionRequired,
-  );
-  const blocker = POOL_STEPS.map((t) => [t, facts.steps[t]] as const).find(([, s]) => s?.state !== "ready");
-  const degraded: ConditionInput = failed
-    ? {
-        type: POOL_CONDITIONS.Degraded,
-        status: "True",
-        reason: failed[1]!.reason ?? "",
-        message: `${failed[0]}: ${failed[1]!.message}`,
-      }
-    : { type: POOL_CONDITIONS.Degraded, status: "False", reason: "AsExpected", message: "No problem found" };
-  if (facts.deleting)
-    return [
-      { type: POOL_CONDITIONS.Ready, status: "False", reason: "Deleting", message: facts.deleting.message },
-      { type: POOL_CONDITIONS.Progressing, status: "True", ...facts.deleting },
-      degraded,
-      { type: POOL_CONDITIONS.Deleting, status: "True", ...facts.deleting },
-    ];
-  const why = blocker ? `${blocker[0]}: ${blocker[1]?.message ?? "not started"}` : "";
-  const ready: ConditionInput = blocker
-    ? { type: POOL_CONDITIONS.Ready, status: "False", reason: blocker[1]?.reason ?? "Pending", message: why }
-    : { type: POOL_CONDITIONS.Ready, status: "True", reason: "AsExpected", message: "The nodes are ready" };
-  const progressing: ConditionInput = failed
-    ? {
-        type: POOL_CONDITIONS.Progressing,
-        status: "False",
-        reason: "UserActionRequired",
-        message: degraded.message,
-      }
-    : facts.updatingTo
-      ? {
-          type: POOL_CONDITIONS.Progressing,
-          status: "True",
-          reason: "Upgrading",
-          message: `Upgrading the nodes to ${facts.updatingTo}`,
-        }
-      : blocker
-        ? {
-            type: POOL_CONDITIONS.Progressing,
-            status: "True",
-            reason: blocker[1]?.reason ?? "Pending",
-            message: why,
-          }
-        : {
-            type: POOL_CONDITIONS.Progressing,
-            status: "False",
-            reason: "AsExpected",
-            message: "Nothing to roll out",
-          };
-  return [ready, progressing, degraded];
+/** Ready: every step done; otherwise the step that holds it; never while deleting. */
+export function readyCondition(facts: PoolFacts): ConditionInput {
+  const type = POOL_CONDITIONS.Ready;
+  if (facts.deleting) return { type, status: "False", reason: "Deleting", message: facts.deleting.message };
+  const blocker = firstNotReady(POOL_STEPS, facts.steps);
+  if (blocker)
+    return {
+      type,
+      status: "False",
+      reason: blocker.step?.reason ?? "Pending",
+      message: blockerMessage(blocker),
+    };
+  return { type, status: "True", reason: "AsExpected", message: "The nodes are ready" };
 }
 
-function phaseOf(facts: PoolFacts, conditions: Condition[]): Phase {
+/** Progressing: deletion; stopped while the user must act; an upgrade; the step under way; or nothing. */
+export function progressingCondition(facts: PoolFacts, degraded: ConditionInput): ConditionInput {
+  const type = POOL_CONDITIONS.Progressing;
+  if (facts.deleting) return { type, status: "True", ...facts.deleting };
+  if (degraded.status === "True")
+    return { type, status: "False", reason: "UserActionRequired", message: degraded.message };
+  if (facts.updatingTo)
+    return {
+      type,
+      status: "True",
+      reason: "Upgrading",
+      message: `Upgrading the nodes to ${facts.updatingTo}`,
+    };
+  const blocker = firstNotReady(POOL_STEPS, facts.steps);
+  if (blocker)
+    return {
+      type,
+      status: "True",
+      reason: blocker.step?.reason ?? "Pending",
+      message: blockerMessage(blocker),
+    };
+  return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
+}
+
+/** Deleting: only while deletion runs (the condition appears with it). */
+export function deletingCondition(facts: PoolFacts): ConditionInput | undefined {
+  return facts.deleting ? { type: POOL_CONDITIONS.Deleting, status: "True", ...facts.deleting } : undefined;
+}
+
+export function phaseOf(facts: PoolFacts, conditions: Condition[]): Phase {
   if (facts.deleting) return "Deleting";
   if (getCondition(conditions, POOL_CONDITIONS.Degraded)?.status === "True") return "Degraded";
   if (facts.updatingTo) return "Updating";
   return getCondition(conditions, POOL_CONDITIONS.Ready)?.status === "True" ? "Ready" : "Provisioning";
 }
 
-export function composePoolStatus(facts: PoolFacts): NodePoolStatus {
-  const { pool, report } = facts;
-  const opts = { observedGeneration: pool.metadata.generation };
-  let conditions: Condition[] = pool.status?.conditions ?? [];
+function summary(facts: PoolFacts): ConditionInput[] {
+  const degraded = degradedCondition(facts);
+  const deleting = deletingCondition(facts);
+  return [
+    readyCondition(facts),
+    progressingCondition(facts, degraded),
+    degraded,
+    ...(deleting ? [deleting] : []),
+  ];
+}
+
+/** Node counts and version as HyperShift reported them, else as the status already said. */
+function observedFields(facts: PoolFacts): Pick<NodePoolStatus, "replicas" | "readyReplicas" | "version"> {
+  const previous = facts.pool.status ?? {};
+  const report = facts.report ?? { conditions: [] };
+  const ready = report.conditions.find((c) => c.type === "Ready")?.status === "True";
+  const version = report.version ?? previous.version;
+  const replicas = report.replicas ?? previous.replicas ?? 0;
+  return { replicas, readyReplicas: ready ? (report.replicas ?? 0) : 0, ...(version ? { version } : {}) };
+}
+
+function withConditions(facts: PoolFacts): Condition[] {
+  const stamp = { observedGeneration: facts.pool.metadata.generation };
+  let conditions: Condition[] = facts.pool.status?.conditions ?? [];
   for (const type of POOL_STEPS) {
     const s = facts.steps[type];
-    if (s) conditions = setCondition(conditions, stepCondition(type, s), opts);
+    if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
-  for (const c of summary(facts)) conditions = setCondition(conditions, c, opts);
-  const ready = report?.conditions.find((c) => c.type === "Ready")?.status === "True";
-  const version = report?.version ?? pool.status?.version;
+  for (const c of summary(facts)) conditions = setCondition(conditions, c, stamp);
+  return conditions;
+}
+
+/**
+ * The whole status. `succeeded`: the reconcile got through without an error; only then does
+ * `observedGeneration` move to this generation.
+ */
+export function composePoolStatus(facts: PoolFacts, opts: { succeeded: boolean }): NodePoolStatus {
+  const { pool } = facts;
+  const observedGeneration = opts.succeeded ? pool.metadata.generation : pool.status?.observedGeneration;
+  const conditions = withConditions(facts);
   return {
     conditions,
-    observedGeneration: pool.metadata.generation,
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
     phase: phaseOf(facts, conditions),
-    replicas: report?.replicas ?? pool.status?.replicas ?? 0,
-    readyReplicas: ready ? (report?.replicas ?? 0) : 0,
-    ...(version ? { version } : {}),
+    ...observedFields(facts),
   };
 }

@@ -50,6 +50,12 @@ export class Applier {
     return written;
   }
 
+  /** Deletes an object this controller applied, and forgets its last apply. Resolves false when it was gone. */
+  async delete(type: ResourceType, ref: ObjectRef): Promise<boolean> {
+    this.forget(type, ref);
+    return this.client.delete(type, ref);
+  }
+
   /** Drops what applyIfChanged remembers of an object that is being deleted. */
   forget(type: ResourceType, ref: ObjectRef): void {
     this.#applied.delete(appliedKey(type, ref));
@@ -99,6 +105,12 @@ export class Applier {
     await this.client.mergePatch(type, { name, namespace }, { metadata: { finalizers, resourceVersion } });
   }
 }
+
+/** What a reconciler writes through: the Applier, or a recording fake in phase tests. */
+export type ObjectWriter = Pick<
+  Applier,
+  "applyIfChanged" | "applyStatus" | "addFinalizer" | "removeFinalizer" | "delete"
+>;
 
 function appliedKey(type: ResourceType, ref: { name?: string; namespace?: string }): string {
   return `${type.group}/${type.plural}/${ref.namespace ?? ""}/${ref.name ?? ""}`;

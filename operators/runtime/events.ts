@@ -108,3 +108,58 @@ export class EventRecorder {
     };
   }
 }
+
+/**
+ * Which conditions make events, and how: `negative` types are bad when True (Degraded);
+ * `quiet` types never make an event (Progressing restates what the step conditions say).
+ */
+export interface TransitionPolicy {
+  negative: readonly string[];
+  quiet: readonly string[];
+}
+
+interface ConditionLike {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/**
+ * The events a status change deserves: one per condition that changed status or reason. A
+ * condition's first appearance is news only when it is good (True), or bad for a negative one
+ * (Degraded True): a fresh object's "not yet" states are not events. The event's reason is the
+ * condition type when good, the condition's reason when bad; a bad negative condition is a Warning.
+ */
+export function conditionTransitions(
+  before: readonly ConditionLike[],
+  after: readonly ConditionLike[],
+  policy: TransitionPolicy,
+): Array<{ type: EventSeverity; reason: string; message: string }> {
+  const out: Array<{ type: EventSeverity; reason: string; message: string }> = [];
+  for (const c of after) {
+    if (policy.quiet.includes(c.type)) continue;
+    const negative = policy.negative.includes(c.type);
+    const bad = negative ? c.status === "True" : c.status !== "True";
+    const old = before.find((b) => b.type === c.type);
+    const news = old ? old.status !== c.status || old.reason !== c.reason : c.status === "True";
+    if (!news) continue;
+    out.push({
+      type: negative && bad ? "Warning" : "Normal",
+      reason: bad ? c.reason : c.type,
+      message: c.message,
+    });
+  }
+  return out;
+}
+
+/** Records the events of a status change (see conditionTransitions). */
+export async function recordTransitions(
+  recorder: Pick<EventRecorder, "event">,
+  obj: KubeObject,
+  change: { before: readonly ConditionLike[]; after: readonly ConditionLike[] },
+  policy: TransitionPolicy,
+): Promise<void> {
+  for (const e of conditionTransitions(change.before, change.after, policy))
+    await recorder.event(obj, e.type, e.reason, e.message);
+}

@@ -11,7 +11,7 @@ import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { SERVICE_RESOURCE_GROUP, SERVICE_SUBSCRIPTION } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
-import { LABELS } from "../../operators/cluster/hostedcluster.ts";
+import { LABELS } from "../../operators/hcp/names.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";

@@ -11,11 +11,8 @@ import {
   type NodePool as HyperShiftNodePool,
 } from "../../operators/api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
-import {
-  clusterNames,
-  hostedClusterManifest,
-  type RegionSettings,
-} from "../../operators/cluster/hostedcluster.ts";
+import { hostedClusterManifest } from "../../operators/cluster/hostedcluster.ts";
+import { clusterNames, type RegionSettings } from "../../operators/hcp/names.ts";
 import { hyperShiftNodePool } from "../../operators/nodepool/nodepool.ts";
 import type { Release } from "../../operators/releases/catalog.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";

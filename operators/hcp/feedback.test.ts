@@ -1,5 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { isProgressReason, poolReport } from "./reconcile.ts";
+import { hostedReport, isProgressReason, poolReport } from "./feedback.ts";
+
+describe("hostedReport", () => {
+  it("reads small feedback values and ignores malformed ones", () => {
+    const r = hostedReport({
+      available: { type: "Available", status: "True", reason: "AsExpected", message: "ok" },
+      degraded: "not an object",
+      completedVersion: "4.19.7",
+      latestUpdate: { state: "Partial", version: "4.20.2" },
+      endpointHost: "api.c.example.com",
+      endpointPort: 443,
+    });
+    expect(r.conditions.map((c) => c.type)).toEqual(["Available"]);
+    expect(r).toMatchObject({
+      completedVersion: "4.19.7",
+      updatingTo: "4.20.2",
+      endpoint: { host: "api.c.example.com", port: 443 },
+    });
+    expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
+  });
+});
 
 describe("node pool feedback", () => {
   it("tells HyperShift's progress reasons from failures", () => {

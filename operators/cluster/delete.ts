@@ -1,0 +1,92 @@
+/**
+ * Deletion runs the create path backwards behind the finalizer: node pools (their works reference
+ * the HostedCluster), then the cluster's works (maestro-server holds each until the agent confirms
+ * Deleted), then the Azure resources, then the finalizer. A phase that is still waiting records why
+ * in `facts.deleting`, which holds the phases after it.
+ */
+import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource } from "../api/work/v1.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { Phase } from "../runtime/phases.ts";
+import { RetryableStepError } from "./phases.ts";
+import { AZURE_POLL_MS, CLUSTER_FINALIZER, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
+
+export const deleteNodePools: Phase<ClusterScope> = async (_ctx, scope) => {
+  const { cluster, deps } = scope;
+  const pools = deps.nodePools
+    .list(cluster.metadata.namespace)
+    .filter((p) => p.spec.clusterRef.name === cluster.metadata.name);
+  if (pools.length === 0) return {};
+  for (const p of pools.filter((p) => !p.metadata.deletionTimestamp))
+    await deps.writer.delete(NodePoolResource, {
+      name: p.metadata.name ?? "",
+      namespace: p.metadata.namespace,
+    });
+  scope.facts.deleting = {
+    reason: "DeletingNodePools",
+    message: `Waiting for ${pools.length} node pool(s) to be deleted: ${pools.map((p) => p.metadata.name).join(", ")}`,
+  };
+  return {};
+};
+
+export const deleteWorks: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (scope.facts.deleting) return {};
+  const works = worksOf(scope);
+  if (works.length === 0) return {};
+  for (const w of works.filter((w) => !w.metadata.deletionTimestamp))
+    await scope.deps.writer.delete(ManifestWorkResource, {
+      name: w.metadata.name ?? "",
+      namespace: w.metadata.namespace,
+    });
+  scope.facts.deleting = {
+    reason: "DeletingHostedCluster",
+    message: `Waiting for the agent of ${works[0]?.metadata.namespace ?? ""} to confirm the HostedCluster is deleted`,
+  };
+  return {};
+};
+
+export const deleteInfrastructure: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (scope.facts.deleting) return {};
+  const { step } = await scope.deps.infra.deleteAll(scope.infraSpec);
+  if (step.state === "ready") return {};
+  scope.facts.deleting = { reason: "DeletingAzureResources", message: step.message };
+  if (step.state === "pending") return { requeueAfterMs: step.retryAfterMs ?? AZURE_POLL_MS };
+  if (step.userActionRequired) return { requeueAfterMs: recheckMs(scope) };
+  throw new RetryableStepError(step.message);
+};
+
+/** Last: nothing of the cluster is left anywhere, so the finalizer and everything remembered go. */
+export const releaseFinalizer: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (scope.facts.deleting) return {};
+  const { cluster, deps, memory } = scope;
+  await deps.writer.removeFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER);
+  const uid = cluster.metadata.uid ?? "";
+  memory.reservations.delete(uid);
+  memory.holds.forget(uid);
+  await deps.events.event(
+    cluster,
+    "Normal",
+    "Deleted",
+    "Node pools, HostedCluster and Azure resources are gone",
+  );
+  return {};
+};
+
+/** A deletion phase that failed holds the ones after it, as one that is still waiting does. */
+function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterScope> {
+  return async (ctx, scope) => {
+    try {
+      return await phase(ctx, scope);
+    } catch (err) {
+      scope.facts.deleting ??= { reason, message: errorMessage(err) };
+      throw err;
+    }
+  };
+}
+
+export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
+  holdOnError("DeletingNodePools", deleteNodePools),
+  holdOnError("DeletingHostedCluster", deleteWorks),
+  holdOnError("DeletingAzureResources", deleteInfrastructure),
+  releaseFinalizer,
+];

@@ -1,0 +1,291 @@
+/**
+ * The phases of an HcpCluster reconcile, in the order they run: place, resolve the release, the
+ * Azure resources (resource group, DNS zone, NS delegation, ingress), the HostedCluster work,
+ * observing the HostedCluster through the work's feedback, and the DNS records. Each phase records
+ * its step in `scope.facts` and returns when to look again; a phase whose input is not ready yet
+ * (an earlier step) does nothing, and its condition keeps saying why. Every phase reads the world
+ * before it writes, so a crash at any line and a restart converge.
+ */
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
+import { isReady, workStep, type StepState } from "../hcp/steps.ts";
+import { compareVersions } from "../releases/catalog.ts";
+import { failpoint } from "../runtime/failpoints.ts";
+import type { Phase, PhaseResult } from "../runtime/phases.ts";
+import { hostedClusterWork } from "./hostedcluster.ts";
+import type { InfraResult } from "./infrastructure.ts";
+import { place as choosePlacement } from "./placement.ts";
+import { AZURE_POLL_MS, clusterWork, recheckMs, type ClusterScope } from "./scope.ts";
+import { CONDITIONS, type StepCondition } from "./status.ts";
+
+/** Thrown (after the step is recorded) so the queue retries with backoff. */
+export class RetryableStepError extends Error {
+  override readonly name = "RetryableStepError";
+}
+
+/**
+ * Records a step and says when to look again: a pending step at its poll interval, a user failure
+ * at the recheck interval; a retryable failure throws, so the queue backs off.
+ */
+export function recordStep(scope: ClusterScope, type: StepCondition, step: StepState): PhaseResult {
+  scope.facts.steps[type] = step;
+  if (step.state === "pending") return { requeueAfterMs: step.retryAfterMs ?? AZURE_POLL_MS };
+  if (step.state === "failed" && step.userActionRequired) return { requeueAfterMs: recheckMs(scope) };
+  if (step.state === "failed") throw new RetryableStepError(`${type}: ${step.message}`);
+  return {};
+}
+
+function stepReady(scope: ClusterScope, type: StepCondition): boolean {
+  return isReady(scope.facts.steps[type]);
+}
+
+/**
+ * Runs one Azure step unless a failure only the user can fix still stands for this generation
+ * (see UserErrorHold), and records it. Resolves the step's result when it is ready.
+ */
+async function azureStep<R extends InfraResult>(
+  scope: ClusterScope,
+  type: StepCondition,
+  call: () => Promise<R>,
+): Promise<{ phase: PhaseResult; ready?: R }> {
+  const owner = scope.cluster.metadata.uid ?? "";
+  const generation = scope.cluster.metadata.generation ?? 0;
+  const held = scope.memory.holds.held(owner, type, generation);
+  if (held) return { phase: recordStep(scope, type, held) };
+  const result = await call();
+  scope.memory.holds.note(owner, type, generation, result.step);
+  const phase = recordStep(scope, type, result.step);
+  return result.step.state === "ready" ? { phase, ready: result } : { phase };
+}
+
+// ---- placement and release ---------------------------------------------------------------
+
+/** Control planes per ManagementCluster, counting choices the informer may not show yet. */
+function placementLoad(scope: ClusterScope): Map<string, number> {
+  const load = new Map<string, number>();
+  for (const c of scope.deps.clusters.list()) {
+    const mc = c.status?.managementCluster ?? scope.memory.reservations.get(c.metadata.uid ?? "");
+    if (mc) load.set(mc, (load.get(mc) ?? 0) + 1);
+  }
+  return load;
+}
+
+/** Where the cluster already is: its status, an existing work's consumer, or a reservation. */
+function existingPlacement(scope: ClusterScope): string | undefined {
+  const work = clusterWork(scope);
+  const byConsumer = work
+    ? scope.deps.managementClusters.list().find((m) => m.spec.consumerName === work.metadata.namespace)
+    : undefined;
+  return (
+    scope.cluster.status?.managementCluster ??
+    byConsumer?.metadata.name ??
+    scope.memory.reservations.get(scope.cluster.metadata.uid ?? "")
+  );
+}
+
+/**
+ * Keeps a placement; recovers one from an existing work; otherwise places now. Not placed (no room,
+ * no match) and placed on a ManagementCluster that is missing are not retried: the watch on
+ * ManagementClusters brings the cluster back when one appears or frees room.
+ */
+export const place: Phase<ClusterScope> = (_ctx, scope) => {
+  const { deps, cluster, facts } = scope;
+  let chosen = existingPlacement(scope);
+  if (!chosen) {
+    const placement = choosePlacement(
+      deps.managementClusters.list(),
+      placementLoad(scope),
+      cluster.spec.placement?.managementClusterSelector,
+    );
+    if (!placement.placed) {
+      const { reason, message } = placement;
+      facts.steps[CONDITIONS.Placed] = { state: "failed", reason, message, userActionRequired: false };
+      return {};
+    }
+    chosen = placement.managementCluster.metadata.name ?? "";
+    scope.memory.reservations.set(cluster.metadata.uid ?? "", chosen);
+    scope.log.info("Placing the cluster", { managementCluster: chosen });
+  }
+  facts.managementCluster = chosen;
+  const mc = deps.managementClusters.list().find((m) => m.metadata.name === chosen);
+  if (!mc) {
+    facts.steps[CONDITIONS.Placed] = {
+      state: "pending",
+      reason: "ManagementClusterMissing",
+      message: `ManagementCluster ${chosen} the cluster is placed on does not exist (yet)`,
+    };
+    return {};
+  }
+  scope.consumer = mc.spec.consumerName;
+  return recordStep(scope, CONDITIONS.Placed, {
+    state: "ready",
+    reason: "Placed",
+    message: `Placed on ${chosen}`,
+  });
+};
+
+/** The catalog's release for spec.version; never older than what runs (OpenShift does not downgrade). */
+export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
+  if (!stepReady(scope, CONDITIONS.Placed)) return {};
+  const { cluster } = scope;
+  const resolution = scope.deps.releases().resolve(cluster.spec.version);
+  if (!resolution.ok)
+    return recordStep(scope, CONDITIONS.ValidVersion, {
+      state: "failed",
+      reason: resolution.reason,
+      message: resolution.message,
+      userActionRequired: resolution.reason === "UnknownVersion",
+    });
+  const { release } = resolution;
+  const running = cluster.status?.version;
+  if (running && compareVersions(release.version, running) < 0)
+    return recordStep(scope, CONDITIONS.ValidVersion, {
+      state: "failed",
+      reason: "DowngradeRefused",
+      message: `spec.version ${cluster.spec.version.id} resolves to ${release.version}, older than the running ${running}; OpenShift does not downgrade`,
+      userActionRequired: true,
+    });
+  scope.release = release;
+  return recordStep(scope, CONDITIONS.ValidVersion, {
+    state: "ready",
+    reason: "VersionResolved",
+    message: `${cluster.spec.version.id} resolves to ${release.version} (${release.image})`,
+  });
+};
+
+// ---- Azure --------------------------------------------------------------------------------
+
+export const reconcileResourceGroup: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (!stepReady(scope, CONDITIONS.ValidVersion)) return {};
+  const { infra } = scope.deps;
+  return (
+    await azureStep(scope, CONDITIONS.ResourceGroupReady, () => infra.ensureResourceGroup(scope.infraSpec))
+  ).phase;
+};
+
+export const reconcileDnsZone: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (!stepReady(scope, CONDITIONS.ResourceGroupReady)) return {};
+  const { infra } = scope.deps;
+  const zone = await azureStep(scope, CONDITIONS.DnsZoneReady, () => infra.ensureDnsZone(scope.infraSpec));
+  if (zone.ready) failpoint("cluster/after-dns-zone");
+  scope.nameServers = zone.ready?.nameServers ?? [];
+  return zone.phase;
+};
+
+/** NS records for the cluster's zone in the region's parent zone, which must be the cluster's base domain. */
+export const reconcileDelegation: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (!stepReady(scope, CONDITIONS.DnsZoneReady)) return {};
+  const { infra, parentZone } = scope.deps;
+  const { baseDomain } = scope.facts.names;
+  if (baseDomain.toLowerCase() !== parentZone.name.toLowerCase())
+    return recordStep(scope, CONDITIONS.DnsDelegated, {
+      state: "failed",
+      reason: "UnknownBaseDomain",
+      message: `spec.dns.baseDomain ${baseDomain} is not a zone of this region; use ${parentZone.name} or leave it empty`,
+      userActionRequired: true,
+    });
+  const nameServers = scope.nameServers ?? [];
+  return (
+    await azureStep(scope, CONDITIONS.DnsDelegated, () =>
+      infra.ensureDelegation(scope.infraSpec, nameServers),
+    )
+  ).phase;
+};
+
+/** The public IP and load balancer in front of the cluster's ingress. */
+export const reconcileIngress: Phase<ClusterScope> = async (_ctx, scope) => {
+  if (!stepReady(scope, CONDITIONS.DnsDelegated)) return {};
+  const { infra } = scope.deps;
+  const ingress = await azureStep(scope, CONDITIONS.IngressReady, () => infra.ensureIngress(scope.infraSpec));
+  scope.ingressIp = ingress.ready?.ingressIp;
+  return ingress.phase;
+};
+
+// ---- the HostedCluster ----------------------------------------------------------------------
+
+/** Applies the HostedCluster's work when it differs from this controller's last apply. */
+export const applyWork: Phase<ClusterScope> = async (_ctx, scope) => {
+  const { cluster, facts, release, consumer, deps } = scope;
+  if (!stepReady(scope, CONDITIONS.IngressReady) || !release || !consumer) return {};
+  const desired = hostedClusterWork({ cluster, names: facts.names, release, region: deps.region, consumer });
+  const current = clusterWork(scope);
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current);
+  if (!scope.appliedWork) return {};
+  const work = `${consumer}/${facts.names.workName}`;
+  scope.log.info("Applied the HostedCluster ManifestWork", { work });
+  if (!current)
+    await deps.events.event(cluster, "Normal", "HostedClusterCreated", `ManifestWork ${work} created`);
+  return {};
+};
+
+function hostedClusterAvailable(scope: ClusterScope): StepState {
+  const available = scope.facts.hosted?.conditions.find((c) => c.type === "Available");
+  if (available?.status === "True")
+    return {
+      state: "ready",
+      reason: "Available",
+      message: available.message || "The HostedCluster is available",
+    };
+  return {
+    state: "pending",
+    reason: available ? `HostedCluster${available.reason}` : "WaitingForHostedCluster",
+    message: available?.message || "Waiting for the HostedCluster to report its conditions",
+  };
+}
+
+/**
+ * Turns the work's status and the HostedCluster's feedback into steps. Runs whatever came before:
+ * a work that exists is observed even while an earlier step holds (a bad version, a quota), and
+ * nothing here waits on a watch that is not there (the work's status events bring us back).
+ */
+export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
+  const { facts } = scope;
+  const work = scope.appliedWork ?? clusterWork(scope);
+  if (!work) return {};
+  facts.steps[CONDITIONS.HostedClusterApplied] = workStep(work);
+  const report = hostedReport(
+    feedbackOf(work, { kind: "HostedCluster", name: facts.names.hostedClusterName }),
+  );
+  // The release was applied but HyperShift has not started on it yet: that is an upgrade too.
+  const wanted = scope.release?.version;
+  if (wanted && !report.updatingTo && report.completedVersion && report.completedVersion !== wanted)
+    report.updatingTo = wanted;
+  facts.hosted = report;
+  facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
+  return {};
+};
+
+/** `api` and `*.apps` A records once the HostedCluster reports its endpoint. */
+export const reconcileRecords: Phase<ClusterScope> = async (_ctx, scope) => {
+  const { facts, ingressIp } = scope;
+  if (!stepReady(scope, CONDITIONS.IngressReady)) return {};
+  if (!facts.hosted?.endpoint || !ingressIp) {
+    facts.steps[CONDITIONS.DnsRecordsReady] = {
+      state: "pending",
+      reason: "WaitingForEndpoint",
+      message: "The api and *.apps records are written once the HostedCluster reports its endpoint",
+    };
+    return {};
+  }
+  return recordStep(
+    scope,
+    CONDITIONS.DnsRecordsReady,
+    (await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp)).step,
+  );
+};
+
+/** Every phase of a cluster that is not paused, in order. */
+export const CLUSTER_PHASES: readonly Phase<ClusterScope>[] = [
+  place,
+  resolveRelease,
+  reconcileResourceGroup,
+  reconcileDnsZone,
+  reconcileDelegation,
+  reconcileIngress,
+  applyWork,
+  observeHostedCluster,
+  reconcileRecords,
+];
+
+/** A paused cluster changes nothing: it is only observed. */
+export const PAUSED_PHASES: readonly Phase<ClusterScope>[] = [observeHostedCluster];

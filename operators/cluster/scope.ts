@@ -1,0 +1,106 @@
+/**
+ * What one HcpCluster reconcile works with: the dependencies (the world), the memory that outlives
+ * a reconcile (user-error holds, placements not yet visible), and the scope the phases fill in.
+ * Each scope field says which phase sets it; status.ts reads only `facts`.
+ */
+import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import { clusterNames, LABELS, type RegionSettings } from "../hcp/names.ts";
+import type { Release, Resolution } from "../releases/catalog.ts";
+import type { ObjectWriter } from "../runtime/apply.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import type { Lister } from "../runtime/informer.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import type { ClusterFacts } from "./status.ts";
+import type { UserErrorHold } from "./holds.ts";
+
+export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
+export const CLUSTER_UID_INDEX = "cluster-uid";
+
+/** How soon to look again while an Azure operation runs. */
+export const AZURE_POLL_MS = 5_000;
+/** How soon to look again at a step only the user can fix (a quota raised out of band). */
+export const USER_ACTION_RECHECK_MS = 300_000;
+
+export interface ClusterReconcilerDeps {
+  clusters: Lister<HcpCluster>;
+  nodePools: Lister<NodePool>;
+  managementClusters: Lister<ManagementCluster>;
+  /** ManifestWorks that carry a cluster label, indexed by CLUSTER_UID_INDEX. */
+  works: Lister<ManifestWork>;
+  /** The release catalog as it stands now. */
+  releases: () => { resolve(spec: VersionSpec): Resolution };
+  infra: ClusterInfrastructure;
+  parentZone: ParentZone;
+  region: RegionSettings;
+  writer: ObjectWriter;
+  events: Pick<EventRecorder, "event">;
+  /** How long a step that failed with a user error waits before it is tried again. Default 5 min. */
+  userErrorRecheckMs?: number;
+}
+
+/** What the reconciler remembers between reconciles; every entry is dropped when its cluster goes. */
+export interface ClusterMemory {
+  /** Failures only the user can fix, not retried within the recheck interval. */
+  holds: UserErrorHold;
+  /** uid → ManagementCluster chosen but maybe not yet visible in the informer's status. */
+  reservations: Map<string, string>;
+}
+
+export interface ClusterScope {
+  deps: ClusterReconcilerDeps;
+  memory: ClusterMemory;
+  cluster: HcpCluster;
+  /** Carries the ARM request IDs of the cluster, when the frontend set them. */
+  log: Logger;
+  facts: ClusterFacts;
+  infraSpec: ClusterInfraSpec;
+  /** Set by place: the chosen ManagementCluster's consumer name. */
+  consumer?: string;
+  /** Set by resolveRelease. */
+  release?: Release;
+  /** Set by reconcileDnsZone: the zone's name servers, for the delegation. */
+  nameServers?: string[];
+  /** Set by reconcileIngress once the public IP has an address. */
+  ingressIp?: string;
+  /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
+  appliedWork?: ManifestWork;
+}
+
+export function newScope(
+  base: Pick<ClusterScope, "deps" | "memory" | "log">,
+  cluster: HcpCluster,
+): ClusterScope {
+  const names = clusterNames(cluster, base.deps.region);
+  const azure = cluster.spec.platform.azure;
+  return {
+    ...base,
+    cluster,
+    facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster },
+    infraSpec: {
+      owner: cluster.metadata.uid ?? "",
+      ownerName: `${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`,
+      subscriptionId: azure.subscriptionId,
+      location: azure.location,
+      managedResourceGroup: azure.managedResourceGroup,
+      zoneName: names.zoneName,
+      delegationLabel: cluster.spec.dns.baseDomainPrefix,
+      ingressName: `${cluster.spec.dns.baseDomainPrefix}-ingress`,
+    },
+  };
+}
+
+export function recheckMs(scope: ClusterScope): number {
+  return scope.deps.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS;
+}
+
+/** The cluster's works: its own and its node pools'. */
+export function worksOf(scope: ClusterScope): ManifestWork[] {
+  return scope.deps.works.byIndex(CLUSTER_UID_INDEX, scope.cluster.metadata.uid ?? "");
+}
+
+/** The cluster's own work (node pool works carry the same uid label and a node pool label). */
+export function clusterWork(scope: ClusterScope): ManifestWork | undefined {
+  return worksOf(scope).find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+}

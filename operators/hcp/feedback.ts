@@ -1,0 +1,135 @@
+/**
+ * What comes back from the management cluster: the feedback rules a work asks the agent for, and
+ * their decoding into what the HostedCluster and HyperShift's NodePool reported. Each value is
+ * small on purpose: OCM's agent refuses raw JSON values over 1 KiB, and a HostedCluster's whole
+ * condition list is larger than that. Decoding is defensive: the agent sends what it read, or
+ * nothing.
+ */
+import type { FeedbackValue, JsonPath, ManifestWork } from "../api/work/v1.ts";
+import type { Condition } from "../runtime/conditions.ts";
+
+/** Feedback names of a HostedCluster's work. */
+export const FEEDBACK = {
+  available: "available",
+  progressing: "progressing",
+  degraded: "degraded",
+  completedVersion: "completedVersion",
+  latestUpdate: "latestUpdate",
+  endpointHost: "endpointHost",
+  endpointPort: "endpointPort",
+} as const;
+
+/** Feedback names of a HyperShift NodePool's work. */
+export const POOL_FEEDBACK = { replicas: "replicas", version: "version", ready: "ready" } as const;
+
+const conditionPath = (type: string): string => `.status.conditions[?(@.type=="${type}")]`;
+
+export const HOSTED_CLUSTER_FEEDBACK_PATHS: JsonPath[] = [
+  { name: FEEDBACK.available, path: conditionPath("Available") },
+  { name: FEEDBACK.progressing, path: conditionPath("Progressing") },
+  { name: FEEDBACK.degraded, path: conditionPath("Degraded") },
+  // History is newest first: the first Completed entry is the version running now.
+  {
+    name: FEEDBACK.completedVersion,
+    path: '.status.controlPlaneVersion.history[?(@.state=="Completed")].version',
+  },
+  { name: FEEDBACK.latestUpdate, path: ".status.controlPlaneVersion.history[0]" },
+  { name: FEEDBACK.endpointHost, path: ".status.controlPlaneEndpoint.host" },
+  { name: FEEDBACK.endpointPort, path: ".status.controlPlaneEndpoint.port" },
+];
+
+export const NODE_POOL_FEEDBACK_PATHS: JsonPath[] = [
+  { name: POOL_FEEDBACK.replicas, path: ".status.replicas" },
+  { name: POOL_FEEDBACK.version, path: ".status.version" },
+  { name: POOL_FEEDBACK.ready, path: conditionPath("Ready") },
+];
+
+/** What the HostedCluster reported through the work's feedback. */
+export interface HostedClusterReport {
+  conditions: Condition[];
+  /** The newest Completed version in the history. */
+  completedVersion?: string;
+  /** The version being rolled out, when the newest history entry is Partial. */
+  updatingTo?: string;
+  endpoint?: { host: string; port: number };
+}
+
+/** What HyperShift's NodePool reported through feedback. */
+export interface PoolReport {
+  replicas?: number;
+  version?: string;
+  conditions: Array<{ type: string; status: string; reason?: string; message?: string }>;
+}
+
+/** The feedback values of one manifest of a work, raw JSON parsed; absent names are absent. */
+export function feedbackOf(
+  work: ManifestWork | undefined,
+  match: { kind: string; name: string },
+): Record<string, unknown> {
+  const manifest = work?.status?.resourceStatus?.manifests?.find(
+    (m) => m.resourceMeta.kind === match.kind && m.resourceMeta.name === match.name,
+  );
+  const out: Record<string, unknown> = {};
+  for (const v of manifest?.statusFeedback?.values ?? []) out[v.name] = fieldValueOf(v);
+  return out;
+}
+
+function fieldValueOf(v: FeedbackValue): unknown {
+  const f = v.fieldValue;
+  switch (f.type) {
+    case "Integer":
+      return f.integer;
+    case "String":
+      return f.string;
+    case "Boolean":
+      return f.boolean;
+    case "JsonRaw":
+      try {
+        return JSON.parse(f.jsonRaw ?? "null") as unknown;
+      } catch {
+        return undefined;
+      }
+  }
+}
+
+function isCondition(c: unknown): c is Condition {
+  return typeof c === "object" && c !== null && typeof (c as { type?: unknown }).type === "string";
+}
+
+function nonEmptyString(v: unknown): string | undefined {
+  return typeof v === "string" && v ? v : undefined;
+}
+
+export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
+  const conditions = [FEEDBACK.available, FEEDBACK.progressing, FEEDBACK.degraded]
+    .map((name) => fb[name])
+    .filter(isCondition);
+  const latest = fb[FEEDBACK.latestUpdate] as { state?: unknown; version?: unknown } | undefined;
+  const host = nonEmptyString(fb[FEEDBACK.endpointHost]);
+  const port = fb[FEEDBACK.endpointPort];
+  return {
+    conditions,
+    completedVersion: nonEmptyString(fb[FEEDBACK.completedVersion]),
+    updatingTo: latest?.state === "Partial" ? nonEmptyString(latest.version) : undefined,
+    endpoint: host && typeof port === "number" ? { host, port } : undefined,
+  };
+}
+
+export function poolReport(fb: Record<string, unknown>): PoolReport {
+  const ready = fb[POOL_FEEDBACK.ready];
+  const replicas = fb[POOL_FEEDBACK.replicas];
+  return {
+    conditions: isCondition(ready) ? [ready] : [],
+    replicas: typeof replicas === "number" ? replicas : undefined,
+    version: nonEmptyString(fb[POOL_FEEDBACK.version]),
+  };
+}
+
+/**
+ * Reasons HyperShift and CAPI give a NodePool that is getting there (WaitingForAvailable,
+ * WaitingForAvailableMachines, WaitingForNodeRef, scaling, updating); any other reason for
+ * Ready=False is a failure someone must look at.
+ */
+export function isProgressReason(reason: string): boolean {
+  return /^(WaitingFor|Scaling|Updating|AsExpected)/.test(reason);
+}

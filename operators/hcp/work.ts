@@ -1,0 +1,63 @@
+/**
+ * The ManifestWorks the cluster and node pool controllers send: one shape for both — manifests
+ * applied server-side by the agent, deleted in the foreground, with JSONPath feedback on the one
+ * HyperShift object the controller watches — so the two cannot drift apart.
+ */
+import type { ResourceType } from "../runtime/kube.ts";
+import {
+  ManifestWorkResource,
+  WORK_API_VERSION,
+  type JsonPath,
+  type Manifest,
+  type ManifestWork,
+} from "../api/work/v1.ts";
+
+/** A typed object as a work manifest (which needs apiVersion and kind set). */
+export function asManifest(obj: { apiVersion?: string; kind?: string; metadata: object }): Manifest {
+  if (!obj.apiVersion || !obj.kind) throw new Error("a manifest needs apiVersion and kind");
+  return obj as unknown as Manifest;
+}
+
+export interface WorkSpec {
+  name: string;
+  /** The management cluster's consumer name: the namespace of the work. */
+  consumer: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  manifests: Manifest[];
+  /** The object whose status comes back, and the JSONPaths that carry it. */
+  feedback: { type: ResourceType; name: string; namespace: string; paths: JsonPath[] };
+}
+
+export function manifestWork(spec: WorkSpec): ManifestWork {
+  const { feedback } = spec;
+  return {
+    apiVersion: WORK_API_VERSION,
+    kind: ManifestWorkResource.kind,
+    metadata: {
+      name: spec.name,
+      namespace: spec.consumer,
+      labels: spec.labels,
+      annotations: spec.annotations,
+    },
+    spec: {
+      workload: { manifests: spec.manifests },
+      deleteOption: { propagationPolicy: "Foreground" },
+      manifestConfigs: [
+        {
+          resourceIdentifier: {
+            group: feedback.type.group,
+            resource: feedback.type.plural,
+            name: feedback.name,
+            namespace: feedback.namespace,
+          },
+          updateStrategy: {
+            type: "ServerSideApply",
+            serverSideApply: { force: true, fieldManager: "work-agent" },
+          },
+          feedbackRules: [{ type: "JSONPaths", jsonPaths: feedback.paths }],
+        },
+      ],
+    },
+  };
+}

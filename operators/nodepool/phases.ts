@@ -1,0 +1,168 @@
+/**
+ * The phases of a NodePool reconcile, in order: its cluster is ready for pools, the version
+ * resolves and respects the control plane's, the work is applied, the work and the nodes are
+ * observed through feedback. Each records its step in `scope.facts`; a phase whose input is not
+ * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
+ * the pool back.
+ */
+import type { VersionSpec } from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../hcp/feedback.ts";
+import { clusterNames } from "../hcp/names.ts";
+import { isReady, workStep, type StepState } from "../hcp/steps.ts";
+import { compareVersions } from "../releases/catalog.ts";
+import type { Phase, PhaseResult } from "../runtime/phases.ts";
+import { nodePoolWork, poolNames } from "./nodepool.ts";
+import { poolWork, type PoolScope } from "./scope.ts";
+import { POOL_CONDITIONS, type PoolStep } from "./status.ts";
+
+function record(scope: PoolScope, type: PoolStep, step: StepState): PhaseResult {
+  scope.facts.steps[type] = step;
+  return {};
+}
+
+function stepReady(scope: PoolScope, type: PoolStep): boolean {
+  return isReady(scope.facts.steps[type]);
+}
+
+/** The pool's cluster must exist, be placed and have its HostedCluster applied. */
+export const findCluster: Phase<PoolScope> = (_ctx, scope) => {
+  const { pool, deps } = scope;
+  const ref = pool.spec.clusterRef.name;
+  const namespace = pool.metadata.namespace ?? "";
+  const cluster = deps.clusters.get(namespace, ref);
+  if (!cluster)
+    return record(scope, POOL_CONDITIONS.ClusterReady, {
+      state: "failed",
+      reason: "ClusterNotFound",
+      message: `HcpCluster ${ref} does not exist in namespace ${namespace}`,
+      userActionRequired: true,
+    });
+  if (cluster.metadata.deletionTimestamp)
+    return record(scope, POOL_CONDITIONS.ClusterReady, {
+      state: "pending",
+      reason: "ClusterDeleting",
+      message: `HcpCluster ${ref} is being deleted`,
+    });
+  const names = clusterNames(cluster, deps.region);
+  scope.cluster = cluster;
+  scope.names = names;
+  const mc = deps.managementClusters
+    .list()
+    .find((m) => m.metadata.name === cluster.status?.managementCluster);
+  const hostedApplied =
+    cluster.status?.conditions?.find((c) => c.type === "HostedClusterApplied")?.status === "True";
+  if (!mc || !hostedApplied)
+    return record(scope, POOL_CONDITIONS.ClusterReady, {
+      state: "pending",
+      reason: "WaitingForCluster",
+      message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster applied`,
+    });
+  scope.consumer = mc.spec.consumerName;
+  return record(scope, POOL_CONDITIONS.ClusterReady, {
+    state: "ready",
+    reason: "ClusterReady",
+    message: `HostedCluster ${names.hostedClusterNamespace}/${names.hostedClusterName} on ${mc.metadata.name ?? ""}`,
+  });
+};
+
+/** Why the wanted version cannot roll out to the nodes now, if it cannot. */
+function versionHold(scope: PoolScope, spec: VersionSpec, wanted: string): StepState | undefined {
+  const running = scope.pool.status?.version;
+  if (running && compareVersions(wanted, running) < 0)
+    return {
+      state: "failed",
+      reason: "DowngradeRefused",
+      message: `version ${spec.id} resolves to ${wanted}, older than the nodes' ${running}; OpenShift does not downgrade`,
+      userActionRequired: true,
+    };
+  const controlPlane = scope.cluster?.status?.version;
+  if (controlPlane && compareVersions(wanted, controlPlane) > 0)
+    return {
+      state: "pending",
+      reason: "WaitingForControlPlane",
+      message: `The nodes move to ${wanted} once the control plane runs it (now ${controlPlane})`,
+    };
+  return undefined;
+}
+
+/** The pool follows the cluster's version unless it names its own; never backwards, never ahead. */
+export const resolveRelease: Phase<PoolScope> = (_ctx, scope) => {
+  const { pool, cluster, deps } = scope;
+  if (!cluster || !stepReady(scope, POOL_CONDITIONS.ClusterReady)) return {};
+  const spec = pool.spec.version ?? cluster.spec.version;
+  const resolution = deps.releases().resolve(spec);
+  if (!resolution.ok)
+    return record(scope, POOL_CONDITIONS.ValidVersion, {
+      state: "failed",
+      reason: resolution.reason,
+      message: resolution.message,
+      userActionRequired: resolution.reason === "UnknownVersion",
+    });
+  const wanted = resolution.release.version;
+  const hold = versionHold(scope, spec, wanted);
+  if (hold) return record(scope, POOL_CONDITIONS.ValidVersion, hold);
+  scope.release = resolution.release;
+  const running = pool.status?.version;
+  if (running && running !== wanted) scope.facts.updatingTo = wanted;
+  return record(scope, POOL_CONDITIONS.ValidVersion, {
+    state: "ready",
+    reason: "VersionResolved",
+    message: `${spec.id} resolves to ${wanted}`,
+  });
+};
+
+/** Applies the pool's work when it differs from this controller's last apply; a paused cluster's pools keep theirs. */
+export const applyWork: Phase<PoolScope> = async (_ctx, scope) => {
+  const { pool, cluster, names, release, consumer, deps } = scope;
+  if (!cluster || !names || !release || !consumer || !stepReady(scope, POOL_CONDITIONS.ValidVersion))
+    return {};
+  const current = poolWork(scope);
+  if (cluster.spec.paused && current) return {};
+  const desired = nodePoolWork({ pool, cluster, names, release, consumer });
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current);
+  if (!scope.appliedWork) return {};
+  const work = `${consumer}/${desired.metadata.name ?? ""}`;
+  scope.log.info("Applied the NodePool ManifestWork", { work });
+  if (!current) await deps.events.event(pool, "Normal", "NodePoolCreated", `ManifestWork ${work} created`);
+  return {};
+};
+
+function nodesStep(report: PoolReport, want: number): StepState {
+  const ready = report.conditions.find((c) => c.type === "Ready");
+  const replicas = report.replicas ?? 0;
+  if (ready?.status === "True" && replicas >= want)
+    return { state: "ready", reason: "AsExpected", message: `${replicas} node(s) ready` };
+  if (ready?.status === "False" && ready.reason && !isProgressReason(ready.reason))
+    return {
+      state: "failed",
+      reason: `NodePool${ready.reason}`,
+      message: ready.message ?? "",
+      userActionRequired: true,
+    };
+  return { state: "pending", reason: "WaitingForNodes", message: `${replicas} of ${want} node(s) ready` };
+}
+
+/** The work (published, applied) and the nodes HyperShift reports through its feedback. */
+export const observeNodes: Phase<PoolScope> = (_ctx, scope) => {
+  const { pool, names } = scope;
+  const work = scope.appliedWork ?? poolWork(scope);
+  if (!work || !names) return {};
+  record(scope, POOL_CONDITIONS.NodePoolApplied, workStep(work));
+  const report = poolReport(
+    feedbackOf(work, { kind: "NodePool", name: poolNames(pool, names).hyperShiftName }),
+  );
+  scope.facts.report = report;
+  const want = pool.spec.autoScaling?.min ?? pool.spec.replicas ?? 0;
+  record(scope, POOL_CONDITIONS.NodesReady, nodesStep(report, want));
+  if (report.version && scope.release && report.version !== scope.release.version)
+    scope.facts.updatingTo = scope.release.version;
+  return {};
+};
+
+export const POOL_PHASES: readonly Phase<PoolScope>[] = [
+  findCluster,
+  resolveRelease,
+  applyWork,
+  observeNodes,
+];

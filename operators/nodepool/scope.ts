@@ -1,0 +1,50 @@
+/**
+ * What one NodePool reconcile works with: the dependencies and the scope the phases fill in. Each
+ * field says which phase sets it; status.ts reads only `facts`.
+ */
+import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
+import type { Release, Resolution } from "../releases/catalog.ts";
+import type { ObjectWriter } from "../runtime/apply.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import type { Lister } from "../runtime/informer.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { PoolFacts } from "./status.ts";
+
+export const NODE_POOL_FINALIZER = "hcp.aro.dev/nodepool";
+export const NODE_POOL_UID_INDEX = "nodepool-uid";
+
+export interface NodePoolReconcilerDeps {
+  pools: Lister<NodePool>;
+  clusters: Lister<HcpCluster>;
+  managementClusters: Lister<ManagementCluster>;
+  /** Node pool works, indexed by NODE_POOL_UID_INDEX. */
+  works: Lister<ManifestWork>;
+  releases: () => { resolve(spec: VersionSpec): Resolution };
+  region: RegionSettings;
+  writer: ObjectWriter;
+  events: Pick<EventRecorder, "event">;
+}
+
+export interface PoolScope {
+  deps: NodePoolReconcilerDeps;
+  pool: NodePool;
+  log: Logger;
+  facts: PoolFacts;
+  /** Set by findCluster. */
+  cluster?: HcpCluster;
+  /** Set by findCluster. */
+  names?: ClusterNames;
+  /** Set by findCluster: the consumer of the ManagementCluster the cluster is placed on. */
+  consumer?: string;
+  /** Set by resolveRelease. */
+  release?: Release;
+  /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
+  appliedWork?: ManifestWork;
+}
+
+/** The pool's own work. */
+export function poolWork(scope: PoolScope): ManifestWork | undefined {
+  return scope.deps.works.byIndex(NODE_POOL_UID_INDEX, scope.pool.metadata.uid ?? "")[0];
+}
