@@ -1,0 +1,375 @@
+/**
+ * The cluster reconciler at the phase level, on fakes: listers instead of informers, a scripted
+ * infrastructure, a recording writer and event recorder, a clock. Each test is one reconcile (or
+ * two) and asserts what was written, called and recorded.
+ */
+import { describe, expect, it } from "vitest";
+import type { HcpCluster, HcpClusterStatus, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import { LABELS } from "../hcp/names.ts";
+import type { StepState } from "../hcp/steps.ts";
+import { ReleaseCatalog } from "../releases/catalog.ts";
+import { FakeLister } from "../../test/support/lister.ts";
+import {
+  RecordingEvents,
+  RecordingWriter,
+  ScriptedInfra,
+  testContext,
+  type InfraStep,
+} from "../../test/support/fakes.ts";
+import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
+import { RetryableStepError } from "./phases.ts";
+import { ClusterReconciler } from "./reconcile.ts";
+import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX } from "./scope.ts";
+
+const RECHECK_MS = 60_000;
+
+const catalog = new ReleaseCatalog([
+  {
+    version: "4.19.7",
+    image: "quay.io/openshift-release-dev/ocp-release:4.19.7-x86_64",
+    channelGroups: ["stable"],
+  },
+  {
+    version: "4.20.2",
+    image: "quay.io/openshift-release-dev/ocp-release:4.20.2-x86_64",
+    channelGroups: ["stable"],
+  },
+]);
+
+function cluster(
+  overrides: { name?: string; status?: HcpClusterStatus; generation?: number } = {},
+): HcpCluster {
+  const c = sampleCluster();
+  const name = overrides.name ?? "demo";
+  c.metadata = {
+    name,
+    namespace: "default",
+    uid: `uid-${name}`,
+    generation: overrides.generation ?? 1,
+    finalizers: [CLUSTER_FINALIZER],
+  };
+  if (overrides.status) c.status = overrides.status;
+  return c;
+}
+
+function managementCluster(name: string, capacity = 50): ManagementCluster {
+  const mc = sampleManagementCluster("mgmt-1");
+  return {
+    ...mc,
+    metadata: { name },
+    spec: { ...mc.spec, consumerName: name, capacity: { maxHostedClusters: capacity } },
+  };
+}
+
+function world(
+  opts: {
+    clusters?: HcpCluster[];
+    mcs?: ManagementCluster[];
+    pools?: NodePool[];
+    works?: ManifestWork[];
+  } = {},
+) {
+  let now = 1_000_000;
+  const infra = new ScriptedInfra();
+  const writer = new RecordingWriter();
+  const events = new RecordingEvents();
+  const clusters = new FakeLister(opts.clusters ?? [cluster()]);
+  const works = new FakeLister<ManifestWork>(opts.works ?? [], {
+    [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
+  });
+  const reconciler = new ClusterReconciler(
+    {
+      clusters,
+      nodePools: new FakeLister(opts.pools ?? []),
+      managementClusters: new FakeLister(opts.mcs ?? [managementCluster("mgmt-1")]),
+      works,
+      releases: () => catalog,
+      infra,
+      parentZone: { subscriptionId: "s", resourceGroup: "rg", name: "hcp.example.com" },
+      region: {
+        environment: "t",
+        baseDomain: "hcp.example.com",
+        managedIdentitiesKeyVault: "kv",
+        pullSecret: "{}",
+      },
+      writer,
+      events,
+      userErrorRecheckMs: RECHECK_MS,
+    },
+    () => now,
+  );
+  const reconcile = (name = "demo") =>
+    reconciler.reconcile(testContext(), { cluster: "service", namespace: "default", name });
+  /** The next reconcile sees what the last one wrote to status, as the informer would. */
+  const observeStatus = (name = "demo") => {
+    const c = clusters.get("default", name)!;
+    const status = writer
+      .of("status")
+      .filter((w) => w.name === name)
+      .at(-1)?.body as HcpClusterStatus | undefined;
+    if (status) clusters.set({ ...c, status });
+  };
+  const tick = (ms: number) => (now += ms);
+  return { infra, writer, events, clusters, works, reconciler, reconcile, observeStatus, tick };
+}
+
+const condition = (status: HcpClusterStatus | undefined, type: string) =>
+  status?.conditions?.find((c) => c.type === type);
+
+const AZURE_STEPS: Array<[InfraStep, string]> = [
+  ["ensureResourceGroup", "ResourceGroupReady"],
+  ["ensureDnsZone", "DnsZoneReady"],
+  ["ensureDelegation", "DnsDelegated"],
+  ["ensureIngress", "IngressReady"],
+];
+
+describe("ClusterReconciler", () => {
+  it("adds its finalizer first and does nothing else in that reconcile", async () => {
+    const c = cluster();
+    c.metadata.finalizers = [];
+    const w = world({ clusters: [c] });
+    expect(await w.reconcile()).toEqual({});
+    expect(w.writer.writes.map((x) => x.verb)).toEqual(["addFinalizer"]);
+    expect(w.infra.total()).toBe(0);
+  });
+
+  it("runs every phase in order on a new cluster: placement, Azure, then the HostedCluster work", async () => {
+    const w = world();
+    expect(await w.reconcile()).toEqual({});
+    expect(Object.keys(w.infra.calls)).toEqual(AZURE_STEPS.map(([step]) => step));
+    const [work] = w.writer.of("apply", "ManifestWork");
+    expect(work).toMatchObject({ name: "uid-demo", namespace: "mgmt-1" });
+    const status = w.writer.lastStatus<HcpClusterStatus>();
+    expect(status).toMatchObject({
+      managementCluster: "mgmt-1",
+      observedGeneration: 1,
+      phase: "Provisioning",
+    });
+    expect(condition(status, "HostedClusterApplied")).toMatchObject({
+      status: "False",
+      reason: "WaitingForAgent",
+    });
+    expect(condition(status, "Ready")).toMatchObject({ status: "False", reason: "WaitingForAgent" });
+    // One event per real transition: each step that became True, and the work's creation; no Progressing echo.
+    expect(w.events.reasons().sort()).toEqual(
+      [
+        "HostedClusterCreated",
+        "Placed",
+        "ValidVersion",
+        "ResourceGroupReady",
+        "DnsZoneReady",
+        "DnsDelegated",
+        "IngressReady",
+      ].sort(),
+    );
+  });
+
+  it.each(AZURE_STEPS)(
+    "holds the steps after %s while it is pending, and looks again at its poll interval",
+    async (step, type) => {
+      const w = world();
+      w.infra.script[step] = { state: "pending", reason: "InProgress", message: "creating" };
+      expect(await w.reconcile()).toEqual({ requeueAfterMs: AZURE_POLL_MS });
+      const later = AZURE_STEPS.slice(AZURE_STEPS.findIndex(([s]) => s === step) + 1).map(([s]) => s);
+      for (const s of later) expect(w.infra.calls[s], s).toBeUndefined();
+      expect(w.writer.of("apply")).toEqual([]);
+      const status = w.writer.lastStatus<HcpClusterStatus>();
+      expect(condition(status, type)).toMatchObject({ status: "False", reason: "InProgress" });
+      expect(status?.observedGeneration).toBe(1);
+    },
+  );
+
+  it.each(AZURE_STEPS)(
+    "backs off on a retryable failure of %s without moving observedGeneration",
+    async (step, type) => {
+      const c = cluster({ generation: 2, status: { observedGeneration: 1 } });
+      const w = world({ clusters: [c] });
+      w.infra.script[step] = {
+        state: "failed",
+        reason: "InternalServerError",
+        message: "boom",
+        userActionRequired: false,
+      };
+      await expect(w.reconcile()).rejects.toBeInstanceOf(RetryableStepError);
+      const status = w.writer.lastStatus<HcpClusterStatus>();
+      expect(condition(status, type)).toMatchObject({ status: "False", reason: "InternalServerError" });
+      expect(condition(status, "Degraded")?.status).toBe("False");
+      expect(status?.observedGeneration).toBe(1);
+    },
+  );
+
+  it("holds a user error without calling Azure again until the recheck interval, or a new generation", async () => {
+    const w = world();
+    const quota: StepState = {
+      state: "failed",
+      reason: "QuotaExceeded",
+      message: "no IPs left",
+      userActionRequired: true,
+    };
+    w.infra.script.ensureIngress = quota;
+    expect(await w.reconcile()).toEqual({ requeueAfterMs: RECHECK_MS });
+    expect(condition(w.writer.lastStatus(), "Degraded")).toMatchObject({
+      status: "True",
+      reason: "QuotaExceeded",
+    });
+    expect(w.events.events.find((e) => e.reason === "QuotaExceeded")?.type).toBe("Warning");
+
+    w.observeStatus();
+    await w.reconcile();
+    expect(w.infra.calls.ensureIngress).toBe(1);
+
+    w.tick(RECHECK_MS);
+    await w.reconcile();
+    expect(w.infra.calls.ensureIngress).toBe(2);
+
+    w.clusters.set({
+      ...w.clusters.get("default", "demo")!,
+      metadata: { ...cluster().metadata, generation: 2 },
+    });
+    await w.reconcile();
+    expect(w.infra.calls.ensureIngress).toBe(3);
+  });
+
+  it("refuses a base domain that is not the region's zone, as a user error", async () => {
+    const c = cluster();
+    c.spec.dns.baseDomain = "example.org";
+    const w = world({ clusters: [c] });
+    await w.reconcile();
+    expect(w.infra.calls.ensureDelegation).toBeUndefined();
+    expect(condition(w.writer.lastStatus(), "DnsDelegated")).toMatchObject({ reason: "UnknownBaseDomain" });
+    expect(condition(w.writer.lastStatus(), "Degraded")?.status).toBe("True");
+  });
+
+  it.each([
+    ["no management cluster", [], "NoManagementCluster"],
+    [
+      "an unschedulable one",
+      [{ ...managementCluster("mgmt-1"), spec: { ...managementCluster("mgmt-1").spec, schedulable: false } }],
+      "NoManagementCluster",
+    ],
+    ["a full one", [managementCluster("mgmt-1", 0)], "NoCapacity"],
+  ])("waits for room with %s: no Azure call, no retry, no requeue", async (_what, mcs, reason) => {
+    const w = world({ mcs });
+    expect(await w.reconcile()).toEqual({});
+    expect(w.infra.total()).toBe(0);
+    expect(condition(w.writer.lastStatus(), "Placed")).toMatchObject({ status: "False", reason });
+  });
+
+  it("counts a placement the informer does not show yet, so two clusters do not take the last slot", async () => {
+    const w = world({
+      clusters: [cluster({ name: "a" }), cluster({ name: "b" })],
+      mcs: [managementCluster("mgmt-1", 1)],
+    });
+    // "a" is placed but its status write is not visible yet (the informer lags).
+    w.writer.applyStatus = async () => Promise.resolve(undefined);
+    await w.reconcile("a");
+    await w.reconcile("b");
+    expect(w.reconciler.memory.reservations.get("uid-a")).toBe("mgmt-1");
+    expect(w.reconciler.memory.reservations.has("uid-b")).toBe(false);
+  });
+
+  it("refuses a downgrade below the running version", async () => {
+    const c = cluster({ status: { version: "4.20.2" } });
+    const w = world({ clusters: [c] });
+    await w.reconcile();
+    expect(condition(w.writer.lastStatus(), "ValidVersion")).toMatchObject({
+      status: "False",
+      reason: "DowngradeRefused",
+    });
+    expect(w.infra.total()).toBe(0);
+  });
+
+  it("changes nothing while paused: no Azure call, no apply, only status with Paused", async () => {
+    const c = cluster({
+      status: {
+        conditions: [
+          {
+            type: "Placed",
+            status: "True",
+            reason: "Placed",
+            message: "Placed on mgmt-1",
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+        managementCluster: "mgmt-1",
+      },
+    });
+    c.spec.paused = true;
+    const w = world({ clusters: [c] });
+    await w.reconcile();
+    expect(w.infra.total()).toBe(0);
+    expect(w.writer.of("apply")).toEqual([]);
+    const status = w.writer.lastStatus<HcpClusterStatus>();
+    expect(condition(status, "Paused")).toMatchObject({ status: "True" });
+    expect(condition(status, "Placed")).toMatchObject({ status: "True" });
+    expect(w.events.reasons()).toContain("Paused");
+  });
+
+  describe("deletion", () => {
+    const deleting = (c: HcpCluster): HcpCluster => ({
+      ...c,
+      metadata: { ...c.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+    });
+
+    it("deletes the node pools first and waits for them", async () => {
+      const pool = { ...sampleFixedPool(), metadata: { name: "workers", namespace: "default", uid: "p1" } };
+      pool.spec.clusterRef = { name: "demo" };
+      const w = world({ clusters: [deleting(cluster())], pools: [pool] });
+      await w.reconcile();
+      expect(w.writer.of("delete").map((d) => d.kind)).toEqual(["NodePool"]);
+      expect(w.infra.total()).toBe(0);
+      expect(condition(w.writer.lastStatus(), "Deleting")).toMatchObject({ reason: "DeletingNodePools" });
+    });
+
+    it("does not go on to the works when deleting the node pools failed", async () => {
+      const pool = { ...sampleFixedPool(), metadata: { name: "workers", namespace: "default", uid: "p1" } };
+      pool.spec.clusterRef = { name: "demo" };
+      const work = {
+        apiVersion: "work.open-cluster-management.io/v1",
+        kind: "ManifestWork",
+        metadata: { name: "uid-demo", namespace: "mgmt-1", labels: { [LABELS.clusterUid]: "uid-demo" } },
+        spec: { workload: { manifests: [] } },
+      } as ManifestWork;
+      const w = world({ clusters: [deleting(cluster())], pools: [pool], works: [work] });
+      w.writer.delete = () => Promise.reject(new Error("apiserver unavailable"));
+      await expect(w.reconcile()).rejects.toThrow("apiserver unavailable");
+      expect(w.infra.total()).toBe(0);
+      expect(condition(w.writer.lastStatus(), "Deleting")).toMatchObject({ reason: "DeletingNodePools" });
+    });
+
+    it("removes Azure resources, then the finalizer, and forgets what it held for the cluster", async () => {
+      const w = world();
+      w.infra.script.ensureIngress = {
+        state: "failed",
+        reason: "QuotaExceeded",
+        message: "no",
+        userActionRequired: true,
+      };
+      await w.reconcile();
+      expect(w.reconciler.memory.holds.size).toBe(1);
+      w.clusters.set(deleting(w.clusters.get("default", "demo")!));
+      expect(await w.reconcile()).toEqual({});
+      expect(w.infra.calls.deleteAll).toBe(1);
+      expect(w.writer.of("removeFinalizer")).toHaveLength(1);
+      expect(w.reconciler.memory.holds.size).toBe(0);
+      expect(w.reconciler.memory.reservations.size).toBe(0);
+      expect(w.events.reasons()).toContain("Deleted");
+    });
+
+    it("keeps the finalizer while an Azure deletion runs", async () => {
+      const w = world({ clusters: [deleting(cluster())] });
+      w.infra.script.deleteAll = {
+        state: "pending",
+        reason: "InProgress",
+        message: "deleting the zone",
+        retryAfterMs: 2_000,
+      };
+      expect(await w.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+      expect(w.writer.of("removeFinalizer")).toEqual([]);
+      expect(condition(w.writer.lastStatus(), "Deleting")).toMatchObject({
+        reason: "DeletingAzureResources",
+      });
+    });
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The node pool reconciler at the phase level, on fakes (listers, a recording writer and event
+ * recorder): what it applies, the conditions it writes and when it holds back.
+ */
+import { describe, expect, it } from "vitest";
+import type { HcpCluster, NodePool, NodePoolStatus } from "../api/v1alpha1/index.ts";
+import type { ManifestWork, WorkCondition } from "../api/work/v1.ts";
+import { LABELS } from "../hcp/names.ts";
+import { ReleaseCatalog } from "../releases/catalog.ts";
+import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
+import { FakeLister } from "../../test/support/lister.ts";
+import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
+import { NodePoolReconciler } from "./reconcile.ts";
+import { NODE_POOL_FINALIZER, NODE_POOL_UID_INDEX } from "./scope.ts";
+
+const catalog = new ReleaseCatalog([
+  { version: "4.19.7", image: "release:4.19.7", channelGroups: ["stable"] },
+  { version: "4.20.2", image: "release:4.20.2", channelGroups: ["stable"] },
+]);
+const T = "2026-01-01T00:00:00Z";
+
+function hcpCluster(version = "4.19.7", hostedApplied = true): HcpCluster {
+  const c = sampleCluster();
+  c.metadata = { name: "demo", namespace: "default", uid: "uid-demo", generation: 1 };
+  c.status = {
+    managementCluster: "mgmt-1",
+    version,
+    conditions: [
+      {
+        type: "HostedClusterApplied",
+        status: hostedApplied ? "True" : "False",
+        reason: "Applied",
+        message: "",
+        lastTransitionTime: T,
+      },
+    ],
+  };
+  return c;
+}
+
+function nodePool(extra: Partial<NodePool["spec"]> = {}, status?: NodePoolStatus): NodePool {
+  const p = sampleFixedPool();
+  p.metadata = {
+    name: "workers",
+    namespace: "default",
+    uid: "uid-workers",
+    generation: 2,
+    finalizers: [NODE_POOL_FINALIZER],
+  };
+  p.spec = { ...p.spec, clusterRef: { name: "demo" }, ...extra };
+  if (status) p.status = status;
+  return p;
+}
+
+function workWith(conditions: WorkCondition[]): ManifestWork {
+  return {
+    apiVersion: "work.open-cluster-management.io/v1",
+    kind: "ManifestWork",
+    metadata: {
+      name: "uid-demo-workers",
+      namespace: "mgmt-1",
+      generation: 1,
+      labels: { [LABELS.nodePool]: "uid-workers" },
+    },
+    spec: { workload: { manifests: [] } },
+    status: { conditions },
+  };
+}
+
+function world(opts: { pool?: NodePool; cluster?: HcpCluster | null; works?: ManifestWork[] } = {}) {
+  const writer = new RecordingWriter();
+  const events = new RecordingEvents();
+  const pools = new FakeLister([opts.pool ?? nodePool()]);
+  const reconciler = new NodePoolReconciler({
+    pools,
+    clusters: new FakeLister(opts.cluster === null ? [] : [opts.cluster ?? hcpCluster()]),
+    managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
+    works: new FakeLister(opts.works ?? [], {
+      [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""],
+    }),
+    releases: () => catalog,
+    region: {
+      environment: "t",
+      baseDomain: "hcp.example.com",
+      managedIdentitiesKeyVault: "kv",
+      pullSecret: "{}",
+    },
+    writer,
+    events,
+  });
+  const reconcile = () =>
+    reconciler.reconcile(testContext(), { cluster: "service", namespace: "default", name: "workers" });
+  const condition = (type: string) =>
+    writer.lastStatus<NodePoolStatus>()?.conditions?.find((c) => c.type === type);
+  return { writer, events, pools, reconcile, condition };
+}
+
+describe("NodePoolReconciler", () => {
+  it("applies the pool's work on its cluster's management cluster and waits for the agent", async () => {
+    const w = world();
+    await w.reconcile();
+    expect(w.writer.of("apply", "ManifestWork")).toMatchObject([
+      { name: "uid-demo-workers", namespace: "mgmt-1" },
+    ]);
+    expect(w.condition("NodePoolApplied")).toMatchObject({ status: "False", reason: "WaitingForAgent" });
+    expect(w.writer.lastStatus<NodePoolStatus>()?.observedGeneration).toBe(2);
+    expect(w.events.reasons()).toContain("NodePoolCreated");
+  });
+
+  it.each<[string, HcpCluster | null, string]>([
+    ["the cluster is missing", null, "ClusterNotFound"],
+    ["the HostedCluster is not applied yet", hcpCluster("4.19.7", false), "WaitingForCluster"],
+  ])("applies nothing while %s", async (_what, cluster, reason) => {
+    const w = world({ cluster });
+    await w.reconcile();
+    expect(w.writer.of("apply")).toEqual([]);
+    expect(w.condition("ClusterReady")).toMatchObject({ status: "False", reason });
+  });
+
+  it.each<[string, NodePool, HcpCluster, string]>([
+    [
+      "ahead of the control plane",
+      nodePool({ version: { id: "4.20" } }),
+      hcpCluster("4.19.7"),
+      "WaitingForControlPlane",
+    ],
+    ["older than the nodes", nodePool({}, { version: "4.20.2" }), hcpCluster("4.20.2"), "DowngradeRefused"],
+    ["unknown", nodePool({ version: { id: "4.99" } }), hcpCluster("4.19.7"), "UnknownVersion"],
+  ])("holds a version %s", async (_what, pool, cluster, reason) => {
+    if (reason === "DowngradeRefused") pool.spec.version = { id: "4.19" };
+    const w = world({ pool, cluster });
+    await w.reconcile();
+    expect(w.writer.of("apply")).toEqual([]);
+    expect(w.condition("ValidVersion")).toMatchObject({ status: "False", reason });
+  });
+
+  it.each<[string, WorkCondition[], { status: string; reason: string }, string]>([
+    [
+      "too large to publish",
+      [
+        {
+          type: "Published",
+          status: "False",
+          reason: "BundleTooLarge",
+          message: "Not published: too large",
+          lastTransitionTime: T,
+        },
+      ],
+      { status: "False", reason: "BundleTooLarge" },
+      "True",
+    ],
+    [
+      "waiting for the broker",
+      [
+        {
+          type: "Published",
+          status: "Unknown",
+          reason: "BrokerNotConnected",
+          message: "not connected",
+          lastTransitionTime: T,
+        },
+      ],
+      { status: "False", reason: "BrokerNotConnected" },
+      "False",
+    ],
+    [
+      "applied",
+      [
+        {
+          type: "Applied",
+          status: "True",
+          reason: "AppliedManifestWorkComplete",
+          message: "",
+          observedGeneration: 1,
+          lastTransitionTime: T,
+        },
+      ],
+      { status: "True", reason: "Applied" },
+      "False",
+    ],
+  ])("shows a work that is %s as the work step", async (_what, conditions, applied, degraded) => {
+    const w = world({ works: [workWith(conditions)] });
+    await w.reconcile(); // applies once after a start (the writer has no memory of the work yet)
+    await w.reconcile();
+    expect(w.writer.of("apply")).toHaveLength(1);
+    expect(w.condition("NodePoolApplied")).toMatchObject(applied);
+    expect(w.condition("Degraded")?.status).toBe(degraded);
+  });
+
+  it("deletes its work and keeps the finalizer until the agent confirms", async () => {
+    const pool = { ...nodePool(), metadata: { ...nodePool().metadata, deletionTimestamp: T } };
+    const w = world({ pool, works: [workWith([])] });
+    await w.reconcile();
+    expect(w.writer.of("delete", "ManifestWork")).toHaveLength(1);
+    expect(w.writer.of("removeFinalizer")).toEqual([]);
+    expect(w.condition("Deleting")).toMatchObject({ status: "True", reason: "DeletingNodePool" });
+  });
+
+  it("releases the finalizer once the work is gone", async () => {
+    const pool = { ...nodePool(), metadata: { ...nodePool().metadata, deletionTimestamp: T } };
+    const w = world({ pool });
+    await w.reconcile();
+    expect(w.writer.of("removeFinalizer")).toHaveLength(1);
+    expect(w.writer.of("status")).toEqual([]);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * Test doubles for reconcilers built without an apiserver or Azure: a writer that records what a
+ * reconciler wrote (and keeps it, so a second reconcile sees the first one's result), an event
+ * recorder that keeps the events, and a scripted ClusterInfrastructure that answers each step as a
+ * test says and counts the calls.
+ */
+import type {
+  ClusterInfraSpec,
+  ClusterInfrastructure,
+  InfraResult,
+} from "../../operators/cluster/infrastructure.ts";
+import type { StepState } from "../../operators/hcp/steps.ts";
+import type { ObjectWriter } from "../../operators/runtime/apply.ts";
+import type { EventSeverity } from "../../operators/runtime/events.ts";
+import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+import type { ReconcileContext } from "../../operators/runtime/controller.ts";
+import { silentLogger } from "../../operators/runtime/logger.ts";
+
+export interface Write {
+  verb: "apply" | "status" | "addFinalizer" | "removeFinalizer" | "delete";
+  kind: string;
+  name: string;
+  namespace?: string;
+  body?: unknown;
+}
+
+/** Records every write; applied objects get generation 1 and bump it when their body changes. */
+export class RecordingWriter implements ObjectWriter {
+  readonly writes: Write[] = [];
+  readonly #generations = new Map<string, { body: string; generation: number }>();
+
+  async applyIfChanged<T extends KubeObject>(type: ResourceType, obj: KubeObject): Promise<T | undefined> {
+    const key = `${type.plural}/${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
+    const body = JSON.stringify(obj);
+    const last = this.#generations.get(key);
+    if (last?.body === body) return undefined;
+    const generation = (last?.generation ?? 0) + 1;
+    this.#generations.set(key, { body, generation });
+    this.writes.push({ verb: "apply", ...ref(type, obj), body: obj });
+    return Promise.resolve({ ...obj, metadata: { ...obj.metadata, generation } } as T);
+  }
+
+  async applyStatus<T extends KubeObject>(
+    type: ResourceType,
+    current: KubeObject,
+    status: unknown,
+  ): Promise<T | undefined> {
+    if (JSON.stringify(current["status"]) === JSON.stringify(status)) return undefined;
+    this.writes.push({ verb: "status", ...ref(type, current), body: status });
+    return Promise.resolve({ ...current, status } as unknown as T);
+  }
+
+  async addFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    if (obj.metadata.finalizers?.includes(finalizer)) return false;
+    this.writes.push({ verb: "addFinalizer", ...ref(type, obj), body: finalizer });
+    return Promise.resolve(true);
+  }
+
+  async removeFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    if (!obj.metadata.finalizers?.includes(finalizer)) return false;
+    this.writes.push({ verb: "removeFinalizer", ...ref(type, obj), body: finalizer });
+    return Promise.resolve(true);
+  }
+
+  async delete(type: ResourceType, r: { name: string; namespace?: string }): Promise<boolean> {
+    this.writes.push({ verb: "delete", kind: type.kind, name: r.name, namespace: r.namespace });
+    return Promise.resolve(true);
+  }
+
+  /** The writes of one verb (and kind). */
+  of(verb: Write["verb"], kind?: string): Write[] {
+    return this.writes.filter((w) => w.verb === verb && (kind === undefined || w.kind === kind));
+  }
+
+  /** The last status written. */
+  lastStatus<S>(): S | undefined {
+    return this.of("status").at(-1)?.body as S | undefined;
+  }
+}
+
+function ref(type: ResourceType, obj: KubeObject): { kind: string; name: string; namespace?: string } {
+  return { kind: type.kind, name: obj.metadata.name ?? "", namespace: obj.metadata.namespace };
+}
+
+export interface RecordedEvent {
+  object: string;
+  type: EventSeverity;
+  reason: string;
+  message: string;
+}
+
+export class RecordingEvents {
+  readonly events: RecordedEvent[] = [];
+
+  async event(obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+    this.events.push({ object: obj.metadata.name ?? "", type, reason, message });
+    return Promise.resolve();
+  }
+
+  reasons(): string[] {
+    return this.events.map((e) => e.reason);
+  }
+}
+
+export type InfraStep = keyof Omit<ClusterInfrastructure, never>;
+
+const READY: StepState = { state: "ready", message: "as expected" };
+
+/**
+ * Answers each infrastructure step from a script (ready by default), counts calls per step, and
+ * gives the ingress an address and the zone name servers once they are ready.
+ */
+export class ScriptedInfra implements ClusterInfrastructure {
+  readonly calls: Partial<Record<InfraStep, number>> = {};
+  readonly script: Partial<Record<InfraStep, StepState>> = {};
+
+  #answer(step: InfraStep): InfraResult {
+    this.calls[step] = (this.calls[step] ?? 0) + 1;
+    return { step: this.script[step] ?? READY };
+  }
+
+  ensureResourceGroup(_spec: ClusterInfraSpec): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureResourceGroup"));
+  }
+
+  ensureDnsZone(_spec: ClusterInfraSpec): Promise<InfraResult & { nameServers?: string[] }> {
+    const r = this.#answer("ensureDnsZone");
+    return Promise.resolve(r.step.state === "ready" ? { ...r, nameServers: ["ns1.example.net"] } : r);
+  }
+
+  ensureDelegation(_spec: ClusterInfraSpec, _nameServers: string[]): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureDelegation"));
+  }
+
+  ensureIngress(_spec: ClusterInfraSpec): Promise<InfraResult> {
+    const r = this.#answer("ensureIngress");
+    return Promise.resolve(r.step.state === "ready" ? { ...r, ingressIp: "20.0.0.1" } : r);
+  }
+
+  ensureRecords(_spec: ClusterInfraSpec, _ip: string): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureRecords"));
+  }
+
+  deleteAll(_spec: ClusterInfraSpec): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("deleteAll"));
+  }
+
+  total(): number {
+    return Object.values(this.calls).reduce((a, b) => a + (b ?? 0), 0);
+  }
+}
+
+/** A reconcile context for calling a reconciler or a phase directly. */
+export function testContext(signal: AbortSignal = new AbortController().signal): ReconcileContext {
+  return { signal, log: silentLogger };
+}
