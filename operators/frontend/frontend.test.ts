@@ -22,7 +22,7 @@ import {
   nodePoolToCR,
 } from "./translate.ts";
 import type { FieldError } from "./errors.ts";
-import { clusterBody } from "./testing/harness.ts";
+import { clusterBody } from "../../test/support/frontend.ts";
 
 const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
 const schema = VERSIONS["2026-06-30-preview"].cluster;
