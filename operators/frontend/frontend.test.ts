@@ -1,10 +1,10 @@
 /** Pure parts of the frontend: schema walks, names, states, operations, translation, versions. */
 import { describe, expect, it } from "vitest";
-import { VERSIONS } from "./apiversions.ts";
-import { carryHidden, propertiesToHub, toVersioned } from "./convert.ts";
+import { VERSIONS } from "./api-version-schemas.ts";
+import { carryHidden, propertiesToHub, toVersioned } from "./hub-conversion.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
 import { evaluate, newOperationId, operationKey, type OperationDoc } from "./operations.ts";
-import { formatResourceId, type ResourceId } from "./resourceid.ts";
+import { formatResourceId, type ResourceId } from "./resource-id.ts";
 import {
   applyDefaults,
   checkRequired,
@@ -12,15 +12,15 @@ import {
   mergePatch,
   readValue,
   type JsonObject,
-} from "./schema.ts";
-import { progressState, resourceState, type Observed } from "./state.ts";
+} from "./body-schema.ts";
+import { progressState, resourceState, type Observed } from "./provisioning-state.ts";
 import {
   armFieldPath,
   clusterFromCR,
   clusterToCR,
   defaultClusterProperties,
   nodePoolToCR,
-} from "./translate.ts";
+} from "./cr-mapping.ts";
 import type { FieldError } from "./errors.ts";
 import { clusterBody } from "../../test/support/frontend.ts";
 

@@ -4,7 +4,7 @@
  *  - Create and Update (PUT, PATCH): on the CR it acts on, annotation `arm-operation` (beside
  *    `arm-operation-id` and `arm-operation-request`), written by the same request as the CR, so
  *    such a request costs one apiserver write. While it runs its status is not stored: every poll
- *    computes it from the CR (state.ts). The first poll that finds it terminal freezes it, with
+ *    computes it from the CR (provisioning-state.ts). The first poll that finds it terminal freezes it, with
  *    the end time from the CR's conditions, into a ConfigMap `op-<id>` (below): one write per
  *    operation, at a poll rather than in the request, so later changes of the CR (a Degraded
  *    cluster that recovers) never change what ARM was told.
@@ -37,10 +37,10 @@
 import { randomUUID } from "node:crypto";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
-import { configMapType, crType } from "./kube.ts";
+import { configMapType, crType } from "./service-cluster.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, shortHash } from "./names.ts";
-import type { ResourceKind } from "./resourceid.ts";
-import { isObject } from "./schema.ts";
+import type { ResourceKind } from "./resource-id.ts";
+import { isObject } from "./body-schema.ts";
 import {
   isTerminal,
   progressState,
@@ -48,7 +48,7 @@ import {
   type OperationRequest,
   type ProvisioningState,
   type StateResult,
-} from "./state.ts";
+} from "./provisioning-state.ts";
 
 export const OPERATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const DATA_KEY = "operation.json";

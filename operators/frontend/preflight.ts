@@ -6,8 +6,8 @@
  */
 import type { KubeClient } from "../runtime/kube.ts";
 import { KubeApiError } from "../runtime/kube.ts";
-import { isServedVersion, type ApiVersion } from "./apiversions.ts";
-import { propertiesToHub, schemaFor } from "./convert.ts";
+import { isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
+import { propertiesToHub, schemaFor } from "./hub-conversion.ts";
 import {
   CloudError,
   CODES,
@@ -16,18 +16,18 @@ import {
   type CloudErrorBody,
   type FieldError,
 } from "./errors.ts";
-import type { ArmRequest, Reply } from "./http.ts";
-import { cloudErrorFromKube, crType, dryRunCreate } from "./kube.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
+import { cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
 import {
   CLUSTER_TYPE,
   NODE_POOL_TYPE,
   checkResourceName,
   formatResourceId,
   type ResourceId,
-} from "./resourceid.ts";
-import { targetOf } from "./resources.ts";
-import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./schema.ts";
-import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./translate.ts";
+} from "./resource-id.ts";
+import { targetOf } from "./resource-handlers.ts";
+import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./body-schema.ts";
+import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");

@@ -9,25 +9,32 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { Registry } from "prom-client";
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import { counter, histogram, metricsRegistry } from "../runtime/metrics.ts";
 import type { Runnable } from "../runtime/manager.ts";
-import { SUBSCRIPTION_API_VERSION, isServedVersion, type ApiVersion } from "./apiversions.ts";
+import { SUBSCRIPTION_API_VERSION, isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
 import { CloudError, CODES, internalError, invalidContent, type CloudErrorBody } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
-import { crType } from "./kube.ts";
-import { subscriptionNamespace } from "./names.ts";
-import { getOperationResult, getOperationStatus } from "./operationstatus.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
+import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
 import { preflight } from "./preflight.ts";
-import { checkResourceGroup, checkResourceName, checkSubscriptionId, type ResourceId } from "./resourceid.ts";
-import { ResourceHandlers } from "./resources.ts";
+import {
+  checkResourceGroup,
+  checkResourceName,
+  checkSubscriptionId,
+  type ResourceId,
+} from "./resource-id.ts";
+import { ResourceHandlers } from "./resource-handlers.ts";
 import { match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
-import { isObject } from "./schema.ts";
-import { checkSubscriptionState, readSubscription, SubscriptionStore } from "./subscriptions.ts";
-import { CatalogReader, getVersions } from "./versions.ts";
+import { isObject } from "./body-schema.ts";
+import {
+  checkSubscriptionState,
+  getSubscription,
+  putSubscription,
+  SubscriptionStore,
+} from "./subscriptions.ts";
+import { CatalogReader, getVersions } from "./openshift-versions.ts";
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const OPERATION_CLEANUP_MS = 3600_000;
@@ -204,12 +211,13 @@ export class Frontend implements Runnable {
       DELETE: (r) => res.delete(r, id(r)),
     };
     const ops = { client: this.#client, operations: this.#operations };
+    const subs = { ...ops, subscriptions: this.#subscriptions };
     return [
       route({
         pattern: PATTERNS.subscription,
         apiVersion: "subscription",
         checkSubscription: false,
-        methods: { PUT: (r) => this.#putSubscription(r), GET: (r) => this.#getSubscription(r) },
+        methods: { PUT: (r) => putSubscription(subs, r), GET: (r) => getSubscription(subs, r) },
       }),
       route({
         pattern: PATTERNS.clustersInSubscription,
@@ -237,38 +245,6 @@ export class Frontend implements Runnable {
         methods: { POST: (r) => preflight(this.#client, r) },
       }),
     ];
-  }
-
-  async #getSubscription(req: ArmRequest): Promise<Reply> {
-    const id = req.params["subscriptionId"] ?? "";
-    const sub = await this.#subscriptions.get(id);
-    if (!sub)
-      throw new CloudError(404, {
-        code: CODES.SubscriptionNotFound,
-        message: `The subscription '${id}' could not be found.`,
-      });
-    return { status: 200, body: sub };
-  }
-
-  async #putSubscription(req: ArmRequest): Promise<Reply> {
-    const id = req.params["subscriptionId"] ?? "";
-    const doc = await this.#subscriptions.put(id, readSubscription(req.body));
-    if (doc.state === "Deleted") await this.#deleteEverything(id, req.log);
-    return { status: 200, body: doc };
-  }
-
-  /** A Deleted subscription loses every resource; operations still running end as Canceled. */
-  async #deleteEverything(subscriptionId: string, log: Logger): Promise<void> {
-    const namespace = subscriptionNamespace(subscriptionId);
-    for (const kind of ["nodePool", "cluster"] as const) {
-      const list = await this.#client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
-      for (const cr of list.items) {
-        if (cr.metadata.deletionTimestamp) continue;
-        await this.#operations.retire(namespace, cr);
-        await this.#client.delete(crType(kind), { name: cr.metadata.name ?? "", namespace });
-      }
-      log.info("Deleted the resources of a deleted subscription", { kind, count: list.items.length });
-    }
   }
 
   /** Runs the middleware and the handler; every failure becomes a CloudError reply. */

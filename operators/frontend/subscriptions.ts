@@ -1,15 +1,20 @@
 /**
- * ARM's subscription lifecycle (`PUT /subscriptions/{id}?api-version=2.0`). A subscription is the
- * namespace that holds its resources: the document ARM sent is an annotation on it, its state a
- * label. Requests are allowed by state as ARO HCP's frontend allows them: Registered everything,
- * Warned and Suspended only GET and DELETE, Unregistered, Deleted or unknown nothing.
+ * ARM's subscription lifecycle (`GET` and `PUT /subscriptions/{id}?api-version=2.0`). A
+ * subscription is the namespace that holds its resources: the document ARM sent is an annotation
+ * on it, its state a label. Requests are allowed by state as ARO HCP's frontend allows them:
+ * Registered everything, Warned and Suspended only GET and DELETE, Unregistered, Deleted or
+ * unknown nothing. A subscription put in state Deleted loses every resource.
  */
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
-import { namespaceType } from "./kube.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
-import { isObject, type JsonObject } from "./schema.ts";
+import type { OperationStore } from "./operations.ts";
+import { crType, namespaceType } from "./service-cluster.ts";
+import { isObject, type JsonObject } from "./body-schema.ts";
 
 export const SUBSCRIPTION_STATES = ["Registered", "Unregistered", "Warned", "Deleted", "Suspended"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
@@ -127,4 +132,42 @@ export function checkSubscriptionState(
       message: `Request is not allowed in subscription in state '${sub.state}'.`,
     });
   return sub;
+}
+
+export interface SubscriptionDeps {
+  client: KubeClient;
+  subscriptions: SubscriptionStore;
+  operations: OperationStore;
+}
+
+export async function getSubscription(deps: SubscriptionDeps, req: ArmRequest): Promise<Reply> {
+  const id = req.params["subscriptionId"] ?? "";
+  const sub = await deps.subscriptions.get(id);
+  if (!sub)
+    throw new CloudError(404, {
+      code: CODES.SubscriptionNotFound,
+      message: `The subscription '${id}' could not be found.`,
+    });
+  return { status: 200, body: sub };
+}
+
+export async function putSubscription(deps: SubscriptionDeps, req: ArmRequest): Promise<Reply> {
+  const id = req.params["subscriptionId"] ?? "";
+  const doc = await deps.subscriptions.put(id, readSubscription(req.body));
+  if (doc.state === "Deleted") await deleteEverything(deps, id, req.log);
+  return { status: 200, body: doc };
+}
+
+/** A Deleted subscription loses every resource; operations still running end as Canceled. */
+async function deleteEverything(deps: SubscriptionDeps, subscriptionId: string, log: Logger): Promise<void> {
+  const namespace = subscriptionNamespace(subscriptionId);
+  for (const kind of ["nodePool", "cluster"] as const) {
+    const list = await deps.client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
+    for (const cr of list.items) {
+      if (cr.metadata.deletionTimestamp) continue;
+      await deps.operations.retire(namespace, cr);
+      await deps.client.delete(crType(kind), { name: cr.metadata.name ?? "", namespace });
+    }
+    log.info("Deleted the resources of a deleted subscription", { kind, count: list.items.length });
+  }
 }

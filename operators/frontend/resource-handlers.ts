@@ -7,7 +7,7 @@
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { carryHidden, propertiesToHub, schemaFor, toVersioned } from "./convert.ts";
+import { carryHidden, propertiesToHub, schemaFor, toVersioned } from "./hub-conversion.ts";
 import {
   CloudError,
   CODES,
@@ -17,8 +17,8 @@ import {
   resourceNotFound,
   type FieldError,
 } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
-import { crType, kubeWrite } from "./kube.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
+import { crType, kubeWrite } from "./service-cluster.ts";
 import {
   ANNOTATIONS,
   LABELS,
@@ -44,7 +44,7 @@ import {
   resourceType,
   type ResourceId,
   type ResourceKind,
-} from "./resourceid.ts";
+} from "./resource-id.ts";
 import {
   applyDefaults,
   checkRequired,
@@ -54,8 +54,13 @@ import {
   readValue,
   text,
   type JsonObject,
-} from "./schema.ts";
-import { isTerminal, resourceState, type OperationRequest, type ProvisioningState } from "./state.ts";
+} from "./body-schema.ts";
+import {
+  isTerminal,
+  resourceState,
+  type OperationRequest,
+  type ProvisioningState,
+} from "./provisioning-state.ts";
 import {
   clusterFromCR,
   clusterToCR,
@@ -63,8 +68,8 @@ import {
   nodePoolFromCR,
   nodePoolToCR,
   type ArmResource,
-} from "./translate.ts";
-import { checkVersion, defaultVersion, type CatalogReader } from "./versions.ts";
+} from "./cr-mapping.ts";
+import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 
 export interface ResourceDeps {
   client: KubeClient;

@@ -2,7 +2,7 @@
  * ARM resources (in the hub version's shape) to CRs and back. Properties with a CR field go to
  * the spec; the rest (ARM-only: authorized CIDRs, ingress, etcd encryption, ...) and the envelope
  * (tags, systemData, identity) go to annotations, so GET returns what was sent. Read-only
- * properties come from the CR's status: provisioningState (state.ts), API and console URLs,
+ * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
  */
 import {
@@ -21,9 +21,9 @@ import {
   defaultManagedResourceGroup,
   resourceGroupLabel,
 } from "./names.ts";
-import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resourceid.ts";
-import { isObject, type JsonObject } from "./schema.ts";
-import { resourceState } from "./state.ts";
+import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resource-id.ts";
+import { isObject, type JsonObject } from "./body-schema.ts";
+import { resourceState } from "./provisioning-state.ts";
 
 /** An ARM resource in the hub version's shape. */
 export interface ArmResource {

@@ -3,7 +3,7 @@
  * walks over it: read a request (types, enums, patterns, ranges; read-only and unknown fields
  * dropped), check required fields, apply defaults, keep create-only fields on update (and refuse
  * changes to them), and project a stored resource onto what one API version shows. The schemas
- * themselves live in apiversions.ts, one per version, built from the OpenAPI of ARO HCP.
+ * themselves live in api-version-schemas.ts, one per version, built from the OpenAPI of ARO HCP.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { FieldError } from "./errors.ts";

@@ -5,15 +5,15 @@
  * started it.
  */
 import type { KubeClient } from "../runtime/kube.ts";
-import type { ApiVersion } from "./apiversions.ts";
-import { toVersioned } from "./convert.ts";
+import type { ApiVersion } from "./api-version-schemas.ts";
+import { toVersioned } from "./hub-conversion.ts";
 import { CloudError, CODES, internalError } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { subscriptionNamespace } from "./names.ts";
 import type { FoundOperation, OperationDoc, OperationStore } from "./operations.ts";
-import { normalizeLocation, operationResultPath, operationStatusPath } from "./resourceid.ts";
-import { fromCR } from "./resources.ts";
-import { isTerminal } from "./state.ts";
+import { normalizeLocation, operationResultPath, operationStatusPath } from "./resource-id.ts";
+import { fromCR } from "./resource-handlers.ts";
+import { isTerminal } from "./provisioning-state.ts";
 
 export interface OperationDeps {
   client: KubeClient;

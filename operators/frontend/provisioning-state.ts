@@ -24,7 +24,7 @@ export interface StateResult {
   error?: CloudErrorBody;
 }
 
-/** What state.ts reads of an HcpCluster or NodePool. */
+/** What this file reads of an HcpCluster or NodePool. */
 export interface Observed extends KubeObject {
   status?: { observedGeneration?: number; conditions?: Condition[] };
 }

@@ -3,10 +3,10 @@
  * resource, and what a stored resource looks like in one API version. Fields a version does not
  * know survive its updates (a 2024-06-10-preview PATCH keeps a cluster's ingress settings).
  */
-import { VERSIONS, type ApiVersion } from "./apiversions.ts";
-import type { ResourceKind } from "./resourceid.ts";
-import { isObject, project, type JsonObject, type ObjectSchema } from "./schema.ts";
-import type { ArmResource } from "./translate.ts";
+import { VERSIONS, type ApiVersion } from "./api-version-schemas.ts";
+import type { ResourceKind } from "./resource-id.ts";
+import { isObject, project, type JsonObject, type ObjectSchema } from "./body-schema.ts";
+import type { ArmResource } from "./cr-mapping.ts";
 
 export function schemaFor(version: ApiVersion, kind: ResourceKind): ObjectSchema {
   return kind === "cluster" ? VERSIONS[version].cluster : VERSIONS[version].nodePool;

@@ -4,8 +4,8 @@
  * to and from it. Schemas follow ARO HCP's OpenAPI (../shared/docs/reference/hypershift-arohcp-api.md
  * B.1, B.2): `readOnly` is "r", `createOnly` is "r,c", anything else "r,c,u".
  */
-import type { ObjectSchema, Schema, StringSchema } from "./schema.ts";
-import { isObject, type JsonObject } from "./schema.ts";
+import type { ObjectSchema, Schema, StringSchema } from "./body-schema.ts";
+import { isObject, type JsonObject } from "./body-schema.ts";
 
 export const API_VERSIONS = ["2024-06-10-preview", "2026-06-30-preview"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];

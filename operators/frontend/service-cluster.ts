@@ -16,9 +16,9 @@ import {
   type ResourceType,
 } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
-import type { ResourceKind } from "./resourceid.ts";
-import { isObject, text } from "./schema.ts";
-import { armFieldPath } from "./translate.ts";
+import type { ResourceKind } from "./resource-id.ts";
+import { isObject, text } from "./body-schema.ts";
+import { armFieldPath } from "./cr-mapping.ts";
 
 export const namespaceType: ResourceType = NamespaceResource;
 export const configMapType: ResourceType = ConfigMapResource;

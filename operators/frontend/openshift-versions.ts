@@ -9,9 +9,9 @@ import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, configMapType } from ".
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import { CloudError, CODES, type FieldError } from "./errors.ts";
-import type { ArmRequest, Reply } from "./http.ts";
-import { PROVIDER } from "./resourceid.ts";
-import { isObject } from "./schema.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
+import { PROVIDER } from "./resource-id.ts";
+import { isObject } from "./body-schema.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 
