@@ -1,6 +1,6 @@
 /** Pure parts of the frontend: schema walks, names, states, operations, translation, versions. */
 import { describe, expect, it } from "vitest";
-import { VERSIONS } from "./api-version-schemas.ts";
+import { SCHEMAS } from "./api-version-schemas.ts";
 import { carryHidden, propertiesToHub, toVersioned } from "./hub-conversion.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
 import { evaluate, newOperationId, operationKey, type OperationDoc } from "./operations.ts";
@@ -25,7 +25,7 @@ import type { FieldError } from "./errors.ts";
 import { clusterBody } from "../../test/support/frontend.ts";
 
 const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
-const schema = VERSIONS["2026-06-30-preview"].cluster;
+const schema = SCHEMAS["2026-06-30-preview"].cluster;
 
 function cr(
   generation: number,
@@ -87,7 +87,7 @@ describe("schema", () => {
       location: "eastus",
       properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 1 },
     };
-    const kept = keepCreateOnly(schema, old, { properties: { nodeDrainTimeoutMinutes: 2 } }, "", errors);
+    const kept = keepCreateOnly(schema, old, { properties: { nodeDrainTimeoutMinutes: 2 } }, errors);
     expect(kept).toEqual({
       location: "eastus",
       properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 2 },
@@ -96,7 +96,6 @@ describe("schema", () => {
       schema,
       old,
       { location: "westus", properties: { dns: { baseDomainPrefix: "b" } } },
-      "",
       errors,
     );
     expect(errors.map((e) => e.target)).toEqual(["location", "properties.dns.baseDomainPrefix"]);

@@ -70,6 +70,6 @@ export async function getOperationResult(deps: OperationDeps, req: ArmRequest): 
   if (doc.status !== "Succeeded") throw internalError();
   if (doc.request === "Delete" || !cr) return { status: 204 };
   const version: ApiVersion = req.apiVersion;
-  const body = toVersioned(fromCR(doc.kind, cr as never), version, doc.kind);
+  const body = toVersioned(fromCR(doc.kind, cr), version, doc.kind);
   return { status: doc.request === "Create" ? 201 : 200, body };
 }

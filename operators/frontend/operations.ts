@@ -35,6 +35,7 @@
  * Create and Update operations written before the documents moved onto the CR are still read.
  */
 import { randomUUID } from "node:crypto";
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
 import { configMapType, crType } from "./service-cluster.ts";
@@ -207,7 +208,7 @@ function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
 /** An operation found by ID; `cr` is the CR it acts on, if it still exists. */
 export interface FoundOperation {
   doc: OperationDoc;
-  cr?: Observed;
+  cr?: HcpCluster | NodePool;
 }
 
 export class OperationStore {
@@ -239,12 +240,16 @@ export class OperationStore {
     const kind = kindOfId(id);
     const stored = await this.#getConfigMap(namespace, id);
     if (stored) {
-      const cr = await this.#client.find<Observed>(crType(stored.kind), stored.target, namespace);
+      const cr = await this.#client.find<HcpCluster | NodePool>(
+        crType(stored.kind),
+        stored.target,
+        namespace,
+      );
       const doc = await this.record(namespace, stored, evaluate(stored, cr));
       return { doc, ...(cr ? { cr } : {}) };
     }
     if (!kind) return undefined;
-    const crs = await this.#client.list<Observed>(crType(kind), {
+    const crs = await this.#client.list<HcpCluster | NodePool>(crType(kind), {
       namespace,
       labelSelector: `${LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
     });

@@ -4,6 +4,7 @@
  * resources with template expressions, other types and unknown API versions are skipped. The
  * answer is always 200: Succeeded, or Failed with the reasons.
  */
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { KubeApiError } from "../runtime/kube.ts";
 import { isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
@@ -58,24 +59,19 @@ interface Candidate {
   version: ApiVersion;
 }
 
-async function validate(client: KubeClient, { id, body: r, version }: Candidate): Promise<void> {
+/** The CR a create of the candidate would write: the request's validation, then the mapping. */
+function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
   checkResourceName("cluster", id.cluster);
   if (id.nodePool !== undefined) checkResourceName("nodePool", id.nodePool);
   const schema = schemaFor(version, id.kind);
   const errors: FieldError[] = [];
-  const doc = applyDefaults(schema, readValue(schema, r, "", errors)) as JsonObject;
+  const doc = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
   if (errors.length > 0) throw fieldErrors(errors);
   const t = targetOf(id);
   let properties = propertiesToHub(doc, version, id.kind);
   if (id.kind === "cluster") properties = defaultClusterProperties(id, properties);
-  const hub = {
-    id: formatResourceId(id),
-    name: "",
-    type: "",
-    location: text(doc["location"]),
-    properties,
-  };
+  const hub = { id: formatResourceId(id), name: "", type: "", location: doc.location ?? "", properties };
   const ctx = {
     id,
     namespace: t.namespace,
@@ -83,10 +79,14 @@ async function validate(client: KubeClient, { id, body: r, version }: Candidate)
     annotations: {},
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  const cr = id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+  return id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+}
+
+async function validate(client: KubeClient, candidate: Candidate): Promise<void> {
+  const cr = candidateCR(candidate);
   if (cr.spec.version?.id === "") return; // 2024-06-10-preview: the version comes from the catalog
   try {
-    await dryRunCreate(client, crType(id.kind), cr);
+    await dryRunCreate(client, crType(candidate.id.kind), cr);
   } catch (err) {
     if (err instanceof KubeApiError && (err.code === 409 || err.code === 404)) return; // exists / no namespace: not content
     throw cloudErrorFromKube(err) ?? err;
@@ -104,8 +104,8 @@ function failure(id: ResourceId, name: string, err: unknown): CloudErrorBody {
 }
 
 export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
-  const resources =
-    isObject(req.body) && Array.isArray(req.body["resources"]) ? (req.body["resources"] as unknown[]) : [];
+  const listed = isObject(req.body) ? req.body["resources"] : undefined;
+  const resources: unknown[] = Array.isArray(listed) ? listed : [];
   const failures: CloudErrorBody[] = [];
   for (const r of resources) {
     if (!isObject(r) || hasTemplateExpression(r)) continue;

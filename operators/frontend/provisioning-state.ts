@@ -30,7 +30,7 @@ export interface Observed extends KubeObject {
 }
 
 export function isTerminal(state: ProvisioningState): boolean {
-  return (TERMINAL_STATES as readonly string[]).includes(state);
+  return TERMINAL_STATES.some((terminal) => terminal === state);
 }
 
 const isTrue = (conditions: Condition[], type: string): boolean =>

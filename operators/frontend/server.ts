@@ -13,7 +13,7 @@ import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import { counter, histogram, metricsRegistry } from "../runtime/metrics.ts";
 import type { Runnable } from "../runtime/manager.ts";
-import { SUBSCRIPTION_API_VERSION, isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
+import { SUBSCRIPTION_API_VERSION, isServedVersion } from "./api-version-schemas.ts";
 import { CloudError, CODES, internalError, invalidContent, type CloudErrorBody } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
@@ -97,7 +97,8 @@ function parseBody(method: string, contentType: string | undefined, raw: Buffer)
     });
   if (raw.length === 0) return undefined;
   try {
-    return JSON.parse(raw.toString("utf8")) as unknown;
+    const body: unknown = JSON.parse(raw.toString("utf8"));
+    return body;
   } catch (err) {
     throw invalidContent(err instanceof Error ? err.message : String(err));
   }
@@ -119,7 +120,7 @@ function systemDataOf(req: IncomingMessage): Record<string, unknown> | undefined
 function baseOf(req: IncomingMessage): string {
   const referer = req.headers.referer;
   if (referer && URL.canParse(referer)) return new URL(referer).origin;
-  const proto = (req.headers["x-forwarded-proto"] as string | undefined) ?? "https";
+  const proto = header(req, "x-forwarded-proto") ?? "https";
   return `${proto}://${req.headers.host ?? "localhost"}`;
 }
 
@@ -198,7 +199,11 @@ export class Frontend implements Runnable {
 
   #table(): Route[] {
     const res = this.#resources;
-    const id = (req: ArmRequest): ResourceId => resourceIdOf(req.params) as ResourceId;
+    const id = (req: ArmRequest): ResourceId => {
+      const found = resourceIdOf(req.params);
+      if (!found) throw internalError(); // only routes with a cluster in their path use it
+      return found;
+    };
     const scope = (req: ArmRequest) => ({
       subscriptionId: req.params["subscriptionId"] ?? "",
       resourceGroup: req.params["resourceGroup"] ?? "",
@@ -269,7 +274,8 @@ export class Frontend implements Runnable {
     const version = url.searchParams.get("api-version");
     checkApiVersion(r, version, `${"Microsoft.RedHatOpenShift"}/${typeOfRoute(r)}`);
     const armReq: ArmRequest = { ...base, path: url.pathname, query: url.searchParams, params, body };
-    if (version !== null) armReq.apiVersion = version as ApiVersion;
+    // Routes that serve no resource version (subscription, preflight) do not read it.
+    if (version !== null && isServedVersion(version)) armReq.apiVersion = version;
     if (r.checkSubscription) {
       const sub = params["subscriptionId"] ?? "";
       armReq.subscription = checkSubscriptionState(sub, await this.#subscriptions.get(sub), base.method);

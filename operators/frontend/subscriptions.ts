@@ -25,31 +25,39 @@ export interface Subscription {
   properties?: JsonObject & { tenantId?: string };
 }
 
-/** Validates a PUT body; field errors name the field. */
-export function readSubscription(body: unknown): Subscription {
+const isSubscriptionState = (v: unknown): v is SubscriptionState =>
+  SUBSCRIPTION_STATES.some((state) => state === v);
+
+/** A subscription document, or the field errors that keep it from being one. */
+function parseSubscription(body: unknown): { doc: Subscription } | { errors: FieldError[] } {
   const errors: FieldError[] = [];
   const b = isObject(body) ? body : {};
-  const state = b["state"];
-  if (!SUBSCRIPTION_STATES.includes(state as SubscriptionState))
+  const { state, registrationDate, properties } = b;
+  if (!isSubscriptionState(state))
     errors.push({ target: "state", message: `'state' must be one of ${SUBSCRIPTION_STATES.join(", ")}` });
-  if (typeof b["registrationDate"] !== "string" || b["registrationDate"] === "")
+  if (typeof registrationDate !== "string" || registrationDate === "")
     errors.push({ target: "registrationDate", message: "Missing required field 'registrationDate'" });
-  if (b["properties"] !== undefined && !isObject(b["properties"]))
+  if (properties !== undefined && !isObject(properties))
     errors.push({ target: "properties", message: "'properties' must be an object" });
-  if (errors.length > 0) throw fieldErrors(errors);
-  return {
-    state: state as SubscriptionState,
-    registrationDate: b["registrationDate"] as string,
-    ...(isObject(b["properties"]) ? { properties: b["properties"] } : {}),
-  };
+  if (!isSubscriptionState(state) || typeof registrationDate !== "string" || errors.length > 0)
+    return { errors };
+  return { doc: { state, registrationDate, ...(isObject(properties) ? { properties } : {}) } };
 }
 
+/** Validates a PUT body; field errors name the field. */
+export function readSubscription(body: unknown): Subscription {
+  const parsed = parseSubscription(body);
+  if ("errors" in parsed) throw fieldErrors(parsed.errors);
+  return parsed.doc;
+}
+
+/** The document on a subscription's namespace (written by `put`, so valid when present). */
 function parse(ns: KubeObject): Subscription | undefined {
   const text = ns.metadata.annotations?.[ANNOTATIONS.subscription];
   if (!text) return undefined;
   try {
-    const doc: unknown = JSON.parse(text);
-    return isObject(doc) ? (doc as unknown as Subscription) : undefined;
+    const parsed = parseSubscription(JSON.parse(text));
+    return "doc" in parsed ? parsed.doc : undefined;
   } catch {
     return undefined;
   }
