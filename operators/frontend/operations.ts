@@ -116,7 +116,7 @@ function toConfigMap(namespace: string, doc: OperationDoc): KubeObject {
 function parseDoc(text: unknown): OperationDoc | undefined {
   if (typeof text !== "string") return undefined;
   try {
-    const doc = JSON.parse(text) as unknown;
+    const doc: unknown = JSON.parse(text);
     return isObject(doc) && typeof doc["id"] === "string" ? (doc as unknown as OperationDoc) : undefined;
   } catch {
     return undefined;
@@ -140,7 +140,7 @@ export function historyOnCR(cr: KubeObject): OperationDoc[] {
   const text = cr.metadata.annotations?.[ANNOTATIONS.operationHistory];
   if (!text) return [];
   try {
-    const list = JSON.parse(text) as unknown;
+    const list: unknown = JSON.parse(text);
     return Array.isArray(list)
       ? list.filter((d): d is OperationDoc => isObject(d) && typeof d["id"] === "string")
       : [];
