@@ -16,7 +16,7 @@ import {
   clusterPath,
   frontendCerts,
   startTestFrontend,
-} from "../operators/frontend/testing/harness.ts";
+} from "../test/support/frontend.ts";
 import { configMapType } from "../operators/releases/catalog.ts";
 import { KubeClient } from "../operators/runtime/kube.ts";
 import { KubeConfig } from "@kubernetes/client-node";

@@ -27,12 +27,7 @@ import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
 import { startStack } from "./harness/stack.ts";
 import { writeFile } from "node:fs/promises";
-import {
-  clusterBody,
-  frontendCerts,
-  nodePoolBody,
-  startTestFrontend,
-} from "../operators/frontend/testing/harness.ts";
+import { clusterBody, frontendCerts, nodePoolBody, startTestFrontend } from "../test/support/frontend.ts";
 
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
 

@@ -1,10 +1,10 @@
 /** Pure parts of the frontend: schema walks, names, states, operations, translation, versions. */
 import { describe, expect, it } from "vitest";
-import { VERSIONS } from "./apiversions.ts";
-import { carryHidden, propertiesToHub, toVersioned } from "./convert.ts";
+import { SCHEMAS } from "./api-version-schemas.ts";
+import { carryHidden, propertiesToHub, toVersioned } from "./hub-conversion.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
 import { evaluate, newOperationId, operationKey, type OperationDoc } from "./operations.ts";
-import { formatResourceId, type ResourceId } from "./resourceid.ts";
+import { formatResourceId, type ResourceId } from "./resource-id.ts";
 import {
   applyDefaults,
   checkRequired,
@@ -12,20 +12,20 @@ import {
   mergePatch,
   readValue,
   type JsonObject,
-} from "./schema.ts";
-import { progressState, resourceState, type Observed } from "./state.ts";
+} from "./body-schema.ts";
+import { progressState, resourceState, type Observed } from "./provisioning-state.ts";
 import {
   armFieldPath,
   clusterFromCR,
   clusterToCR,
   defaultClusterProperties,
   nodePoolToCR,
-} from "./translate.ts";
+} from "./cr-mapping.ts";
 import type { FieldError } from "./errors.ts";
-import { clusterBody } from "./testing/harness.ts";
+import { clusterBody } from "../../test/support/frontend.ts";
 
 const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
-const schema = VERSIONS["2026-06-30-preview"].cluster;
+const schema = SCHEMAS["2026-06-30-preview"].cluster;
 
 function cr(
   generation: number,
@@ -87,7 +87,7 @@ describe("schema", () => {
       location: "eastus",
       properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 1 },
     };
-    const kept = keepCreateOnly(schema, old, { properties: { nodeDrainTimeoutMinutes: 2 } }, "", errors);
+    const kept = keepCreateOnly(schema, old, { properties: { nodeDrainTimeoutMinutes: 2 } }, errors);
     expect(kept).toEqual({
       location: "eastus",
       properties: { dns: { baseDomainPrefix: "a" }, nodeDrainTimeoutMinutes: 2 },
@@ -96,7 +96,6 @@ describe("schema", () => {
       schema,
       old,
       { location: "westus", properties: { dns: { baseDomainPrefix: "b" } } },
-      "",
       errors,
     );
     expect(errors.map((e) => e.target)).toEqual(["location", "properties.dns.baseDomainPrefix"]);

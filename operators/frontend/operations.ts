@@ -4,7 +4,7 @@
  *  - Create and Update (PUT, PATCH): on the CR it acts on, annotation `arm-operation` (beside
  *    `arm-operation-id` and `arm-operation-request`), written by the same request as the CR, so
  *    such a request costs one apiserver write. While it runs its status is not stored: every poll
- *    computes it from the CR (state.ts). The first poll that finds it terminal freezes it, with
+ *    computes it from the CR (provisioning-state.ts). The first poll that finds it terminal freezes it, with
  *    the end time from the CR's conditions, into a ConfigMap `op-<id>` (below): one write per
  *    operation, at a poll rather than in the request, so later changes of the CR (a Degraded
  *    cluster that recovers) never change what ARM was told.
@@ -35,12 +35,13 @@
  * Create and Update operations written before the documents moved onto the CR are still read.
  */
 import { randomUUID } from "node:crypto";
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
-import { configMapType, crType } from "./kube.ts";
+import { configMapType, crType } from "./service-cluster.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, shortHash } from "./names.ts";
-import type { ResourceKind } from "./resourceid.ts";
-import { isObject } from "./schema.ts";
+import type { ResourceKind } from "./resource-id.ts";
+import { isObject } from "./body-schema.ts";
 import {
   isTerminal,
   progressState,
@@ -48,7 +49,7 @@ import {
   type OperationRequest,
   type ProvisioningState,
   type StateResult,
-} from "./state.ts";
+} from "./provisioning-state.ts";
 
 export const OPERATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const DATA_KEY = "operation.json";
@@ -115,7 +116,7 @@ function toConfigMap(namespace: string, doc: OperationDoc): KubeObject {
 function parseDoc(text: unknown): OperationDoc | undefined {
   if (typeof text !== "string") return undefined;
   try {
-    const doc = JSON.parse(text) as unknown;
+    const doc: unknown = JSON.parse(text);
     return isObject(doc) && typeof doc["id"] === "string" ? (doc as unknown as OperationDoc) : undefined;
   } catch {
     return undefined;
@@ -139,7 +140,7 @@ export function historyOnCR(cr: KubeObject): OperationDoc[] {
   const text = cr.metadata.annotations?.[ANNOTATIONS.operationHistory];
   if (!text) return [];
   try {
-    const list = JSON.parse(text) as unknown;
+    const list: unknown = JSON.parse(text);
     return Array.isArray(list)
       ? list.filter((d): d is OperationDoc => isObject(d) && typeof d["id"] === "string")
       : [];
@@ -207,7 +208,7 @@ function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
 /** An operation found by ID; `cr` is the CR it acts on, if it still exists. */
 export interface FoundOperation {
   doc: OperationDoc;
-  cr?: Observed;
+  cr?: HcpCluster | NodePool;
 }
 
 export class OperationStore {
@@ -239,12 +240,16 @@ export class OperationStore {
     const kind = kindOfId(id);
     const stored = await this.#getConfigMap(namespace, id);
     if (stored) {
-      const cr = await this.#client.find<Observed>(crType(stored.kind), stored.target, namespace);
+      const cr = await this.#client.find<HcpCluster | NodePool>(
+        crType(stored.kind),
+        stored.target,
+        namespace,
+      );
       const doc = await this.record(namespace, stored, evaluate(stored, cr));
       return { doc, ...(cr ? { cr } : {}) };
     }
     if (!kind) return undefined;
-    const crs = await this.#client.list<Observed>(crType(kind), {
+    const crs = await this.#client.list<HcpCluster | NodePool>(crType(kind), {
       namespace,
       labelSelector: `${LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
     });

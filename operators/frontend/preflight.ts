@@ -4,10 +4,11 @@
  * resources with template expressions, other types and unknown API versions are skipped. The
  * answer is always 200: Succeeded, or Failed with the reasons.
  */
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { KubeApiError } from "../runtime/kube.ts";
-import { isServedVersion, type ApiVersion } from "./apiversions.ts";
-import { propertiesToHub, schemaFor } from "./convert.ts";
+import { isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
+import { propertiesToHub, schemaFor } from "./hub-conversion.ts";
 import {
   CloudError,
   CODES,
@@ -16,18 +17,18 @@ import {
   type CloudErrorBody,
   type FieldError,
 } from "./errors.ts";
-import type { ArmRequest, Reply } from "./http.ts";
-import { cloudErrorFromKube, crType, dryRunCreate } from "./kube.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
+import { cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
 import {
   CLUSTER_TYPE,
   NODE_POOL_TYPE,
   checkResourceName,
   formatResourceId,
   type ResourceId,
-} from "./resourceid.ts";
-import { targetOf } from "./resources.ts";
-import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./schema.ts";
-import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./translate.ts";
+} from "./resource-id.ts";
+import { targetOf } from "./resource-handlers.ts";
+import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./body-schema.ts";
+import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");
@@ -58,24 +59,19 @@ interface Candidate {
   version: ApiVersion;
 }
 
-async function validate(client: KubeClient, { id, body: r, version }: Candidate): Promise<void> {
+/** The CR a create of the candidate would write: the request's validation, then the mapping. */
+function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
   checkResourceName("cluster", id.cluster);
   if (id.nodePool !== undefined) checkResourceName("nodePool", id.nodePool);
   const schema = schemaFor(version, id.kind);
   const errors: FieldError[] = [];
-  const doc = applyDefaults(schema, readValue(schema, r, "", errors)) as JsonObject;
+  const doc = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
   if (errors.length > 0) throw fieldErrors(errors);
   const t = targetOf(id);
   let properties = propertiesToHub(doc, version, id.kind);
   if (id.kind === "cluster") properties = defaultClusterProperties(id, properties);
-  const hub = {
-    id: formatResourceId(id),
-    name: "",
-    type: "",
-    location: text(doc["location"]),
-    properties,
-  };
+  const hub = { id: formatResourceId(id), name: "", type: "", location: doc.location ?? "", properties };
   const ctx = {
     id,
     namespace: t.namespace,
@@ -83,10 +79,14 @@ async function validate(client: KubeClient, { id, body: r, version }: Candidate)
     annotations: {},
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  const cr = id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+  return id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+}
+
+async function validate(client: KubeClient, candidate: Candidate): Promise<void> {
+  const cr = candidateCR(candidate);
   if (cr.spec.version?.id === "") return; // 2024-06-10-preview: the version comes from the catalog
   try {
-    await dryRunCreate(client, crType(id.kind), cr);
+    await dryRunCreate(client, crType(candidate.id.kind), cr);
   } catch (err) {
     if (err instanceof KubeApiError && (err.code === 409 || err.code === 404)) return; // exists / no namespace: not content
     throw cloudErrorFromKube(err) ?? err;
@@ -104,8 +104,8 @@ function failure(id: ResourceId, name: string, err: unknown): CloudErrorBody {
 }
 
 export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
-  const resources =
-    isObject(req.body) && Array.isArray(req.body["resources"]) ? (req.body["resources"] as unknown[]) : [];
+  const listed = isObject(req.body) ? req.body["resources"] : undefined;
+  const resources: unknown[] = Array.isArray(listed) ? listed : [];
   const failures: CloudErrorBody[] = [];
   for (const r of resources) {
     if (!isObject(r) || hasTemplateExpression(r)) continue;

@@ -3,7 +3,7 @@
  * routing and keeps the caller's casing for everything else), what each method does, and which
  * checks run before it: the api-version and the subscription's state.
  */
-import type { ArmRequest, Reply } from "./http.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
 
 export type Handler = (req: ArmRequest) => Promise<Reply>;
 

@@ -9,25 +9,32 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { Registry } from "prom-client";
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import { counter, histogram, metricsRegistry } from "../runtime/metrics.ts";
 import type { Runnable } from "../runtime/manager.ts";
-import { SUBSCRIPTION_API_VERSION, isServedVersion, type ApiVersion } from "./apiversions.ts";
+import { SUBSCRIPTION_API_VERSION, isServedVersion } from "./api-version-schemas.ts";
 import { CloudError, CODES, internalError, invalidContent, type CloudErrorBody } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
-import { crType } from "./kube.ts";
-import { subscriptionNamespace } from "./names.ts";
-import { getOperationResult, getOperationStatus } from "./operationstatus.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
+import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
 import { preflight } from "./preflight.ts";
-import { checkResourceGroup, checkResourceName, checkSubscriptionId, type ResourceId } from "./resourceid.ts";
-import { ResourceHandlers } from "./resources.ts";
+import {
+  checkResourceGroup,
+  checkResourceName,
+  checkSubscriptionId,
+  type ResourceId,
+} from "./resource-id.ts";
+import { ResourceHandlers } from "./resource-handlers.ts";
 import { match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
-import { isObject } from "./schema.ts";
-import { checkSubscriptionState, readSubscription, SubscriptionStore } from "./subscriptions.ts";
-import { CatalogReader, getVersions } from "./versions.ts";
+import { isObject } from "./body-schema.ts";
+import {
+  checkSubscriptionState,
+  getSubscription,
+  putSubscription,
+  SubscriptionStore,
+} from "./subscriptions.ts";
+import { CatalogReader, getVersions } from "./openshift-versions.ts";
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const OPERATION_CLEANUP_MS = 3600_000;
@@ -90,7 +97,8 @@ function parseBody(method: string, contentType: string | undefined, raw: Buffer)
     });
   if (raw.length === 0) return undefined;
   try {
-    return JSON.parse(raw.toString("utf8")) as unknown;
+    const body: unknown = JSON.parse(raw.toString("utf8"));
+    return body;
   } catch (err) {
     throw invalidContent(err instanceof Error ? err.message : String(err));
   }
@@ -112,7 +120,7 @@ function systemDataOf(req: IncomingMessage): Record<string, unknown> | undefined
 function baseOf(req: IncomingMessage): string {
   const referer = req.headers.referer;
   if (referer && URL.canParse(referer)) return new URL(referer).origin;
-  const proto = (req.headers["x-forwarded-proto"] as string | undefined) ?? "https";
+  const proto = header(req, "x-forwarded-proto") ?? "https";
   return `${proto}://${req.headers.host ?? "localhost"}`;
 }
 
@@ -191,7 +199,11 @@ export class Frontend implements Runnable {
 
   #table(): Route[] {
     const res = this.#resources;
-    const id = (req: ArmRequest): ResourceId => resourceIdOf(req.params) as ResourceId;
+    const id = (req: ArmRequest): ResourceId => {
+      const found = resourceIdOf(req.params);
+      if (!found) throw internalError(); // only routes with a cluster in their path use it
+      return found;
+    };
     const scope = (req: ArmRequest) => ({
       subscriptionId: req.params["subscriptionId"] ?? "",
       resourceGroup: req.params["resourceGroup"] ?? "",
@@ -204,12 +216,13 @@ export class Frontend implements Runnable {
       DELETE: (r) => res.delete(r, id(r)),
     };
     const ops = { client: this.#client, operations: this.#operations };
+    const subs = { ...ops, subscriptions: this.#subscriptions };
     return [
       route({
         pattern: PATTERNS.subscription,
         apiVersion: "subscription",
         checkSubscription: false,
-        methods: { PUT: (r) => this.#putSubscription(r), GET: (r) => this.#getSubscription(r) },
+        methods: { PUT: (r) => putSubscription(subs, r), GET: (r) => getSubscription(subs, r) },
       }),
       route({
         pattern: PATTERNS.clustersInSubscription,
@@ -239,38 +252,6 @@ export class Frontend implements Runnable {
     ];
   }
 
-  async #getSubscription(req: ArmRequest): Promise<Reply> {
-    const id = req.params["subscriptionId"] ?? "";
-    const sub = await this.#subscriptions.get(id);
-    if (!sub)
-      throw new CloudError(404, {
-        code: CODES.SubscriptionNotFound,
-        message: `The subscription '${id}' could not be found.`,
-      });
-    return { status: 200, body: sub };
-  }
-
-  async #putSubscription(req: ArmRequest): Promise<Reply> {
-    const id = req.params["subscriptionId"] ?? "";
-    const doc = await this.#subscriptions.put(id, readSubscription(req.body));
-    if (doc.state === "Deleted") await this.#deleteEverything(id, req.log);
-    return { status: 200, body: doc };
-  }
-
-  /** A Deleted subscription loses every resource; operations still running end as Canceled. */
-  async #deleteEverything(subscriptionId: string, log: Logger): Promise<void> {
-    const namespace = subscriptionNamespace(subscriptionId);
-    for (const kind of ["nodePool", "cluster"] as const) {
-      const list = await this.#client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
-      for (const cr of list.items) {
-        if (cr.metadata.deletionTimestamp) continue;
-        await this.#operations.retire(namespace, cr);
-        await this.#client.delete(crType(kind), { name: cr.metadata.name ?? "", namespace });
-      }
-      log.info("Deleted the resources of a deleted subscription", { kind, count: list.items.length });
-    }
-  }
-
   /** Runs the middleware and the handler; every failure becomes a CloudError reply. */
   async #dispatch(req: IncomingMessage, base: ArmRequest): Promise<{ reply: Reply; route: string }> {
     const url = new URL(req.url ?? "/", "https://frontend");
@@ -293,7 +274,8 @@ export class Frontend implements Runnable {
     const version = url.searchParams.get("api-version");
     checkApiVersion(r, version, `${"Microsoft.RedHatOpenShift"}/${typeOfRoute(r)}`);
     const armReq: ArmRequest = { ...base, path: url.pathname, query: url.searchParams, params, body };
-    if (version !== null) armReq.apiVersion = version as ApiVersion;
+    // Routes that serve no resource version (subscription, preflight) do not read it.
+    if (version !== null && isServedVersion(version)) armReq.apiVersion = version;
     if (r.checkSubscription) {
       const sub = params["subscriptionId"] ?? "";
       armReq.subscription = checkSubscriptionState(sub, await this.#subscriptions.get(sub), base.method);

@@ -1,15 +1,20 @@
 /**
- * ARM's subscription lifecycle (`PUT /subscriptions/{id}?api-version=2.0`). A subscription is the
- * namespace that holds its resources: the document ARM sent is an annotation on it, its state a
- * label. Requests are allowed by state as ARO HCP's frontend allows them: Registered everything,
- * Warned and Suspended only GET and DELETE, Unregistered, Deleted or unknown nothing.
+ * ARM's subscription lifecycle (`GET` and `PUT /subscriptions/{id}?api-version=2.0`). A
+ * subscription is the namespace that holds its resources: the document ARM sent is an annotation
+ * on it, its state a label. Requests are allowed by state as ARO HCP's frontend allows them:
+ * Registered everything, Warned and Suspended only GET and DELETE, Unregistered, Deleted or
+ * unknown nothing. A subscription put in state Deleted loses every resource.
  */
+import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
-import { namespaceType } from "./kube.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
-import { isObject, type JsonObject } from "./schema.ts";
+import type { OperationStore } from "./operations.ts";
+import { crType, namespaceType } from "./service-cluster.ts";
+import { isObject, type JsonObject } from "./body-schema.ts";
 
 export const SUBSCRIPTION_STATES = ["Registered", "Unregistered", "Warned", "Deleted", "Suspended"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
@@ -20,31 +25,39 @@ export interface Subscription {
   properties?: JsonObject & { tenantId?: string };
 }
 
-/** Validates a PUT body; field errors name the field. */
-export function readSubscription(body: unknown): Subscription {
+const isSubscriptionState = (v: unknown): v is SubscriptionState =>
+  SUBSCRIPTION_STATES.some((state) => state === v);
+
+/** A subscription document, or the field errors that keep it from being one. */
+function parseSubscription(body: unknown): { doc: Subscription } | { errors: FieldError[] } {
   const errors: FieldError[] = [];
   const b = isObject(body) ? body : {};
-  const state = b["state"];
-  if (!SUBSCRIPTION_STATES.includes(state as SubscriptionState))
+  const { state, registrationDate, properties } = b;
+  if (!isSubscriptionState(state))
     errors.push({ target: "state", message: `'state' must be one of ${SUBSCRIPTION_STATES.join(", ")}` });
-  if (typeof b["registrationDate"] !== "string" || b["registrationDate"] === "")
+  if (typeof registrationDate !== "string" || registrationDate === "")
     errors.push({ target: "registrationDate", message: "Missing required field 'registrationDate'" });
-  if (b["properties"] !== undefined && !isObject(b["properties"]))
+  if (properties !== undefined && !isObject(properties))
     errors.push({ target: "properties", message: "'properties' must be an object" });
-  if (errors.length > 0) throw fieldErrors(errors);
-  return {
-    state: state as SubscriptionState,
-    registrationDate: b["registrationDate"] as string,
-    ...(isObject(b["properties"]) ? { properties: b["properties"] } : {}),
-  };
+  if (!isSubscriptionState(state) || typeof registrationDate !== "string" || errors.length > 0)
+    return { errors };
+  return { doc: { state, registrationDate, ...(isObject(properties) ? { properties } : {}) } };
 }
 
+/** Validates a PUT body; field errors name the field. */
+export function readSubscription(body: unknown): Subscription {
+  const parsed = parseSubscription(body);
+  if ("errors" in parsed) throw fieldErrors(parsed.errors);
+  return parsed.doc;
+}
+
+/** The document on a subscription's namespace (written by `put`, so valid when present). */
 function parse(ns: KubeObject): Subscription | undefined {
   const text = ns.metadata.annotations?.[ANNOTATIONS.subscription];
   if (!text) return undefined;
   try {
-    const doc: unknown = JSON.parse(text);
-    return isObject(doc) ? (doc as unknown as Subscription) : undefined;
+    const parsed = parseSubscription(JSON.parse(text));
+    return "doc" in parsed ? parsed.doc : undefined;
   } catch {
     return undefined;
   }
@@ -127,4 +140,42 @@ export function checkSubscriptionState(
       message: `Request is not allowed in subscription in state '${sub.state}'.`,
     });
   return sub;
+}
+
+export interface SubscriptionDeps {
+  client: KubeClient;
+  subscriptions: SubscriptionStore;
+  operations: OperationStore;
+}
+
+export async function getSubscription(deps: SubscriptionDeps, req: ArmRequest): Promise<Reply> {
+  const id = req.params["subscriptionId"] ?? "";
+  const sub = await deps.subscriptions.get(id);
+  if (!sub)
+    throw new CloudError(404, {
+      code: CODES.SubscriptionNotFound,
+      message: `The subscription '${id}' could not be found.`,
+    });
+  return { status: 200, body: sub };
+}
+
+export async function putSubscription(deps: SubscriptionDeps, req: ArmRequest): Promise<Reply> {
+  const id = req.params["subscriptionId"] ?? "";
+  const doc = await deps.subscriptions.put(id, readSubscription(req.body));
+  if (doc.state === "Deleted") await deleteEverything(deps, id, req.log);
+  return { status: 200, body: doc };
+}
+
+/** A Deleted subscription loses every resource; operations still running end as Canceled. */
+async function deleteEverything(deps: SubscriptionDeps, subscriptionId: string, log: Logger): Promise<void> {
+  const namespace = subscriptionNamespace(subscriptionId);
+  for (const kind of ["nodePool", "cluster"] as const) {
+    const list = await deps.client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
+    for (const cr of list.items) {
+      if (cr.metadata.deletionTimestamp) continue;
+      await deps.operations.retire(namespace, cr);
+      await deps.client.delete(crType(kind), { name: cr.metadata.name ?? "", namespace });
+    }
+    log.info("Deleted the resources of a deleted subscription", { kind, count: list.items.length });
+  }
 }

@@ -16,17 +16,9 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import {
-  ArmClient,
-  clusterBody,
-  clusterPath,
-  frontendCerts,
-  nodePoolBody,
-  nodePoolPath,
-  startTestFrontend,
-  type TestFrontend,
-} from "../../operators/frontend/testing/harness.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 import { brokerCredentials, clusterInfo, region } from "../support/region.ts";
 
 const LIFECYCLE_MS = 90_000;
@@ -40,7 +32,7 @@ const prefix = `fe${process.pid % 100000}`;
 let scratch: { path: string; remove(): Promise<void> };
 let armEmulator: ArmEmulator;
 let stack: Stack;
-let fe: TestFrontend;
+let fixture: FrontendFixture;
 let arm: ArmClient;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
@@ -60,25 +52,20 @@ beforeAll(async () => {
     namespace: `hcp-fe-e2e-${process.pid}`,
     simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 },
   });
-  const certs = await frontendCerts(scratch.path);
-  fe = await startTestFrontend({ client: service, certs, catalogNamespace: stack.namespace });
-  arm = await ArmClient.create(fe.url, certs, {
+  fixture = await startFrontendFixture({
+    client: service,
+    name: "frontend-e2e",
+    scratchPath: scratch.path,
+    catalogNamespace: stack.namespace,
     headers: { "x-ms-home-tenant-id": "72f988bf-86f1-41af-91ab-2d7cd011db47" },
   });
-  const r = await arm.send("PUT", `/subscriptions/${sub}`, {
-    apiVersion: "2.0",
-    body: {
-      state: "Registered",
-      registrationDate: new Date().toISOString(),
-      properties: { tenantId: "72f988bf-86f1-41af-91ab-2d7cd011db47" },
-    },
-  });
+  arm = fixture.arm;
+  const r = await fixture.putSubscription(sub, "Registered", "72f988bf-86f1-41af-91ab-2d7cd011db47");
   expect(r.status).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
-  await arm?.close();
-  await fe?.stop();
+  await fixture?.stop();
   await stack?.stop();
   await armEmulator?.stop();
   await service.delete(namespaceType, { name: ns }).catch(() => undefined);

@@ -6,27 +6,24 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogConfigMap } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { configMapType } from "../../operators/releases/catalog.ts";
+import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   ArmClient,
   clusterBody,
   clusterPath,
-  frontendCerts,
   nodePoolBody,
   nodePoolPath,
-  startTestFrontend,
   type TestFrontend,
-} from "../../operators/frontend/testing/harness.ts";
-import { configMapType } from "../../operators/releases/catalog.ts";
-import { clientFor, namespaceType, scratchDir, tempNamespace } from "../support/fixtures.ts";
+} from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
 const rg = "rg-contract";
-let scratch: { path: string; remove(): Promise<void> };
-let catalogNs: { name: string; remove(): Promise<void> };
+let fixture: FrontendFixture;
 let fe: TestFrontend;
 let arm: ArmClient;
 const subscriptions: string[] = [sub];
@@ -35,10 +32,7 @@ const subscriptions: string[] = [sub];
 type Json = Record<string, any>;
 
 async function putSubscription(id: string, state: string): Promise<void> {
-  const r = await arm.send("PUT", `/subscriptions/${id}`, {
-    apiVersion: "2.0",
-    body: { state, registrationDate: new Date().toISOString(), properties: { tenantId: randomUUID() } },
-  });
+  const r = await fixture.putSubscription(id, state);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
 }
 
@@ -57,18 +51,13 @@ function expectError(
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("frontend-contract");
-  catalogNs = await tempNamespace(service, "catalog");
-  await service.apply(configMapType, await catalogConfigMap(catalogNs.name), { fieldManager: "test" });
-  const certs = await frontendCerts(scratch.path);
-  fe = await startTestFrontend({ client: service, certs, catalogNamespace: catalogNs.name });
-  arm = await ArmClient.create(fe.url, certs);
+  fixture = await startFrontendFixture({ client: service, name: "frontend-contract" });
+  ({ fe, arm } = fixture);
   await putSubscription(sub, "Registered");
 }, 60_000);
 
 afterAll(async () => {
-  await arm?.close();
-  await fe?.stop();
+  await fixture?.stop();
   for (const s of subscriptions) {
     const ns = subscriptionNamespace(s);
     for (const t of [HcpClusterResource, NodePoolResource]) {
@@ -77,8 +66,6 @@ afterAll(async () => {
     }
     await service.delete(namespaceType, { name: ns });
   }
-  await catalogNs?.remove();
-  await scratch?.remove();
 });
 
 describe("authentication", () => {

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogConfigMap } from "../../hack/harness/stack.ts";
 import {
   HcpClusterResource,
   NodePoolResource,
@@ -14,28 +13,18 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import {
-  ArmClient,
-  clusterBody,
-  clusterPath,
-  frontendCerts,
-  nodePoolBody,
-  nodePoolPath,
-  startTestFrontend,
-  type TestFrontend,
-} from "../../operators/frontend/testing/harness.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
-import { clientFor, namespaceType, scratchDir, tempNamespace } from "../support/fixtures.ts";
+import { clientFor, namespaceType } from "../support/fixtures.ts";
+import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
 const ns = subscriptionNamespace(sub);
 const rg = "Rg-Ops";
-let scratch: { path: string; remove(): Promise<void> };
-let catalogNs: { name: string; remove(): Promise<void> };
-let fe: TestFrontend;
+let fixture: FrontendFixture;
 let arm: ArmClient;
 /** Operations of the first cluster, polled again once later ones replaced them. */
 const earlier: { url: string; status: string }[] = [];
@@ -91,38 +80,27 @@ async function setStatus(
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("frontend-ops");
-  catalogNs = await tempNamespace(service, "catalog");
-  await service.apply(configMapType, await catalogConfigMap(catalogNs.name), { fieldManager: "test" });
-  const certs = await frontendCerts(scratch.path);
-  fe = await startTestFrontend({ client: service, certs, catalogNamespace: catalogNs.name, pageSize: 2 });
-  arm = await ArmClient.create(fe.url, certs, {
+  fixture = await startFrontendFixture({
+    client: service,
+    name: "frontend-ops",
+    pageSize: 2,
     headers: {
       "x-ms-home-tenant-id": "72f988bf-86f1-41af-91ab-2d7cd011db47",
       "x-ms-client-object-id": "caller-1",
     },
   });
-  const r = await arm.send("PUT", `/subscriptions/${sub}`, {
-    apiVersion: "2.0",
-    body: {
-      state: "Registered",
-      registrationDate: now(),
-      properties: { tenantId: "72f988bf-86f1-41af-91ab-2d7cd011db47" },
-    },
-  });
+  arm = fixture.arm;
+  const r = await fixture.putSubscription(sub, "Registered", "72f988bf-86f1-41af-91ab-2d7cd011db47");
   expect(r.status).toBe(200);
 }, 60_000);
 
 afterAll(async () => {
-  await arm?.close();
-  await fe?.stop();
+  await fixture?.stop();
   for (const t of [HcpClusterResource, NodePoolResource]) {
     const list = await service.listAll(t, { namespace: ns });
     for (const o of list.items) await service.delete(t, { name: o.metadata.name!, namespace: ns });
   }
   await service.delete(namespaceType, { name: ns });
-  await catalogNs?.remove();
-  await scratch?.remove();
 });
 
 describe("cluster and node pool operations", () => {
@@ -318,14 +296,7 @@ describe("cluster and node pool operations", () => {
     expect(inflight.status).toBe(201);
 
     // A new frontend (a restart) answers the operation in flight.
-    await fe.stop();
-    fe = await startTestFrontend({
-      client: service,
-      certs: fe.certs,
-      catalogNamespace: catalogNs.name,
-      pageSize: 2,
-    });
-    const arm2 = await ArmClient.create(fe.url, fe.certs, { headers: arm.headers });
+    const arm2 = await fixture.restart();
     const statusUrl = new URL(del.headers["azure-asyncoperation"]!);
     const path = statusUrl.pathname + statusUrl.search;
     expect(((await arm2.send("GET", path)).body as Json).status).toBe("Deleting");

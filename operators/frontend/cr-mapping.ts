@@ -2,18 +2,28 @@
  * ARM resources (in the hub version's shape) to CRs and back. Properties with a CR field go to
  * the spec; the rest (ARM-only: authorized CIDRs, ingress, etcd encryption, ...) and the envelope
  * (tags, systemData, identity) go to annotations, so GET returns what was sent. Read-only
- * properties come from the CR's status: provisioningState (state.ts), API and console URLs,
+ * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
  */
 import {
   API_VERSION,
   HCP_CLUSTER_KIND,
   NODE_POOL_KIND,
+  type AzureNodePoolPlatform,
+  type ChannelGroup,
   type HcpCluster,
   type NodePool,
-  type Taint,
+  type VersionSpec,
 } from "../api/v1alpha1/index.ts";
+import {
+  HUB_VERSION,
+  SCHEMAS,
+  type ClusterProperties,
+  type NodePoolProperties,
+} from "./api-version-schemas.ts";
+import { isObject, project, type JsonObject } from "./body-schema.ts";
 import { fieldErrors, type FieldError } from "./errors.ts";
+import type { ArmResource } from "./hub-conversion.ts";
 import {
   ANNOTATIONS,
   LABELS,
@@ -21,20 +31,11 @@ import {
   defaultManagedResourceGroup,
   resourceGroupLabel,
 } from "./names.ts";
-import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resourceid.ts";
-import { isObject, type JsonObject } from "./schema.ts";
-import { resourceState } from "./state.ts";
+import { resourceState } from "./provisioning-state.ts";
+import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resource-id.ts";
 
-/** An ARM resource in the hub version's shape. */
-export interface ArmResource {
-  id: string;
-  name: string;
-  type: string;
-  location: string;
-  tags?: Record<string, string>;
-  systemData?: JsonObject;
-  identity?: JsonObject;
-  properties: JsonObject;
+export function isNodePool(cr: HcpCluster | NodePool): cr is NodePool {
+  return "clusterRef" in cr.spec;
 }
 
 /** What the CR gets besides the resource: where it lives and who asked. */
@@ -50,16 +51,7 @@ export interface ToCRContext {
   clusterName?: string;
 }
 
-// ---- small path helpers over plain JSON ----
-
-function get(o: unknown, path: string): unknown {
-  let cur: unknown = o;
-  for (const key of path.split(".")) {
-    if (!isObject(cur)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}
+// ---- small path helpers over plain JSON (the ARM-only remainder, the response properties) ----
 
 function set(o: JsonObject, path: string, value: unknown): void {
   if (value === undefined) return;
@@ -67,8 +59,9 @@ function set(o: JsonObject, path: string, value: unknown): void {
   const last = keys.pop() ?? "";
   let cur = o;
   for (const key of keys) {
-    if (!isObject(cur[key])) cur[key] = {};
-    cur = cur[key] as JsonObject;
+    const next = cur[key];
+    if (isObject(next)) cur = next;
+    else cur = cur[key] = {};
   }
   cur[last] = value;
 }
@@ -91,12 +84,6 @@ function remove(o: JsonObject, path: string): void {
   }
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
-const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
-const record = (v: unknown): Record<string, string> | undefined =>
-  isObject(v) ? (v as Record<string, string>) : undefined;
-
 function parseJson(text: string | undefined): JsonObject {
   if (!text) return {};
   try {
@@ -108,8 +95,10 @@ function parseJson(text: string | undefined): JsonObject {
 }
 
 /** Drops undefined values so that the CR has no explicit nulls. */
-function compact<T extends JsonObject>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+function compact<T extends object>(o: T): T {
+  const out = { ...o };
+  for (const [key, value] of Object.entries(out)) if (value === undefined) Reflect.deleteProperty(out, key);
+  return out;
 }
 
 /** Properties with a spec field or computed from status; everything else is kept in an annotation. */
@@ -180,48 +169,70 @@ function metadataFor(res: ArmResource, ctx: ToCRContext, properties: JsonObject)
 }
 
 /** Fills the defaults the service picks (not the schema): DNS prefix and managed resource group. */
-export function defaultClusterProperties(id: ResourceId, properties: JsonObject): JsonObject {
+export function defaultClusterProperties(id: ResourceId, properties: ClusterProperties): ClusterProperties {
   const out = structuredClone(properties);
-  if (get(out, "dns.baseDomainPrefix") === undefined)
-    set(out, "dns.baseDomainPrefix", defaultDnsPrefix(id.subscriptionId, id.resourceGroup, id.cluster));
-  if (get(out, "platform.managedResourceGroup") === undefined)
-    set(
-      out,
-      "platform.managedResourceGroup",
-      defaultManagedResourceGroup(id.subscriptionId, id.resourceGroup, id.cluster),
-    );
+  if (out.dns?.baseDomainPrefix === undefined)
+    out.dns = {
+      ...out.dns,
+      baseDomainPrefix: defaultDnsPrefix(id.subscriptionId, id.resourceGroup, id.cluster),
+    };
+  if (out.platform?.managedResourceGroup === undefined)
+    out.platform = {
+      ...out.platform,
+      managedResourceGroup: defaultManagedResourceGroup(id.subscriptionId, id.resourceGroup, id.cluster),
+    };
   return out;
 }
 
-export function clusterToCR(res: ArmResource, ctx: ToCRContext): HcpCluster {
+/**
+ * ARM takes any channel group name (32 characters at most); the CRD's enum refuses those it does
+ * not know, naming the field, so the value goes to the CR as sent.
+ */
+const channelGroup = (name: string | undefined): ChannelGroup | undefined => name as ChannelGroup | undefined;
+
+export function versionSpec(v: { id?: string; channelGroup?: string } | undefined): VersionSpec {
+  return compact({ id: v?.id ?? "", channelGroup: channelGroup(v?.channelGroup) });
+}
+
+function clusterAzure(
+  res: ArmResource<ClusterProperties>,
+  ctx: ToCRContext,
+): HcpCluster["spec"]["platform"]["azure"] {
+  const platform = res.properties.platform ?? {};
+  return compact({
+    subscriptionId: ctx.id.subscriptionId,
+    tenantId: ctx.tenantId,
+    location: normalizeLocation(res.location),
+    managedResourceGroup: platform.managedResourceGroup ?? "",
+    subnetId: platform.subnetId ?? "",
+    networkSecurityGroupId: platform.networkSecurityGroupId ?? "",
+    outboundType: platform.outboundType,
+    identities: identitiesSpec(platform.operatorsAuthentication?.userAssignedIdentities ?? {}),
+  });
+}
+
+type ArmIdentities = NonNullable<
+  NonNullable<NonNullable<ClusterProperties["platform"]>["operatorsAuthentication"]>["userAssignedIdentities"]
+>;
+
+function identitiesSpec(identities: ArmIdentities): HcpCluster["spec"]["platform"]["azure"]["identities"] {
+  return compact({
+    controlPlaneOperators: identities.controlPlaneOperators ?? {},
+    dataPlaneOperators: identities.dataPlaneOperators,
+    serviceManagedIdentity: identities.serviceManagedIdentity ?? "",
+  });
+}
+
+export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContext): HcpCluster {
   const p = res.properties;
-  const identities = get(p, "platform.operatorsAuthentication.userAssignedIdentities");
   const spec: HcpCluster["spec"] = compact({
-    version: compact({
-      id: str(get(p, "version.id")) ?? "",
-      channelGroup: str(get(p, "version.channelGroup")),
-    }),
-    dns: { baseDomainPrefix: str(get(p, "dns.baseDomainPrefix")) ?? "" },
-    network: isObject(p["network"]) ? compact({ ...p["network"] }) : undefined,
-    api: compact({ visibility: str(get(p, "api.visibility")) as "Public" | "Private" | undefined }),
-    platform: {
-      azure: compact({
-        subscriptionId: ctx.id.subscriptionId,
-        tenantId: ctx.tenantId,
-        location: normalizeLocation(res.location),
-        managedResourceGroup: str(get(p, "platform.managedResourceGroup")) ?? "",
-        subnetId: str(get(p, "platform.subnetId")) ?? "",
-        networkSecurityGroupId: str(get(p, "platform.networkSecurityGroupId")) ?? "",
-        outboundType: str(get(p, "platform.outboundType")) as "LoadBalancer" | undefined,
-        identities: compact({
-          controlPlaneOperators: record(get(identities, "controlPlaneOperators")) ?? {},
-          dataPlaneOperators: record(get(identities, "dataPlaneOperators")),
-          serviceManagedIdentity: str(get(identities, "serviceManagedIdentity")) ?? "",
-        }),
-      }),
-    },
-    nodeDrainTimeoutMinutes: num(p["nodeDrainTimeoutMinutes"]),
-  }) as HcpCluster["spec"];
+    version: versionSpec(p.version),
+    dns: { baseDomainPrefix: p.dns?.baseDomainPrefix ?? "" },
+    network: p.network ? compact({ ...p.network }) : undefined,
+    api: compact({ visibility: p.api?.visibility }),
+    platform: { azure: clusterAzure(res, ctx) },
+    nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
+  });
   return {
     apiVersion: API_VERSION,
     kind: HCP_CLUSTER_KIND,
@@ -230,47 +241,60 @@ export function clusterToCR(res: ArmResource, ctx: ToCRContext): HcpCluster {
   };
 }
 
-function labelsToMap(labels: unknown, errors: FieldError[]): Record<string, string> | undefined {
-  if (!Array.isArray(labels)) return undefined;
+function labelsToMap(
+  labels: NodePoolProperties["labels"],
+  errors: FieldError[],
+): Record<string, string> | undefined {
+  if (!labels) return undefined;
   const out: Record<string, string> = {};
-  labels.forEach((l: unknown, i) => {
-    const key = str(get(l, "key")) ?? "";
+  labels.forEach((l, i) => {
+    const key = l.key ?? "";
     if (key in out)
       errors.push({ target: `properties.labels[${i}].key`, message: `Duplicate label key '${key}'` });
-    out[key] = str(get(l, "value")) ?? "";
+    out[key] = l.value ?? "";
   });
   return out;
 }
 
-function nodePoolSpecPlatform(p: JsonObject): NodePool["spec"]["platform"] {
+/**
+ * ARM takes any availability zone name; the CRD's enum refuses those it does not know, naming the
+ * field, so the value goes to the CR as sent.
+ */
+const zone = (name: string | undefined): AzureNodePoolPlatform["availabilityZone"] =>
+  name as AzureNodePoolPlatform["availabilityZone"];
+
+function nodePoolSpecPlatform(p: NodePoolProperties): NodePool["spec"]["platform"] {
+  const platform = p.platform;
   const osDisk = compact({
-    sizeGiB: num(get(p, "platform.osDisk.sizeGiB")),
-    diskStorageAccountType: str(get(p, "platform.osDisk.diskStorageAccountType")) as
-      "Premium_LRS" | "StandardSSD_LRS" | "Standard_LRS" | undefined,
+    sizeGiB: platform?.osDisk?.sizeGiB,
+    diskStorageAccountType: platform?.osDisk?.diskStorageAccountType,
   });
   return {
     azure: compact({
-      vmSize: str(get(p, "platform.vmSize")) ?? "",
-      subnetId: str(get(p, "platform.subnetId")),
-      encryptionAtHost: bool(get(p, "platform.enableEncryptionAtHost")),
-      availabilityZone: str(get(p, "platform.availabilityZone")) as "1" | "2" | "3" | undefined,
+      vmSize: platform?.vmSize ?? "",
+      subnetId: platform?.subnetId,
+      encryptionAtHost: platform?.enableEncryptionAtHost,
+      availabilityZone: zone(platform?.availabilityZone),
       osDisk: Object.keys(osDisk).length > 0 ? osDisk : undefined,
     }),
   };
 }
 
 /** ARM allows replicas 0 beside autoScaling; the CR wants exactly one of them. */
-function scaling(p: JsonObject, errors: FieldError[]): Pick<NodePool["spec"], "replicas" | "autoScaling"> {
-  const auto = p["autoScaling"];
-  const replicas = num(p["replicas"]);
-  if (!isObject(auto)) return { replicas: replicas ?? 0 };
+function scaling(
+  p: NodePoolProperties,
+  errors: FieldError[],
+): Pick<NodePool["spec"], "replicas" | "autoScaling"> {
+  const auto = p.autoScaling;
+  const replicas = p.replicas;
+  if (!auto) return { replicas: replicas ?? 0 };
   if (replicas !== undefined && replicas !== 0)
     errors.push({
       target: "properties.replicas",
       message: "'properties.replicas' must be 0 when autoScaling is set",
     });
-  const min = num(auto["min"]) ?? 0;
-  const max = num(auto["max"]) ?? 0;
+  const min = auto.min ?? 0;
+  const max = auto.max ?? 0;
   if (max < min)
     errors.push({
       target: "properties.autoScaling.max",
@@ -279,23 +303,26 @@ function scaling(p: JsonObject, errors: FieldError[]): Pick<NodePool["spec"], "r
   return { autoScaling: { min, max } };
 }
 
-export function nodePoolToCR(res: ArmResource, ctx: ToCRContext): NodePool {
+/** Key and effect are required fields, checked before any mapping. */
+function taints(p: NodePoolProperties): NodePool["spec"]["taints"] {
+  return p.taints?.map((t) =>
+    compact({ key: t.key ?? "", value: t.value, effect: t.effect ?? "NoSchedule" }),
+  );
+}
+
+export function nodePoolToCR(res: ArmResource<NodePoolProperties>, ctx: ToCRContext): NodePool {
   const p = res.properties;
   const errors: FieldError[] = [];
   const spec: NodePool["spec"] = compact({
     clusterRef: { name: ctx.clusterName ?? "" },
-    version: isObject(p["version"])
-      ? compact({ id: str(get(p, "version.id")) ?? "", channelGroup: str(get(p, "version.channelGroup")) })
-      : undefined,
+    version: p.version ? versionSpec(p.version) : undefined,
     platform: nodePoolSpecPlatform(p),
     ...scaling(p, errors),
-    labels: labelsToMap(p["labels"], errors),
-    taints: Array.isArray(p["taints"])
-      ? (p["taints"] as JsonObject[]).map((t) => compact({ ...t }) as unknown as Taint)
-      : undefined,
-    autoRepair: bool(p["autoRepair"]),
-    nodeDrainTimeoutMinutes: num(p["nodeDrainTimeoutMinutes"]),
-  }) as NodePool["spec"];
+    labels: labelsToMap(p.labels, errors),
+    taints: taints(p),
+    autoRepair: p.autoRepair,
+    nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
+  });
   if (errors.length > 0) throw fieldErrors(errors);
   return {
     apiVersion: API_VERSION,
@@ -319,12 +346,24 @@ function envelopeOf(
     id,
     name: id.split("/").pop() ?? "",
     type: resourceType(kind),
-    location: str(env["location"]) ?? location ?? "",
-    tags: record(env["tags"]),
+    location: typeof env["location"] === "string" ? env["location"] : (location ?? ""),
+    tags: stringMap(env["tags"]),
     systemData: isObject(env["systemData"]) ? env["systemData"] : undefined,
     identity: isObject(env["identity"]) ? env["identity"] : undefined,
   });
 }
+
+/** The string entries of a JSON object (tags are strings, validated when they were sent). */
+function stringMap(v: unknown): Record<string, string> | undefined {
+  if (!isObject(v)) return undefined;
+  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+/** The hub's properties schemas: what a stored resource's properties can hold. */
+const HUB_PROPERTIES = {
+  cluster: SCHEMAS[HUB_VERSION].cluster.properties.properties,
+  nodePool: SCHEMAS[HUB_VERSION].nodePool.properties.properties,
+};
 
 /** ARM's status.conditions (Available, Degraded, Progressing) from the CR's summary conditions. */
 function armConditions(cr: HcpCluster | NodePool): JsonObject[] | undefined {
@@ -353,7 +392,7 @@ function baseDomainOf(apiURL: string | undefined, prefix: string): string | unde
   return host.startsWith(lead) ? host.slice(lead.length) : undefined;
 }
 
-export function clusterFromCR(cr: HcpCluster): ArmResource {
+export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   const p = parseJson(cr.metadata.annotations?.[ANNOTATIONS.properties]);
   const { spec, status } = cr;
   const azure = spec.platform.azure;
@@ -373,10 +412,13 @@ export function clusterFromCR(cr: HcpCluster): ArmResource {
   set(p, "platform.operatorsAuthentication.userAssignedIdentities", compact({ ...azure.identities }));
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
   set(p, "status.conditions", armConditions(cr));
-  return { ...envelopeOf(cr, "cluster", azure.location), properties: p };
+  return {
+    ...envelopeOf(cr, "cluster", azure.location),
+    properties: project(HUB_PROPERTIES.cluster, p) ?? {},
+  };
 }
 
-export function nodePoolFromCR(pool: NodePool): ArmResource {
+export function nodePoolFromCR(pool: NodePool): ArmResource<NodePoolProperties> {
   const p = parseJson(pool.metadata.annotations?.[ANNOTATIONS.properties]);
   const { spec } = pool;
   const azure = spec.platform.azure;
@@ -403,7 +445,10 @@ export function nodePoolFromCR(pool: NodePool): ArmResource {
   set(p, "taints", spec.taints);
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
   set(p, "status.conditions", armConditions(pool));
-  return { ...envelopeOf(pool, "nodePool", undefined), properties: p };
+  return {
+    ...envelopeOf(pool, "nodePool", undefined),
+    properties: project(HUB_PROPERTIES.nodePool, p) ?? {},
+  };
 }
 
 /**

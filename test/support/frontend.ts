@@ -1,14 +1,14 @@
 /**
- * Test and benchmark support for the ARM frontend (not used by the frontend itself): certificates
- * (serving, ARM's client CA and client certificate, and a stranger's), a frontend on a free port,
- * an HTTPS client that talks like ARM, and request bodies.
+ * Test doubles for the ARM frontend, used by its tests, `npm run local` and the benchmark (never by
+ * the frontend itself): certificates (serving, ARM's client CA and client certificate, and a
+ * stranger's), a frontend on a free port, an HTTPS client that talks like ARM, and request bodies.
  */
 import { readFile } from "node:fs/promises";
 import { Agent, request } from "undici";
-import { createCA, issueCert, type CertFiles } from "../../../hack/harness/certs.ts";
-import type { KubeClient } from "../../runtime/kube.ts";
-import type { Logger } from "../../runtime/logger.ts";
-import { Frontend } from "../server.ts";
+import { createCA, issueCert, type CertFiles } from "../../hack/harness/certs.ts";
+import type { KubeClient } from "../../operators/runtime/kube.ts";
+import type { Logger } from "../../operators/runtime/logger.ts";
+import { Frontend } from "../../operators/frontend/server.ts";
 
 export interface FrontendCerts {
   servingCA: string;
@@ -82,6 +82,16 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** JSON, or the text when it is not JSON; undefined when empty. */
+function parseReply(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** Talks to the frontend like ARM: client certificate, ARM headers, JSON. */
 export class ArmClient {
   readonly url: string;
@@ -134,18 +144,9 @@ export class ArmClient {
       },
       ...(body !== undefined ? { body } : {}),
     });
-    const text = await res.body.text();
-    let parsed: unknown = undefined;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers[k] = v;
-    return { status: res.statusCode, headers, body: parsed };
+    return { status: res.statusCode, headers, body: parseReply(await res.body.text()) };
   }
 
   /** Follows an Azure-AsyncOperation URL until the status is terminal; returns the last status body. */

@@ -7,7 +7,15 @@
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { carryHidden, propertiesToHub, schemaFor, toVersioned } from "./convert.ts";
+import {
+  carryHidden,
+  propertiesToHub,
+  schemaFor,
+  toVersioned,
+  type ArmResource,
+  type HubProperties,
+  type VersionedBody,
+} from "./hub-conversion.ts";
 import {
   CloudError,
   CODES,
@@ -17,8 +25,8 @@ import {
   resourceNotFound,
   type FieldError,
 } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
-import { crType, kubeWrite } from "./kube.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
+import { crType, kubeWrite } from "./service-cluster.ts";
 import {
   ANNOTATIONS,
   LABELS,
@@ -44,7 +52,7 @@ import {
   resourceType,
   type ResourceId,
   type ResourceKind,
-} from "./resourceid.ts";
+} from "./resource-id.ts";
 import {
   applyDefaults,
   checkRequired,
@@ -54,17 +62,23 @@ import {
   readValue,
   text,
   type JsonObject,
-} from "./schema.ts";
-import { isTerminal, resourceState, type OperationRequest, type ProvisioningState } from "./state.ts";
+} from "./body-schema.ts";
+import {
+  isTerminal,
+  resourceState,
+  type OperationRequest,
+  type ProvisioningState,
+} from "./provisioning-state.ts";
 import {
   clusterFromCR,
   clusterToCR,
   defaultClusterProperties,
+  isNodePool,
   nodePoolFromCR,
   nodePoolToCR,
-  type ArmResource,
-} from "./translate.ts";
-import { checkVersion, defaultVersion, type CatalogReader } from "./versions.ts";
+  versionSpec,
+} from "./cr-mapping.ts";
+import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 
 export interface ResourceDeps {
   client: KubeClient;
@@ -109,8 +123,9 @@ export function targetOf(id: ResourceId): Target {
   };
 }
 
-export function fromCR(kind: ResourceKind, cr: CR): ArmResource {
-  return kind === "cluster" ? clusterFromCR(cr as HcpCluster) : nodePoolFromCR(cr as NodePool);
+/** The hub resource a CR holds (`kind` names what `cr` is). */
+export function fromCR(_kind: ResourceKind, cr: CR): ArmResource {
+  return isNodePool(cr) ? nodePoolFromCR(cr) : clusterFromCR(cr);
 }
 
 function sameId(cr: KubeObject, id: ResourceId): boolean {
@@ -129,6 +144,24 @@ function systemDataOf(req: ArmRequest, stored: JsonObject | undefined): JsonObje
     ...req.systemData,
     ...(stored?.["createdAt"] ? { createdAt: stored["createdAt"] } : {}),
   };
+}
+
+/**
+ * The hub properties of a versioned body: on update, with what the request's version cannot see
+ * kept from `stored`; on create, with the defaults the service picks.
+ */
+function hubProperties(
+  req: ArmRequest,
+  id: ResourceId,
+  doc: VersionedBody,
+  stored: ArmResource | undefined,
+): HubProperties {
+  const properties = propertiesToHub(doc, req.apiVersion, id.kind);
+  if (stored) {
+    const seen = propertiesToHub(toVersioned(stored, req.apiVersion, id.kind), req.apiVersion, id.kind);
+    return carryHidden(stored.properties, seen, properties);
+  }
+  return id.kind === "cluster" ? defaultClusterProperties(id, properties) : properties;
 }
 
 function operationHeaders(req: ArmRequest, op: OperationDoc, withLocation: boolean): Record<string, string> {
@@ -206,30 +239,29 @@ export class ResourceHandlers {
   }
 
   /** The versioned body of a PUT, defaulted (create) or completed from the stored resource (update). */
-  #readPut(req: ArmRequest, id: ResourceId, old: JsonObject | undefined): JsonObject {
+  #readPut(req: ArmRequest, id: ResourceId, old: VersionedBody | undefined): VersionedBody {
     const body = req.body;
     if (!isObject(body)) throw invalidContent("the body must be a JSON object");
     checkBodyName(body, resourceName(id));
     const schema = schemaFor(req.apiVersion, id.kind);
     const errors: FieldError[] = [];
-    let doc = readValue(schema, body, "", errors) as JsonObject;
-    if (old) doc = keepCreateOnly(schema, old, doc, "", errors) as JsonObject;
-    else doc = applyDefaults(schema, doc) as JsonObject;
+    const read = readValue(schema, body, "", errors);
+    const doc = (old ? keepCreateOnly(schema, old, read, errors) : applyDefaults(schema, read)) ?? {};
     checkRequired(schema, doc, "", errors);
     if (errors.length > 0) throw fieldErrors(errors);
     return doc;
   }
 
   /** The versioned body of a PATCH: the request merged onto the stored resource. */
-  #readPatch(req: ArmRequest, id: ResourceId, old: JsonObject): JsonObject {
+  #readPatch(req: ArmRequest, id: ResourceId, old: VersionedBody): VersionedBody {
     const body = req.body ?? {};
     if (!isObject(body)) throw invalidContent("the body must be a JSON object");
     if (body["name"] !== undefined) checkBodyName(body, resourceName(id));
     const schema = schemaFor(req.apiVersion, id.kind);
     const errors: FieldError[] = [];
     readValue(schema, body, "", errors);
-    const merged = readValue(schema, mergePatch(old, body), "", []) as JsonObject;
-    const doc = keepCreateOnly(schema, old, merged, "", errors) as JsonObject;
+    const merged = readValue(schema, mergePatch(old, body), "", []);
+    const doc = keepCreateOnly(schema, old, merged, errors) ?? {};
     checkRequired(schema, doc, "", errors);
     if (errors.length > 0) throw fieldErrors(errors);
     return doc;
@@ -239,48 +271,39 @@ export class ResourceHandlers {
   async #toHub(
     req: ArmRequest,
     id: ResourceId,
-    doc: JsonObject,
+    doc: VersionedBody,
     stored: ArmResource | undefined,
   ): Promise<ArmResource> {
-    let properties = propertiesToHub(doc, req.apiVersion, id.kind);
-    if (stored) {
-      const seen = propertiesToHub(toVersioned(stored, req.apiVersion, id.kind), req.apiVersion, id.kind);
-      properties = carryHidden(stored.properties, seen, properties) as JsonObject;
-    } else if (id.kind === "cluster") {
-      properties = defaultClusterProperties(id, properties);
-    }
+    const properties = hubProperties(req, id, doc, stored);
     await this.#checkVersions(req, id, properties);
+    const systemData = systemDataOf(req, stored?.systemData);
     return {
       id: stored?.id ?? formatResourceId(id),
       name: resourceName(id),
       type: resourceType(id.kind),
-      location: stored?.location ?? text(doc["location"]),
-      ...(isObject(doc["tags"]) ? { tags: doc["tags"] as Record<string, string> } : {}),
-      ...(isObject(doc["identity"]) ? { identity: doc["identity"] } : {}),
-      ...(systemDataOf(req, stored?.systemData) ? { systemData: systemDataOf(req, stored?.systemData) } : {}),
+      location: stored?.location ?? doc.location ?? "",
+      ...(doc.tags ? { tags: doc.tags } : {}),
+      ...(doc.identity ? { identity: doc.identity } : {}),
+      ...(systemData ? { systemData } : {}),
       properties,
     };
   }
 
   /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */
-  async #checkVersions(req: ArmRequest, id: ResourceId, properties: JsonObject): Promise<void> {
+  async #checkVersions(req: ArmRequest, id: ResourceId, properties: HubProperties): Promise<void> {
     const catalog = await this.#d.catalog.read();
-    const version = isObject(properties["version"]) ? properties["version"] : undefined;
-    if (id.kind === "cluster" && typeof version?.["id"] !== "string") {
-      const id = defaultVersion(
-        catalog,
-        typeof version?.["channelGroup"] === "string" ? version["channelGroup"] : undefined,
-      );
+    const version = properties.version;
+    if (id.kind === "cluster" && version?.id === undefined) {
+      const id = defaultVersion(catalog, version?.channelGroup);
       if (!id)
         throw fieldErrors([
           { target: "properties.version.id", message: "Missing required field 'properties.version.id'" },
         ]);
-      properties["version"] = { ...(version ?? {}), id };
+      properties.version = { ...(version ?? {}), id };
       return;
     }
-    if (typeof version?.["id"] !== "string") return;
-    const spec = { id: version["id"], channelGroup: version["channelGroup"] as never };
-    const errors = checkVersion(catalog, spec, "properties.version.id");
+    if (version?.id === undefined) return;
+    const errors = checkVersion(catalog, versionSpec(version), "properties.version.id");
     if (errors.length > 0) throw fieldErrors(errors);
   }
 
@@ -289,11 +312,11 @@ export class ResourceHandlers {
       id: t.id,
       namespace: t.namespace,
       name: t.name,
-      tenantId: (existing as HcpCluster | undefined)?.spec.platform.azure.tenantId ?? tenantOf(req),
+      tenantId: tenantOfCR(existing) ?? tenantOf(req),
       annotations: { ...this.#requestAnnotations(req, op), ...operationAnnotations },
       ...(t.clusterName ? { clusterName: t.clusterName } : {}),
     };
-    const next = t.id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+    const next: CR = t.id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
     next.metadata.labels = {
       ...next.metadata.labels,
       [LABELS.operationKey]: operationKey(t.id.kind, t.name),
@@ -456,7 +479,7 @@ export class ResourceHandlers {
 }
 
 function isGone(err: unknown): boolean {
-  return err instanceof Error && "code" in err && (err as { code: number }).code === 410;
+  return err instanceof Error && "code" in err && err.code === 410;
 }
 
 function invalidSkipToken(): CloudError {
@@ -477,6 +500,11 @@ function inScope(
     : `/subscriptions/${scope.subscriptionId}/`.toLowerCase();
   if (!id.startsWith(prefix)) return false;
   return !scope.cluster || id.includes(`/hcpopenshiftclusters/${scope.cluster.toLowerCase()}/nodepools/`);
+}
+
+/** The tenant an HcpCluster was created for. */
+function tenantOfCR(cr: CR | undefined): string | undefined {
+  return cr && !isNodePool(cr) ? cr.spec.platform.azure.tenantId : undefined;
 }
 
 function tenantOf(req: ArmRequest): string | undefined {
@@ -505,13 +533,13 @@ function mergeExisting(existing: CR, next: CR): CR {
     labels: { ...existing.metadata.labels, ...next.metadata.labels },
     annotations: { ...existing.metadata.annotations, ...next.metadata.annotations },
   };
-  if ("clusterRef" in next.spec) return { ...next, metadata };
-  const old = (existing as HcpCluster).spec;
+  if (isNodePool(next) || isNodePool(existing)) return { ...next, metadata };
+  const old = existing.spec;
   const spec = {
-    ...(next as HcpCluster).spec,
+    ...next.spec,
     ...(old.placement ? { placement: old.placement } : {}),
     ...(old.paused !== undefined ? { paused: old.paused } : {}),
     dns: old.dns,
   };
-  return { ...(next as HcpCluster), metadata, spec };
+  return { ...next, metadata, spec };
 }

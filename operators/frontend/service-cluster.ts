@@ -16,9 +16,9 @@ import {
   type ResourceType,
 } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
-import type { ResourceKind } from "./resourceid.ts";
-import { isObject, text } from "./schema.ts";
-import { armFieldPath } from "./translate.ts";
+import type { ResourceKind } from "./resource-id.ts";
+import { isObject, text } from "./body-schema.ts";
+import { armFieldPath } from "./cr-mapping.ts";
 
 export const namespaceType: ResourceType = NamespaceResource;
 export const configMapType: ResourceType = ConfigMapResource;
@@ -32,10 +32,21 @@ interface StatusCause {
   reason?: string;
 }
 
+const optionalString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** The causes of a Kubernetes Status (metav1.StatusCause: field, message, reason). */
 function causesOf(status: unknown): StatusCause[] {
   if (!isObject(status) || !isObject(status["details"])) return [];
-  const causes = status["details"]["causes"];
-  return Array.isArray(causes) ? (causes as StatusCause[]) : [];
+  const causes: unknown = status["details"]["causes"];
+  if (!Array.isArray(causes)) return [];
+  return causes.map((c: unknown) => {
+    const cause = isObject(c) ? c : {};
+    return {
+      field: optionalString(cause["field"]),
+      message: optionalString(cause["message"]),
+      reason: optionalString(cause["reason"]),
+    };
+  });
 }
 
 /** A CR write the API server refused, as ARM reports it; undefined for failures that are ours. */

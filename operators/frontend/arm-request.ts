@@ -1,8 +1,8 @@
 /** The request a handler sees after the router's middleware, and the reply it returns. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "../runtime/logger.ts";
-import type { ApiVersion } from "./apiversions.ts";
-import type { JsonObject } from "./schema.ts";
+import type { ApiVersion } from "./api-version-schemas.ts";
+import type { JsonObject } from "./body-schema.ts";
 import type { Subscription } from "./subscriptions.ts";
 
 export interface ArmRequest {

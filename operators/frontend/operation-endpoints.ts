@@ -5,15 +5,15 @@
  * started it.
  */
 import type { KubeClient } from "../runtime/kube.ts";
-import type { ApiVersion } from "./apiversions.ts";
-import { toVersioned } from "./convert.ts";
+import type { ApiVersion } from "./api-version-schemas.ts";
+import { toVersioned } from "./hub-conversion.ts";
 import { CloudError, CODES, internalError } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./http.ts";
+import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { subscriptionNamespace } from "./names.ts";
 import type { FoundOperation, OperationDoc, OperationStore } from "./operations.ts";
-import { normalizeLocation, operationResultPath, operationStatusPath } from "./resourceid.ts";
-import { fromCR } from "./resources.ts";
-import { isTerminal } from "./state.ts";
+import { normalizeLocation, operationResultPath, operationStatusPath } from "./resource-id.ts";
+import { fromCR } from "./resource-handlers.ts";
+import { isTerminal } from "./provisioning-state.ts";
 
 export interface OperationDeps {
   client: KubeClient;
@@ -70,6 +70,6 @@ export async function getOperationResult(deps: OperationDeps, req: ArmRequest): 
   if (doc.status !== "Succeeded") throw internalError();
   if (doc.request === "Delete" || !cr) return { status: 204 };
   const version: ApiVersion = req.apiVersion;
-  const body = toVersioned(fromCR(doc.kind, cr as never), version, doc.kind);
+  const body = toVersioned(fromCR(doc.kind, cr), version, doc.kind);
   return { status: doc.request === "Create" ? 201 : 200, body };
 }

@@ -9,9 +9,9 @@ import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, configMapType } from ".
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import { CloudError, CODES, type FieldError } from "./errors.ts";
-import type { ArmRequest, Reply } from "./http.ts";
-import { PROVIDER } from "./resourceid.ts";
-import { isObject } from "./schema.ts";
+import type { ArmRequest, Reply } from "./arm-request.ts";
+import { PROVIDER } from "./resource-id.ts";
+import { isObject, text } from "./body-schema.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 
@@ -55,18 +55,24 @@ export class CatalogReader {
 
 function parseCatalog(cm: KubeObject): Catalog | undefined {
   const data = cm["data"];
-  const text = isObject(data) ? data[CATALOG_KEY] : undefined;
-  if (typeof text !== "string") return undefined;
+  const yaml = isObject(data) ? data[CATALOG_KEY] : undefined;
+  if (typeof yaml !== "string") return undefined;
+  return { catalog: ReleaseCatalog.parse(yaml), endOfLife: endOfLifeOf(yaml) };
+}
+
+/** endOfLifeTimestamp per release version, from the catalog's YAML. */
+function endOfLifeOf(yaml: string): Map<string, string> {
   const endOfLife = new Map<string, string>();
   try {
-    const doc = load(text) as { releases?: Array<Record<string, unknown>> } | null;
-    for (const r of doc?.releases ?? [])
-      if (typeof r["endOfLifeTimestamp"] === "string")
-        endOfLife.set(String(r["version"]), r["endOfLifeTimestamp"]);
+    const doc: unknown = load(yaml);
+    const releases: unknown[] = isObject(doc) && Array.isArray(doc["releases"]) ? doc["releases"] : [];
+    for (const r of releases)
+      if (isObject(r) && typeof r["endOfLifeTimestamp"] === "string")
+        endOfLife.set(text(r["version"]), r["endOfLifeTimestamp"]);
   } catch {
     // ReleaseCatalog.parse reports the problem; the versions list is then empty
   }
-  return { catalog: ReleaseCatalog.parse(text), endOfLife };
+  return endOfLife;
 }
 
 /** A field error when the catalog exists and does not offer the version. */
@@ -78,7 +84,7 @@ export function checkVersion(catalog: Catalog | undefined, spec: VersionSpec, ta
 
 /** The newest major.minor of a channel group, for 2024-06-10-preview requests without a version. */
 export function defaultVersion(catalog: Catalog | undefined, channelGroup = "stable"): string | undefined {
-  const newest = catalog?.catalog.releases.find((r) => r.channelGroups.includes(channelGroup as never));
+  const newest = catalog?.catalog.releases.find((r) => r.channelGroups.some((g) => g === channelGroup));
   return newest?.version.split(".").slice(0, 2).join(".");
 }
 

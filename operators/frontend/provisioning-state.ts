@@ -24,13 +24,13 @@ export interface StateResult {
   error?: CloudErrorBody;
 }
 
-/** What state.ts reads of an HcpCluster or NodePool. */
+/** What this file reads of an HcpCluster or NodePool. */
 export interface Observed extends KubeObject {
   status?: { observedGeneration?: number; conditions?: Condition[] };
 }
 
 export function isTerminal(state: ProvisioningState): boolean {
-  return (TERMINAL_STATES as readonly string[]).includes(state);
+  return TERMINAL_STATES.some((terminal) => terminal === state);
 }
 
 const isTrue = (conditions: Condition[], type: string): boolean =>

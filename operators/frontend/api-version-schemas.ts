@@ -1,11 +1,10 @@
 /**
- * The API versions served and what each looks like. The hub (the shape the frontend stores and
- * translates to CRs) is the newest served version, 2026-06-30-preview; 2024-06-10-preview converts
- * to and from it. Schemas follow ARO HCP's OpenAPI (../shared/docs/reference/hypershift-arohcp-api.md
+ * The API versions served and what each one's bodies look like. The hub (the shape the frontend
+ * stores and maps to CRs) is the newest served version, 2026-06-30-preview; 2024-06-10-preview
+ * converts to and from it (hub-conversion.ts). Schemas follow ARO HCP's OpenAPI (../shared/docs/reference/hypershift-arohcp-api.md
  * B.1, B.2): `readOnly` is "r", `createOnly` is "r,c", anything else "r,c,u".
  */
-import type { ObjectSchema, Schema, StringSchema } from "./schema.ts";
-import { isObject, type JsonObject } from "./schema.ts";
+import { anyValue, arr, bool, co, int, map, obj, ro, str, type TypeOf } from "./body-schema.ts";
 
 export const API_VERSIONS = ["2024-06-10-preview", "2026-06-30-preview"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -13,31 +12,19 @@ export const HUB_VERSION: ApiVersion = "2026-06-30-preview";
 export const SUBSCRIPTION_API_VERSION = "2.0";
 
 export function isServedVersion(v: string | undefined): v is ApiVersion {
-  return API_VERSIONS.includes(v as ApiVersion);
+  return API_VERSIONS.some((served) => served === v);
 }
 
-const str = (extra: Omit<StringSchema, "type"> = {}): StringSchema => ({ type: "string", ...extra });
-const ro = (s: Schema): Schema => ({ ...s, readOnly: true });
-const co = <S extends Schema>(s: S): S => ({ ...s, createOnly: true });
-const obj = (properties: Record<string, Schema>, extra: Partial<ObjectSchema> = {}): ObjectSchema => ({
-  type: "object",
-  properties,
-  ...extra,
-});
-const int = (minimum?: number, maximum?: number): Schema => ({ type: "integer", minimum, maximum });
-const strings: Schema = { type: "array", items: str() };
-
-const conditions: Schema = ro(
+const conditions = ro(
   obj({
-    conditions: {
-      type: "array",
-      maxItems: 10,
-      items: obj({ type: str(), status: str(), lastTransitionTime: str(), reason: str(), message: str() }),
-    },
+    conditions: arr(
+      obj({ type: str(), status: str(), lastTransitionTime: str(), reason: str(), message: str() }),
+      { maxItems: 10 },
+    ),
   }),
 );
 
-const versionProfile = (idRequired: boolean, idCreateOnly: boolean): ObjectSchema =>
+const versionProfile = (idRequired: boolean, idCreateOnly: boolean) =>
   obj(
     {
       id: idCreateOnly ? co(str({ maxLength: 32 })) : str({ maxLength: 32 }),
@@ -50,7 +37,7 @@ interface ClusterOptions {
   v2026: boolean;
 }
 
-function kmsSchema(o: ClusterOptions): ObjectSchema {
+function kmsSchema(o: ClusterOptions) {
   const activeKey = obj(
     {
       name: co(str()),
@@ -69,7 +56,7 @@ function kmsSchema(o: ClusterOptions): ObjectSchema {
   );
 }
 
-function etcdSchema(o: ClusterOptions): ObjectSchema {
+function etcdSchema(o: ClusterOptions) {
   const modes = o.v2026 ? ["CustomerManaged"] : ["CustomerManaged", "PlatformManaged"];
   const dataEncryption = obj(
     {
@@ -87,11 +74,11 @@ function etcdSchema(o: ClusterOptions): ObjectSchema {
   );
 }
 
-function clusterProperties(o: ClusterOptions): ObjectSchema {
+function clusterProperties(o: ClusterOptions) {
   const identities = obj(
     {
-      controlPlaneOperators: { type: "map", values: str(), maxProperties: 32 },
-      dataPlaneOperators: { type: "map", values: str(), maxProperties: 32 },
+      controlPlaneOperators: map(str(), { maxProperties: 32 }),
+      dataPlaneOperators: map(str(), { maxProperties: 32 }),
       serviceManagedIdentity: str(),
     },
     { required: ["controlPlaneOperators", "serviceManagedIdentity"] },
@@ -134,7 +121,7 @@ function clusterProperties(o: ClusterOptions): ObjectSchema {
       api: obj({
         url: ro(str()),
         visibility: co(str({ enum: ["Public", "Private"] })),
-        authorizedCidrs: { type: "array", items: str(), maxItems: 500 },
+        authorizedCidrs: arr(str(), { maxItems: 500 }),
       }),
       ...(o.v2026
         ? {
@@ -154,11 +141,10 @@ function clusterProperties(o: ClusterOptions): ObjectSchema {
       etcd: etcdSchema(o),
       ...(o.v2026
         ? {
-            imageDigestMirrors: {
-              type: "array",
-              maxItems: 240,
-              items: obj({ source: str(), mirrors: strings }, { required: ["source", "mirrors"] }),
-            },
+            imageDigestMirrors: arr(
+              obj({ source: str(), mirrors: arr(str()) }, { required: ["source", "mirrors"] }),
+              { maxItems: 240 },
+            ),
           }
         : {}),
       nodeDrainTimeoutMinutes: int(0, 10080),
@@ -174,7 +160,7 @@ function clusterProperties(o: ClusterOptions): ObjectSchema {
   );
 }
 
-function nodePoolProperties(o: ClusterOptions): ObjectSchema {
+function nodePoolProperties(o: ClusterOptions) {
   const osDisk = obj(
     {
       sizeGiB: co(int(64, o.v2026 ? 4095 : undefined)),
@@ -192,19 +178,18 @@ function nodePoolProperties(o: ClusterOptions): ObjectSchema {
         {
           subnetId: co(str()),
           vmSize: co(str({ maxLength: 64 })),
-          enableEncryptionAtHost: co({ type: "boolean" }),
+          enableEncryptionAtHost: co(bool()),
           osDisk,
           availabilityZone: co(str()),
         },
         { required: ["vmSize"] },
       ),
       replicas: int(0),
-      autoRepair: co({ type: "boolean" }),
+      autoRepair: co(bool()),
       autoScaling: obj({ min: int(0), max: int(0) }),
-      labels: { type: "array", items: obj({ key: str(), value: str() }, { required: ["key"] }) },
-      taints: {
-        type: "array",
-        items: obj(
+      labels: arr(obj({ key: str(), value: str() }, { required: ["key"] })),
+      taints: arr(
+        obj(
           {
             key: str({ minLength: 1, maxLength: 316 }),
             value: str({ maxLength: 63 }),
@@ -212,7 +197,7 @@ function nodePoolProperties(o: ClusterOptions): ObjectSchema {
           },
           { required: ["key", "effect"] },
         ),
-      },
+      ),
       nodeDrainTimeoutMinutes: int(0, 10080),
       ...(o.v2026 ? { status: conditions } : {}),
     },
@@ -220,23 +205,25 @@ function nodePoolProperties(o: ClusterOptions): ObjectSchema {
   );
 }
 
-const identity: Schema = obj({
+const identity = obj({
   type: str({ enum: ["None", "SystemAssigned", "UserAssigned", "SystemAssigned,UserAssigned"] }),
-  userAssignedIdentities: { type: "map", values: { type: "any" } },
+  userAssignedIdentities: map(anyValue()),
   principalId: ro(str()),
   tenantId: ro(str()),
 });
 
 /** The whole ARM resource (TrackedResource + identity + properties). */
-function envelope(properties: ObjectSchema): ObjectSchema {
+function envelope<P extends ReturnType<typeof clusterProperties> | ReturnType<typeof nodePoolProperties>>(
+  properties: P,
+) {
   return obj(
     {
       id: ro(str()),
       name: ro(str()),
       type: ro(str()),
       location: co(str()),
-      tags: { type: "map", values: str({ maxLength: 256 }), maxProperties: 50 },
-      systemData: ro({ type: "any" }),
+      tags: map(str({ maxLength: 256 }), { maxProperties: 50 }),
+      systemData: ro(anyValue()),
       identity,
       properties,
     },
@@ -244,52 +231,25 @@ function envelope(properties: ObjectSchema): ObjectSchema {
   );
 }
 
-export interface VersionAdapter {
-  cluster: ObjectSchema;
-  nodePool: ObjectSchema;
-  /** Versioned properties → hub properties (clusters only differ). */
-  clusterToHub(p: JsonObject): JsonObject;
-  clusterFromHub(p: JsonObject): JsonObject;
-}
+const clusterSchema = (o: ClusterOptions) => envelope(clusterProperties(o));
+const nodePoolSchema = (o: ClusterOptions) => envelope(nodePoolProperties(o));
 
-const identityAdapter = (p: JsonObject): JsonObject => p;
+export type ClusterSchema = ReturnType<typeof clusterSchema>;
+export type NodePoolSchema = ReturnType<typeof nodePoolSchema>;
+/** A cluster body of any served version, as read (every field optional). */
+export type ClusterBody = TypeOf<ClusterSchema>;
+export type ClusterProperties = NonNullable<ClusterBody["properties"]>;
+export type NodePoolBody = TypeOf<NodePoolSchema>;
+export type NodePoolProperties = NonNullable<NodePoolBody["properties"]>;
+export type Identity = NonNullable<ClusterBody["identity"]>;
 
-type Kms = { vaultName?: string; activeKey?: JsonObject } & JsonObject;
-
-/** Returns the kms object of properties.etcd.dataEncryption.customerManaged, if any (a copy's). */
-function kmsOf(p: JsonObject): Kms | undefined {
-  const etcd = p["etcd"];
-  if (!isObject(etcd) || !isObject(etcd["dataEncryption"])) return undefined;
-  const cm = etcd["dataEncryption"]["customerManaged"];
-  return isObject(cm) && isObject(cm["kms"]) ? cm["kms"] : undefined;
-}
-
-/** 2024-06-10-preview kept the vault name inside activeKey; later versions moved it up to kms. */
-function moveVaultName(p: JsonObject, toHub: boolean): JsonObject {
-  const out = structuredClone(p);
-  const kms = kmsOf(out);
-  if (!kms) return out;
-  if (toHub && isObject(kms.activeKey) && kms.activeKey["vaultName"] !== undefined) {
-    kms.vaultName = kms.activeKey["vaultName"] as string;
-    delete kms.activeKey["vaultName"];
-  } else if (!toHub && kms.vaultName !== undefined) {
-    kms.activeKey = { ...(kms.activeKey ?? {}), vaultName: kms.vaultName };
-    delete kms.vaultName;
-  }
-  return out;
-}
-
-export const VERSIONS: Record<ApiVersion, VersionAdapter> = {
+export const SCHEMAS: Record<ApiVersion, { cluster: ClusterSchema; nodePool: NodePoolSchema }> = {
   "2024-06-10-preview": {
-    cluster: envelope(clusterProperties({ v2026: false })),
-    nodePool: envelope(nodePoolProperties({ v2026: false })),
-    clusterToHub: (p) => moveVaultName(p, true),
-    clusterFromHub: (p) => moveVaultName(p, false),
+    cluster: clusterSchema({ v2026: false }),
+    nodePool: nodePoolSchema({ v2026: false }),
   },
   "2026-06-30-preview": {
-    cluster: envelope(clusterProperties({ v2026: true })),
-    nodePool: envelope(nodePoolProperties({ v2026: true })),
-    clusterToHub: identityAdapter,
-    clusterFromHub: identityAdapter,
+    cluster: clusterSchema({ v2026: true }),
+    nodePool: nodePoolSchema({ v2026: true }),
   },
 };

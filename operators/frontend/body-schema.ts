@@ -1,0 +1,392 @@
+/**
+ * A small schema language for the ARM request and response bodies of one API version, and the
+ * walks over it. A schema also names the TypeScript type it reads to (`TypeOf`), so a request body
+ * is parsed once, by `readValue`, into a typed value with field-path errors, and the code after
+ * it works on typed fields. The walks: read a request (types, enums, patterns, ranges; read-only
+ * and unknown fields dropped), check required fields, apply defaults, keep create-only fields on
+ * update (and refuse changes to them), and project a stored resource onto what one API version
+ * shows. The schemas themselves live in api-version-schemas.ts, one per version, built from the
+ * OpenAPI of ARO HCP.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { FieldError } from "./errors.ts";
+
+interface Common {
+  /** Set by the service; ignored in requests, shown in responses. */
+  readOnly?: boolean;
+  /** Set at creation only ("r,c" in the OpenAPI); later requests may repeat it but not change it. */
+  createOnly?: boolean;
+  /** Applied on creation when the field is absent (objects: `{}` so their own defaults apply). */
+  default?: unknown;
+}
+
+/** Carries the TypeScript type a schema reads to; type-level only, never set. */
+declare const readsTo: unique symbol;
+interface Typed<T> {
+  readonly [readsTo]?: T;
+}
+
+export interface StringSchema<T extends string = string> extends Common, Typed<T> {
+  type: "string";
+  enum?: readonly T[];
+  pattern?: RegExp;
+  maxLength?: number;
+  minLength?: number;
+}
+export interface IntegerSchema extends Common {
+  type: "integer";
+  minimum?: number;
+  maximum?: number;
+}
+export interface BooleanSchema extends Common {
+  type: "boolean";
+}
+export interface Properties {
+  [key: string]: Schema | undefined;
+}
+export interface ObjectSchema<P extends Properties = Properties> extends Common {
+  type: "object";
+  properties: P;
+  required?: readonly string[];
+}
+export interface MapSchema<V extends Schema = Schema> extends Common {
+  type: "map";
+  values: V;
+  maxProperties?: number;
+}
+export interface ArraySchema<I extends Schema = Schema> extends Common {
+  type: "array";
+  items: I;
+  maxItems?: number;
+  minItems?: number;
+}
+/** Any JSON value, kept as is (e.g. identity's userAssignedIdentities entries). */
+export interface AnySchema extends Common {
+  type: "any";
+}
+
+export type Schema =
+  StringSchema | IntegerSchema | BooleanSchema | ObjectSchema | MapSchema | ArraySchema | AnySchema;
+
+/**
+ * The value a schema reads to. Every object field is optional: a PATCH body is partial, and
+ * required fields are checked by their own walk.
+ */
+export type TypeOf<S> =
+  S extends StringSchema<infer T>
+    ? T
+    : S extends IntegerSchema
+      ? number
+      : S extends BooleanSchema
+        ? boolean
+        : S extends ObjectSchema<infer P>
+          ? { [K in keyof P]?: TypeOf<NonNullable<P[K]>> }
+          : S extends MapSchema<infer V>
+            ? Record<string, TypeOf<V>>
+            : S extends ArraySchema<infer I>
+              ? Array<TypeOf<I>>
+              : unknown;
+
+// ---- builders ----
+
+type Extra<S extends Schema> = Omit<S, "type" | "properties" | "values" | "items">;
+
+export const str = <const T extends string = string>(
+  extra: Common & { enum?: readonly T[]; pattern?: RegExp; maxLength?: number; minLength?: number } = {},
+): StringSchema<T> => ({
+  type: "string",
+  ...extra,
+});
+export const int = (minimum?: number, maximum?: number): IntegerSchema => ({
+  type: "integer",
+  minimum,
+  maximum,
+});
+export const bool = (extra: Extra<BooleanSchema> = {}): BooleanSchema => ({ type: "boolean", ...extra });
+export const anyValue = (extra: Extra<AnySchema> = {}): AnySchema => ({ type: "any", ...extra });
+export const obj = <P extends Properties>(
+  properties: P,
+  extra: Extra<ObjectSchema> = {},
+): ObjectSchema<P> => ({
+  type: "object",
+  properties,
+  ...extra,
+});
+export const map = <V extends Schema>(values: V, extra: Extra<MapSchema> = {}): MapSchema<V> => ({
+  type: "map",
+  values,
+  ...extra,
+});
+export const arr = <I extends Schema>(items: I, extra: Extra<ArraySchema> = {}): ArraySchema<I> => ({
+  type: "array",
+  items,
+  ...extra,
+});
+/** Read-only: set by the service. */
+export const ro = <S extends Schema>(s: S): S => ({ ...s, readOnly: true });
+/** Create-only: set at creation, never changed. */
+export const co = <S extends Schema>(s: S): S => ({ ...s, createOnly: true });
+
+export type JsonObject = Record<string, unknown>;
+
+/** A JSON scalar as text; "" for anything else. */
+export function text(v: unknown): string {
+  return typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : "";
+}
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
+
+function checkString(s: StringSchema, v: string, path: string, errors: FieldError[]): void {
+  if (s.enum && !s.enum.includes(v))
+    errors.push({
+      target: path,
+      message: `The value '${v}' is not allowed for '${path}'; allowed values: ${s.enum.join(", ")}`,
+    });
+  if (s.maxLength !== undefined && v.length > s.maxLength)
+    errors.push({ target: path, message: `'${path}' must be at most ${s.maxLength} characters long` });
+  if (s.minLength !== undefined && v.length < s.minLength)
+    errors.push({ target: path, message: `'${path}' must be at least ${s.minLength} characters long` });
+  if (s.pattern && !s.pattern.test(v))
+    errors.push({
+      target: path,
+      message: `The value '${v}' of '${path}' does not match ${s.pattern.source}`,
+    });
+}
+
+function checkInteger(s: IntegerSchema, v: number, path: string, errors: FieldError[]): void {
+  if (s.minimum !== undefined && v < s.minimum)
+    errors.push({ target: path, message: `'${path}' must be at least ${s.minimum}, not ${v}` });
+  if (s.maximum !== undefined && v > s.maximum)
+    errors.push({ target: path, message: `'${path}' must be at most ${s.maximum}, not ${v}` });
+}
+
+const typeNames: Record<Schema["type"], string> = {
+  string: "a string",
+  integer: "an integer",
+  boolean: "a boolean",
+  object: "an object",
+  map: "an object",
+  array: "an array",
+  any: "a value",
+};
+
+function hasType(s: Schema, v: unknown): boolean {
+  switch (s.type) {
+    case "string":
+      return typeof v === "string";
+    case "integer":
+      return typeof v === "number" && Number.isInteger(v);
+    case "boolean":
+      return typeof v === "boolean";
+    case "object":
+    case "map":
+      return isObject(v);
+    case "array":
+      return Array.isArray(v);
+    case "any":
+      return true;
+  }
+}
+
+// ---- the walks: untyped inside; the exported entry points give the schema's type ----
+
+function wrongType(s: Schema, path: string, errors: FieldError[]): undefined {
+  errors.push({ target: path, message: `'${path}' must be ${typeNames[s.type]}` });
+  return undefined;
+}
+
+function readScalar(
+  s: StringSchema | IntegerSchema | BooleanSchema,
+  v: unknown,
+  path: string,
+  errors: FieldError[],
+): unknown {
+  if (s.type === "string" && typeof v === "string") checkString(s, v, path, errors);
+  else if (s.type === "integer" && typeof v === "number" && Number.isInteger(v))
+    checkInteger(s, v, path, errors);
+  else if (s.type !== "boolean" || typeof v !== "boolean") return wrongType(s, path, errors);
+  return v;
+}
+
+function readObject(s: ObjectSchema, v: JsonObject, path: string, errors: FieldError[]): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(s.properties)) {
+    if (!child || child.readOnly || v[key] === undefined || v[key] === null) continue;
+    out[key] = readAny(child, v[key], join(path, key), errors);
+  }
+  return out;
+}
+
+function readMap(s: MapSchema, v: JsonObject, path: string, errors: FieldError[]): JsonObject {
+  const entries = Object.entries(v);
+  if (s.maxProperties !== undefined && entries.length > s.maxProperties)
+    errors.push({ target: path, message: `'${path}' may have at most ${s.maxProperties} entries` });
+  return Object.fromEntries(entries.map(([k, x]) => [k, readAny(s.values, x, `${path}.${k}`, errors)]));
+}
+
+function readArray(s: ArraySchema, items: unknown[], path: string, errors: FieldError[]): unknown[] {
+  if (s.maxItems !== undefined && items.length > s.maxItems)
+    errors.push({ target: path, message: `'${path}' may have at most ${s.maxItems} items` });
+  if (s.minItems !== undefined && items.length < s.minItems)
+    errors.push({ target: path, message: `'${path}' must have at least ${s.minItems} items` });
+  return items.map((x, i) => readAny(s.items, x, `${path}[${i}]`, errors));
+}
+
+function readAny(s: Schema, v: unknown, path: string, errors: FieldError[]): unknown {
+  switch (s.type) {
+    case "object":
+      return isObject(v) ? readObject(s, v, path, errors) : wrongType(s, path, errors);
+    case "map":
+      return isObject(v) ? readMap(s, v, path, errors) : wrongType(s, path, errors);
+    case "array":
+      return Array.isArray(v) ? readArray(s, v, path, errors) : wrongType(s, path, errors);
+    case "any":
+      return v;
+    default:
+      return readScalar(s, v, path, errors);
+  }
+}
+
+/**
+ * The parse step: reads a request value into the schema's type. Wrong types, values outside an
+ * enum or range, and pattern misses become field errors (named by their JSON path); read-only and
+ * unknown fields are dropped. Required fields are checked separately (a PATCH body is partial).
+ */
+export function readValue<S extends Schema>(
+  s: S,
+  v: unknown,
+  path: string,
+  errors: FieldError[],
+): TypeOf<S> | undefined {
+  // The walk keeps only values of the types `s` names: the result is a TypeOf<S>.
+  return readAny(s, v, path, errors) as TypeOf<S> | undefined;
+}
+
+function missing(v: JsonObject, key: string): boolean {
+  return v[key] === undefined || v[key] === null;
+}
+
+function requiredInObject(s: ObjectSchema, v: JsonObject, path: string, errors: FieldError[]): void {
+  for (const key of s.required ?? [])
+    if (missing(v, key))
+      errors.push({ target: join(path, key), message: `Missing required field '${join(path, key)}'` });
+  for (const [key, child] of Object.entries(s.properties))
+    if (child && v[key] !== undefined) checkRequired(child, v[key], join(path, key), errors);
+}
+
+/** Required fields of every object present in `v`. */
+export function checkRequired(s: Schema, v: unknown, path: string, errors: FieldError[]): void {
+  if (s.type === "object" && isObject(v)) requiredInObject(s, v, path, errors);
+  else if (s.type === "array" && Array.isArray(v))
+    v.forEach((x, i) => checkRequired(s.items, x, `${path}[${i}]`, errors));
+  else if (s.type === "map" && isObject(v))
+    for (const [k, x] of Object.entries(v)) checkRequired(s.values, x, `${path}.${k}`, errors);
+}
+
+function defaults(s: Schema, v: unknown): unknown {
+  if (s.type !== "object" || !isObject(v)) return v;
+  const out: JsonObject = { ...v };
+  for (const [key, child] of Object.entries(s.properties)) {
+    if (!child) continue;
+    if (out[key] === undefined && child.default !== undefined) out[key] = structuredClone(child.default);
+    if (out[key] !== undefined) out[key] = defaults(child, out[key]);
+  }
+  return out;
+}
+
+/** Fills defaults into a new resource (objects with a default of {} get their own defaults). */
+export function applyDefaults<S extends Schema>(s: S, v: unknown): TypeOf<S> | undefined {
+  // Defaults are values of the schema's own fields: a value of this schema stays one.
+  return defaults(s, v) as TypeOf<S> | undefined;
+}
+
+function keepObject(
+  s: ObjectSchema,
+  { old, next }: { old: unknown; next: unknown },
+  path: string,
+  errors: FieldError[],
+): unknown {
+  // An object the request left out still keeps its create-only fields.
+  if (next !== undefined && !isObject(next)) return next;
+  const prev = isObject(old) ? old : {};
+  const out: JsonObject = { ...(next ?? {}) };
+  for (const [key, child] of Object.entries(s.properties)) {
+    const kept = child ? keep(child, { old: prev[key], next: out[key] }, join(path, key), errors) : undefined;
+    if (kept !== undefined) out[key] = kept;
+  }
+  return next === undefined && Object.keys(out).length === 0 ? undefined : out;
+}
+
+function keep(
+  s: Schema,
+  { old, next }: { old: unknown; next: unknown },
+  path: string,
+  errors: FieldError[],
+): unknown {
+  if (s.readOnly) return next;
+  if (!s.createOnly) return s.type === "object" ? keepObject(s, { old, next }, path, errors) : next;
+  if (next === undefined) return old;
+  if (old !== undefined && !isDeepStrictEqual(old, next))
+    errors.push({ target: path, message: `Field '${path}' cannot be changed after creation` });
+  return next;
+}
+
+/**
+ * On update: create-only fields the request left out keep their stored value; ones it changed are
+ * errors. Updatable fields follow the request (PUT replaces; PATCH merged beforehand).
+ */
+export function keepCreateOnly<S extends Schema>(
+  s: S,
+  old: unknown,
+  next: unknown,
+  errors: FieldError[],
+): TypeOf<S> | undefined {
+  // Every value kept comes from `old` or `next`, both values of this schema.
+  return keep(s, { old, next }, "", errors) as TypeOf<S> | undefined;
+}
+
+function projectObject(s: ObjectSchema, v: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(s.properties)) {
+    const x = child ? projectAny(child, v[key]) : undefined;
+    if (x !== undefined) out[key] = x;
+  }
+  return out;
+}
+
+function projectAny(s: Schema, v: unknown): unknown {
+  if (v === undefined || v === null) return undefined;
+  switch (s.type) {
+    case "object":
+      return isObject(v) ? projectObject(s, v) : undefined;
+    case "map":
+      return isObject(v)
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, projectAny(s.values, x)]))
+        : undefined;
+    case "array":
+      return Array.isArray(v) ? v.map((x) => projectAny(s.items, x)) : undefined;
+    default:
+      return hasType(s, v) ? v : undefined;
+  }
+}
+
+/** What one API version shows of a stored value: its known fields, read-only ones included. */
+export function project<S extends Schema>(s: S, v: unknown): TypeOf<S> | undefined {
+  // Like readValue, the walk keeps only values of the types `s` names.
+  return projectAny(s, v) as TypeOf<S> | undefined;
+}
+
+/** RFC 7386 JSON merge patch: objects merge, null removes, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: JsonObject = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}

@@ -1,0 +1,102 @@
+/**
+ * Versioned ARM bodies ⇄ hub resources: what a request in one API version means for the stored
+ * resource, and what a stored resource looks like in one API version. Fields a version does not
+ * know survive its updates (a 2024-06-10-preview PATCH keeps a cluster's ingress settings).
+ */
+import {
+  SCHEMAS,
+  type ApiVersion,
+  type ClusterBody,
+  type ClusterProperties,
+  type ClusterSchema,
+  type NodePoolBody,
+  type NodePoolProperties,
+  type NodePoolSchema,
+} from "./api-version-schemas.ts";
+import { isObject, project, type JsonObject } from "./body-schema.ts";
+import type { ResourceKind } from "./resource-id.ts";
+
+export type HubProperties = ClusterProperties | NodePoolProperties;
+/** A request or response body of one API version. */
+export type VersionedBody = ClusterBody | NodePoolBody;
+
+/** An ARM resource in the hub version's shape. */
+export interface ArmResource<P extends HubProperties = HubProperties> {
+  id: string;
+  name: string;
+  type: string;
+  location: string;
+  tags?: Record<string, string>;
+  systemData?: JsonObject;
+  identity?: JsonObject;
+  properties: P;
+}
+
+export function schemaFor(version: ApiVersion, kind: ResourceKind): ClusterSchema | NodePoolSchema {
+  return kind === "cluster" ? SCHEMAS[version].cluster : SCHEMAS[version].nodePool;
+}
+
+/** 2024-06-10-preview kept the vault name inside activeKey; later versions moved it up to kms. */
+function vaultNameToHub(p: ClusterProperties): ClusterProperties {
+  const out = structuredClone(p);
+  const kms = out.etcd?.dataEncryption?.customerManaged?.kms;
+  const vaultName = kms?.activeKey?.vaultName;
+  if (kms?.activeKey === undefined || vaultName === undefined) return out;
+  kms.vaultName = vaultName;
+  delete kms.activeKey.vaultName;
+  return out;
+}
+
+function vaultNameFromHub(p: ClusterProperties): ClusterProperties {
+  const out = structuredClone(p);
+  const kms = out.etcd?.dataEncryption?.customerManaged?.kms;
+  if (kms?.vaultName === undefined) return out;
+  kms.activeKey = { ...(kms.activeKey ?? {}), vaultName: kms.vaultName };
+  delete kms.vaultName;
+  return out;
+}
+
+/** How each version's cluster properties differ from the hub's (node pools do not). */
+const CLUSTER_CONVERSIONS: Record<
+  ApiVersion,
+  { toHub(p: ClusterProperties): ClusterProperties; fromHub(p: ClusterProperties): ClusterProperties }
+> = {
+  "2024-06-10-preview": { toHub: vaultNameToHub, fromHub: vaultNameFromHub },
+  "2026-06-30-preview": { toHub: (p) => p, fromHub: (p) => p },
+};
+
+/** A hub resource as one API version shows it. */
+export function toVersioned(res: ArmResource, version: ApiVersion, kind: ResourceKind): VersionedBody {
+  const properties =
+    kind === "cluster" ? CLUSTER_CONVERSIONS[version].fromHub(res.properties) : res.properties;
+  return project(schemaFor(version, kind), { ...res, properties }) ?? {};
+}
+
+/** The properties of a versioned body in the hub's shape. */
+export function propertiesToHub(doc: VersionedBody, version: ApiVersion, kind: ResourceKind): HubProperties {
+  const p = doc.properties ?? {};
+  return kind === "cluster" ? CLUSTER_CONVERSIONS[version].toHub(p) : p;
+}
+
+function carry(old: unknown, seen: unknown, next: unknown): unknown {
+  if (!isObject(old)) return next;
+  const out: JsonObject = isObject(next) ? { ...next } : {};
+  const visible = isObject(seen) ? seen : {};
+  for (const [key, value] of Object.entries(old)) {
+    if (visible[key] === undefined) {
+      if (out[key] === undefined) out[key] = value;
+    } else if (isObject(value) && isObject(out[key])) {
+      out[key] = carry(value, visible[key], out[key]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Keeps what `old` holds that the request's version could not see (`seen`: old as that version
+ * shows it, converted back) in `next`.
+ */
+export function carryHidden(old: HubProperties, seen: HubProperties, next: HubProperties): HubProperties {
+  // Every field comes from `old` or `next`: hub properties.
+  return carry(old, seen, next) as HubProperties;
+}

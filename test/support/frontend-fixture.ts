@@ -1,0 +1,102 @@
+/**
+ * The setup every frontend test shares: certificates in a scratch directory, a release catalog,
+ * a frontend on a free port of 127.0.0.1 and an ARM client with ARM's client certificate. What
+ * differs per test (page size, the headers ARM sends, where the catalog lives) is an option.
+ */
+import { randomUUID } from "node:crypto";
+import { catalogConfigMap } from "../../hack/harness/stack.ts";
+import { configMapType } from "../../operators/releases/catalog.ts";
+import type { KubeClient } from "../../operators/runtime/kube.ts";
+import { scratchDir, tempNamespace } from "./fixtures.ts";
+import {
+  ArmClient,
+  frontendCerts,
+  startTestFrontend,
+  type ArmResponse,
+  type FrontendCerts,
+  type TestFrontend,
+} from "./frontend.ts";
+
+export interface FrontendFixtureOptions {
+  client: KubeClient;
+  /** Prefix of the scratch directory (certificates); ignored when `scratchPath` is given. */
+  name: string;
+  /** An existing directory for the certificates (kept on stop). */
+  scratchPath?: string;
+  /** Where the release catalog ConfigMap is; default: a new namespace holding the region's catalog. */
+  catalogNamespace?: string;
+  /** Items per LIST page. */
+  pageSize?: number;
+  /** Headers the ARM client sends with every request (tenant, client object ID). */
+  headers?: Record<string, string>;
+}
+
+export interface FrontendFixture {
+  /** The running frontend; `restart` replaces it. */
+  fe: TestFrontend;
+  /** The ARM client of the running frontend; `restart` replaces it. */
+  arm: ArmClient;
+  certs: FrontendCerts;
+  catalogNamespace: string;
+  /** `PUT /subscriptions/{id}?api-version=2.0` as ARM sends it. */
+  putSubscription(id: string, state: string, tenantId?: string): Promise<ArmResponse>;
+  /**
+   * Stops the frontend and starts a new one on the same certificates and catalog; returns a new
+   * client for it (with the same headers). The earlier client stays open for its owner to close.
+   */
+  restart(): Promise<ArmClient>;
+  /** Closes the client, stops the frontend, removes the catalog namespace and scratch it made. */
+  stop(): Promise<void>;
+}
+
+async function catalogIn(
+  client: KubeClient,
+  given: string | undefined,
+): Promise<{ name: string; remove(): Promise<void> }> {
+  if (given) return { name: given, remove: () => Promise.resolve() };
+  const ns = await tempNamespace(client, "catalog");
+  await client.apply(configMapType, await catalogConfigMap(ns.name), { fieldManager: "test" });
+  return ns;
+}
+
+export async function startFrontendFixture(opts: FrontendFixtureOptions): Promise<FrontendFixture> {
+  const scratch = opts.scratchPath
+    ? { path: opts.scratchPath, remove: () => Promise.resolve() }
+    : await scratchDir(opts.name);
+  const catalog = await catalogIn(opts.client, opts.catalogNamespace);
+  const certs = await frontendCerts(scratch.path);
+  const start = (): Promise<TestFrontend> =>
+    startTestFrontend({
+      client: opts.client,
+      certs,
+      catalogNamespace: catalog.name,
+      ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+    });
+  const connect = (fe: TestFrontend): Promise<ArmClient> =>
+    ArmClient.create(fe.url, certs, opts.headers ? { headers: opts.headers } : {});
+  const fe = await start();
+  const fixture: FrontendFixture = {
+    fe,
+    arm: await connect(fe),
+    certs,
+    catalogNamespace: catalog.name,
+    putSubscription: (id, state, tenantId = randomUUID()) =>
+      fixture.arm.send("PUT", `/subscriptions/${id}`, {
+        apiVersion: "2.0",
+        body: { state, registrationDate: new Date().toISOString(), properties: { tenantId } },
+      }),
+    async restart() {
+      await fixture.fe.stop();
+      fixture.fe = await start();
+      fixture.arm = await connect(fixture.fe);
+      return fixture.arm;
+    },
+    async stop() {
+      await fixture.arm.close();
+      await fixture.fe.stop();
+      await catalog.remove();
+      await scratch.remove();
+    },
+  };
+  return fixture;
+}
