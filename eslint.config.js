@@ -1,10 +1,82 @@
-// Lint rules follow docs/style.md: small functions, explicit boundaries, no floating promises.
+// Lint rules follow docs/style.md: small functions, explicit boundaries, no floating promises, and
+// the layers of the tree (README "How it is built") enforced rather than described.
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
+import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
+// Import specifiers are relative paths, so each rule is a regular expression over the specifier
+// as written. No folder under operators/ is named hack or test, so any run of "../" that reaches
+// one reaches the top-level folder.
+const noDevTools = {
+  regex: "^(\\.\\./)+(hack|test)(/|$)",
+  message: "operators/ is the product: it imports nothing from hack/ or test/ (test doubles live there).",
+};
+const onlyTestSupport = {
+  regex: "^(\\.\\./)+(hack(/|$)|test/(?!support/))",
+  message: "A unit test under operators/ may import test/support/, nothing else outside operators/.",
+};
+const noTransport = {
+  regex: "(^|/)cloudevents/transport(/|$)",
+  message: "Controllers reach the broker through the cloudevents client layer, never the transport.",
+};
+const notSibling = (sibling) => ({
+  regex: `^(\\.\\./)+${sibling}(/|$)`,
+  message: `cluster/ and nodepool/ are siblings: shared vocabulary belongs in operators/hcp/, not in ${sibling}/.`,
+});
+/** operators/api/ imports nothing outside itself: from depth d, at most d-1 "../" and no package. */
+const onlyApi = (depth) => ({
+  regex: depth === 1 ? "^(?!\\./)" : `^(?!\\./|(\\.\\./){1,${depth - 1}}[^./])`,
+  message: "The API layer depends on nothing outside operators/api/.",
+});
+
+const CONTROLLERS = [
+  "cluster",
+  "nodepool",
+  "managementcluster",
+  "maestro-server",
+  "maestro-agent",
+  "frontend",
+  "hcp",
+];
+
+/** The restricted patterns of one controller's folder (the rule takes one list per file). */
+function layerPatterns(folder) {
+  const patterns = [];
+  if (CONTROLLERS.includes(folder)) patterns.push(noTransport);
+  if (folder === "nodepool") patterns.push(notSibling("cluster"));
+  if (folder === "cluster") patterns.push(notSibling("nodepool"));
+  return patterns;
+}
+
+/**
+ * Every file under operators/ gets the dev-tools rule, then a controller's or the API's folder
+ * replaces it with its full list: a later block replaces an earlier one's options, it does not add.
+ */
+function layerBlocks() {
+  const blocks = [
+    { files: ["operators/**/*.ts"], ignores: ["**/*.test.ts"], patterns: [noDevTools] },
+    { files: ["operators/**/*.test.ts"], patterns: [onlyTestSupport] },
+  ];
+  for (const folder of CONTROLLERS) {
+    const own = layerPatterns(folder);
+    blocks.push(
+      { files: [`operators/${folder}/**/*.ts`], ignores: ["**/*.test.ts"], patterns: [noDevTools, ...own] },
+      { files: [`operators/${folder}/**/*.test.ts`], patterns: [onlyTestSupport, ...own] },
+    );
+  }
+  for (const depth of [1, 2, 3]) {
+    blocks.push({ files: [`operators/api/${"*/".repeat(depth - 1)}*.ts`], patterns: [onlyApi(depth)] });
+  }
+  return blocks.map(({ patterns, ...block }) => ({
+    ...block,
+    rules: { "no-restricted-imports": ["error", { patterns }] },
+  }));
+}
+
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", ".local/"] },
+  // test/lint/fixtures/ breaks the rules on purpose; test/lint/layers.test.ts lints it with ignore off.
+  { ignores: ["node_modules/", "dist/", "coverage/", ".local/", "test/lint/fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -12,9 +84,9 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      complexity: ["warn", 12],
-      "max-depth": ["warn", 3],
-      "max-params": ["warn", 4],
+      complexity: ["error", 12],
+      "max-depth": ["error", 3],
+      "max-params": ["error", 4],
       "@typescript-eslint/explicit-module-boundary-types": "error",
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-floating-promises": "error",
@@ -22,6 +94,17 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
   },
+  {
+    files: ["**/*.ts"],
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".js"] })],
+      "import-x/extensions": [".ts", ".js"],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+    },
+    rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
+  },
+  ...layerBlocks(),
   {
     files: ["**/*.test.ts", "test/**/*.ts"],
     rules: {

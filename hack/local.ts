@@ -167,6 +167,23 @@ async function applySample(client: KubeClient): Promise<void> {
   }
 }
 
+/** The sample cluster (if it exists yet) and the node pools in "default". */
+async function readSample(client: KubeClient): Promise<{ cluster?: HcpCluster; watched: Watched[] }> {
+  const cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
+  const pools = (await client.list<NodePool>(NodePoolResource, { namespace: "default" })).items;
+  return { cluster, watched: [...(cluster ? [cluster] : []), ...pools] };
+}
+
+/** Prints each object's progress line when it differs from the one printed last. */
+function printChanges(watched: Watched[], printed: Map<string, string>): void {
+  for (const o of watched) {
+    const key = `${o.kind ?? ""}/${o.metadata.name ?? ""}`;
+    const line = progressLine(o);
+    if (printed.get(key) !== line) process.stdout.write(line + "\n");
+    printed.set(key, line);
+  }
+}
+
 /** Applies config/samples' cluster and node pools in "default" and prints each change until Ready. */
 async function applySampleAndWatch(service: RegionCluster, stopped: Promise<void>): Promise<void> {
   const kc = new KubeConfig();
@@ -179,18 +196,10 @@ async function applySampleAndWatch(service: RegionCluster, stopped: Promise<void
   const printed = new Map<string, string>();
   let cluster: HcpCluster | undefined;
   while (!stop) {
-    cluster = await client.find<HcpCluster>(HcpClusterResource, "demo", "default");
-    const watched: Watched[] = [
-      ...(cluster ? [cluster] : []),
-      ...(await client.list<NodePool>(NodePoolResource, { namespace: "default" })).items,
-    ];
-    for (const o of watched) {
-      const key = `${o.kind ?? ""}/${o.metadata.name ?? ""}`;
-      const line = progressLine(o);
-      if (printed.get(key) !== line) process.stdout.write(line + "\n");
-      printed.set(key, line);
-    }
-    if (cluster && watched.every(isReady)) break;
+    const sample = await readSample(client);
+    cluster = sample.cluster;
+    printChanges(sample.watched, printed);
+    if (cluster && sample.watched.every(isReady)) break;
     await new Promise((r) => setTimeout(r, 1_000));
   }
   if (stop || !cluster) return;

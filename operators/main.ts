@@ -1,9 +1,9 @@
 /**
  * The operators process: one Manager (probes, metrics, leader election, graceful shutdown) and
- * the clusters it talks to. Controllers register here as they are added to the project.
+ * the service cluster it talks to (management clusters are reached only through the MQTT transport).
+ * Controllers register here as they are added to the project.
  *
  *   --kubeconfig <path>            service cluster (default: in-cluster / $KUBECONFIG)
- *   --management <name>=<path>     a management cluster kubeconfig (repeatable)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  *   --leader-elect                 run controllers only while holding the lease
  *   --namespace <ns>               where the lease lives (default hcp-system)
@@ -49,7 +49,6 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       kubeconfig: { type: "string" },
-      management: { type: "string", multiple: true, default: [] },
       "http-address": { type: "string", default: "0.0.0.0:8080" },
       "leader-elect": { type: "boolean", default: false },
       namespace: { type: "string", default: "hcp-system" },
@@ -71,11 +70,6 @@ async function main(): Promise<void> {
   const log = createLogger({ component: "hcp-operators" });
   const clusters = new ClusterRegistry(log);
   const service = clusters.add(SERVICE_CLUSTER, serviceKubeConfig(values.kubeconfig));
-  for (const spec of values.management) {
-    const [name, path] = spec.split("=");
-    if (!name || !path) throw new Error(`--management expects name=/path/to/kubeconfig, got "${spec}"`);
-    clusters.add(name, { path });
-  }
   const manager = new Manager({
     httpAddress: values["http-address"],
     log,

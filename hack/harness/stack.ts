@@ -15,7 +15,7 @@ import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { ClusterController } from "../../operators/cluster/controller.ts";
 import type { RegionSettings } from "../../operators/hcp/names.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
-import { HyperShiftSimulator } from "../../operators/hypershift-simulator/controller.ts";
+import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";

@@ -1,5 +1,5 @@
 /** The core (v1) kinds the controllers, harness and tests read and write, described once. */
-import type { ResourceType } from "../runtime/kube.ts";
+import type { ResourceType } from "./meta/v1.ts";
 
 export const NamespaceResource = {
   group: "",

@@ -32,7 +32,9 @@ export class Cluster {
 
   /**
    * The shared informer for a resource type (one per type and namespace scope), started on first
-   * use and stopped with the cluster. Options given by later callers do not change it.
+   * use and stopped with the cluster. A later caller's indexers are merged into it (a name taken
+   * by a different function throws here, not at the first byIndex); its other options do not
+   * change it.
    */
   informer<T extends KubeObject>(
     type: ResourceType,
@@ -44,6 +46,8 @@ export class Cluster {
       informer = new Informer<T>({ ...opts, client: this.client, type, log: this.#log });
       this.#informers.set(key, informer as unknown as Informer);
       void informer.run(this.#stop.signal);
+    } else if (opts.indexers) {
+      informer.addIndexers(opts.indexers);
     }
     return informer;
   }

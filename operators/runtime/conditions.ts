@@ -3,19 +3,9 @@
  * stamps observedGeneration, keeps lastTransitionTime unless the status flips, and keeps a stable
  * order so that an unchanged status serialises identically and its write can be skipped.
  */
+import type { Condition, ConditionStatus } from "../api/meta/v1.ts";
 
-export type ConditionStatus = "True" | "False" | "Unknown";
-
-export interface Condition {
-  type: string;
-  status: ConditionStatus;
-  observedGeneration?: number;
-  /** RFC 3339, whole seconds, UTC: "2024-05-01T12:00:00Z". */
-  lastTransitionTime: string;
-  /** CamelCase machine-readable cause; always set. */
-  reason: string;
-  message: string;
-}
+export type { Condition, ConditionStatus } from "../api/meta/v1.ts";
 
 export interface ConditionInput {
   type: string;

@@ -1,13 +1,14 @@
 /**
  * The informer's inactivity watchdog against a half-open watch: a local HTTP endpoint that lists
- * fine and then accepts watches without ever sending a byte, as a dead load balancer would.
- * (Everything else about the informer is tested against a real kube-apiserver in test/integration.)
+ * fine and then accepts watches without ever sending a byte, as a dead load balancer would; and
+ * indexers added after the cache is filled. (Everything else about the informer is tested against
+ * a real kube-apiserver in test/integration.)
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { createServer, type Server } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Informer } from "./informer.ts";
-import { KubeClient, type ResourceType } from "./kube.ts";
+import { KubeClient, type KubeObject, type ResourceType, type WatchEvent } from "./kube.ts";
 
 const configMaps: ResourceType = {
   group: "",
@@ -23,18 +24,24 @@ interface Stalling {
   watches: number;
 }
 
-async function stallingServer(sendBookmarks: boolean): Promise<Stalling> {
+/** Lists `items`, then sends `events` on the first watch and stays silent (or sends bookmarks). */
+async function stallingServer(
+  sendBookmarks: boolean,
+  content: { items?: KubeObject[]; events?: WatchEvent[] } = {},
+): Promise<Stalling> {
   const state = { watches: 0 } as Stalling;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     if (url.searchParams.get("watch") !== "true") {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ metadata: { resourceVersion: "10" }, items: [] }));
+      res.end(JSON.stringify({ metadata: { resourceVersion: "10" }, items: content.items ?? [] }));
       return;
     }
     state.watches++;
     res.writeHead(200, { "content-type": "application/json" });
     res.flushHeaders();
+    if (state.watches === 1)
+      for (const event of content.events ?? []) res.write(JSON.stringify(event) + "\n");
     if (!sendBookmarks) return; // headers, then silence: a half-open connection
     const timer = setInterval(() => {
       res.write(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "11" } } }) + "\n");
@@ -95,5 +102,66 @@ describe("informer inactivity watchdog", () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(stalling.watches).toBe(1);
     expect(informer.resourceVersion).toBe("11");
+  });
+});
+
+function configMap(name: string, team: string, resourceVersion = "5"): KubeObject {
+  return { metadata: { namespace: "ns", name, resourceVersion }, data: { team } };
+}
+
+const byTeam = (o: KubeObject): string[] => [(o.data as { team?: string } | undefined)?.team ?? ""];
+const byName = (o: KubeObject): string[] => [o.metadata.name ?? ""];
+const names = (objs: KubeObject[]): string[] => objs.map((o) => o.metadata.name ?? "").sort();
+
+describe("informer indexers added later (client-go's AddIndexers)", () => {
+  const stop = new AbortController();
+  let server: Stalling | undefined;
+  afterEach(async () => {
+    stop.abort();
+    const running = server?.server;
+    server = undefined;
+    if (!running) return;
+    running.closeAllConnections();
+    await new Promise((r) => running.close(r));
+  });
+
+  it("indexes the objects already cached and those that arrive afterwards", async () => {
+    const events: WatchEvent[] = [{ type: "ADDED", object: configMap("c", "blue", "12") }];
+    server = await stallingServer(false, { items: [configMap("a", "red"), configMap("b", "blue")], events });
+    const informer = new Informer({
+      client: clientFor(server.url),
+      type: configMaps,
+      indexers: { name: byName },
+    });
+    const synced = informer.waitForSync();
+    void informer.run(stop.signal);
+    await synced;
+
+    informer.addIndexers({ team: byTeam });
+    expect(names(informer.byIndex("team", "red"))).toEqual(["a"]);
+    await vi.waitFor(() => expect(informer.resourceVersion).toBe("12"), { timeout: 5_000, interval: 20 });
+    expect(names(informer.byIndex("team", "blue"))).toEqual(["b", "c"]);
+    expect(names(informer.byIndex("name", "c"))).toEqual(["c"]);
+  });
+
+  it("accepts the same function under the same name again", () => {
+    const informer = new Informer({
+      client: clientFor("http://127.0.0.1:1"),
+      type: configMaps,
+      indexers: { team: byTeam },
+    });
+    expect(() => informer.addIndexers({ team: byTeam })).not.toThrow();
+  });
+
+  it("refuses a name taken by a different function and adds none of that call's indexers", () => {
+    const informer = new Informer({
+      client: clientFor("http://127.0.0.1:1"),
+      type: configMaps,
+      indexers: { team: byTeam },
+    });
+    expect(() => informer.addIndexers({ name: byName, team: byName })).toThrow(
+      "informer configmaps already has an index team with a different function",
+    );
+    expect(() => informer.byIndex("name", "a")).toThrow("has no index name");
   });
 });

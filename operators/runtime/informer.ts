@@ -69,6 +69,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   readonly #opts: InformerOptions<T>;
   readonly #log: Logger;
   readonly #store = new Map<string, T>();
+  readonly #indexers = new Map<string, IndexFunc<T>>();
   readonly #indices = new Map<string, Map<string, Set<string>>>();
   readonly #handlers: EventHandlers<T>[] = [];
   readonly #syncWaiters: Array<() => void> = [];
@@ -83,7 +84,31 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
       cluster: opts.client.cluster,
       resource: opts.type.plural,
     });
-    for (const name of Object.keys(opts.indexers ?? {})) this.#indices.set(name, new Map());
+    this.addIndexers(opts.indexers ?? {});
+  }
+
+  /**
+   * Adds indexes at any time, like client-go's AddIndexers: objects already cached are indexed at
+   * once. A name already registered with the same function is a no-op; with a different function
+   * it throws, before any of the given indexers is added, so a caller never gets an index that
+   * answers for someone else's function.
+   */
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void {
+    const fresh = Object.entries(indexers).filter(([name, fn]) => this.#isNewIndexer(name, fn));
+    for (const [name, fn] of fresh) {
+      this.#indexers.set(name, fn);
+      this.#indices.set(name, new Map());
+      for (const [key, obj] of this.#store) this.#addToIndex(name, fn(obj), key);
+    }
+  }
+
+  #isNewIndexer(name: string, fn: IndexFunc<T>): boolean {
+    const existing = this.#indexers.get(name);
+    if (existing === undefined) return true;
+    if (existing === fn) return false;
+    throw new Error(
+      `informer ${this.#opts.type.plural} already has an index ${name} with a different function`,
+    );
   }
 
   get type(): ResourceType {
@@ -302,19 +327,21 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   }
 
   #index(key: string, obj: T): void {
-    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
-      const index = this.#indices.get(name);
-      if (!index) continue;
-      for (const value of fn(obj)) {
-        const keys = index.get(value) ?? new Set<string>();
-        keys.add(key);
-        index.set(value, keys);
-      }
+    for (const [name, fn] of this.#indexers) this.#addToIndex(name, fn(obj), key);
+  }
+
+  #addToIndex(name: string, values: string[], key: string): void {
+    const index = this.#indices.get(name);
+    if (!index) return;
+    for (const value of values) {
+      const keys = index.get(value) ?? new Set<string>();
+      keys.add(key);
+      index.set(value, keys);
     }
   }
 
   #unindex(key: string, obj: T): void {
-    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
+    for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name);
       for (const value of fn(obj)) {
         const keys = index?.get(value);

@@ -8,45 +8,10 @@ import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { fetch } from "undici";
+import type { KubeObject, ResourceType } from "../api/meta/v1.ts";
 
-/** Identifies a resource type: enough to build its REST paths. */
-export interface ResourceType {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: Array<{
-    apiVersion: string;
-    kind: string;
-    name: string;
-    uid: string;
-    controller?: boolean;
-    /** With foreground deletion, the owner stays until this dependent is gone. */
-    blockOwnerDeletion?: boolean;
-  }>;
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
+// The object shapes belong to the API layer; re-exported here because every client caller uses them.
+export type { KubeObject, ObjectMeta, OwnerReference, ResourceType } from "../api/meta/v1.ts";
 
 export interface ObjectList<T extends KubeObject = KubeObject> {
   metadata: { resourceVersion?: string; continue?: string };

@@ -12,8 +12,8 @@ import {
   type NodePool,
   type NodePoolCondition,
 } from "../../operators/api/hypershift/v1beta1.ts";
-import { SIMULATOR_NAME, HyperShiftSimulator } from "../../operators/hypershift-simulator/controller.ts";
-import { FAIL_ANNOTATION } from "../../operators/hypershift-simulator/release.ts";
+import { SIMULATOR_NAME, HyperShiftSimulator } from "../../hack/hypershift-simulator/controller.ts";
+import { FAIL_ANNOTATION } from "../../hack/hypershift-simulator/release.ts";
 import { ClusterRegistry, type Cluster } from "../../operators/runtime/clusters.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { eventType } from "../../operators/runtime/events.ts";

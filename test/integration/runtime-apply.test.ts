@@ -29,6 +29,10 @@ function work(data: string): ManifestWork {
   };
 }
 
+const scrapeTypeOf = (w: ManifestWork | undefined) => w?.spec?.manifestConfigs?.[0]?.feedbackScrapeType;
+const generationOf = (w: ManifestWork | undefined) => w?.metadata.generation ?? 0;
+const dataOf = (w: ManifestWork | undefined) => w?.spec?.workload?.manifests?.[0]?.["data"];
+
 beforeAll(async () => {
   ns = await tempNamespace(client, "apply");
 });
@@ -40,11 +44,11 @@ describe("Applier.applyIfChanged", () => {
   it("applies once, skips a repeat, and applies again after a change here or an edit elsewhere", async () => {
     const applier = new Applier(client, "apply-test");
     const first = await applier.applyIfChanged<ManifestWork>(ManifestWorkResource, work("a"), undefined);
-    expect(first?.spec?.manifestConfigs?.[0]?.feedbackScrapeType).toBe("Poll");
+    expect(scrapeTypeOf(first)).toBe("Poll");
     expect(await applier.applyIfChanged(ManifestWorkResource, work("a"), first)).toBeUndefined();
 
     const changed = await applier.applyIfChanged<ManifestWork>(ManifestWorkResource, work("b"), first);
-    expect(changed?.metadata.generation).toBe((first?.metadata.generation ?? 0) + 1);
+    expect(changed?.metadata.generation).toBe(generationOf(first) + 1);
 
     // Someone else edits a field the controller owns: the generation moves and its version is put back.
     const edited = await client.mergePatch<ManifestWork>(
@@ -56,7 +60,7 @@ describe("Applier.applyIfChanged", () => {
     );
     expect(await applier.applyIfChanged(ManifestWorkResource, work("b"), changed)).toBeUndefined();
     const restored = await applier.applyIfChanged<ManifestWork>(ManifestWorkResource, work("b"), edited);
-    expect(restored?.spec?.workload?.manifests?.[0]?.["data"]).toEqual({ data: "b" });
-    expect(restored?.metadata.generation).toBeGreaterThan(edited.metadata.generation ?? 0);
+    expect(dataOf(restored)).toEqual({ data: "b" });
+    expect(restored?.metadata.generation).toBeGreaterThan(generationOf(edited));
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ClusterRegistry, type ClusterEvent } from "../../operators/runtime/clusters.ts";
 import { ClusterNotConnectedError } from "../../operators/runtime/errors.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { namespaceType, eventually } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
 
@@ -30,5 +31,23 @@ describe("cluster registry", () => {
     ]);
     registry.stopAll();
     expect(registry.names()).toEqual([]);
+  });
+
+  it("merges a second caller's indexers into the shared informer and refuses a clashing one", async () => {
+    const registry = new ClusterRegistry();
+    const cluster = registry.add("mgmt-1", { path: clusterInfo("mgmt-1").kubeconfigPath });
+    const byName = (o: KubeObject): string[] => [o.metadata.name ?? ""];
+    const byPhase = (o: KubeObject): string[] => [(o.status as { phase?: string } | undefined)?.phase ?? ""];
+    const first = cluster.informer(namespaceType, { indexers: { name: byName } });
+    await eventually("mgmt-1 namespaces listed", () => first.hasSynced());
+
+    const second = cluster.informer(namespaceType, { indexers: { phase: byPhase } });
+    expect(second).toBe(first);
+    expect(second.byIndex("phase", "Active").map((n) => n.metadata.name)).toContain("kube-system");
+    expect(second.byIndex("name", "kube-system")).toHaveLength(1);
+    expect(() => cluster.informer(namespaceType, { indexers: { name: byPhase } })).toThrow(
+      "informer namespaces already has an index name with a different function",
+    );
+    registry.stopAll();
   });
 });

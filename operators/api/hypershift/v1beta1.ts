@@ -11,8 +11,7 @@
  * Facts that differ from newer HyperShift (see the API reference): the v0.1.75 CRD has no
  * `AzureBleuCloud`, no `Swift` private type, and refuses `autoScaling.min: 0` outside AWS.
  */
-import type { Condition, ConditionStatus } from "../../runtime/conditions.ts";
-import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { Condition, ConditionStatus, KubeObject, ResourceType } from "../meta/v1.ts";
 
 export const HYPERSHIFT_GROUP = "hypershift.openshift.io";
 export const HYPERSHIFT_VERSION = "v1beta1";

@@ -1,5 +1,5 @@
 /** HcpCluster (hcp.aro.dev/v1alpha1): one hosted OpenShift cluster. Mirrors crds/hcp.aro.dev_hcpclusters.yaml. */
-import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
 import type { API_VERSION, ChannelGroup, Condition, LabelSelector, Phase, VersionSpec } from "./meta.ts";
 import { GROUP, VERSION } from "./meta.ts";
 

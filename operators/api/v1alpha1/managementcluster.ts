@@ -2,7 +2,7 @@
  * ManagementCluster (hcp.aro.dev/v1alpha1, cluster-scoped): a cluster that hosts control planes,
  * reached through one Maestro consumer. Mirrors crds/hcp.aro.dev_managementclusters.yaml.
  */
-import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
 import type { API_VERSION, Condition } from "./meta.ts";
 import { GROUP, VERSION } from "./meta.ts";
 

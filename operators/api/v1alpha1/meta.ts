@@ -12,7 +12,7 @@ export const API_VERSION = `${GROUP}/${VERSION}` as const;
 export const CATEGORY = "hcp";
 
 /** metav1.Condition; the CRDs keep conditions as a list map keyed by type. One definition serves all. */
-export type { Condition, ConditionStatus } from "../../runtime/conditions.ts";
+export type { Condition, ConditionStatus } from "../meta/v1.ts";
 
 export const CHANNEL_GROUPS = ["stable", "candidate", "fast", "eus", "nightly"] as const;
 export type ChannelGroup = (typeof CHANNEL_GROUPS)[number];

@@ -1,5 +1,5 @@
 /** NodePool (hcp.aro.dev/v1alpha1): worker nodes of one HcpCluster. Mirrors crds/hcp.aro.dev_nodepools.yaml. */
-import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
 import type { API_VERSION, Condition, Phase, VersionSpec } from "./meta.ts";
 import { GROUP, VERSION } from "./meta.ts";
 

@@ -6,7 +6,7 @@
  * Over CloudEvents no API server applies CRD defaults, so code that reads a ManifestWork from the
  * wire must treat every defaulted field (marked "default") as possibly absent.
  */
-import type { KubeObject, ResourceType } from "../../runtime/kube.ts";
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
 
 export const WORK_GROUP = "work.open-cluster-management.io";
 export const WORK_VERSION = "v1";

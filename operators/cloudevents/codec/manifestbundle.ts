@@ -103,17 +103,22 @@ export function bundleProblems(manifests: readonly unknown[] | undefined): strin
       `the manifests total ${bytes} bytes, over the ${MAX_BUNDLE_MANIFEST_BYTES}-byte limit of one bundle`,
     );
   }
-  manifests.forEach((m, i) => {
-    const at = `spec.workload.manifests[${i}]`;
-    if (typeof m !== "object" || m === null || Array.isArray(m))
-      return void problems.push(`${at} is not an object`);
-    const { apiVersion, kind, metadata } = m as Partial<Manifest>;
-    if (typeof apiVersion !== "string" || !apiVersion) problems.push(`${at}.apiVersion is required`);
-    if (typeof kind !== "string" || !kind) problems.push(`${at}.kind is required`);
-    if (typeof metadata?.name !== "string" || !metadata.name)
-      problems.push(`${at}.metadata.name is required`);
-    if (metadata?.["generateName"]) problems.push(`${at}.metadata.generateName is not supported`);
-  });
+  manifests.forEach((m, i) => problems.push(...manifestProblems(m, `spec.workload.manifests[${i}]`)));
+  return problems;
+}
+
+const isObject = (m: unknown): m is object => typeof m === "object" && m !== null && !Array.isArray(m);
+const isBlank = (v: unknown): boolean => typeof v !== "string" || !v;
+
+/** One manifest's problems, each prefixed with where it sits (`at`). */
+function manifestProblems(m: unknown, at: string): string[] {
+  if (!isObject(m)) return [`${at} is not an object`];
+  const { apiVersion, kind, metadata } = m as Partial<Manifest>;
+  const problems: string[] = [];
+  if (isBlank(apiVersion)) problems.push(`${at}.apiVersion is required`);
+  if (isBlank(kind)) problems.push(`${at}.kind is required`);
+  if (isBlank(metadata?.name)) problems.push(`${at}.metadata.name is required`);
+  if (metadata?.["generateName"]) problems.push(`${at}.metadata.generateName is not supported`);
   return problems;
 }
 

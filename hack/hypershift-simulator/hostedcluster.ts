@@ -17,15 +17,15 @@ import {
   type HostedCluster,
   type HostedClusterStatus,
   type NodePool,
-} from "../api/hypershift/v1beta1.ts";
-import type { Applier } from "../runtime/apply.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import type { EventRecorder } from "../runtime/events.ts";
-import { isNotFound } from "../runtime/errors.ts";
-import type { Informer } from "../runtime/informer.ts";
-import type { KubeObject } from "../runtime/kube.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import type { Applier } from "../../operators/runtime/apply.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
+import type { EventRecorder } from "../../operators/runtime/events.ts";
+import { isNotFound } from "../../operators/runtime/errors.ts";
+import type { Informer } from "../../operators/runtime/informer.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { hostedClusterTransitions, type Transition } from "./events.ts";
-import { NamespaceResource, SecretResource } from "../api/core.ts";
+import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
 import { failureOf } from "./release.ts";
 import { computeHostedClusterStatus } from "./status.ts";

@@ -16,8 +16,13 @@ import {
   type NodePool,
   type NodePoolCondition,
   type NodePoolStatus,
-} from "../api/hypershift/v1beta1.ts";
-import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import {
+  getCondition,
+  setCondition,
+  type Condition,
+  type ConditionInput,
+} from "../../operators/runtime/conditions.ts";
 import { parseReleaseImage, type Failure } from "./release.ts";
 import type { Clock, StatusOutcome } from "./status.ts";
 

@@ -1,6 +1,6 @@
 /** The simulator's own metrics, beside the controller_runtime_* series of its two controllers. */
 import type client from "prom-client";
-import { counter, metricsRegistry } from "../runtime/metrics.ts";
+import { counter, metricsRegistry } from "../../operators/runtime/metrics.ts";
 
 export interface SimulatorMetrics {
   /** Events recorded, by management cluster, kind and event reason (Available, Scaled, …). */

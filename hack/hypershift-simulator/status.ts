@@ -18,8 +18,13 @@ import {
   type HostedCluster,
   type HostedClusterStatus,
   type UpdateHistory,
-} from "../api/hypershift/v1beta1.ts";
-import { conditionTime, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import {
+  conditionTime,
+  setCondition,
+  type Condition,
+  type ConditionInput,
+} from "../../operators/runtime/conditions.ts";
 import { apiServerHost, ignitionHost, parseReleaseImage, type Failure } from "./release.ts";
 
 /** HyperShift never keeps more than this many controlPlaneVersion.history entries (CRD maxItems). */

@@ -11,9 +11,9 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
-import { ClusterRegistry } from "../runtime/clusters.ts";
-import { createLogger } from "../runtime/logger.ts";
-import { Manager, signalHandler } from "../runtime/manager.ts";
+import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { createLogger } from "../../operators/runtime/logger.ts";
+import { Manager, signalHandler } from "../../operators/runtime/manager.ts";
 import { HyperShiftSimulator } from "./controller.ts";
 
 function milliseconds(flag: string, value: string | undefined): number | undefined {

@@ -8,8 +8,8 @@ import {
   type HostedClusterStatus,
   type NodePoolStatus,
   type UpdateHistory,
-} from "../api/hypershift/v1beta1.ts";
-import type { EventSeverity } from "../runtime/events.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import type { EventSeverity } from "../../operators/runtime/events.ts";
 import { WAITING_FOR_MACHINES } from "./nodepool-status.ts";
 
 export interface Transition {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hostedClusterFixture, RELEASE_4_19_8 } from "../../test/support/hypershift.ts";
-import type { HostedCluster } from "../api/hypershift/v1beta1.ts";
-import { getCondition } from "../runtime/conditions.ts";
+import type { HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { getCondition } from "../../operators/runtime/conditions.ts";
 import { computeHostedClusterStatus, type HostedClusterFacts } from "./status.ts";
 
 const t0 = new Date("2026-01-01T00:00:00Z");

@@ -10,12 +10,12 @@ import {
   type HostedCluster,
   type NodePool,
   type NodePoolStatus,
-} from "../api/hypershift/v1beta1.ts";
-import type { Applier } from "../runtime/apply.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import type { EventRecorder } from "../runtime/events.ts";
-import { isNotFound } from "../runtime/errors.ts";
-import type { Informer } from "../runtime/informer.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import type { Applier } from "../../operators/runtime/apply.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
+import type { EventRecorder } from "../../operators/runtime/events.ts";
+import { isNotFound } from "../../operators/runtime/errors.ts";
+import type { Informer } from "../../operators/runtime/informer.ts";
 import { nodePoolTransitions, type Transition } from "./events.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
 import { computeNodePoolStatus } from "./nodepool-status.ts";

@@ -14,16 +14,16 @@ import {
   NodePoolResource,
   type HostedCluster,
   type NodePool,
-} from "../api/hypershift/v1beta1.ts";
-import { Applier } from "../runtime/apply.ts";
-import type { Cluster } from "../runtime/clusters.ts";
-import { Controller, type Request } from "../runtime/controller.ts";
-import { EventRecorder } from "../runtime/events.ts";
-import type { Informer } from "../runtime/informer.ts";
-import type { KubeObject } from "../runtime/kube.ts";
-import { silentLogger, type Logger } from "../runtime/logger.ts";
-import type { Runnable } from "../runtime/manager.ts";
-import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+} from "../../operators/api/hypershift/v1beta1.ts";
+import { Applier } from "../../operators/runtime/apply.ts";
+import type { Cluster } from "../../operators/runtime/clusters.ts";
+import { Controller, type Request } from "../../operators/runtime/controller.ts";
+import { EventRecorder } from "../../operators/runtime/events.ts";
+import type { Informer } from "../../operators/runtime/informer.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
+import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
+import type { Runnable } from "../../operators/runtime/manager.ts";
+import { enqueueForObject, enqueueMapped } from "../../operators/runtime/source.ts";
 import {
   CLUSTER_ANNOTATION,
   CONTROL_PLANE_LABEL,

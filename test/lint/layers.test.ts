@@ -1,0 +1,88 @@
+/**
+ * The layer rules in eslint.config.js fail on a cross-layer import and pass the imports each
+ * layer is allowed, so a loosened pattern or a typo in a regular expression shows here. Sources
+ * are linted as text under a path they pretend to live at; only the import rules run.
+ */
+import { ESLint } from "eslint";
+import { fileURLToPath } from "node:url";
+import tseslint from "typescript-eslint";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const IMPORT_RULES = new Set(["no-restricted-imports", "import-x/no-cycle"]);
+
+let eslint: ESLint;
+beforeAll(() => {
+  eslint = new ESLint({
+    cwd: root,
+    ignore: false,
+    overrideConfig: [tseslint.configs.disableTypeChecked],
+    ruleFilter: ({ ruleId }) => IMPORT_RULES.has(ruleId),
+  });
+});
+
+async function importErrors(filePath: string, specifier: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`import { x } from "${specifier}";\nexport const y = x;\n`, {
+    filePath,
+  });
+  return (result?.messages ?? []).map((m) => `${m.ruleId ?? "fatal"}: ${m.message}`);
+}
+
+describe("layer rules", () => {
+  it.each([
+    ["operators/cluster/probe.ts", "../../hack/harness/certs.ts", "imports nothing from hack/ or test/"],
+    ["operators/main.ts", "../test/support/fixtures.ts", "imports nothing from hack/ or test/"],
+    ["operators/frontend/testing/probe.ts", "../../../hack/harness/certs.ts", "imports nothing from hack/"],
+    ["operators/runtime/probe.test.ts", "../../hack/harness/region.ts", "may import test/support/"],
+    ["operators/runtime/probe.test.ts", "../../test/integration/x.ts", "may import test/support/"],
+    ["operators/api/core.ts", "../runtime/kube.ts", "depends on nothing outside operators/api/"],
+    [
+      "operators/api/v1alpha1/probe.ts",
+      "../../runtime/conditions.ts",
+      "depends on nothing outside operators/api/",
+    ],
+    ["operators/api/v1alpha1/probe.ts", "node:util", "depends on nothing outside operators/api/"],
+    [
+      "operators/api/v1alpha1/probe.ts",
+      "@kubernetes/client-node",
+      "depends on nothing outside operators/api/",
+    ],
+    ["operators/maestro-server/probe.ts", "../cloudevents/transport/transport.ts", "never the transport"],
+    ["operators/maestro-agent/probe.ts", "../cloudevents/transport/mqtt.ts", "never the transport"],
+    ["operators/hcp/probe.ts", "../cloudevents/transport/mqtt.ts", "never the transport"],
+    ["operators/nodepool/probe.ts", "../cluster/status.ts", "are siblings"],
+    ["operators/cluster/probe.ts", "../nodepool/status.ts", "are siblings"],
+    ["operators/cluster/probe.test.ts", "../nodepool/status.ts", "are siblings"],
+  ])("%s may not import %s", async (filePath, specifier, message) => {
+    const errors = await importErrors(filePath, specifier);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("no-restricted-imports");
+    expect(errors[0]).toContain(message);
+  });
+
+  it.each([
+    ["operators/runtime/probe.test.ts", "../../test/support/fixtures.ts"],
+    ["operators/api/v1alpha1/probe.ts", "../meta/v1.ts"],
+    ["operators/api/v1alpha1/probe.ts", "./meta.ts"],
+    ["operators/api/core.ts", "./meta/v1.ts"],
+    ["operators/cluster/probe.ts", "../api/v1alpha1/nodepool.ts"],
+    ["operators/cluster/probe.ts", "../hcp/names.ts"],
+    ["operators/nodepool/probe.ts", "../hcp/names.ts"],
+    ["operators/maestro-server/probe.ts", "../cloudevents/client/source.ts"],
+    ["operators/cloudevents/client/probe.ts", "../transport/transport.ts"],
+    ["operators/main.ts", "./cluster/controller.ts"],
+    ["hack/harness/probe.ts", "../../operators/runtime/kube.ts"],
+    ["test/integration/probe.test.ts", "../../hack/hypershift-simulator/controller.ts"],
+  ])("%s may import %s", async (filePath, specifier) => {
+    expect(await importErrors(filePath, specifier)).toEqual([]);
+  });
+});
+
+describe("cycle rule", () => {
+  it("reports both modules of an import cycle", async () => {
+    const results = await eslint.lintFiles(["test/lint/fixtures/cycle/"]);
+    const rules = results.flatMap((r) => r.messages.map((m) => m.ruleId));
+    expect(results).toHaveLength(2);
+    expect(rules).toEqual(["import-x/no-cycle", "import-x/no-cycle"]);
+  });
+});
