@@ -5,9 +5,17 @@
  * into a conflict to re-read instead of a silent overwrite.
  */
 import type { RecordSet, Zone } from "@azure/arm-dns";
+import type { AzureCallOptions } from "./cancel.ts";
 import type { AzureClients } from "./clients.ts";
 import { hasOwnerTags, withOwnerTags, type Owner } from "./ownership.ts";
-import { deleteOwned, ensureSync, type DeleteResult, type Outcome, type Ready } from "./reconcile.ts";
+import {
+  deleteOwned,
+  ensureSync,
+  lroOptions,
+  type DeleteResult,
+  type Outcome,
+  type Ready,
+} from "./reconcile.ts";
 
 /** TTL of the NS delegation: what Azure gives a zone's own apex NS is 2 days; an hour lets a re-create propagate. */
 export const DEFAULT_NS_TTL_SECONDS = 3600;
@@ -57,43 +65,47 @@ function sameNames(actual: (string | undefined)[], wanted: string[]): boolean {
 export async function ensureDnsZone(
   azure: AzureClients,
   p: DnsZoneParams,
+  opts: AzureCallOptions = {},
 ): Promise<Ready<{ id: string; nameServers: string[] }>> {
   const zones = azure.dns(p.subscriptionId).zones;
   return ensureSync<Zone, { id: string; nameServers: string[] }>({
     azure,
     what: `DNS zone ${p.zoneName}`,
     owner: p.owner,
-    get: () => zones.get(p.resourceGroup, p.zoneName),
+    signal: opts.signal,
+    get: (o) => zones.get(p.resourceGroup, p.zoneName, o),
     tags: (z) => z.tags,
     matches: (z) => hasOwnerTags(z.tags, p.owner),
-    put: (z) =>
+    put: (z, o) =>
       zones.createOrUpdate(
         p.resourceGroup,
         p.zoneName,
         { location: "global", zoneType: "Public", tags: withOwnerTags(z?.tags, p.owner) },
-        conditions(z),
+        { ...conditions(z), ...o },
       ),
     value: (z) => ({ id: z.id ?? "", nameServers: z.nameServers ?? [] }),
   });
 }
 
 /** Deletes the zone (and its record sets) if ours. Long-running. */
-export async function deleteDnsZone(azure: AzureClients, p: DnsZoneParams): Promise<Outcome<DeleteResult>> {
+export async function deleteDnsZone(
+  azure: AzureClients,
+  p: DnsZoneParams,
+  opts: AzureCallOptions = {},
+): Promise<Outcome<DeleteResult>> {
   const zones = azure.dns(p.subscriptionId).zones;
   const key = `/subscriptions/${p.subscriptionId}/resourceGroups/${p.resourceGroup}/providers/Microsoft.Network/dnszones/${p.zoneName}`;
   return deleteOwned<Zone>({
     azure,
     what: `DNS zone ${p.zoneName}`,
     owner: p.owner,
-    get: () => zones.get(p.resourceGroup, p.zoneName),
+    signal: opts.signal,
+    get: (o) => zones.get(p.resourceGroup, p.zoneName, o),
     tags: (z) => z.tags,
     begin: {
       key,
-      start: (resumeFrom) =>
-        zones.beginDelete(p.resourceGroup, p.zoneName, {
-          updateIntervalInMs: azure.config.pollIntervalMs,
-          ...(resumeFrom ? { resumeFrom } : {}),
-        }),
+      start: (resumeFrom, o) =>
+        zones.beginDelete(p.resourceGroup, p.zoneName, lroOptions(azure, resumeFrom, o)),
     },
   });
 }
@@ -102,6 +114,7 @@ interface RecordSetTarget extends InResourceGroup {
   zoneName: string;
   name: string;
   type: "A" | "NS";
+  signal?: AbortSignal | undefined;
 }
 
 function describe(t: RecordSetTarget): string {
@@ -118,17 +131,18 @@ async function ensureRecordSet(
     azure,
     what: describe(t),
     owner: t.owner,
-    get: () => sets.get(t.resourceGroup, t.zoneName, t.name, t.type),
+    signal: t.signal,
+    get: (o) => sets.get(t.resourceGroup, t.zoneName, t.name, t.type, o),
     tags: (r) => r.metadata,
     matches: (r) => hasOwnerTags(r.metadata, t.owner) && r.ttl === want.ttl && want.same(r),
-    put: (r) =>
+    put: (r, o) =>
       sets.createOrUpdate(
         t.resourceGroup,
         t.zoneName,
         t.name,
         t.type,
         { ...want.records, ttl: want.ttl, metadata: withOwnerTags(r?.metadata, t.owner) },
-        conditions(r),
+        { ...conditions(r), ...o },
       ),
     value: (r) => ({ id: r.id ?? "" }),
   });
@@ -140,10 +154,14 @@ async function deleteRecordSet(azure: AzureClients, t: RecordSetTarget): Promise
     azure,
     what: describe(t),
     owner: t.owner,
-    get: () => sets.get(t.resourceGroup, t.zoneName, t.name, t.type),
+    signal: t.signal,
+    get: (o) => sets.get(t.resourceGroup, t.zoneName, t.name, t.type, o),
     tags: (r) => r.metadata,
-    remove: (r) =>
-      sets.delete(t.resourceGroup, t.zoneName, t.name, t.type, r.etag ? { ifMatch: r.etag } : {}),
+    remove: (r, o) =>
+      sets.delete(t.resourceGroup, t.zoneName, t.name, t.type, {
+        ...(r.etag ? { ifMatch: r.etag } : {}),
+        ...o,
+      }),
   });
 }
 
@@ -151,9 +169,16 @@ async function deleteRecordSet(azure: AzureClients, t: RecordSetTarget): Promise
 export async function ensureNsDelegation(
   azure: AzureClients,
   p: NsDelegationParams,
+  opts: AzureCallOptions = {},
 ): Promise<Ready<{ id: string }>> {
   if (p.nameServers.length === 0) throw new TypeError("ensureNsDelegation: nameServers must not be empty");
-  const target: RecordSetTarget = { ...p, zoneName: p.parentZone, name: p.childLabel, type: "NS" };
+  const target: RecordSetTarget = {
+    ...p,
+    zoneName: p.parentZone,
+    name: p.childLabel,
+    type: "NS",
+    signal: opts.signal,
+  };
   return ensureRecordSet(azure, target, {
     ttl: p.ttlSeconds ?? DEFAULT_NS_TTL_SECONDS,
     records: { nsRecords: p.nameServers.map((nsdname) => ({ nsdname })) },
@@ -164,15 +189,21 @@ export async function ensureNsDelegation(
 export async function deleteNsDelegation(
   azure: AzureClients,
   p: Omit<NsDelegationParams, "nameServers" | "ttlSeconds">,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<DeleteResult>> {
-  return deleteRecordSet(azure, { ...p, zoneName: p.parentZone, name: p.childLabel, type: "NS" });
+  const { signal } = opts;
+  return deleteRecordSet(azure, { ...p, zoneName: p.parentZone, name: p.childLabel, type: "NS", signal });
 }
 
 /** An A record set (e.g. api, *.apps) with exactly these addresses. */
-export async function ensureARecord(azure: AzureClients, p: ARecordParams): Promise<Ready<{ id: string }>> {
+export async function ensureARecord(
+  azure: AzureClients,
+  p: ARecordParams,
+  opts: AzureCallOptions = {},
+): Promise<Ready<{ id: string }>> {
   return ensureRecordSet(
     azure,
-    { ...p, type: "A" },
+    { ...p, type: "A", signal: opts.signal },
     {
       ttl: p.ttlSeconds ?? DEFAULT_A_TTL_SECONDS,
       records: { aRecords: p.ipv4Addresses.map((ipv4Address) => ({ ipv4Address })) },
@@ -184,6 +215,7 @@ export async function ensureARecord(azure: AzureClients, p: ARecordParams): Prom
 export async function deleteARecord(
   azure: AzureClients,
   p: Omit<ARecordParams, "ipv4Addresses" | "ttlSeconds">,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<DeleteResult>> {
-  return deleteRecordSet(azure, { ...p, type: "A" });
+  return deleteRecordSet(azure, { ...p, type: "A", signal: opts.signal });
 }

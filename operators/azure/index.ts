@@ -3,6 +3,7 @@
  * configuration), error classification, and idempotent, ownership-tagged ensure/delete operations
  * for what a hosted cluster needs in Azure. Controllers import from here only.
  */
+export type { AzureCallOptions } from "./cancel.ts";
 export { AzureClients, createAzureClients } from "./clients.ts";
 export {
   DEFAULT_ARM_ENDPOINT,

@@ -5,9 +5,10 @@
  * (rules, pools, extra frontends, tags) survive.
  */
 import type { LoadBalancer, PublicIPAddress } from "@azure/arm-network";
+import type { AzureCallOptions } from "./cancel.ts";
 import type { AzureClients } from "./clients.ts";
 import { hasOwnerTags, withOwnerTags, type Owner } from "./ownership.ts";
-import { deleteOwned, ensureLro, type DeleteResult, type Outcome } from "./reconcile.ts";
+import { deleteOwned, ensureLro, lroOptions, type DeleteResult, type Outcome } from "./reconcile.ts";
 import { sameLocation } from "./resourcegroup.ts";
 
 /** The load balancer frontend this layer manages. */
@@ -33,13 +34,6 @@ function networkId(p: NetworkResourceParams, type: string): string {
   return `/subscriptions/${p.subscriptionId}/resourceGroups/${p.resourceGroup}/providers/Microsoft.Network/${type}/${p.name}`;
 }
 
-function lroOptions(
-  azure: AzureClients,
-  resumeFrom: string | undefined,
-): { updateIntervalInMs: number; resumeFrom?: string } {
-  return { updateIntervalInMs: azure.config.pollIntervalMs, ...(resumeFrom ? { resumeFrom } : {}) };
-}
-
 function desiredPublicIp(p: PublicIpParams, existing: PublicIPAddress | undefined): PublicIPAddress {
   return {
     ...existing,
@@ -55,6 +49,7 @@ function desiredPublicIp(p: PublicIpParams, existing: PublicIPAddress | undefine
 export async function ensurePublicIp(
   azure: AzureClients,
   p: PublicIpParams,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<{ id: string; ipAddress: string }>> {
   const ips = azure.network(p.subscriptionId).publicIPAddresses;
   return ensureLro<PublicIPAddress, { id: string; ipAddress: string }>({
@@ -62,7 +57,8 @@ export async function ensurePublicIp(
     what: `public IP address ${p.resourceGroup}/${p.name}`,
     key: networkId(p, "publicIPAddresses"),
     owner: p.owner,
-    get: () => ips.get(p.resourceGroup, p.name),
+    signal: opts.signal,
+    get: (o) => ips.get(p.resourceGroup, p.name, o),
     tags: (ip) => ip.tags,
     state: (ip) => ip.provisioningState,
     matches: (ip) =>
@@ -71,12 +67,12 @@ export async function ensurePublicIp(
       ip.sku?.name === "Standard" &&
       ip.publicIPAllocationMethod === "Static" &&
       ip.publicIPAddressVersion === "IPv4",
-    begin: (existing, resumeFrom) =>
+    begin: (existing, resumeFrom, o) =>
       ips.beginCreateOrUpdate(
         p.resourceGroup,
         p.name,
         desiredPublicIp(p, existing),
-        lroOptions(azure, resumeFrom),
+        lroOptions(azure, resumeFrom, o),
       ),
     value: (ip) => (ip.id && ip.ipAddress ? { id: ip.id, ipAddress: ip.ipAddress } : undefined),
   });
@@ -107,6 +103,7 @@ function desiredLoadBalancer(p: LoadBalancerParams, existing: LoadBalancer | und
 export async function ensureLoadBalancer(
   azure: AzureClients,
   p: LoadBalancerParams,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<{ id: string; frontendIpConfigurationId: string }>> {
   const lbs = azure.network(p.subscriptionId).loadBalancers;
   return ensureLro<LoadBalancer, { id: string; frontendIpConfigurationId: string }>({
@@ -114,7 +111,8 @@ export async function ensureLoadBalancer(
     what: `load balancer ${p.resourceGroup}/${p.name}`,
     key: networkId(p, "loadBalancers"),
     owner: p.owner,
-    get: () => lbs.get(p.resourceGroup, p.name),
+    signal: opts.signal,
+    get: (o) => lbs.get(p.resourceGroup, p.name, o),
     tags: (lb) => lb.tags,
     state: (lb) => lb.provisioningState,
     matches: (lb) =>
@@ -122,12 +120,12 @@ export async function ensureLoadBalancer(
       sameLocation(lb.location, p.location) &&
       lb.sku?.name === "Standard" &&
       frontendOf(lb)?.publicIpId?.toLowerCase() === p.publicIpId.toLowerCase(),
-    begin: (existing, resumeFrom) =>
+    begin: (existing, resumeFrom, o) =>
       lbs.beginCreateOrUpdate(
         p.resourceGroup,
         p.name,
         desiredLoadBalancer(p, existing),
-        lroOptions(azure, resumeFrom),
+        lroOptions(azure, resumeFrom, o),
       ),
     value: (lb) => {
       const frontendId = frontendOf(lb)?.id;
@@ -139,18 +137,20 @@ export async function ensureLoadBalancer(
 export async function deleteLoadBalancer(
   azure: AzureClients,
   p: NetworkResourceParams,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<DeleteResult>> {
   const lbs = azure.network(p.subscriptionId).loadBalancers;
   return deleteOwned<LoadBalancer>({
     azure,
     what: `load balancer ${p.resourceGroup}/${p.name}`,
     owner: p.owner,
-    get: () => lbs.get(p.resourceGroup, p.name),
+    signal: opts.signal,
+    get: (o) => lbs.get(p.resourceGroup, p.name, o),
     tags: (lb) => lb.tags,
     state: (lb) => lb.provisioningState,
     begin: {
       key: networkId(p, "loadBalancers"),
-      start: (resumeFrom) => lbs.beginDelete(p.resourceGroup, p.name, lroOptions(azure, resumeFrom)),
+      start: (resumeFrom, o) => lbs.beginDelete(p.resourceGroup, p.name, lroOptions(azure, resumeFrom, o)),
     },
   });
 }
@@ -159,18 +159,20 @@ export async function deleteLoadBalancer(
 export async function deletePublicIp(
   azure: AzureClients,
   p: NetworkResourceParams,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<DeleteResult>> {
   const ips = azure.network(p.subscriptionId).publicIPAddresses;
   return deleteOwned<PublicIPAddress>({
     azure,
     what: `public IP address ${p.resourceGroup}/${p.name}`,
     owner: p.owner,
-    get: () => ips.get(p.resourceGroup, p.name),
+    signal: opts.signal,
+    get: (o) => ips.get(p.resourceGroup, p.name, o),
     tags: (ip) => ip.tags,
     state: (ip) => ip.provisioningState,
     begin: {
       key: networkId(p, "publicIPAddresses"),
-      start: (resumeFrom) => ips.beginDelete(p.resourceGroup, p.name, lroOptions(azure, resumeFrom)),
+      start: (resumeFrom, o) => ips.beginDelete(p.resourceGroup, p.name, lroOptions(azure, resumeFrom, o)),
     },
   });
 }

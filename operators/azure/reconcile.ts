@@ -2,10 +2,12 @@
  * The shape every ensure and delete follows. Read first; refuse what belongs to someone else;
  * write only when the resource is missing or differs; wait for long-running operations a bounded
  * time and resume them on the next call; treat 404 on delete as done. The resource-specific parts
- * (how to read, compare, write) come in a spec.
+ * (how to read, compare, write) come in a spec; each of its SDK calls is handed the options that
+ * carry the spec's signal.
  */
+import { callError, sdkCallOptions, type SdkCallOptions } from "./cancel.ts";
 import type { AzureClients } from "./clients.ts";
-import { classifyAzureError, statusCodeOf } from "./errors.ts";
+import { statusCodeOf } from "./errors.ts";
 import { resumeOperation, runOperation, type PollerLite, type StartOperation } from "./lro.ts";
 import { assertOwned, isOwnedBy, type Owner, type Tags } from "./ownership.ts";
 
@@ -36,6 +38,19 @@ export function isTransitioning(state: string | undefined): boolean {
   return state !== undefined && !TERMINAL_STATES.includes(state.toLowerCase());
 }
 
+/** The options of a long-running call: poll interval, a saved poller to resume, the signal. */
+export function lroOptions(
+  azure: AzureClients,
+  resumeFrom: string | undefined,
+  options: SdkCallOptions,
+): SdkCallOptions & { updateIntervalInMs: number; resumeFrom?: string } {
+  return {
+    updateIntervalInMs: azure.config.pollIntervalMs,
+    ...(resumeFrom ? { resumeFrom } : {}),
+    ...options,
+  };
+}
+
 export function ready<T>(changed: boolean, value: T): Ready<T> {
   return { done: true, changed, value };
 }
@@ -44,22 +59,25 @@ export function inProgress(azure: AzureClients, reason: string): InProgress {
   return { done: false, retryAfterMs: azure.config.inProgressRequeueMs, reason };
 }
 
-/** Runs an SDK call, classifying what it throws. */
-export async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+/** An SDK call, given the options that carry the caller's signal. */
+export type SdkCall<T> = (options: SdkCallOptions) => Promise<T>;
+
+/** Runs an SDK call, classifying what it throws (a cancelled call rejects with the signal's reason). */
+export async function call<T>(what: string, fn: SdkCall<T>, signal?: AbortSignal): Promise<T> {
   try {
-    return await fn();
+    return await fn(sdkCallOptions(signal));
   } catch (err) {
-    throw classifyAzureError(err, what);
+    throw callError(err, what, signal);
   }
 }
 
 /** GETs a resource; undefined when ARM says 404 (the resource, or its group or parent, is missing). */
-export async function find<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+export async function find<T>(what: string, fn: SdkCall<T>, signal?: AbortSignal): Promise<T | undefined> {
   try {
-    return await fn();
+    return await fn(sdkCallOptions(signal));
   } catch (err) {
-    if (statusCodeOf(err) === 404) return undefined;
-    throw classifyAzureError(err, `read ${what}`);
+    if (!signal?.aborted && statusCodeOf(err) === 404) return undefined;
+    throw callError(err, `read ${what}`, signal);
   }
 }
 
@@ -68,7 +86,9 @@ interface Common<R> {
   /** e.g. "public IP address rg/name", for messages and conditions. */
   what: string;
   owner: Owner;
-  get: () => Promise<R>;
+  /** Cancels the ensure or delete: every SDK call and every wait. */
+  signal?: AbortSignal | undefined;
+  get: SdkCall<R>;
   /** The owner tags (or a record set's metadata). */
   tags: (r: R) => Tags;
   /** provisioningState, when the resource has one. */
@@ -78,18 +98,19 @@ interface Common<R> {
 export interface SyncSpec<R, T> extends Common<R> {
   /** Whether the existing resource already is what we want. */
   matches: (r: R) => boolean;
-  put: (existing: R | undefined) => Promise<R>;
+  put: (existing: R | undefined, options: SdkCallOptions) => Promise<R>;
   value: (r: R) => T;
 }
 
 /** Ensure for synchronous writes (resource groups, DNS zones and record sets). */
 export async function ensureSync<R, T>(spec: SyncSpec<R, T>): Promise<Ready<T>> {
-  const existing = await find(spec.what, spec.get);
+  const existing = await find(spec.what, spec.get, spec.signal);
   if (existing !== undefined) {
     assertOwned(spec.tags(existing), spec.owner, spec.what);
     if (spec.matches(existing)) return ready(false, spec.value(existing));
   }
-  const written = await call(`${existing ? "update" : "create"} ${spec.what}`, () => spec.put(existing));
+  const verb = existing ? "update" : "create";
+  const written = await call(`${verb} ${spec.what}`, (o) => spec.put(existing, o), spec.signal);
   return ready(true, spec.value(written));
 }
 
@@ -97,7 +118,11 @@ export interface LroSpec<R, T> extends Common<R> {
   matches: (r: R) => boolean;
   /** Identifies the operation across calls: the resource id. */
   key: string;
-  begin: (existing: R | undefined, resumeFrom: string | undefined) => Promise<PollerLite<R>>;
+  begin: (
+    existing: R | undefined,
+    resumeFrom: string | undefined,
+    options: SdkCallOptions,
+  ) => Promise<PollerLite<R>>;
   /** The value once done; undefined while the resource is not usable yet. */
   value: (r: R) => T | undefined;
 }
@@ -115,7 +140,7 @@ export async function ensureLro<R, T>(spec: LroSpec<R, T>): Promise<Outcome<T>> 
   const key = operationKey("put", spec.owner, spec.key);
   const resumed = await resumePut(spec, key);
   if (resumed) return resumed;
-  const existing = await find(spec.what, spec.get);
+  const existing = await find(spec.what, spec.get, spec.signal);
   if (existing !== undefined) {
     assertOwned(spec.tags(existing), spec.owner, spec.what);
     const state = spec.state?.(existing);
@@ -123,26 +148,26 @@ export async function ensureLro<R, T>(spec: LroSpec<R, T>): Promise<Outcome<T>> 
     if (state?.toLowerCase() !== "failed" && spec.matches(existing)) return readyValue(spec, false, existing);
   }
   const verb = existing ? "update" : "create";
-  const outcome = await runOperation(
-    spec.azure,
+  const outcome = await runOperation(spec.azure, {
     key,
-    (from) => spec.begin(existing, from),
-    `${verb} ${spec.what}`,
-  );
+    start: (from, o) => spec.begin(existing, from, o),
+    what: `${verb} ${spec.what}`,
+    signal: spec.signal,
+  });
   return finishPut(spec, outcome.done, outcome.done ? outcome.result : undefined);
 }
 
 /** The outcome of a PUT saved by an earlier call, or undefined to read the resource and decide afresh. */
 async function resumePut<R, T>(spec: LroSpec<R, T>, key: string): Promise<Outcome<T> | undefined> {
-  const resumed = await resumeOperation(
-    spec.azure,
+  const resumed = await resumeOperation(spec.azure, {
     key,
-    (from) => spec.begin(undefined, from),
-    `create ${spec.what}`,
-  );
+    start: (from, o) => spec.begin(undefined, from, o),
+    what: `create ${spec.what}`,
+    signal: spec.signal,
+  });
   if (resumed === "lost") return undefined;
   if (!resumed.done) return inProgress(spec.azure, `waiting for ${spec.what}`);
-  const r = resumed.result ?? (await call(`read ${spec.what}`, spec.get));
+  const r = resumed.result ?? (await call(`read ${spec.what}`, spec.get, spec.signal));
   // The earlier write is done; if what we want changed meanwhile, carry on and write again.
   return spec.matches(r) ? readyValue(spec, true, r) : undefined;
 }
@@ -153,7 +178,7 @@ async function finishPut<R, T>(
   result: R | undefined,
 ): Promise<Outcome<T>> {
   if (!done) return inProgress(spec.azure, `waiting for ${spec.what}`);
-  const r = result ?? (await call(`read ${spec.what}`, spec.get));
+  const r = result ?? (await call(`read ${spec.what}`, spec.get, spec.signal));
   return readyValue(spec, true, r);
 }
 
@@ -166,7 +191,7 @@ function readyValue<R, T>(spec: LroSpec<R, T>, changed: boolean, r: R): Outcome<
 
 export interface DeleteSpec<R> extends Common<R> {
   /** A synchronous DELETE (DNS record sets), given what the GET returned. */
-  remove?: (existing: R) => Promise<unknown>;
+  remove?: (existing: R, options: SdkCallOptions) => Promise<unknown>;
   /** A long-running DELETE, keyed by the resource id. */
   begin?: { key: string; start: StartOperation<unknown> };
 }
@@ -175,10 +200,11 @@ export interface DeleteSpec<R> extends Common<R> {
 export async function deleteOwned<R>(spec: DeleteSpec<R>): Promise<Outcome<DeleteResult>> {
   const key = spec.begin ? operationKey("delete", spec.owner, spec.begin.key) : "";
   if (spec.begin) {
-    const resumed = await resumeOperation(spec.azure, key, spec.begin.start, `delete ${spec.what}`);
+    const op = { key, start: spec.begin.start, what: `delete ${spec.what}`, signal: spec.signal };
+    const resumed = await resumeOperation(spec.azure, op);
     if (resumed !== "lost") return deleted(spec, resumed.done);
   }
-  const existing = await find(spec.what, spec.get);
+  const existing = await find(spec.what, spec.get, spec.signal);
   if (existing === undefined) return ready(false, "absent");
   if (!isOwnedBy(spec.tags(existing), spec.owner)) return ready(false, "ownedByAnother");
   if (isTransitioning(spec.state?.(existing))) return inProgress(spec.azure, `${spec.what} is changing`);
@@ -193,10 +219,11 @@ export async function deleteOwned<R>(spec: DeleteSpec<R>): Promise<Outcome<Delet
 async function sendDelete<R>(spec: DeleteSpec<R>, existing: R, key: string): Promise<Outcome<DeleteResult>> {
   const begin = spec.begin;
   if (!begin) {
-    await call(`delete ${spec.what}`, () => spec.remove?.(existing) ?? Promise.resolve());
+    await call(`delete ${spec.what}`, (o) => spec.remove?.(existing, o) ?? Promise.resolve(), spec.signal);
     return ready(true, "deleted");
   }
-  const outcome = await runOperation(spec.azure, key, begin.start, `delete ${spec.what}`);
+  const op = { key, start: begin.start, what: `delete ${spec.what}`, signal: spec.signal };
+  const outcome = await runOperation(spec.azure, op);
   // A PUT of ours that never finished while we waited is moot now.
   spec.azure.pendingOperations.delete(operationKey("put", spec.owner, begin.key));
   return deleted(spec, outcome.done);

@@ -1,8 +1,16 @@
 /** The cluster's resource group: created with owner tags, deleted (with its contents) only if ours. */
 import type { ResourceGroup } from "@azure/arm-resources";
+import type { AzureCallOptions } from "./cancel.ts";
 import type { AzureClients } from "./clients.ts";
 import { hasOwnerTags, withOwnerTags, type Owner } from "./ownership.ts";
-import { deleteOwned, ensureSync, type DeleteResult, type Outcome, type Ready } from "./reconcile.ts";
+import {
+  deleteOwned,
+  ensureSync,
+  lroOptions,
+  type DeleteResult,
+  type Outcome,
+  type Ready,
+} from "./reconcile.ts";
 
 export interface ResourceGroupParams {
   subscriptionId: string;
@@ -28,20 +36,22 @@ export function resourceGroupId(subscriptionId: string, name: string): string {
 export async function ensureResourceGroup(
   azure: AzureClients,
   p: ResourceGroupParams,
+  opts: AzureCallOptions = {},
 ): Promise<Ready<{ id: string }>> {
   const groups = azure.resources(p.subscriptionId).resourceGroups;
   return ensureSync<ResourceGroup, { id: string }>({
     azure,
     what: `resource group ${p.name}`,
     owner: p.owner,
-    get: () => groups.get(p.name),
+    signal: opts.signal,
+    get: (o) => groups.get(p.name, o),
     tags: (g) => g.tags,
     matches: (g) =>
       sameLocation(g.location, p.location) &&
       hasOwnerTags(g.tags, p.owner) &&
       g.properties?.provisioningState !== "Deleting",
-    put: (g) =>
-      groups.createOrUpdate(p.name, { location: p.location, tags: withOwnerTags(g?.tags, p.owner) }),
+    put: (g, o) =>
+      groups.createOrUpdate(p.name, { location: p.location, tags: withOwnerTags(g?.tags, p.owner) }, o),
     value: (g) => ({ id: g.id ?? resourceGroupId(p.subscriptionId, p.name) }),
   });
 }
@@ -50,22 +60,20 @@ export async function ensureResourceGroup(
 export async function deleteResourceGroup(
   azure: AzureClients,
   p: Omit<ResourceGroupParams, "location">,
+  opts: AzureCallOptions = {},
 ): Promise<Outcome<DeleteResult>> {
   const groups = azure.resources(p.subscriptionId).resourceGroups;
   return deleteOwned<ResourceGroup>({
     azure,
     what: `resource group ${p.name}`,
     owner: p.owner,
-    get: () => groups.get(p.name),
+    signal: opts.signal,
+    get: (o) => groups.get(p.name, o),
     tags: (g) => g.tags,
     state: (g) => g.properties?.provisioningState,
     begin: {
       key: resourceGroupId(p.subscriptionId, p.name),
-      start: (resumeFrom) =>
-        groups.beginDelete(p.name, {
-          updateIntervalInMs: azure.config.pollIntervalMs,
-          ...(resumeFrom ? { resumeFrom } : {}),
-        }),
+      start: (resumeFrom, o) => groups.beginDelete(p.name, lroOptions(azure, resumeFrom, o)),
     },
   });
 }

@@ -1,7 +1,8 @@
 /**
  * ClusterInfrastructure on the Azure layer (../azure): each step calls the idempotent, owner-tagged
  * ensure or delete and turns its outcome, or the classified error, into a StepState. User errors
- * keep ARM's code as the reason and its message, so the condition tells the user what to fix.
+ * keep ARM's code as the reason and its message, so the condition tells the user what to fix. A
+ * cancelled call is no StepState: its rejection (the signal's reason) passes through.
  */
 import {
   AzureConflictError,
@@ -24,8 +25,14 @@ import {
   type Outcome,
   type Owner,
 } from "../azure/index.ts";
-import type { ClusterInfraSpec, ClusterInfrastructure, InfraResult, ParentZone } from "./infrastructure.ts";
 import type { StepState } from "../hcp/steps.ts";
+import type {
+  ClusterInfraSpec,
+  ClusterInfrastructure,
+  InfraOptions,
+  InfraResult,
+  ParentZone,
+} from "./infrastructure.ts";
 
 /** The A records every cluster gets, pointing at its ingress address. */
 export const CLUSTER_RECORDS = ["api", "*.apps"] as const;
@@ -66,6 +73,8 @@ async function step<T>(
   }
 }
 
+type Deletion = [what: string, run: () => Promise<Outcome<DeleteResult>>];
+
 export class AzureClusterInfrastructure implements ClusterInfrastructure {
   readonly #azure: AzureClients;
   readonly #parent: ParentZone;
@@ -87,58 +96,66 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     };
   }
 
-  /** The region's parent zone and its group: the service's own, created once (local regions, tests). */
-  async ensureParentZone(location = "eastus"): Promise<void> {
-    const { subscriptionId, resourceGroup, name } = this.#parent;
-    await ensureResourceGroup(this.#azure, {
-      subscriptionId,
-      name: resourceGroup,
-      location,
-      owner: SERVICE_OWNER,
-    });
-    await ensureDnsZone(this.#azure, { subscriptionId, resourceGroup, zoneName: name, owner: SERVICE_OWNER });
+  /** The cluster's managed resource group. */
+  #group(spec: ClusterInfraSpec) {
+    return { subscriptionId: spec.subscriptionId, name: spec.managedResourceGroup, owner: this.#owner(spec) };
   }
 
-  async ensureResourceGroup(spec: ClusterInfraSpec): Promise<InfraResult> {
+  /** The cluster's NS record in the region's parent zone. */
+  #delegation(spec: ClusterInfraSpec) {
+    return {
+      subscriptionId: this.#parent.subscriptionId,
+      resourceGroup: this.#parent.resourceGroup,
+      parentZone: this.#parent.name,
+      childLabel: spec.delegationLabel,
+      owner: this.#owner(spec),
+    };
+  }
+
+  /** The region's parent zone and its group: the service's own, created once (local regions, tests). */
+  async ensureParentZone(location = "eastus", opts: InfraOptions = {}): Promise<void> {
+    const { subscriptionId, resourceGroup, name } = this.#parent;
+    const group = { subscriptionId, name: resourceGroup, location, owner: SERVICE_OWNER };
+    await ensureResourceGroup(this.#azure, group, opts);
+    const zone = { subscriptionId, resourceGroup, zoneName: name, owner: SERVICE_OWNER };
+    await ensureDnsZone(this.#azure, zone, opts);
+  }
+
+  async ensureResourceGroup(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
     return step(`Resource group ${spec.managedResourceGroup}`, () =>
-      ensureResourceGroup(this.#azure, {
-        subscriptionId: spec.subscriptionId,
-        name: spec.managedResourceGroup,
-        location: spec.location,
-        owner: this.#owner(spec),
-      }),
+      ensureResourceGroup(this.#azure, { ...this.#group(spec), location: spec.location }, opts),
     );
   }
 
-  async ensureDnsZone(spec: ClusterInfraSpec): Promise<InfraResult & { nameServers?: string[] }> {
+  async ensureDnsZone(
+    spec: ClusterInfraSpec,
+    opts: InfraOptions = {},
+  ): Promise<InfraResult & { nameServers?: string[] }> {
     const r = await step(`DNS zone ${spec.zoneName}`, () =>
-      ensureDnsZone(this.#azure, { ...this.#rg(spec), zoneName: spec.zoneName }),
+      ensureDnsZone(this.#azure, { ...this.#rg(spec), zoneName: spec.zoneName }, opts),
     );
     return { step: r.step, nameServers: r.value?.nameServers };
   }
 
-  async ensureDelegation(spec: ClusterInfraSpec, nameServers: string[]): Promise<InfraResult> {
+  async ensureDelegation(
+    spec: ClusterInfraSpec,
+    nameServers: string[],
+    opts: InfraOptions = {},
+  ): Promise<InfraResult> {
     return step(`NS delegation of ${spec.zoneName} in ${this.#parent.name}`, () =>
-      ensureNsDelegation(this.#azure, {
-        subscriptionId: this.#parent.subscriptionId,
-        resourceGroup: this.#parent.resourceGroup,
-        parentZone: this.#parent.name,
-        childLabel: spec.delegationLabel,
-        nameServers,
-        owner: this.#owner(spec),
-      }),
+      ensureNsDelegation(this.#azure, { ...this.#delegation(spec), nameServers }, opts),
     );
   }
 
-  async ensureIngress(spec: ClusterInfraSpec): Promise<InfraResult> {
+  async ensureIngress(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
     const common = { ...this.#rg(spec), location: spec.location };
     const ip = await step(`Public IP ${spec.ingressName}-pip`, () =>
-      ensurePublicIp(this.#azure, { ...common, name: `${spec.ingressName}-pip` }),
+      ensurePublicIp(this.#azure, { ...common, name: `${spec.ingressName}-pip` }, opts),
     );
     if (ip.step.state !== "ready" || !ip.value) return { step: ip.step };
     const publicIpId = ip.value.id;
     const lb = await step(`Load balancer ${spec.ingressName}-lb`, () =>
-      ensureLoadBalancer(this.#azure, { ...common, name: `${spec.ingressName}-lb`, publicIpId }),
+      ensureLoadBalancer(this.#azure, { ...common, name: `${spec.ingressName}-lb`, publicIpId }, opts),
     );
     if (lb.step.state !== "ready") return { step: lb.step };
     return {
@@ -147,60 +164,49 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     };
   }
 
-  async ensureRecords(spec: ClusterInfraSpec, ip: string): Promise<InfraResult> {
+  async ensureRecords(spec: ClusterInfraSpec, ip: string, opts: InfraOptions = {}): Promise<InfraResult> {
     for (const name of CLUSTER_RECORDS) {
-      const r = await step(`A record ${name}.${spec.zoneName}`, async () =>
-        ensureARecord(this.#azure, { ...this.#rg(spec), zoneName: spec.zoneName, name, ipv4Addresses: [ip] }),
+      const record = { ...this.#rg(spec), zoneName: spec.zoneName, name, ipv4Addresses: [ip] };
+      const r = await step(`A record ${name}.${spec.zoneName}`, () =>
+        ensureARecord(this.#azure, record, opts),
       );
       if (r.step.state !== "ready") return { step: r.step };
     }
     return { step: { state: "ready", message: `${CLUSTER_RECORDS.join(" and ")} point at ${ip}` } };
   }
 
-  async deleteAll(spec: ClusterInfraSpec): Promise<InfraResult> {
-    const rg = this.#rg(spec);
-    const deletions: Array<[string, () => Promise<Outcome<DeleteResult>>]> = [
-      ...CLUSTER_RECORDS.map(
-        (name) =>
-          [
-            `A record ${name}`,
-            () => deleteARecord(this.#azure, { ...rg, zoneName: spec.zoneName, name }),
-          ] as [string, () => Promise<Outcome<DeleteResult>>],
-      ),
-      [
-        `Load balancer ${spec.ingressName}-lb`,
-        () => deleteLoadBalancer(this.#azure, { ...rg, name: `${spec.ingressName}-lb` }),
-      ],
-      [
-        `Public IP ${spec.ingressName}-pip`,
-        () => deletePublicIp(this.#azure, { ...rg, name: `${spec.ingressName}-pip` }),
-      ],
-      [
-        `NS delegation ${spec.delegationLabel}`,
-        () =>
-          deleteNsDelegation(this.#azure, {
-            subscriptionId: this.#parent.subscriptionId,
-            resourceGroup: this.#parent.resourceGroup,
-            parentZone: this.#parent.name,
-            childLabel: spec.delegationLabel,
-            owner: this.#owner(spec),
-          }),
-      ],
-      [`DNS zone ${spec.zoneName}`, () => deleteDnsZone(this.#azure, { ...rg, zoneName: spec.zoneName })],
-      [
-        `Resource group ${spec.managedResourceGroup}`,
-        () =>
-          deleteResourceGroup(this.#azure, {
-            subscriptionId: spec.subscriptionId,
-            name: spec.managedResourceGroup,
-            owner: this.#owner(spec),
-          }),
-      ],
-    ];
-    for (const [what, run] of deletions) {
+  async deleteAll(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
+    for (const [what, run] of this.#deletions(spec, opts)) {
       const r = await step(`Deleting ${what}`, run);
       if (r.step.state !== "ready") return { step: r.step };
     }
     return { step: { state: "ready", message: "Every Azure resource of the cluster is gone" } };
+  }
+
+  /** What deleteAll removes, in order: what depends on something goes before it. */
+  #deletions(spec: ClusterInfraSpec, opts: InfraOptions): Deletion[] {
+    const azure = this.#azure;
+    const rg = this.#rg(spec);
+    const { ingressName, zoneName, managedResourceGroup } = spec;
+    return [
+      ...CLUSTER_RECORDS.map((name): Deletion => [
+        `A record ${name}`,
+        () => deleteARecord(azure, { ...rg, zoneName, name }, opts),
+      ]),
+      [
+        `Load balancer ${ingressName}-lb`,
+        () => deleteLoadBalancer(azure, { ...rg, name: `${ingressName}-lb` }, opts),
+      ],
+      [
+        `Public IP ${ingressName}-pip`,
+        () => deletePublicIp(azure, { ...rg, name: `${ingressName}-pip` }, opts),
+      ],
+      [
+        `NS delegation ${spec.delegationLabel}`,
+        () => deleteNsDelegation(azure, this.#delegation(spec), opts),
+      ],
+      [`DNS zone ${zoneName}`, () => deleteDnsZone(azure, { ...rg, zoneName }, opts)],
+      [`Resource group ${managedResourceGroup}`, () => deleteResourceGroup(azure, this.#group(spec), opts)],
+    ];
   }
 }

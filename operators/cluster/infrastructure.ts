@@ -35,17 +35,28 @@ export interface InfraResult {
   ingressIp?: string;
 }
 
+/**
+ * Every method takes the reconcile's signal: aborting it abandons the calls in flight and the
+ * waits between them, and the method rejects with the signal's reason (not a failed StepState).
+ */
+export interface InfraOptions {
+  signal?: AbortSignal;
+}
+
 export interface ClusterInfrastructure {
-  ensureResourceGroup(spec: ClusterInfraSpec): Promise<InfraResult>;
-  ensureDnsZone(spec: ClusterInfraSpec): Promise<InfraResult & { nameServers?: string[] }>;
-  ensureDelegation(spec: ClusterInfraSpec, nameServers: string[]): Promise<InfraResult>;
+  ensureResourceGroup(spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult>;
+  ensureDnsZone(
+    spec: ClusterInfraSpec,
+    opts?: InfraOptions,
+  ): Promise<InfraResult & { nameServers?: string[] }>;
+  ensureDelegation(spec: ClusterInfraSpec, nameServers: string[], opts?: InfraOptions): Promise<InfraResult>;
   /** Public IP and the load balancer in front of the cluster's ingress. */
-  ensureIngress(spec: ClusterInfraSpec): Promise<InfraResult>;
+  ensureIngress(spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult>;
   /** `api` and `*.apps` A records in the cluster's zone. */
-  ensureRecords(spec: ClusterInfraSpec, ip: string): Promise<InfraResult>;
+  ensureRecords(spec: ClusterInfraSpec, ip: string, opts?: InfraOptions): Promise<InfraResult>;
   /**
    * Removes everything in reverse order. Ready when nothing of the cluster is left; pending while a
    * deletion runs; never touches a resource another owner tagged.
    */
-  deleteAll(spec: ClusterInfraSpec): Promise<InfraResult>;
+  deleteAll(spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult>;
 }

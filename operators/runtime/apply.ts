@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import type { KubeClient, KubeObject, ResourceType } from "./kube.ts";
+import type { KubeClient, KubeObject, RequestOptions, ResourceType } from "./kube.ts";
 
 export interface ObjectRef {
   name: string;
@@ -25,8 +25,12 @@ export class Applier {
   }
 
   /** Applies the fields this controller owns; fields it stops sending are removed. */
-  apply<T extends KubeObject>(type: ResourceType, obj: KubeObject): Promise<T> {
-    return this.client.apply<T>(type, obj, { fieldManager: this.fieldManager, force: true });
+  apply<T extends KubeObject>(type: ResourceType, obj: KubeObject, opts: RequestOptions = {}): Promise<T> {
+    return this.client.apply<T>(type, obj, {
+      fieldManager: this.fieldManager,
+      force: true,
+      signal: opts.signal,
+    });
   }
 
   /**
@@ -39,13 +43,14 @@ export class Applier {
     type: ResourceType,
     obj: KubeObject,
     current: KubeObject | undefined,
+    opts: RequestOptions = {},
   ): Promise<T | undefined> {
     const key = appliedKey(type, obj.metadata);
     const digest = createHash("sha256").update(JSON.stringify(obj)).digest("base64");
     const last = this.#applied.get(key);
     if (current && last?.digest === digest && current.metadata.generation === last.generation)
       return undefined;
-    const written = await this.apply<T>(type, obj);
+    const written = await this.apply<T>(type, obj, opts);
     this.#applied.set(key, { digest, generation: written.metadata.generation });
     return written;
   }
@@ -69,40 +74,58 @@ export class Applier {
     type: ResourceType,
     current: KubeObject,
     status: unknown,
+    opts: RequestOptions = {},
   ): Promise<T | undefined> {
     if (isDeepStrictEqual(current["status"], status)) return undefined;
     const { name, namespace } = current.metadata;
     return this.client.apply<T>(
       type,
       { metadata: { name, namespace }, status },
-      { fieldManager: this.fieldManager, force: true, subresource: "status" },
+      { fieldManager: this.fieldManager, force: true, subresource: "status", signal: opts.signal },
     );
   }
 
   /** Adds the finalizer if missing. Resolves true when it wrote (the caller returns and waits for the event). */
-  async addFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+  async addFinalizer(
+    type: ResourceType,
+    obj: KubeObject,
+    finalizer: string,
+    opts: RequestOptions = {},
+  ): Promise<boolean> {
     const finalizers = obj.metadata.finalizers ?? [];
     if (finalizers.includes(finalizer)) return false;
-    await this.#setFinalizers(type, obj, [...finalizers, finalizer]);
+    await this.#setFinalizers(type, obj, [...finalizers, finalizer], opts);
     return true;
   }
 
   /** Removes the finalizer if present. Resolves true when it wrote. */
-  async removeFinalizer(type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+  async removeFinalizer(
+    type: ResourceType,
+    obj: KubeObject,
+    finalizer: string,
+    opts: RequestOptions = {},
+  ): Promise<boolean> {
     const finalizers = obj.metadata.finalizers ?? [];
     if (!finalizers.includes(finalizer)) return false;
     await this.#setFinalizers(
       type,
       obj,
       finalizers.filter((f) => f !== finalizer),
+      opts,
     );
     return true;
   }
 
-  async #setFinalizers(type: ResourceType, obj: KubeObject, finalizers: string[]): Promise<void> {
+  async #setFinalizers(
+    type: ResourceType,
+    obj: KubeObject,
+    finalizers: string[],
+    opts: RequestOptions,
+  ): Promise<void> {
     const { name = "", namespace, resourceVersion } = obj.metadata;
     // The resourceVersion makes the list replacement conditional: a concurrent change wins a 409.
-    await this.client.mergePatch(type, { name, namespace }, { metadata: { finalizers, resourceVersion } });
+    const patch = { metadata: { finalizers, resourceVersion } };
+    await this.client.mergePatch(type, { name, namespace }, patch, { signal: opts.signal });
   }
 }
 

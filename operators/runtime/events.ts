@@ -6,7 +6,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { conditionTime } from "./conditions.ts";
-import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
+import {
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+  type RequestOptions,
+  type ResourceType,
+} from "./kube.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 
 export const eventType: ResourceType = {
@@ -27,6 +33,13 @@ interface Seen {
 
 type CoreEvent = KubeObject & { count?: number };
 
+/** One event; the signal abandons the write (a reconcile that is cancelled records nothing more). */
+export interface EventInput extends RequestOptions {
+  type: EventSeverity;
+  reason: string;
+  message: string;
+}
+
 export class EventRecorder {
   readonly #client: KubeClient;
   readonly #component: string;
@@ -41,29 +54,39 @@ export class EventRecorder {
   }
 
   /** Records an event; resolves when written (or when writing failed and was logged). */
-  async event(obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+  event(obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+    return this.record(obj, { type, reason, message });
+  }
+
+  /** Like event, with the options (the signal) beside the event's fields. */
+  async record(obj: KubeObject, input: EventInput): Promise<void> {
+    const { type, reason, message, signal } = input;
     const namespace = obj.metadata.namespace || "default";
     const key = [obj.metadata.uid, type, reason, message].join("\u0000");
     try {
       const seen = this.#seen.get(key);
-      if (seen && (await this.#bump(seen))) return;
+      if (seen && (await this.#bump(seen, signal))) return;
       const created = await this.#client.create<CoreEvent>(
         eventType,
         this.#build(obj, { namespace, type, reason, message }),
+        { signal },
       );
       this.#remember(key, { name: created.metadata.name ?? "", namespace, count: 1 });
     } catch (err) {
-      this.#log.error("Failed to record event", err, { reason, object: obj.metadata.name });
+      if (signal?.aborted)
+        this.#log.debug("Event not recorded: cancelled", { reason, object: obj.metadata.name });
+      else this.#log.error("Failed to record event", err, { reason, object: obj.metadata.name });
     }
   }
 
-  async #bump(seen: Seen): Promise<boolean> {
+  async #bump(seen: Seen, signal: AbortSignal | undefined): Promise<boolean> {
     seen.count++;
     try {
       await this.#client.mergePatch(
         eventType,
         { name: seen.name, namespace: seen.namespace },
         { count: seen.count, lastTimestamp: conditionTime(new Date()) },
+        { signal },
       );
       return true;
     } catch (err) {

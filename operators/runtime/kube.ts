@@ -39,7 +39,16 @@ export class KubeApiError extends Error {
   }
 }
 
-export interface ListOptions {
+/**
+ * Every request takes a signal: aborting it cancels the request in flight (connection included),
+ * and the call rejects with the signal's reason (an AbortError unless the aborter gave another),
+ * never with a KubeApiError.
+ */
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends RequestOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -48,21 +57,28 @@ export interface ListOptions {
   resourceVersion?: string;
 }
 
-export interface WatchOptions {
+export interface WatchOptions extends RequestOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
   timeoutSeconds?: number;
-  signal?: AbortSignal;
 }
 
-export interface ApplyOptions {
+export interface ApplyOptions extends RequestOptions {
   fieldManager: string;
   /** Take ownership of fields other managers own; controllers own their objects, so default true. */
   force?: boolean;
   subresource?: "status" | "scale";
+}
+
+export interface SubresourceOptions extends RequestOptions {
+  subresource?: "status";
+}
+
+export interface DeleteOptions extends RequestOptions {
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
 }
 
 export const apiVersionOf = (t: Pick<ResourceType, "group" | "version">): string =>
@@ -110,30 +126,47 @@ export class KubeClient {
   }
 
   async #send(input: RequestInput): Promise<Response> {
+    const { signal } = input;
+    signal?.throwIfAborted();
     const ctx = new RequestContext(`${this.server}${input.path}`, input.method);
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    signal?.throwIfAborted();
     const headers: Record<string, string> = { ...ctx.getHeaders(), accept: "application/json" };
     if (input.body !== undefined) headers["content-type"] = input.contentType ?? "application/json";
-    const res = await fetch(ctx.getUrl(), {
+    return fetch(ctx.getUrl(), {
       method: input.method,
       headers,
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
       dispatcher: (this.#dispatcher ??= ctx.getDispatcher()),
-      signal: input.signal,
+      signal,
     });
-    return res;
   }
 
   async #json<T>(input: RequestInput): Promise<T> {
-    const res = await this.#send(input);
-    const text = await res.text();
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.#send(input);
+      text = await res.text();
+    } catch (err) {
+      throw abortReasonOr(input.signal, err);
+    }
     const body: unknown = text ? JSON.parse(text) : undefined;
     if (!res.ok) throw toApiError(res.status, body, `${input.method} ${input.path}`);
     return body as T;
   }
 
-  get<T extends KubeObject>(t: ResourceType, name: string, namespace?: string): Promise<T> {
-    return this.#json<T>({ method: HttpMethod.GET, path: resourcePath(t, namespace, name) });
+  get<T extends KubeObject>(
+    t: ResourceType,
+    name: string,
+    namespace?: string,
+    opts: RequestOptions = {},
+  ): Promise<T> {
+    return this.#json<T>({
+      method: HttpMethod.GET,
+      path: resourcePath(t, namespace, name),
+      signal: opts.signal,
+    });
   }
 
   /** Like get, but a missing object resolves to undefined instead of a 404 error. */
@@ -141,9 +174,10 @@ export class KubeClient {
     t: ResourceType,
     name: string,
     namespace?: string,
+    opts: RequestOptions = {},
   ): Promise<T | undefined> {
     try {
-      return await this.get<T>(t, name, namespace);
+      return await this.get<T>(t, name, namespace, opts);
     } catch (err) {
       if (isApiError(err, 404)) return undefined;
       throw err;
@@ -152,10 +186,11 @@ export class KubeClient {
 
   /** One page of a list; use listAll for everything. */
   list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const { namespace, ...rest } = opts;
+    const { namespace, signal, ...rest } = opts;
     return this.#json<ObjectList<T>>({
       method: HttpMethod.GET,
       path: resourcePath(t, namespace) + query({ ...rest }),
+      signal,
     });
   }
 
@@ -173,7 +208,8 @@ export class KubeClient {
 
   /**
    * Opens a watch and yields its events until the server closes the stream, the signal aborts
-   * or the connection fails (then the iterator throws). HTTP errors throw a KubeApiError.
+   * (then the iterator throws the signal's reason) or the connection fails (then it throws that
+   * error). HTTP errors throw a KubeApiError.
    */
   async *watch<T extends KubeObject>(
     t: ResourceType,
@@ -181,30 +217,37 @@ export class KubeClient {
   ): AsyncGenerator<WatchEvent<T>> {
     const { namespace, signal, ...params } = opts;
     const path = resourcePath(t, namespace) + query({ ...params, watch: true });
-    const res = await this.#send({ method: HttpMethod.GET, path, signal });
-    if (!res.ok || !res.body) {
-      const text = await res.text();
-      throw toApiError(res.status, text ? safeJson(text) : undefined, `watch ${path}`);
+    try {
+      const res = await this.#send({ method: HttpMethod.GET, path, signal });
+      if (!res.ok || !res.body) {
+        const text = await res.text();
+        throw toApiError(res.status, text ? safeJson(text) : undefined, `watch ${path}`);
+      }
+      const lines = createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
+      for await (const line of lines) {
+        if (line.trim() === "") continue;
+        yield JSON.parse(line) as WatchEvent<T>;
+      }
+    } catch (err) {
+      throw abortReasonOr(signal, err);
     }
-    const lines = createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line.trim() === "") continue;
-      yield JSON.parse(line) as WatchEvent<T>;
-    }
+    // An abort can also end the line stream quietly; the caller must not take that for the server's close.
+    signal?.throwIfAborted();
   }
 
-  create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+  create<T extends KubeObject>(t: ResourceType, obj: T, opts: RequestOptions = {}): Promise<T> {
     return this.#json<T>({
       method: HttpMethod.POST,
       path: resourcePath(t, obj.metadata.namespace),
       body: obj,
+      signal: opts.signal,
     });
   }
 
   /** Creates the object unless one of that name exists; resolves true when it created it. */
-  async createIfAbsent(t: ResourceType, obj: KubeObject): Promise<boolean> {
+  async createIfAbsent(t: ResourceType, obj: KubeObject, opts: RequestOptions = {}): Promise<boolean> {
     try {
-      await this.create(t, obj);
+      await this.create(t, obj, opts);
       return true;
     } catch (err) {
       if (isApiError(err, 409)) return false;
@@ -213,13 +256,19 @@ export class KubeClient {
   }
 
   /** PUT: full replacement, guarded by metadata.resourceVersion when it is set (409 on a lost race). */
-  replace<T extends KubeObject>(t: ResourceType, obj: T, subresource?: "status"): Promise<T> {
+  replace<T extends KubeObject>(
+    t: ResourceType,
+    obj: T,
+    subresource?: "status",
+    opts: RequestOptions = {},
+  ): Promise<T> {
     const name = obj.metadata.name ?? "";
     const path = resourcePath(t, obj.metadata.namespace, name) + (subresource ? `/${subresource}` : "");
     return this.#json<T>({
       method: HttpMethod.PUT,
       path,
       body: { apiVersion: apiVersionOf(t), kind: t.kind, ...obj },
+      signal: opts.signal,
     });
   }
 
@@ -238,22 +287,29 @@ export class KubeClient {
       path,
       body,
       contentType: "application/apply-patch+yaml",
+      signal: opts.signal,
     });
   }
 
-  /** JSON merge patch (RFC 7386), e.g. to drop one finalizer with a resourceVersion precondition. */
+  /**
+   * JSON merge patch (RFC 7386), e.g. to drop one finalizer with a resourceVersion precondition.
+   * `opts` is the subresource alone ("status") or options with a subresource and a signal.
+   */
   mergePatch<T extends KubeObject>(
     t: ResourceType,
     ref: { name: string; namespace?: string },
     patch: unknown,
-    subresource?: "status",
+    opts: "status" | SubresourceOptions = {},
   ): Promise<T> {
+    const { subresource, signal } =
+      typeof opts === "string" ? { subresource: opts, signal: undefined } : opts;
     const path = resourcePath(t, ref.namespace, ref.name) + (subresource ? `/${subresource}` : "");
     return this.#json<T>({
       method: HttpMethod.PATCH,
       path,
       body: patch,
       contentType: "application/merge-patch+json",
+      signal,
     });
   }
 
@@ -261,11 +317,15 @@ export class KubeClient {
   async delete(
     t: ResourceType,
     ref: { name: string; namespace?: string },
-    opts: { propagationPolicy?: "Foreground" | "Background" | "Orphan" } = {},
+    opts: DeleteOptions = {},
   ): Promise<boolean> {
-    const body = opts.propagationPolicy ? { kind: "DeleteOptions", apiVersion: "v1", ...opts } : undefined;
+    const { propagationPolicy, signal } = opts;
+    const body = propagationPolicy
+      ? { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy }
+      : undefined;
+    const path = resourcePath(t, ref.namespace, ref.name);
     try {
-      await this.#json({ method: HttpMethod.DELETE, path: resourcePath(t, ref.namespace, ref.name), body });
+      await this.#json({ method: HttpMethod.DELETE, path, body, signal });
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -274,9 +334,14 @@ export class KubeClient {
   }
 
   /** GET on an arbitrary path (discovery, /version, /readyz). */
-  raw<T>(path: string): Promise<T> {
-    return this.#json<T>({ method: HttpMethod.GET, path });
+  raw<T>(path: string, opts: RequestOptions = {}): Promise<T> {
+    return this.#json<T>({ method: HttpMethod.GET, path, signal: opts.signal });
   }
+}
+
+/** What a request rejects with: the signal's reason once it aborted (fetch's own error says less). */
+function abortReasonOr(signal: AbortSignal | undefined, err: unknown): unknown {
+  return signal?.aborted ? signal.reason : err;
 }
 
 function safeJson(text: string): unknown {

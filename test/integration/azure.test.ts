@@ -38,6 +38,7 @@ import {
   type Owner,
   type Ready,
 } from "../../operators/azure/index.ts";
+import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 
 const location = "eastus";
 const platform: Owner = { id: "platform-uid", cluster: "service" };
@@ -720,5 +721,100 @@ describe("ARM semantics of the emulator", () => {
         .resourceGroups.createOrUpdate("tags", { location, tags: { "hcp.aro.dev/owner": "x" } }),
     );
     expect(err).toMatchObject({ statusCode: 400, code: "InvalidTagNameCharacters" });
+  });
+});
+
+describe("cancellation", () => {
+  let env: Env;
+  const owner: Owner = { id: randomUUID(), cluster: "ns/cancel" };
+  const rg = "cancel";
+  // Waits long enough that only the abort can end them within a test.
+  const patient: Partial<AzureConfig> = {
+    operationTimeoutMs: 60_000,
+    requestTimeoutMs: 60_000,
+    retry: { maxRetries: 2, retryDelayMs: 10, maxRetryDelayMs: 50, maxRetryAfterMs: 60_000 },
+  };
+  beforeAll(async () => {
+    env = await startEnv(patient);
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner });
+  });
+  afterAll(() => env.stop());
+
+  const ip = (name: string, signal?: AbortSignal): ReturnType<typeof ensurePublicIp> =>
+    ensurePublicIp(
+      env.azure,
+      { subscriptionId: env.sub, resourceGroup: rg, name, location, owner },
+      { signal },
+    );
+
+  it("an abort abandons a request the emulator holds, rejecting with the signal's reason", async () => {
+    const hold = env.emu.faults.hangRequest({ method: "GET", path: "/publicIPAddresses/held" });
+    const abort = new AbortController();
+    const call = rejection(ip("held", abort.signal));
+    await expect.poll(() => hold.held).toBe(1);
+    const reason = new Error("reconcile cancelled");
+    abort.abort(reason);
+    expect(await call).toBe(reason);
+    // Still held: the call ended because of the abort, not an answer or a timeout.
+    expect(hold.held).toBe(1);
+    hold.release();
+    expect(statuses(env.emu, "PUT", "/publicIPAddresses/held")).toEqual([]);
+  });
+
+  it("an abort ends the wait for a Retry-After at once, without a retry", async () => {
+    env.emu.faults.throttle(
+      { method: "PUT", path: "/publicIPAddresses/throttled" },
+      { retryAfterSeconds: 60 },
+    );
+    const abort = new AbortController();
+    const call = rejection(ip("throttled", abort.signal));
+    await expect.poll(() => statuses(env.emu, "PUT", "/publicIPAddresses/throttled")).toEqual([429]);
+    const abortedAt = Date.now();
+    abort.abort();
+    expect(await call).toMatchObject({ name: "AbortError" });
+    expect(Date.now() - abortedAt).toBeLessThan(10_000);
+    expect(statuses(env.emu, "PUT", "/publicIPAddresses/throttled")).toEqual([429]);
+  });
+
+  it("an abort ends the wait for a long-running operation, which the next call resumes", async () => {
+    const hold = env.emu.faults.hangOperation({ method: "PUT", path: "/publicIPAddresses/slow" });
+    const abort = new AbortController();
+    const call = rejection(ip("slow", abort.signal));
+    await expect.poll(() => hold.held).toBe(1);
+    const reason = new Error("stopping");
+    abort.abort(reason);
+    expect(await call).toBe(reason);
+    expect([...env.azure.pendingOperations.keys()]).toEqual([
+      expect.stringMatching(/\/publicipaddresses\/slow$/),
+    ]);
+    hold.release();
+    expect((await settle(() => ip("slow"))).changed).toBe(true);
+    expect(statuses(env.emu, "PUT", "/publicIPAddresses/slow")).toEqual([201]);
+  });
+
+  it("ClusterInfrastructure passes the signal down: an aborted step rejects instead of failing", async () => {
+    const infra = new AzureClusterInfrastructure(env.azure, {
+      subscriptionId: env.sub,
+      resourceGroup: "service",
+      name: "cancel.example.com",
+    });
+    const spec = {
+      owner: owner.id,
+      ownerName: owner.cluster,
+      subscriptionId: env.sub,
+      location,
+      managedResourceGroup: "cancel-infra",
+      zoneName: "c.cancel.example.com",
+      delegationLabel: "c",
+      ingressName: "c",
+    };
+    const hold = env.emu.faults.hangRequest({ method: "GET", path: "/resourcegroups/cancel-infra" });
+    const abort = new AbortController();
+    const call = rejection(infra.ensureResourceGroup(spec, { signal: abort.signal }));
+    await expect.poll(() => hold.held).toBe(1);
+    const reason = new Error("cancelled");
+    abort.abort(reason);
+    expect(await call).toBe(reason);
+    hold.release();
   });
 });
