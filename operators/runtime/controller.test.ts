@@ -62,6 +62,22 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
   return { promise, resolve };
 }
 
+/** Resolves on the signal's abort event; rejects when it has not come within `timeoutMs`. */
+function aborted(signal: AbortSignal, timeoutMs = 5_000): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${timeoutMs} ms`)), timeoutMs);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
 describe("requestKey and parseRequestKey", () => {
   it.each<[Request, string]>([
     [{ cluster: "svc", namespace: "ns", name: "obj" }, "svc/ns/obj"],
@@ -329,7 +345,7 @@ describe("Controller shutdown", () => {
     controller.enqueue({ ...req, name: "second" });
     let stopped = false;
     const stopping = stop().then(() => (stopped = true));
-    await sleep(10);
+    await aborted(signal);
     expect(signal.aborted).toBe(true);
     expect(stopped).toBe(false);
     release.resolve();

@@ -22,14 +22,19 @@ interface Stalling {
   server: Server;
   url: string;
   watches: number;
+  /** Bookmarks written on the first watch. */
+  bookmarks: number;
 }
+
+const BOOKMARK_EVERY_MS = 50;
+const INACTIVITY_TIMEOUT_MS = 200;
 
 /** Lists `items`, then sends `events` on the first watch and stays silent (or sends bookmarks). */
 async function stallingServer(
   sendBookmarks: boolean,
   content: { items?: KubeObject[]; events?: WatchEvent[] } = {},
 ): Promise<Stalling> {
-  const state = { watches: 0 } as Stalling;
+  const state = { watches: 0, bookmarks: 0 } as Stalling;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     if (url.searchParams.get("watch") !== "true") {
@@ -43,9 +48,11 @@ async function stallingServer(
     if (state.watches === 1)
       for (const event of content.events ?? []) res.write(JSON.stringify(event) + "\n");
     if (!sendBookmarks) return; // headers, then silence: a half-open connection
+    const first = state.watches === 1;
     const timer = setInterval(() => {
+      if (first) state.bookmarks++;
       res.write(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "11" } } }) + "\n");
-    }, 50);
+    }, BOOKMARK_EVERY_MS);
     res.on("close", () => clearInterval(timer));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -78,7 +85,7 @@ describe("informer inactivity watchdog", () => {
     const informer = new Informer({
       client: clientFor(stalling.url),
       type: configMaps,
-      inactivityTimeoutMs: 200,
+      inactivityTimeoutMs: INACTIVITY_TIMEOUT_MS,
       backoff: { initialMs: 10, maxMs: 20 },
     });
     void informer.run(stop.signal);
@@ -96,10 +103,17 @@ describe("informer inactivity watchdog", () => {
     const informer = new Informer({
       client: clientFor(stalling.url),
       type: configMaps,
-      inactivityTimeoutMs: 200,
+      inactivityTimeoutMs: INACTIVITY_TIMEOUT_MS,
     });
     void informer.run(stop.signal);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Timers never fire early, so this many bookmarks on the first watch mean it has stayed open
+    // for five inactivity timeouts (unless a second watch shows it was abandoned).
+    const server = stalling;
+    const outlived = (5 * INACTIVITY_TIMEOUT_MS) / BOOKMARK_EVERY_MS;
+    await vi.waitFor(() => expect(server.bookmarks >= outlived || server.watches > 1).toBe(true), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(stalling.watches).toBe(1);
     expect(informer.resourceVersion).toBe("11");
   });

@@ -11,8 +11,10 @@ import {
   type HcpCluster,
   type ManagementCluster,
 } from "../../operators/api/v1alpha1/index.ts";
+import { CLUSTER_CONTROLLER } from "../../operators/cluster/controller.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
+import { queueAdds, queueIdle, reconciledSince } from "../support/metrics.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
@@ -148,10 +150,13 @@ describe("cluster controller faults", () => {
     expect(cond(degraded, "Progressing")?.reason).toBe("UserActionRequired");
     expect(degraded.status?.phase).toBe("Degraded");
     // A user error is not retried in a loop: status events and nudges within the recheck interval
-    // make no new attempt.
+    // make no new attempt. The reconciles they cause must have run before that means anything.
     const hitsThen = quota.hits;
+    // Idle first, so that the nudge's event finds its key not already waiting and counts as an add.
+    await eventually("the cluster controller to be idle", () => queueIdle(CLUSTER_CONTROLLER));
+    const addsBefore = await queueAdds(CLUSTER_CONTROLLER);
     await nudge(c.metadata.name!);
-    await new Promise((r) => setTimeout(r, 3_000));
+    await eventually("the nudged reconcile to finish", reconciledSince(CLUSTER_CONTROLLER, addsBefore));
     expect(quota.hits).toBe(hitsThen);
 
     // Quota raised out of band: the next recheck succeeds without any change to the cluster.

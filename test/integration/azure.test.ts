@@ -14,6 +14,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startArmEmulator, USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import type { AzureClients } from "../../operators/azure/index.ts";
+import { eventually } from "../support/fixtures.ts";
 import {
   AzureConflictError,
   AzureRetryableError,
@@ -483,7 +484,7 @@ describe("throttling, server errors, user errors, conflicts", () => {
     const zoneName = "race.example.com";
     await ensureDnsZone(env.azure, { subscriptionId: env.sub, resourceGroup: rg, zoneName, owner });
     // Our PUT arrives first and is held back; the other writer creates the record meanwhile.
-    env.emu.faults.latency({ method: "PUT", path: "/A/api" }, 300, { times: 1 });
+    const hold = env.emu.faults.hangRequest({ method: "PUT", path: "/A/api" }, { times: 1 });
     const ours = rejection(
       ensureARecord(env.azure, {
         subscriptionId: env.sub,
@@ -494,11 +495,12 @@ describe("throttling, server errors, user errors, conflicts", () => {
         owner,
       }),
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually("our PUT to be held", () => hold.held === 1, 5_000);
     await env.azure.dns(env.sub).recordSets.createOrUpdate(rg, zoneName, "api", "A", {
       ttl: 60,
       aRecords: [{ ipv4Address: "20.0.0.2" }],
     });
+    hold.release();
     const err = await ours;
     expect(err).toBeInstanceOf(AzureConflictError);
     expect(err).toMatchObject({ code: "PreconditionFailed", statusCode: 412 });

@@ -41,7 +41,9 @@ describe("local control plane harness", () => {
     expect(pids.every(isAlive)).toBe(true);
 
     await reapStaleRegions();
-    await new Promise((r) => setTimeout(r, 200));
+    // SIGKILL takes effect asynchronously: wait until each process is gone (or a zombie), with a
+    // deadline; after a timeout the assertion below names the survivors.
+    await eventually("the orphans to die", () => !pids.some(isAlive), 10_000).catch(() => undefined);
     expect(pids.filter(isAlive)).toEqual([]);
     expect(existsSync(workDir)).toBe(false);
     expect(existsSync(region().workDir)).toBe(true); // the live region of this test run is left alone

@@ -26,6 +26,7 @@ import {
   hostedClusterFixture,
   nodePoolFixture,
 } from "../support/hypershift.ts";
+import { queueAdds, queueIdle, reconciledSince } from "../support/metrics.ts";
 import { kubeConfigFor } from "../support/region.ts";
 
 const PROVISION_MS = 1_500;
@@ -150,8 +151,17 @@ describe("HyperShift simulator", () => {
         status: "True",
         message: "Maximum nodes: 3, Minimum nodes: 1",
       });
-      const before = [(await getHc(ns.name, name)).metadata.resourceVersion, w.metadata.resourceVersion];
-      await new Promise((r) => setTimeout(r, 1_000));
+      // Nudge the HostedCluster (an annotation the simulator ignores) and wait until both controllers
+      // have reconciled it and its NodePools since: a steady state reconciled again writes nothing.
+      const queues = ["hostedcluster", "nodepool"].map((kind) => `${SIMULATOR_NAME}-${kind}-mgmt-1`);
+      for (const q of queues) await eventually(`${q} to be idle`, () => queueIdle(q));
+      const adds = await Promise.all(queues.map(queueAdds));
+      const nudged = await mgmt.mergePatch<HostedCluster>(HostedClusterResource, hcRef, {
+        metadata: { annotations: { "test.hcp.aro.dev/nudge": "1" } },
+      });
+      const before = [nudged.metadata.resourceVersion, w.metadata.resourceVersion];
+      for (const [i, q] of queues.entries())
+        await eventually(`${q} to reconcile after the nudge`, reconciledSince(q, adds[i]!));
       const after = [
         (await getHc(ns.name, name)).metadata.resourceVersion,
         (await workers()).metadata.resourceVersion,

@@ -51,8 +51,8 @@ describe("leader election", () => {
     await eventually("first replica leads", () => leads(a));
     const b = candidate(ns.name, lease, "replica-b");
     children.push(b.child);
-    // Give the follower time to observe the held lease at least once.
-    await new Promise((r) => setTimeout(r, retryPeriodMs * 2));
+    // The follower has run and tried at least once: its attempt found the lease held by the leader.
+    await eventually("the follower to see the leader's lease", () => b.lines.includes("LEADER replica-a"));
     expect(leads(b)).toBe(false);
     return [a, b];
   }

@@ -1,6 +1,8 @@
 /**
  * A separate process that campaigns for a lease and prints what happens, one line per transition:
- * "LEADING <identity>" / "STOPPED <identity>". Args: kubeconfig namespace lease identity.
+ * "LEADING <identity>" / "STOPPED <identity>", and "LEADER <holder>" each time an attempt finds a
+ * new holder (so a follower's line proves it tried and saw the lease held). Args: kubeconfig
+ * namespace lease identity.
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../../operators/runtime/kube.ts";
@@ -17,5 +19,6 @@ const signal = signalHandler();
 await elector.run(signal, {
   onStartedLeading: () => process.stdout.write(`LEADING ${identity}\n`),
   onStoppedLeading: () => process.stdout.write(`STOPPED ${identity}\n`),
+  onNewLeader: (holder) => process.stdout.write(`LEADER ${holder}\n`),
 });
 process.exit(0);
