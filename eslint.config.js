@@ -66,7 +66,11 @@ function layerBlocks() {
     );
   }
   for (const depth of [1, 2, 3]) {
-    blocks.push({ files: [`operators/api/${"*/".repeat(depth - 1)}*.ts`], patterns: [onlyApi(depth)] });
+    blocks.push({
+      files: [`operators/api/${"*/".repeat(depth - 1)}*.ts`],
+      ignores: ["**/*.test.ts"],
+      patterns: [onlyApi(depth)],
+    });
   }
   return blocks.map(({ patterns, ...block }) => ({
     ...block,
