@@ -58,17 +58,30 @@ export function isOrphaned(option: DeleteOption | undefined, r: AppliedResource)
   );
 }
 
+/** The reads and deletes AppliedWorks makes on the management cluster. */
+export type AppliedWorksClient = Pick<KubeClient, "find" | "delete" | "listAll">;
+/** The agent's writes of the record: server-side applies under its field manager. */
+export type RecordWriter = Pick<Applier, "apply" | "applyStatus">;
+
+export interface AppliedWorksOptions {
+  kube: AppliedWorksClient;
+  applier: RecordWriter;
+  /** See hubHash(). */
+  hubHash: string;
+  agentId: string;
+}
+
 export class AppliedWorks {
-  readonly #client: KubeClient;
-  readonly #applier: Applier;
+  readonly #client: AppliedWorksClient;
+  readonly #applier: RecordWriter;
   readonly #hubHash: string;
   readonly #agentId: string;
 
-  constructor(applier: Applier, hub: string, agentId: string) {
-    this.#client = applier.client;
-    this.#applier = applier;
-    this.#hubHash = hub;
-    this.#agentId = agentId;
+  constructor(opts: AppliedWorksOptions) {
+    this.#client = opts.kube;
+    this.#applier = opts.applier;
+    this.#hubHash = opts.hubHash;
+    this.#agentId = opts.agentId;
   }
 
   nameOf(workName: string): string {

@@ -76,8 +76,13 @@ function configFor(
   });
 }
 
+/** The calls the strategies make on the management cluster. */
+export type ManifestClient = Pick<KubeClient, "apply" | "find" | "create">;
+/** Maps apiVersion and kind to the REST resource (see RestMapper). */
+export type KindMapper = Pick<RestMapper, "map">;
+
 type StrategyApplier = (
-  client: KubeClient,
+  client: ManifestClient,
   type: ResourceType,
   manifest: KubeObject,
   s: UpdateStrategy | undefined,
@@ -101,8 +106,8 @@ function splitApiVersion(apiVersion: string): { group: string; version: string }
 }
 
 export interface ApplyInput {
-  client: KubeClient;
-  mapper: RestMapper;
+  client: ManifestClient;
+  mapper: KindMapper;
   allowed: KindAllowList;
   configs?: ManifestConfigOption[];
   /** false: only read (status sync between full applies). */
@@ -138,18 +143,24 @@ export async function resolveManifest(
     return outcome;
   }
   try {
-    const type = await input.mapper.map(manifest.apiVersion, manifest.kind);
-    meta.resource = type.plural;
-    if (!type.namespaced) meta.namespace = "";
-    else if (!namespace)
-      throw new Error(`${manifest.kind} ${name} is namespaced and has no metadata.namespace`);
-    outcome.type = type;
-    outcome.config = configFor(input.configs, meta);
-    outcome.strategy = outcome.config?.updateStrategy?.type ?? "Update";
+    await resolveType(input, manifest, outcome);
   } catch (err) {
     outcome.failure = { reason: "AppliedManifestFailed", message: errorMessage(err) };
   }
   return outcome;
+}
+
+/** Fills the outcome's REST type, namespace, manifestConfig and strategy; throws what the manifest lacks. */
+async function resolveType(input: ApplyInput, manifest: Manifest, outcome: ManifestOutcome): Promise<void> {
+  const { meta } = outcome;
+  const type = await input.mapper.map(manifest.apiVersion, manifest.kind);
+  meta.resource = type.plural;
+  if (!type.namespaced) meta.namespace = "";
+  else if (!meta.namespace)
+    throw new Error(`${manifest.kind} ${meta.name} is namespaced and has no metadata.namespace`);
+  outcome.type = type;
+  outcome.config = configFor(input.configs, meta);
+  outcome.strategy = outcome.config?.updateStrategy?.type ?? "Update";
 }
 
 /** Applies a resolved manifest by its strategy (or, with write=false, reads it); records faults in the outcome. */

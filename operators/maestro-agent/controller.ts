@@ -4,9 +4,9 @@
  * ../cloudevents; this file only wires it to the cluster.
  */
 import { AgentClient } from "../cloudevents/client/agent.ts";
-import { Connection } from "../cloudevents/client/connection.ts";
+import { brokerConnection, type BrokerConnectionOptions } from "../cloudevents/client/broker.ts";
+import type { Connection } from "../cloudevents/client/connection.ts";
 import { WorkStore } from "../cloudevents/store/works.ts";
-import { mqttTransportFactory, type BrokerConnectionOptions } from "../cloudevents/transport/mqtt.ts";
 import { checkConsumerName, topics } from "../cloudevents/types.ts";
 import { Applier } from "../runtime/apply.ts";
 import { Controller } from "../runtime/controller.ts";
@@ -51,20 +51,18 @@ export class MaestroAgent implements Runnable {
     const agentId = opts.agentId ?? `${consumer}-work-agent`;
     const name = `maestro-agent-${consumer}`;
     const log = (opts.log ?? silentLogger).child({ component: "maestro-agent", consumer });
-    this.connection = new Connection({
+    this.connection = brokerConnection(
       name,
+      { ...opts.broker, clientId: opts.broker.clientId ?? `${agentId}-client` },
+      { subscriptions: [topics.sourceEvents(consumer)], publishTopic: () => topics.agentEvents(consumer) },
       log,
-      backoff: opts.broker.backoff,
-      newTransport: mqttTransportFactory(
-        { ...opts.broker, clientId: opts.broker.clientId ?? `${agentId}-client` },
-        { subscriptions: [topics.sourceEvents(consumer)], publishTopic: () => topics.agentEvents(consumer) },
-      ),
-    });
-    const applied = new AppliedWorks(
-      new Applier(kube, DEFAULT_FIELD_MANAGER),
-      hubHash(new URL(opts.broker.url).host),
-      agentId,
     );
+    const applied = new AppliedWorks({
+      kube,
+      applier: new Applier(kube, DEFAULT_FIELD_MANAGER),
+      hubHash: hubHash(new URL(opts.broker.url).host),
+      agentId,
+    });
     const client = new AgentClient(this.connection, {
       consumer,
       agentId,

@@ -6,34 +6,39 @@
  */
 import type { Manifest } from "../api/work/v1.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
+import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
 import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
-import { NotConnectedError } from "../cloudevents/transport/transport.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import type { KubeClient } from "../runtime/kube.ts";
 import {
   applyResolved,
   resolveManifest,
   type ApplyInput,
   type KindAllowList,
+  type KindMapper,
+  type ManifestClient,
   type ManifestOutcome,
 } from "./apply.ts";
 import { isOrphaned, sameResource, type AppliedResource, type AppliedWorks } from "./appliedwork.ts";
-import type { RestMapper } from "./restmapper.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
+
+/** What the reconciler sends to the source: the agent client's status side. */
+export type StatusPublisher = Pick<AgentClient, "publishStatus">;
 
 export interface AgentReconcilerDeps {
   consumer: string;
   store: WorkStore;
-  client: AgentClient;
-  kube: KubeClient;
-  mapper: RestMapper;
+  client: StatusPublisher;
+  kube: ManifestClient;
+  mapper: KindMapper;
   allowed: KindAllowList;
   applied: AppliedWorks;
   /** How often feedback and availability are read again. */
   statusSyncMs: number;
   /** How often manifests are applied again even if nothing changed (drift repair). */
   reapplyMs: number;
+  /** Milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
 }
 
 /** How soon to look again at resources that are still being deleted. */
@@ -55,27 +60,41 @@ function appliedResourceOf(o: ManifestOutcome): AppliedResource | undefined {
 export class AgentWorkReconciler implements Reconciler {
   readonly #d: AgentReconcilerDeps;
 
+  readonly #now: () => number;
+
   constructor(deps: AgentReconcilerDeps) {
     this.#d = deps;
+    this.#now = deps.now ?? Date.now;
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const work = this.#d.store.get(req.name);
     if (!work) return {};
     if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
-    const due =
-      work.appliedGeneration !== work.generation || Date.now() - (work.appliedAtMs ?? 0) > this.#d.reapplyMs;
+    const due = this.#applyDue(work);
     const outcomes = due ? await this.#applyAll(work) : await this.#resolveAll(work, false);
+    const reapplyNow = this.#recordApplied(work, due, outcomes);
+    await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
+    return { requeueAfterMs: reapplyNow ? 1 : this.#d.statusSyncMs };
+  }
+
+  /** A full apply is due for a new generation, and every reapplyMs to repair drift. */
+  #applyDue(work: AgentWork): boolean {
+    if (work.appliedGeneration !== work.generation) return true;
+    return this.#now() - (work.appliedAtMs ?? 0) > this.#d.reapplyMs;
+  }
+
+  /**
+   * Records a clean full apply; returns true when a status sync found an object missing. An object
+   * someone deleted is applied again at once; a failure is retried at the status sync.
+   */
+  #recordApplied(work: AgentWork, due: boolean, outcomes: ManifestOutcome[]): boolean {
     const missing = outcomes.some((o) => o.type && !o.failure && !o.object && o.strategy !== "ReadOnly");
     const failed = outcomes.some((o) => o.failure);
-    // An object someone deleted is applied again at once; a failure is retried at the status sync.
-    this.#d.store.update(
-      work.uid,
-      due && !failed && !missing ? { appliedGeneration: work.generation, appliedAtMs: Date.now() } : {},
-    );
+    if (due && !failed && !missing)
+      this.#d.store.update(work.uid, { appliedGeneration: work.generation, appliedAtMs: this.#now() });
     if (missing && !due) this.#d.store.update(work.uid, { appliedGeneration: undefined });
-    await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
-    return { requeueAfterMs: missing && !due ? 1 : this.#d.statusSyncMs };
+    return missing && !due;
   }
 
   #input(work: AgentWork, write: boolean): ApplyInput {
@@ -148,7 +167,7 @@ export class AgentWorkReconciler implements Reconciler {
       await this.#d.client.publishStatus(work, status);
       this.#d.store.update(work.uid, { statusHash: hash });
     } catch (err) {
-      if (!(err instanceof NotConnectedError)) throw err;
+      if (!isPublishRefused(err, "not-connected")) throw err;
       ctx.log.debug("Status kept until the broker is back");
     }
   }

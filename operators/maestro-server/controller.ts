@@ -9,11 +9,11 @@
  * has no shared subscriptions. A follower keeps no broker connection.
  */
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { Connection } from "../cloudevents/client/connection.ts";
+import { brokerConnection, type BrokerConnectionOptions } from "../cloudevents/client/broker.ts";
+import type { Connection } from "../cloudevents/client/connection.ts";
 import { SourceClient } from "../cloudevents/client/source.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
-import { mqttTransportFactory, type BrokerConnectionOptions } from "../cloudevents/transport/mqtt.ts";
 import { SOURCE_ID, topics } from "../cloudevents/types.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -23,6 +23,7 @@ import type { Informer } from "../runtime/informer.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject } from "../runtime/source.ts";
+import { UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
 import { ManifestWorkReconciler } from "./reconcile.ts";
 
 export const SERVER_NAME = "maestro-server";
@@ -40,8 +41,6 @@ export interface MaestroServerOptions {
   log?: Logger;
 }
 
-const UID_INDEX = "uid";
-
 export class MaestroServer implements Runnable {
   readonly needLeaderElection = true;
   readonly connection: Connection;
@@ -55,17 +54,17 @@ export class MaestroServer implements Runnable {
   constructor(opts: MaestroServerOptions) {
     this.#opts = opts;
     this.#log = (opts.log ?? silentLogger).child({ component: SERVER_NAME });
-    this.connection = new Connection({
-      name: SERVER_NAME,
-      log: this.#log,
-      backoff: opts.broker.backoff,
-      newTransport: mqttTransportFactory(opts.broker, {
+    this.connection = brokerConnection(
+      SERVER_NAME,
+      opts.broker,
+      {
         subscriptions: [topics.allAgentEvents()],
         publishTopic: (e) => topics.sourceEvents(e.extensions["clustername"] ?? "", SOURCE_ID),
-      }),
-    });
+      },
+      this.#log,
+    );
     this.#works = opts.cluster.informer<ManifestWork>(ManifestWorkResource, {
-      indexers: { [UID_INDEX]: (w) => (w.metadata.uid ? [w.metadata.uid] : []) },
+      indexers: { [UID_INDEX]: uidIndexer },
     });
     this.#client = new SourceClient(
       this.connection,
@@ -113,21 +112,9 @@ export class MaestroServer implements Runnable {
   }
 
   #acceptStatus(update: StatusUpdate): void {
-    const work = this.#works.byIndex(UID_INDEX, update.resourceId)[0];
-    const drop = (reason: string, why: string): void => this.connection.drop(reason, why);
-    if (!work) return drop("unknown-resource", `no ManifestWork has uid ${update.resourceId}`);
-    if (work.metadata.namespace !== update.consumer) {
-      return drop("not-owner", `${update.consumer} reported on a work of ${work.metadata.namespace ?? ""}`);
-    }
-    if (!update.deleted && update.resourceVersion !== work.metadata.generation) {
-      return drop(
-        "stale-version",
-        `status of version ${update.resourceVersion}, work is at ${work.metadata.generation ?? 0}`,
-      );
-    }
-    if (this.statuses.offer(update) !== "accepted")
-      return drop("stale-sequence", `sequence ${update.sequenceId ?? ""}`);
-    this.#enqueue(work);
+    const decision = acceptStatus(update, this.#works, this.statuses);
+    if (decision.verdict === "dropped") this.connection.drop(decision.reason, decision.why);
+    else this.#enqueue(decision.work);
   }
 
   #enqueue(work: ManifestWork): void {

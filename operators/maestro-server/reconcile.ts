@@ -6,27 +6,35 @@
  * idempotently.
  */
 import { MANIFEST_WORK_CLEANUP_FINALIZER, ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
 import type { StatusStore } from "../cloudevents/store/status.ts";
-import { NotConnectedError, PacketTooLargeError } from "../cloudevents/transport/transport.ts";
 import { Action } from "../cloudevents/types.ts";
 import type { Applier } from "../runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
-import type { Informer } from "../runtime/informer.ts";
+import type { Lister } from "../runtime/informer.ts";
 import { composeStatus, type PublishFacts } from "./status.ts";
 
+/** What the reconciler publishes through: the source client's spec side. */
+export type SpecPublisher = Pick<SourceClient, "publishSpec">;
+/** The writes the reconciler makes to a ManifestWork. */
+export type WorkWriter = Pick<Applier, "addFinalizer" | "removeFinalizer" | "applyStatus">;
+export type EventSink = Pick<EventRecorder, "event">;
+
 export interface ServerReconcilerDeps {
-  works: Informer<ManifestWork>;
-  client: SourceClient;
+  works: Lister<ManifestWork>;
+  client: SpecPublisher;
   statuses: StatusStore;
-  applier: Applier;
-  events: EventRecorder;
+  applier: WorkWriter;
+  events: EventSink;
   /** Release the finalizer of a deletion no agent confirmed after this long. */
   staleDeleteMs: number;
   /** Publish again when no agent reported on the published generation after this long. */
   redeliverAfterMs: number;
+  /** Milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
 }
 
 /** Filled by the phases, read by the status computation. */
@@ -45,8 +53,11 @@ export class ManifestWorkReconciler implements Reconciler {
   /** uid → when the current generation was last published. */
   readonly #publishedAt = new Map<string, number>();
 
+  readonly #now: () => number;
+
   constructor(deps: ServerReconcilerDeps) {
     this.#d = deps;
+    this.#now = deps.now ?? Date.now;
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
@@ -85,7 +96,7 @@ export class ManifestWorkReconciler implements Reconciler {
       const sent = await this.#send(ctx, scope, Action.update);
       if (!sent) return;
       this.#published.set(uid, String(generation));
-      this.#publishedAt.set(uid, Date.now());
+      this.#publishedAt.set(uid, this.#now());
       if (isNew)
         await this.#d.events.event(
           work,
@@ -105,7 +116,7 @@ export class ManifestWorkReconciler implements Reconciler {
    */
   #undelivered(scope: Scope, generation: number): boolean {
     if (this.#d.statuses.get(scope.uid)?.resourceVersion === generation) return false;
-    return Date.now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
+    return this.#now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
   }
 
   /** How soon to look again: while no status of the current generation arrived, at redelivery time. */
@@ -121,12 +132,12 @@ export class ManifestWorkReconciler implements Reconciler {
       await this.#d.client.publishSpec(scope.work, action);
       return true;
     } catch (err) {
-      if (err instanceof NotConnectedError) {
+      if (isPublishRefused(err, "not-connected")) {
         // The connection's "subscribed" handler enqueues every work again.
         scope.facts = { outcome: "not-connected" };
         return false;
       }
-      if (err instanceof PacketTooLargeError) {
+      if (isPublishRefused(err, "too-large")) {
         scope.facts = { outcome: "invalid", problems: [err.message], tooLarge: true };
         return false;
       }
@@ -140,7 +151,7 @@ export class ManifestWorkReconciler implements Reconciler {
     if (!work.metadata.finalizers?.includes(MANIFEST_WORK_CLEANUP_FINALIZER)) return {};
     if (this.#d.statuses.get(uid)?.deleted)
       return this.#finishDelete(scope, "Deleted", "The agent deleted the work");
-    const sinceMs = Date.now() - Date.parse(work.metadata.deletionTimestamp ?? "");
+    const sinceMs = this.#now() - Date.parse(work.metadata.deletionTimestamp ?? "");
     if (sinceMs > this.#d.staleDeleteMs) {
       return this.#finishDelete(
         scope,
@@ -154,7 +165,7 @@ export class ManifestWorkReconciler implements Reconciler {
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
       } catch (err) {
-        if (!(err instanceof NotConnectedError)) throw err;
+        if (!isPublishRefused(err, "not-connected")) throw err;
         scope.facts = { outcome: "not-connected" };
       }
       await this.#writeStatus(scope);

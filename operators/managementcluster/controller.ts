@@ -21,7 +21,7 @@ import {
   type Request,
   type Result,
 } from "../runtime/controller.ts";
-import type { Informer } from "../runtime/informer.ts";
+import type { Informer, Lister } from "../runtime/informer.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
@@ -58,22 +58,27 @@ export function managementClusterStatus(mc: ManagementCluster, placed: number): 
   };
 }
 
-class LoadReconciler implements Reconciler {
-  readonly #mcs: Informer<ManagementCluster>;
-  readonly #clusters: Informer<HcpCluster>;
-  readonly #applier: Applier;
+export interface LoadReconcilerDeps {
+  managementClusters: Lister<ManagementCluster>;
+  clusters: Lister<HcpCluster>;
+  applier: StatusWriter;
+}
 
-  constructor(mcs: Informer<ManagementCluster>, clusters: Informer<HcpCluster>, applier: Applier) {
-    this.#mcs = mcs;
-    this.#clusters = clusters;
-    this.#applier = applier;
+/** The one write this controller makes: a ManagementCluster's status. */
+export type StatusWriter = Pick<Applier, "applyStatus">;
+
+export class LoadReconciler implements Reconciler {
+  readonly #d: LoadReconcilerDeps;
+
+  constructor(deps: LoadReconcilerDeps) {
+    this.#d = deps;
   }
 
   async reconcile(_ctx: ReconcileContext, req: Request): Promise<Result> {
-    const mc = this.#mcs.get("", req.name);
+    const mc = this.#d.managementClusters.get("", req.name);
     if (!mc) return {};
-    const placed = this.#clusters.list().filter((c) => c.status?.managementCluster === req.name).length;
-    await this.#applier.applyStatus(ManagementClusterResource, mc, managementClusterStatus(mc, placed));
+    const placed = this.#d.clusters.list().filter((c) => c.status?.managementCluster === req.name).length;
+    await this.#d.applier.applyStatus(ManagementClusterResource, mc, managementClusterStatus(mc, placed));
     return {};
   }
 }
@@ -91,11 +96,11 @@ export class ManagementClusterController implements Runnable {
     this.#controller = new Controller({
       name: MANAGEMENT_CLUSTER_CONTROLLER,
       log: (opts.log ?? silentLogger).child({ component: MANAGEMENT_CLUSTER_CONTROLLER }),
-      reconciler: new LoadReconciler(
-        this.#mcs,
-        this.#clusters,
-        new Applier(cluster.client, MANAGEMENT_CLUSTER_CONTROLLER),
-      ),
+      reconciler: new LoadReconciler({
+        managementClusters: this.#mcs,
+        clusters: this.#clusters,
+        applier: new Applier(cluster.client, MANAGEMENT_CLUSTER_CONTROLLER),
+      }),
     });
     enqueueForObject(this.#mcs, this.#controller);
     enqueueMapped(this.#clusters, this.#controller, (c) =>

@@ -16,7 +16,7 @@ import {
   type MaestroAgent as RealMaestroAgent,
   type MaestroServer as RealMaestroServer,
   type ResourceBundle,
-} from "../../hack/harness/maestro.ts";
+} from "../../hack/harness/maestro/index.ts";
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
   ManifestWorkResource,

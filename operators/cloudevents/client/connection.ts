@@ -10,7 +10,8 @@ import { errorMessage } from "../../runtime/errors.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
 import { counter, gauge, metricsRegistry } from "../../runtime/metrics.ts";
 import type { CloudEvent } from "../types.ts";
-import { NotConnectedError, type Transport } from "../transport/transport.ts";
+import type { Transport } from "../transport/transport.ts";
+import { notConnected, translateTransportError } from "./errors.ts";
 
 export type ConnectionState = "connecting" | "connected" | "disconnected";
 
@@ -101,11 +102,18 @@ export class Connection {
     this.#log.info("Dropping event", { reason, err: errorMessage(err), id: event?.id, type: event?.type });
   }
 
-  /** Publishes on the current connection; NotConnectedError while there is none. */
+  /**
+   * Publishes on the current connection. A PublishRefusedError says why not: "not-connected" while
+   * there is no connection, "too-large" when the event exceeds the broker's packet size.
+   */
   async publish(event: CloudEvent): Promise<void> {
     const transport = this.#transport;
-    if (!transport || this.#state !== "connected") throw new NotConnectedError(this.name);
-    await transport.send(event);
+    if (!transport || this.#state !== "connected") throw notConnected(this.name);
+    try {
+      await transport.send(event);
+    } catch (err) {
+      throw translateTransportError(err);
+    }
     this.#metrics.sent.labels(this.name, event.type).inc();
   }
 

@@ -1,0 +1,487 @@
+import { describe, expect, test } from "vitest";
+import { RecordingKube } from "../../test/support/recording-kube.ts";
+import type {
+  DeleteOption,
+  Manifest,
+  ManifestConfigOption,
+  ManifestWorkStatus,
+  UpdateStrategy,
+  WorkCondition,
+} from "../api/work/v1.ts";
+import { PublishRefusedError } from "../cloudevents/client/errors.ts";
+import type { AgentWork } from "../cloudevents/store/works.ts";
+import { WorkStore } from "../cloudevents/store/works.ts";
+import type { ReconcileContext, Result } from "../runtime/controller.ts";
+import { KubeApiError, type KubeObject, type ResourceType } from "../runtime/kube.ts";
+import { silentLogger } from "../runtime/logger.ts";
+import { DEFAULT_ALLOWED_KINDS, DEFAULT_FIELD_MANAGER, KindAllowList, type KindMapper } from "./apply.ts";
+import { AppliedManifestWorkResource, AppliedWorks, type AppliedManifestWork } from "./appliedwork.ts";
+import { AgentWorkReconciler, type StatusPublisher } from "./reconcile.ts";
+import { KindNotFoundError } from "./restmapper.ts";
+
+const CONSUMER = "mgmt-1";
+const UID = "uid-1";
+const HUB = "hub";
+const AGENT_ID = `${CONSUMER}-work-agent`;
+const STATUS_SYNC_MS = 10_000;
+const REAPPLY_MS = 300_000;
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+
+const types: Record<string, ResourceType> = {
+  "v1/ConfigMap": { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
+  "v1/Secret": { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+  "v1/Namespace": { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+  "apps/v1/Deployment": {
+    group: "apps",
+    version: "v1",
+    kind: "Deployment",
+    plural: "deployments",
+    namespaced: true,
+  },
+};
+const configMapType = types["v1/ConfigMap"]!;
+
+/** The discovery of a cluster serving the core kinds above and apps/v1 Deployments. */
+const mapper: KindMapper = {
+  map(apiVersion, kind) {
+    const type = types[`${apiVersion}/${kind}`];
+    return type ? Promise.resolve(type) : Promise.reject(new KindNotFoundError(apiVersion, kind));
+  },
+};
+
+function configMap(name: string, data: Record<string, string> = { key: "value" }): Manifest {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns" }, data };
+}
+
+function strategyFor(name: string, updateStrategy: UpdateStrategy): ManifestConfigOption {
+  return { resourceIdentifier: { resource: "configmaps", name, namespace: "ns" }, updateStrategy };
+}
+
+interface WorkSpec {
+  generation?: number;
+  manifests?: Manifest[];
+  manifestConfigs?: ManifestConfigOption[];
+  deleteOption?: DeleteOption;
+}
+
+function received(spec: WorkSpec, deletionTimestamp?: string) {
+  return {
+    uid: UID,
+    name: UID,
+    consumer: CONSUMER,
+    generation: spec.generation ?? 1,
+    originalSource: "maestro",
+    metadata: {},
+    ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    spec: {
+      workload: { manifests: spec.manifests ?? [configMap("cm-1")] },
+      ...(spec.manifestConfigs ? { manifestConfigs: spec.manifestConfigs } : {}),
+      ...(spec.deleteOption ? { deleteOption: spec.deleteOption } : {}),
+    },
+  };
+}
+
+class RecordingPublisher implements StatusPublisher {
+  readonly published: ManifestWorkStatus[] = [];
+  refusal: Error | undefined;
+
+  publishStatus(_work: AgentWork, status: ManifestWorkStatus): Promise<string> {
+    if (this.refusal) return Promise.reject(this.refusal);
+    this.published.push(status);
+    return Promise.resolve(`hash-${this.published.length}`);
+  }
+
+  get last(): ManifestWorkStatus | undefined {
+    return this.published.at(-1);
+  }
+}
+
+function setup(spec: WorkSpec = {}, allowed: readonly string[] = DEFAULT_ALLOWED_KINDS) {
+  const kube = new RecordingKube();
+  const store = new WorkStore();
+  store.upsert(received(spec));
+  const publisher = new RecordingPublisher();
+  const clock = { ms: T0 };
+  const applied = new AppliedWorks({
+    kube,
+    applier: {
+      apply: <T extends KubeObject>(t: ResourceType, obj: KubeObject) =>
+        kube.apply<T>(t, obj, { fieldManager: DEFAULT_FIELD_MANAGER, force: true }),
+      applyStatus: <T extends KubeObject>(t: ResourceType, current: KubeObject, status: unknown) => {
+        const { name, namespace } = current.metadata;
+        return kube.apply<T>(
+          t,
+          { metadata: { name, namespace }, status },
+          { fieldManager: DEFAULT_FIELD_MANAGER, force: true, subresource: "status" },
+        );
+      },
+    },
+    hubHash: HUB,
+    agentId: AGENT_ID,
+  });
+  const reconciler = new AgentWorkReconciler({
+    consumer: CONSUMER,
+    store,
+    client: publisher,
+    kube,
+    mapper,
+    allowed: new KindAllowList(allowed),
+    applied,
+    statusSyncMs: STATUS_SYNC_MS,
+    reapplyMs: REAPPLY_MS,
+    now: () => clock.ms,
+  });
+  const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+  const reconcile = (): Promise<Result> =>
+    reconciler.reconcile(ctx, { cluster: CONSUMER, namespace: CONSUMER, name: UID });
+  const record = () => kube.peek<AppliedManifestWork>(AppliedManifestWorkResource, `${HUB}-${UID}`);
+  const recorded = () => (record()?.status?.appliedResources ?? []).map((r) => r.name);
+  return { kube, store, publisher, clock, reconcile, record, recorded };
+}
+
+function condition(status: ManifestWorkStatus | undefined, type: string): WorkCondition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+function manifestCondition(status: ManifestWorkStatus | undefined, ordinal: number, type: string) {
+  const entry = status?.resourceStatus?.manifests?.find((m) => m.resourceMeta.ordinal === ordinal);
+  return entry?.conditions?.find((c) => c.type === type);
+}
+
+describe("AgentWorkReconciler: apply by update strategy", () => {
+  test.each([
+    {
+      name: "Update (no manifestConfig): a forced apply as work-agent",
+      configs: undefined,
+      existing: false,
+      calls: ["apply ns/cm-1"],
+      apply: { fieldManager: "work-agent", force: true },
+      data: { key: "value" },
+      recorded: ["cm-1"],
+    },
+    {
+      name: "ServerSideApply with its own field manager and no force",
+      configs: [
+        strategyFor("cm-1", {
+          type: "ServerSideApply",
+          serverSideApply: { fieldManager: "work-agent-x", force: false },
+        }),
+      ],
+      existing: false,
+      calls: ["apply ns/cm-1"],
+      apply: { fieldManager: "work-agent-x", force: false },
+      data: { key: "value" },
+      recorded: ["cm-1"],
+    },
+    {
+      name: "ServerSideApply with defaults: work-agent, not forced",
+      configs: [strategyFor("cm-1", { type: "ServerSideApply" })],
+      existing: false,
+      calls: ["apply ns/cm-1"],
+      apply: { fieldManager: "work-agent", force: false },
+      data: { key: "value" },
+      recorded: ["cm-1"],
+    },
+    {
+      name: "CreateOnly on a missing object: created",
+      configs: [strategyFor("cm-1", { type: "CreateOnly" })],
+      existing: false,
+      calls: ["find ns/cm-1", "create ns/cm-1"],
+      apply: undefined,
+      data: { key: "value" },
+      recorded: ["cm-1"],
+    },
+    {
+      name: "CreateOnly on an existing object: left as it is",
+      configs: [strategyFor("cm-1", { type: "CreateOnly" })],
+      existing: true,
+      calls: ["find ns/cm-1"],
+      apply: undefined,
+      data: { key: "theirs" },
+      recorded: ["cm-1"],
+    },
+    {
+      name: "ReadOnly on an existing object: only read, and not recorded (never deleted)",
+      configs: [strategyFor("cm-1", { type: "ReadOnly" })],
+      existing: true,
+      calls: ["find ns/cm-1"],
+      apply: undefined,
+      data: { key: "theirs" },
+      recorded: [],
+    },
+  ])("$name", async ({ configs, existing, calls, apply, data, recorded }) => {
+    const t = setup(configs ? { manifestConfigs: configs } : {});
+    if (existing) t.kube.seed(configMapType, configMap("cm-1", { key: "theirs" }) as KubeObject);
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.kube.callsOn("configmaps")).toEqual(calls);
+    if (apply) expect(t.kube.calls.find((c) => c.resource === "configmaps")).toMatchObject(apply);
+    expect(t.kube.peek(configMapType, "cm-1", "ns")?.["data"]).toEqual(data);
+    expect(t.recorded()).toEqual(recorded);
+    expect(condition(t.publisher.last, "Applied")).toMatchObject({ status: "True" });
+    expect(condition(t.publisher.last, "Available")).toMatchObject({ status: "True" });
+    expect(t.store.get(UID)).toMatchObject({ appliedGeneration: 1, appliedAtMs: T0 });
+  });
+
+  test("ReadOnly on a missing object: Available=False, nothing written", async () => {
+    const t = setup({ manifestConfigs: [strategyFor("cm-1", { type: "ReadOnly" })] });
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["find ns/cm-1"]);
+    expect(manifestCondition(t.publisher.last, 0, "Available")).toMatchObject({
+      status: "False",
+      reason: "ResourceNotAvailable",
+    });
+  });
+
+  test("a conflict with another field manager fails the manifest with a hint, and is retried later", async () => {
+    const t = setup({ manifestConfigs: [strategyFor("cm-1", { type: "ServerSideApply" })] });
+    t.kube.failNext("apply", "cm-1", new KubeApiError(409, "Conflict", "Apply failed with 1 conflict", {}));
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(manifestCondition(t.publisher.last, 0, "Applied")?.message).toMatch(/set serverSideApply.force/);
+    expect(condition(t.publisher.last, "Degraded")).toMatchObject({ status: "True", reason: "ApplyFailed" });
+    // Not recorded as applied: the next reconcile applies again.
+    expect(t.store.get(UID)?.appliedGeneration).toBeUndefined();
+  });
+
+  test("the record lists an object before it is created (crash safety)", async () => {
+    const t = setup();
+    await t.reconcile();
+    const record = `${AppliedManifestWorkResource.plural}.${AppliedManifestWorkResource.group}`;
+    const order = t.kube.calls.map((c) => `${c.verb} ${c.resource}${c.subresource ? "/status" : ""}`);
+    expect(order.indexOf(`apply ${record}/status`)).toBeGreaterThan(-1);
+    expect(order.indexOf(`apply ${record}/status`)).toBeLessThan(order.indexOf("apply configmaps"));
+  });
+});
+
+describe("AgentWorkReconciler: the allow-list", () => {
+  test.each([
+    { name: "a Secret outside [ConfigMap]", manifest: "v1/Secret", allowed: ["ConfigMap"], refused: true },
+    {
+      name: "a Deployment under *.apps",
+      manifest: "apps/v1/Deployment",
+      allowed: ["*.apps"],
+      refused: false,
+    },
+    {
+      name: "a Deployment outside [Deployment] (group missing)",
+      manifest: "apps/v1/Deployment",
+      allowed: ["Deployment"],
+      refused: true,
+    },
+    { name: "a Namespace under *", manifest: "v1/Namespace", allowed: ["*"], refused: false },
+  ])("$name: refused=$refused", async ({ manifest, allowed, refused }) => {
+    const type = types[manifest]!;
+    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+    const m: Manifest = {
+      apiVersion,
+      kind: type.kind,
+      metadata: { name: "x", ...(type.namespaced ? { namespace: "ns" } : {}) },
+    };
+    const t = setup({ manifests: [m] }, allowed);
+    await t.reconcile();
+    const resource = type.group ? `${type.plural}.${type.group}` : type.plural;
+    expect(t.kube.callsOn(resource)).toEqual(refused ? [] : [`apply ${type.namespaced ? "ns" : ""}/x`]);
+    const applied = manifestCondition(t.publisher.last, 0, "Applied");
+    if (refused) {
+      expect(applied).toMatchObject({ status: "False", reason: "ManifestKindNotAllowed" });
+      expect(applied?.message).toMatch(/not in this agent's allow-list/);
+      expect(condition(t.publisher.last, "Degraded")).toMatchObject({
+        status: "True",
+        reason: "ManifestKindNotAllowed",
+      });
+    } else {
+      expect(applied).toMatchObject({ status: "True" });
+    }
+  });
+
+  test("a kind the cluster does not serve fails that manifest only", async () => {
+    const t = setup(
+      { manifests: [configMap("cm-1"), { apiVersion: "v1", kind: "Widget", metadata: { name: "w" } }] },
+      ["*"],
+    );
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
+    expect(manifestCondition(t.publisher.last, 1, "Applied")).toMatchObject({
+      status: "False",
+      reason: "AppliedManifestFailed",
+    });
+    expect(manifestCondition(t.publisher.last, 1, "Available")).toMatchObject({
+      status: "Unknown",
+      reason: "IncompleteResourceMeta",
+    });
+  });
+});
+
+describe("AgentWorkReconciler: manifests a new generation no longer holds", () => {
+  test.each([
+    { name: "default deleteOption: deleted", deleteOption: undefined, deleted: true },
+    {
+      name: "Foreground: deleted",
+      deleteOption: { propagationPolicy: "Foreground" as const },
+      deleted: true,
+    },
+    { name: "Orphan: kept", deleteOption: { propagationPolicy: "Orphan" as const }, deleted: false },
+    {
+      name: "SelectivelyOrphan naming it: kept",
+      deleteOption: {
+        propagationPolicy: "SelectivelyOrphan" as const,
+        selectivelyOrphans: { orphaningRules: [{ resource: "configmaps", name: "cm-2", namespace: "ns" }] },
+      },
+      deleted: false,
+    },
+    {
+      name: "SelectivelyOrphan naming another: deleted",
+      deleteOption: {
+        propagationPolicy: "SelectivelyOrphan" as const,
+        selectivelyOrphans: { orphaningRules: [{ resource: "configmaps", name: "cm-1", namespace: "ns" }] },
+      },
+      deleted: true,
+    },
+  ])("$name", async ({ deleteOption, deleted }) => {
+    const spec = {
+      manifests: [configMap("cm-1"), configMap("cm-2")],
+      ...(deleteOption ? { deleteOption } : {}),
+    };
+    const t = setup(spec);
+    await t.reconcile();
+    expect(t.recorded()).toEqual(["cm-1", "cm-2"]);
+    t.store.upsert(received({ ...spec, generation: 2, manifests: [configMap("cm-1")] }));
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps").includes("delete ns/cm-2")).toBe(deleted);
+    expect(t.kube.peek(configMapType, "cm-2", "ns") === undefined).toBe(deleted);
+    if (deleted)
+      expect(t.kube.calls.find((c) => c.verb === "delete")).toMatchObject({
+        propagationPolicy: "Background",
+      });
+    // An object still being deleted stays on the record until it is gone; an orphan leaves it.
+    expect(t.recorded()).toEqual(deleted ? ["cm-1", "cm-2"] : ["cm-1"]);
+    expect(t.store.get(UID)?.appliedGeneration).toBe(2);
+  });
+
+  test("an object someone re-created under the same name (another uid) is not deleted", async () => {
+    const spec = { manifests: [configMap("cm-1"), configMap("cm-2")] };
+    const t = setup(spec);
+    await t.reconcile();
+    t.kube.seed(configMapType, {
+      ...(configMap("cm-2") as KubeObject),
+      metadata: { name: "cm-2", namespace: "ns", uid: "theirs" },
+    });
+    t.store.upsert(received({ generation: 2, manifests: [configMap("cm-1")] }));
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).not.toContain("delete ns/cm-2");
+  });
+});
+
+describe("AgentWorkReconciler: status sync and reapply", () => {
+  test.each([
+    { name: "before reapplyMs: only read", advanceMs: REAPPLY_MS, applies: 1 },
+    { name: "after reapplyMs: applied again (drift repair)", advanceMs: REAPPLY_MS + 1, applies: 2 },
+  ])("$name", async ({ advanceMs, applies }) => {
+    const t = setup();
+    await t.reconcile();
+    t.clock.ms += advanceMs;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
+  });
+
+  test("an object deleted behind the agent's back is applied again at once", async () => {
+    const t = setup();
+    await t.reconcile();
+    await t.kube.delete(configMapType, { name: "cm-1", namespace: "ns" });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1 });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.kube.peek(configMapType, "cm-1", "ns")).toBeDefined();
+  });
+
+  test("an unchanged status is published once", async () => {
+    const t = setup();
+    await t.reconcile();
+    await t.reconcile();
+    expect(t.publisher.published).toHaveLength(1);
+  });
+
+  test("without a broker the status is kept for the next resync and published once it is back", async () => {
+    const t = setup();
+    t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.store.get(UID)).toMatchObject({ statusHash: undefined });
+    expect(t.store.get(UID)?.status).toBeDefined();
+    t.publisher.refusal = undefined;
+    await t.reconcile();
+    expect(t.publisher.published).toHaveLength(1);
+    expect(t.store.get(UID)?.statusHash).toBeDefined();
+  });
+
+  test("any other publish error is thrown", async () => {
+    const t = setup();
+    t.publisher.refusal = new Error("boom");
+    await expect(t.reconcile()).rejects.toThrow("boom");
+  });
+});
+
+describe("AgentWorkReconciler: deletion by deleteOption", () => {
+  const twoMaps = [configMap("cm-1"), configMap("cm-2")];
+  test.each([
+    { name: "default (Foreground): every object deleted", deleteOption: undefined, kept: [] },
+    {
+      name: "Orphan: every object kept",
+      deleteOption: { propagationPolicy: "Orphan" as const },
+      kept: ["cm-1", "cm-2"],
+    },
+    {
+      name: "SelectivelyOrphan: the named object kept",
+      deleteOption: {
+        propagationPolicy: "SelectivelyOrphan" as const,
+        selectivelyOrphans: { orphaningRules: [{ resource: "configmaps", name: "cm-2", namespace: "ns" }] },
+      },
+      kept: ["cm-2"],
+    },
+  ])("$name", async ({ deleteOption, kept }) => {
+    const spec = { manifests: twoMaps, ...(deleteOption ? { deleteOption } : {}) };
+    const t = setup(spec);
+    await t.reconcile();
+    t.store.upsert(received(spec, "2030-01-01T00:00:00Z"));
+    const deleting = kept.length < 2;
+    // Deleting: the objects are asked to go, and the agent looks again until they are gone.
+    if (deleting) {
+      expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
+      expect(condition(t.publisher.last, "Deleting")).toMatchObject({ status: "True" });
+      expect(condition(t.publisher.last, "Deleted")).toBeUndefined();
+    }
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({
+      status: "True",
+      reason: "ManifestsDeleted",
+    });
+    const left = ["cm-1", "cm-2"].filter((n) => t.kube.peek(configMapType, n, "ns"));
+    expect(left).toEqual(kept);
+    expect(t.record()).toBeUndefined();
+    expect(t.store.get(UID)).toBeUndefined();
+  });
+
+  test("a deletion that arrives without the spec (after a restart) keeps the recorded deleteOption", async () => {
+    const t = setup({ deleteOption: { propagationPolicy: "Orphan" } });
+    await t.reconcile();
+    t.store.remove(UID);
+    t.store.upsert({ ...received({}, "2030-01-01T00:00:00Z"), spec: {} });
+    expect(await t.reconcile()).toEqual({});
+    expect(t.kube.peek(configMapType, "cm-1", "ns")).toBeDefined();
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+  });
+
+  test("Deleted must reach the source: without a broker the reconcile fails and the work stays", async () => {
+    const t = setup();
+    await t.reconcile();
+    t.store.upsert(received({}, "2030-01-01T00:00:00Z"));
+    await t.reconcile();
+    t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
+    await expect(t.reconcile()).rejects.toThrow(PublishRefusedError);
+    expect(t.store.get(UID)).toBeDefined();
+  });
+
+  test("a work the store no longer holds is left alone", async () => {
+    const t = setup();
+    t.store.remove(UID);
+    expect(await t.reconcile()).toEqual({});
+    expect(t.kube.calls).toEqual([]);
+  });
+});

@@ -1,0 +1,459 @@
+import { describe, expect, test } from "vitest";
+import { FakeLister } from "../../test/support/lister.ts";
+import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
+  type ManifestWork,
+  type ManifestWorkStatus,
+  type WorkCondition,
+} from "../api/work/v1.ts";
+import { PublishRefusedError } from "../cloudevents/client/errors.ts";
+import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
+import { StatusStore } from "../cloudevents/store/status.ts";
+import { Action, type EventAction } from "../cloudevents/types.ts";
+import type { ReconcileContext, Result } from "../runtime/controller.ts";
+import type { EventSeverity } from "../runtime/events.ts";
+import type { KubeObject, ResourceType } from "../runtime/kube.ts";
+import { silentLogger } from "../runtime/logger.ts";
+import { ManifestWorkReconciler, type EventSink, type SpecPublisher, type WorkWriter } from "./reconcile.ts";
+
+const CONSUMER = "mgmt-1";
+const UID = "uid-1";
+const HOUR_MS = 3_600_000;
+const REDELIVER_MS = 30_000;
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+
+const configMap = (name: string, data: Record<string, string> = {}) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns" },
+  data,
+});
+
+function manifestWork(
+  over: { generation?: number; finalizer?: boolean; manifests?: unknown[] } = {},
+): ManifestWork {
+  return {
+    metadata: {
+      name: "w1",
+      namespace: CONSUMER,
+      uid: UID,
+      generation: over.generation ?? 1,
+      resourceVersion: "7",
+      ...(over.finalizer === false ? {} : { finalizers: [MANIFEST_WORK_CLEANUP_FINALIZER] }),
+    },
+    spec: { workload: { manifests: (over.manifests ?? [configMap("cm-1")]) as never } },
+  };
+}
+
+function deleting(work: ManifestWork, sinceMs: number): ManifestWork {
+  return {
+    ...work,
+    metadata: { ...work.metadata, deletionTimestamp: new Date(T0 - sinceMs).toISOString() },
+  };
+}
+
+const appliedCondition: WorkCondition = {
+  type: "Applied",
+  status: "True",
+  reason: "AppliedManifestWorkComplete",
+  message: "Apply manifest work complete",
+  lastTransitionTime: "2030-01-01T00:00:00Z",
+};
+
+function agentStatus(over: Partial<StatusUpdate> = {}): StatusUpdate {
+  return {
+    resourceId: UID,
+    resourceVersion: 1,
+    consumer: CONSUMER,
+    status: { conditions: [appliedCondition] },
+    deleted: false,
+    ...over,
+  };
+}
+
+class RecordingPublisher implements SpecPublisher {
+  readonly sent: Array<{ uid: string; generation: number; action: EventAction }> = [];
+  refusal: Error | undefined;
+
+  publishSpec(work: ManifestWork, action: EventAction): Promise<void> {
+    if (this.refusal) return Promise.reject(this.refusal);
+    this.sent.push({ uid: work.metadata.uid ?? "", generation: work.metadata.generation ?? 0, action });
+    return Promise.resolve();
+  }
+}
+
+type Write =
+  | { op: "addFinalizer" | "removeFinalizer"; finalizer: string }
+  | { op: "applyStatus"; status: ManifestWorkStatus };
+
+class RecordingWriter implements WorkWriter {
+  readonly writes: Write[] = [];
+
+  addFinalizer(_type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    if (obj.metadata.finalizers?.includes(finalizer)) return Promise.resolve(false);
+    this.writes.push({ op: "addFinalizer", finalizer });
+    return Promise.resolve(true);
+  }
+
+  removeFinalizer(_type: ResourceType, obj: KubeObject, finalizer: string): Promise<boolean> {
+    if (!obj.metadata.finalizers?.includes(finalizer)) return Promise.resolve(false);
+    this.writes.push({ op: "removeFinalizer", finalizer });
+    return Promise.resolve(true);
+  }
+
+  applyStatus<T extends KubeObject>(_type: ResourceType, _current: KubeObject, status: unknown) {
+    this.writes.push({ op: "applyStatus", status: status as ManifestWorkStatus });
+    return Promise.resolve<T | undefined>(undefined);
+  }
+
+  get statuses(): ManifestWorkStatus[] {
+    return this.writes.flatMap((w) => (w.op === "applyStatus" ? [w.status] : []));
+  }
+
+  get ops(): string[] {
+    return this.writes.map((w) => w.op);
+  }
+}
+
+class RecordingEvents implements EventSink {
+  readonly events: Array<{ type: EventSeverity; reason: string; message: string }> = [];
+
+  event(_obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+    this.events.push({ type, reason, message });
+    return Promise.resolve();
+  }
+
+  get reasons(): string[] {
+    return this.events.map((e) => `${e.type}/${e.reason}`);
+  }
+}
+
+/** A reconciler on fakes, with a clock the test moves. */
+function setup(work: ManifestWork, reported?: StatusUpdate) {
+  const works = new FakeLister<ManifestWork>([work]);
+  const statuses = new StatusStore();
+  if (reported) statuses.offer(reported);
+  const publisher = new RecordingPublisher();
+  const writer = new RecordingWriter();
+  const events = new RecordingEvents();
+  const clock = { ms: T0 };
+  const reconciler = new ManifestWorkReconciler({
+    works,
+    client: publisher,
+    statuses,
+    applier: writer,
+    events,
+    staleDeleteMs: HOUR_MS,
+    redeliverAfterMs: REDELIVER_MS,
+    now: () => clock.ms,
+  });
+  const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+  const reconcile = (): Promise<Result> =>
+    reconciler.reconcile(ctx, { cluster: "service", namespace: CONSUMER, name: "w1" });
+  return { works, statuses, publisher, writer, events, clock, reconcile };
+}
+
+function published(status: ManifestWorkStatus | undefined): WorkCondition | undefined {
+  return status?.conditions?.find((c) => c.type === "Published");
+}
+
+describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
+  test.each([
+    {
+      name: "a work without the finalizer gets it first, and nothing else happens",
+      work: manifestWork({ finalizer: false }),
+      reported: undefined,
+      ops: ["addFinalizer"],
+      sent: [],
+      events: [],
+      agentConditions: [],
+      result: {},
+    },
+    {
+      name: "a new generation is published and Published=True written; it looks again at redelivery time",
+      work: manifestWork({ generation: 3 }),
+      reported: undefined,
+      ops: ["applyStatus"],
+      sent: [{ uid: UID, generation: 3, action: Action.update }],
+      events: ["Normal/Published"],
+      agentConditions: [],
+      result: { requeueAfterMs: REDELIVER_MS },
+    },
+    {
+      name: "the agent's report of this generation is written with Published on top; no requeue",
+      work: manifestWork({ generation: 1 }),
+      reported: agentStatus({ resourceVersion: 1 }),
+      ops: ["applyStatus"],
+      sent: [{ uid: UID, generation: 1, action: Action.update }],
+      events: ["Normal/Published"],
+      agentConditions: ["Applied"],
+      result: {},
+    },
+    {
+      name: "a report of an older generation is shown until the new one arrives",
+      work: manifestWork({ generation: 2 }),
+      reported: agentStatus({ resourceVersion: 1 }),
+      ops: ["applyStatus"],
+      sent: [{ uid: UID, generation: 2, action: Action.update }],
+      events: ["Normal/Published"],
+      agentConditions: ["Applied"],
+      result: { requeueAfterMs: REDELIVER_MS },
+    },
+  ])("$name", async ({ work, reported, ops, sent, events, agentConditions, result }) => {
+    const t = setup(work, reported);
+    expect(await t.reconcile()).toEqual(result);
+    expect(t.writer.ops).toEqual(ops);
+    expect(t.publisher.sent).toEqual(sent);
+    expect(t.events.reasons).toEqual(events);
+    const status = t.writer.statuses[0];
+    if (ops.includes("applyStatus")) {
+      expect(published(status)).toMatchObject({
+        status: "True",
+        reason: "Published",
+        observedGeneration: work.metadata.generation,
+      });
+      expect(status?.conditions?.map((c) => c.type)).toEqual([...agentConditions, "Published"]);
+    }
+  });
+
+  test.each([
+    { name: "within the redelivery period: not sent again", advanceMs: REDELIVER_MS - 1, sentTimes: 1 },
+    {
+      name: "after the redelivery period without a report: sent again",
+      advanceMs: REDELIVER_MS,
+      sentTimes: 2,
+    },
+  ])("$name", async ({ advanceMs, sentTimes }) => {
+    const t = setup(manifestWork());
+    await t.reconcile();
+    t.clock.ms += advanceMs;
+    await t.reconcile();
+    expect(t.publisher.sent).toHaveLength(sentTimes);
+    // One Published event per generation, however often it is sent.
+    expect(t.events.reasons).toEqual(["Normal/Published"]);
+  });
+
+  test("a generation the agent reported on is not sent again, however long ago it was published", async () => {
+    const t = setup(manifestWork());
+    await t.reconcile();
+    t.statuses.offer(agentStatus({ resourceVersion: 1 }));
+    t.clock.ms += 10 * REDELIVER_MS;
+    expect(await t.reconcile()).toEqual({});
+    expect(t.publisher.sent).toHaveLength(1);
+  });
+
+  test("forgetPublished makes the next reconcile send the work again", async () => {
+    const work = manifestWork();
+    const works = new FakeLister<ManifestWork>([work]);
+    const publisher = new RecordingPublisher();
+    const reconciler = new ManifestWorkReconciler({
+      works,
+      client: publisher,
+      statuses: new StatusStore(),
+      applier: new RecordingWriter(),
+      events: new RecordingEvents(),
+      staleDeleteMs: HOUR_MS,
+      redeliverAfterMs: REDELIVER_MS,
+      now: () => T0,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    const req = { cluster: "service", namespace: CONSUMER, name: "w1" };
+    await reconciler.reconcile(ctx, req);
+    await reconciler.reconcile(ctx, req);
+    reconciler.forgetPublished();
+    await reconciler.reconcile(ctx, req);
+    expect(publisher.sent).toHaveLength(2);
+  });
+
+  test("a work the lister does not hold (or without uid) is left alone", async () => {
+    const t = setup(manifestWork());
+    t.works.delete(CONSUMER, "w1");
+    expect(await t.reconcile()).toEqual({});
+    expect(t.writer.writes).toEqual([]);
+  });
+});
+
+describe("ManifestWorkReconciler: why a work is not published", () => {
+  test.each([
+    {
+      name: "manifests over 500 KiB: BundleTooLarge, nothing sent",
+      manifests: [configMap("cm-big", { big: "x".repeat(520 * 1024) })],
+      refusal: undefined,
+      condition: { status: "False", reason: "BundleTooLarge" },
+      message: /over the 512000-byte limit/,
+      events: ["Warning/NotPublished"],
+    },
+    {
+      name: "a manifest without a name: InvalidManifests",
+      manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: {} }],
+      refusal: undefined,
+      condition: { status: "False", reason: "InvalidManifests" },
+      message: /metadata\.name is required/,
+      events: ["Warning/NotPublished"],
+    },
+    {
+      name: "no manifests: InvalidManifests",
+      manifests: [],
+      refusal: undefined,
+      condition: { status: "False", reason: "InvalidManifests" },
+      message: /no manifests/,
+      events: ["Warning/NotPublished"],
+    },
+    {
+      name: "the broker's packet limit refuses the event: BundleTooLarge",
+      manifests: undefined,
+      refusal: new PublishRefusedError("too-large", "event of 600000 bytes exceeds the broker's maximum"),
+      condition: { status: "False", reason: "BundleTooLarge" },
+      message: /event of 600000 bytes/,
+      events: [],
+    },
+    {
+      name: "no broker connection: BrokerNotConnected, Unknown",
+      manifests: undefined,
+      refusal: new PublishRefusedError("not-connected", "maestro-server is not connected to the broker"),
+      condition: { status: "Unknown", reason: "BrokerNotConnected" },
+      message: /not connected to the broker/,
+      events: [],
+    },
+  ])("$name", async ({ manifests, refusal, condition, message, events }) => {
+    const t = setup(manifestWork(manifests ? { manifests } : {}));
+    t.publisher.refusal = refusal;
+    expect(await t.reconcile()).toEqual({});
+    expect(t.publisher.sent).toEqual([]);
+    expect(t.events.reasons).toEqual(events);
+    const cond = published(t.writer.statuses[0]);
+    expect(cond).toMatchObject(condition);
+    expect(cond?.message).toMatch(message);
+  });
+
+  test("an invalid generation is reported by one event, not one per reconcile", async () => {
+    const t = setup(manifestWork({ manifests: [] }));
+    await t.reconcile();
+    await t.reconcile();
+    expect(t.events.reasons).toEqual(["Warning/NotPublished"]);
+  });
+
+  test("any other publish error is thrown (the queue retries) after the status write", async () => {
+    const t = setup(manifestWork());
+    t.publisher.refusal = new Error("boom");
+    await expect(t.reconcile()).rejects.toThrow("boom");
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+  });
+
+  test("once the broker is back the work is published and Published turns True", async () => {
+    const t = setup(manifestWork());
+    t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
+    await t.reconcile();
+    t.publisher.refusal = undefined;
+    await t.reconcile();
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.writer.statuses.map((s) => published(s)?.reason)).toEqual(["BrokerNotConnected", "Published"]);
+  });
+});
+
+describe("ManifestWorkReconciler: deletion", () => {
+  test.each([
+    {
+      name: "the deletion is published and the finalizer held until the agent confirms",
+      work: deleting(manifestWork(), 0),
+      reported: undefined,
+      refusal: undefined,
+      ops: ["applyStatus"],
+      sent: [Action.delete],
+      publishedReason: "DeletePublished",
+      events: [],
+      result: { requeueAfterMs: HOUR_MS },
+    },
+    {
+      name: "a report that is not Deleted does not release the finalizer",
+      work: deleting(manifestWork(), 10 * 60_000),
+      reported: agentStatus(),
+      refusal: undefined,
+      ops: ["applyStatus"],
+      sent: [Action.delete],
+      publishedReason: "DeletePublished",
+      events: [],
+      result: { requeueAfterMs: 50 * 60_000 },
+    },
+    {
+      name: "without a broker the finalizer is held and BrokerNotConnected shown",
+      work: deleting(manifestWork(), 0),
+      reported: undefined,
+      refusal: new PublishRefusedError("not-connected", "not connected"),
+      ops: ["applyStatus"],
+      sent: [],
+      publishedReason: "BrokerNotConnected",
+      events: [],
+      result: { requeueAfterMs: HOUR_MS },
+    },
+    {
+      name: "the agent's Deleted=True releases the finalizer",
+      work: deleting(manifestWork(), 0),
+      reported: agentStatus({ deleted: true, resourceVersion: 0 }),
+      refusal: undefined,
+      ops: ["removeFinalizer"],
+      sent: [],
+      publishedReason: undefined,
+      events: ["Normal/Deleted"],
+      result: {},
+    },
+    {
+      name: "a deleting work without our finalizer is left alone",
+      work: deleting(manifestWork({ finalizer: false }), 0),
+      reported: undefined,
+      refusal: undefined,
+      ops: [],
+      sent: [],
+      publishedReason: undefined,
+      events: [],
+      result: {},
+    },
+  ])("$name", async ({ work, reported, refusal, ops, sent, publishedReason, events, result }) => {
+    const t = setup(work, reported);
+    t.publisher.refusal = refusal;
+    expect(await t.reconcile()).toEqual(result);
+    expect(t.writer.ops).toEqual(ops);
+    expect(t.publisher.sent.map((s) => s.action)).toEqual(sent);
+    expect(published(t.writer.statuses[0])?.reason).toBe(publishedReason);
+    expect(t.events.reasons).toEqual(events);
+  });
+
+  test("the deletion is published once; later reconciles only wait", async () => {
+    const t = setup(deleting(manifestWork(), 0));
+    await t.reconcile();
+    t.clock.ms += 60_000;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: HOUR_MS - 60_000 });
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+  });
+
+  test("a confirmed deletion forgets the work's accepted status", async () => {
+    const t = setup(deleting(manifestWork(), 0), agentStatus({ deleted: true }));
+    await t.reconcile();
+    expect(t.statuses.get(UID)).toBeUndefined();
+  });
+
+  test.each([
+    { name: "59 min after the delete: still waiting", sinceMs: 59 * 60_000, released: false },
+    { name: "exactly 1 h after the delete: still waiting", sinceMs: HOUR_MS, released: false },
+    {
+      name: "over 1 h after the delete: released as DeleteUnconfirmed",
+      sinceMs: HOUR_MS + 1,
+      released: true,
+    },
+  ])("stale delete, $name", async ({ sinceMs, released }) => {
+    const t = setup(deleting(manifestWork(), 0));
+    await t.reconcile();
+    t.clock.ms += sinceMs;
+    const result = await t.reconcile();
+    expect(t.writer.ops.includes("removeFinalizer")).toBe(released);
+    if (released) {
+      expect(result).toEqual({});
+      expect(t.events.events).toContainEqual(
+        expect.objectContaining({ type: "Warning", reason: "DeleteUnconfirmed" }),
+      );
+    } else {
+      expect(result).toEqual({ requeueAfterMs: Math.max(1000, HOUR_MS - sinceMs) });
+    }
+  });
+});

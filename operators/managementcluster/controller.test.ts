@@ -1,0 +1,161 @@
+import { describe, expect, test } from "vitest";
+import { FakeLister } from "../../test/support/lister.ts";
+import type { HcpCluster, ManagementCluster, ManagementClusterStatus } from "../api/v1alpha1/index.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import type { KubeObject, ResourceType } from "../runtime/kube.ts";
+import { silentLogger } from "../runtime/logger.ts";
+import { LoadReconciler, managementClusterStatus, type StatusWriter } from "./controller.ts";
+
+function managementCluster(name: string, max: number, schedulable?: boolean): ManagementCluster {
+  return {
+    metadata: { name, generation: 4 },
+    spec: {
+      consumerName: name,
+      capacity: { maxHostedClusters: max },
+      ...(schedulable === undefined ? {} : { schedulable }),
+    },
+  };
+}
+
+function hcpCluster(name: string, placedOn?: string): HcpCluster {
+  return {
+    metadata: { name, namespace: "customer" },
+    spec: {} as HcpCluster["spec"],
+    ...(placedOn ? { status: { managementCluster: placedOn } } : {}),
+  };
+}
+
+describe("managementClusterStatus", () => {
+  test.each([
+    {
+      name: "room left",
+      max: 3,
+      placed: 2,
+      schedulable: undefined,
+      phase: "Ready",
+      status: "True",
+      reason: "HasCapacity",
+      message: "2 of 3 hosted clusters placed",
+    },
+    {
+      name: "empty",
+      max: 3,
+      placed: 0,
+      schedulable: true,
+      phase: "Ready",
+      status: "True",
+      reason: "HasCapacity",
+      message: "0 of 3 hosted clusters placed",
+    },
+    {
+      name: "at capacity",
+      max: 3,
+      placed: 3,
+      schedulable: undefined,
+      phase: "Full",
+      status: "False",
+      reason: "Full",
+      message: "3 of 3 hosted clusters placed: no room",
+    },
+    {
+      name: "over capacity",
+      max: 2,
+      placed: 3,
+      schedulable: true,
+      phase: "Full",
+      status: "False",
+      reason: "Full",
+      message: "3 of 2 hosted clusters placed: no room",
+    },
+    {
+      name: "cordoned with room",
+      max: 3,
+      placed: 1,
+      schedulable: false,
+      phase: "Unschedulable",
+      status: "False",
+      reason: "Cordoned",
+      message: "spec.schedulable is false",
+    },
+    {
+      name: "cordoned and full",
+      max: 1,
+      placed: 1,
+      schedulable: false,
+      phase: "Unschedulable",
+      status: "False",
+      reason: "Cordoned",
+      message: "spec.schedulable is false",
+    },
+  ])(
+    "$name: $phase, Schedulable=$status ($reason)",
+    ({ max, placed, schedulable, phase, status, reason, message }) => {
+      const result = managementClusterStatus(managementCluster("mc-1", max, schedulable), placed);
+      expect(result).toMatchObject({ phase, hostedClusters: placed, observedGeneration: 4 });
+      expect(result.conditions).toEqual([
+        expect.objectContaining({ type: "Schedulable", status, reason, message, observedGeneration: 4 }),
+      ]);
+    },
+  );
+
+  test.each([
+    { name: "kept while Schedulable stays True", placed: 2, kept: true },
+    { name: "stamped anew when Schedulable flips to False", placed: 3, kept: false },
+  ])("lastTransitionTime is $name", ({ placed, kept }) => {
+    const past = "2020-01-01T00:00:00Z";
+    const mc = managementCluster("mc-1", 3);
+    const before = managementClusterStatus(mc, 1);
+    before.conditions = before.conditions?.map((c) => ({ ...c, lastTransitionTime: past }));
+    const after = managementClusterStatus({ ...mc, status: before }, placed);
+    expect(after.conditions?.[0]?.lastTransitionTime === past).toBe(kept);
+  });
+});
+
+class RecordingStatusWriter implements StatusWriter {
+  readonly writes: Array<{ name: string; status: ManagementClusterStatus }> = [];
+
+  applyStatus<T extends KubeObject>(_type: ResourceType, current: KubeObject, status: unknown) {
+    this.writes.push({ name: current.metadata.name ?? "", status: status as ManagementClusterStatus });
+    return Promise.resolve<T | undefined>(undefined);
+  }
+}
+
+describe("LoadReconciler", () => {
+  const clusters = [
+    hcpCluster("a", "mc-1"),
+    hcpCluster("b", "mc-1"),
+    hcpCluster("c", "mc-2"),
+    hcpCluster("unplaced"),
+  ];
+
+  test.each([
+    { name: "mc-1", max: 2, hostedClusters: 2, phase: "Full" },
+    { name: "mc-2", max: 2, hostedClusters: 1, phase: "Ready" },
+    { name: "mc-3", max: 2, hostedClusters: 0, phase: "Ready" },
+  ])(
+    "$name counts the HcpClusters placed on it: $hostedClusters → $phase",
+    async ({ name, max, hostedClusters, phase }) => {
+      const writer = new RecordingStatusWriter();
+      const reconciler = new LoadReconciler({
+        managementClusters: new FakeLister([managementCluster(name, max)]),
+        clusters: new FakeLister(clusters),
+        applier: writer,
+      });
+      const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+      expect(await reconciler.reconcile(ctx, { cluster: "service", namespace: "", name })).toEqual({});
+      expect(writer.writes).toEqual([{ name, status: expect.objectContaining({ hostedClusters, phase }) }]);
+    },
+  );
+
+  test("a ManagementCluster the lister does not hold is left alone", async () => {
+    const writer = new RecordingStatusWriter();
+    const reconciler = new LoadReconciler({
+      managementClusters: new FakeLister<ManagementCluster>(),
+      clusters: new FakeLister(clusters),
+      applier: writer,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    expect(await reconciler.reconcile(ctx, { cluster: "service", namespace: "", name: "gone" })).toEqual({});
+    expect(writer.writes).toEqual([]);
+  });
+});
