@@ -32,6 +32,9 @@ import { CLUSTER_UID_INDEX } from "./scope.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
 
+/** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
+const byClusterUid = (w: ManifestWork): string[] => [w.metadata.labels?.[LABELS.clusterUid] ?? ""];
+
 export interface ClusterControllerOptions {
   /** The service cluster. */
   cluster: Cluster;
@@ -78,7 +81,7 @@ export class ClusterController implements Runnable {
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
       labelSelector: LABELS.clusterUid,
-      indexers: { [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""] },
+      indexers: { [CLUSTER_UID_INDEX]: byClusterUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);
     const client = cluster.client;

@@ -11,17 +11,18 @@ import type { Phase } from "../runtime/phases.ts";
 import { RetryableStepError } from "./phases.ts";
 import { AZURE_POLL_MS, CLUSTER_FINALIZER, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
-export const deleteNodePools: Phase<ClusterScope> = async (_ctx, scope) => {
+export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, deps } = scope;
   const pools = deps.nodePools
     .list(cluster.metadata.namespace)
     .filter((p) => p.spec.clusterRef.name === cluster.metadata.name);
   if (pools.length === 0) return {};
   for (const p of pools.filter((p) => !p.metadata.deletionTimestamp))
-    await deps.writer.delete(NodePoolResource, {
-      name: p.metadata.name ?? "",
-      namespace: p.metadata.namespace,
-    });
+    await deps.writer.delete(
+      NodePoolResource,
+      { name: p.metadata.name ?? "", namespace: p.metadata.namespace },
+      { signal },
+    );
   scope.facts.deleting = {
     reason: "DeletingNodePools",
     message: `Waiting for ${pools.length} node pool(s) to be deleted: ${pools.map((p) => p.metadata.name).join(", ")}`,
@@ -29,15 +30,16 @@ export const deleteNodePools: Phase<ClusterScope> = async (_ctx, scope) => {
   return {};
 };
 
-export const deleteWorks: Phase<ClusterScope> = async (_ctx, scope) => {
+export const deleteWorks: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
   const works = worksOf(scope);
   if (works.length === 0) return {};
   for (const w of works.filter((w) => !w.metadata.deletionTimestamp))
-    await scope.deps.writer.delete(ManifestWorkResource, {
-      name: w.metadata.name ?? "",
-      namespace: w.metadata.namespace,
-    });
+    await scope.deps.writer.delete(
+      ManifestWorkResource,
+      { name: w.metadata.name ?? "", namespace: w.metadata.namespace },
+      { signal },
+    );
   scope.facts.deleting = {
     reason: "DeletingHostedCluster",
     message: `Waiting for the agent of ${works[0]?.metadata.namespace ?? ""} to confirm the HostedCluster is deleted`,
@@ -45,9 +47,9 @@ export const deleteWorks: Phase<ClusterScope> = async (_ctx, scope) => {
   return {};
 };
 
-export const deleteInfrastructure: Phase<ClusterScope> = async (_ctx, scope) => {
+export const deleteInfrastructure: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
-  const { step } = await scope.deps.infra.deleteAll(scope.infraSpec);
+  const { step } = await scope.deps.infra.deleteAll(scope.infraSpec, { signal });
   if (step.state === "ready") return {};
   scope.facts.deleting = { reason: "DeletingAzureResources", message: step.message };
   if (step.state === "pending") return { requeueAfterMs: step.retryAfterMs ?? AZURE_POLL_MS };
@@ -56,19 +58,19 @@ export const deleteInfrastructure: Phase<ClusterScope> = async (_ctx, scope) => 
 };
 
 /** Last: nothing of the cluster is left anywhere, so the finalizer and everything remembered go. */
-export const releaseFinalizer: Phase<ClusterScope> = async (_ctx, scope) => {
+export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
   const { cluster, deps, memory } = scope;
-  await deps.writer.removeFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER);
+  await deps.writer.removeFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, { signal });
   const uid = cluster.metadata.uid ?? "";
   memory.reservations.delete(uid);
   memory.holds.forget(uid);
-  await deps.events.event(
-    cluster,
-    "Normal",
-    "Deleted",
-    "Node pools, HostedCluster and Azure resources are gone",
-  );
+  await deps.events.record(cluster, {
+    type: "Normal",
+    reason: "Deleted",
+    message: "Node pools, HostedCluster and Azure resources are gone",
+    signal,
+  });
   return {};
 };
 

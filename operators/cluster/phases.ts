@@ -155,25 +155,29 @@ export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
 
 // ---- Azure --------------------------------------------------------------------------------
 
-export const reconcileResourceGroup: Phase<ClusterScope> = async (_ctx, scope) => {
+export const reconcileResourceGroup: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.ValidVersion)) return {};
   const { infra } = scope.deps;
   return (
-    await azureStep(scope, CONDITIONS.ResourceGroupReady, () => infra.ensureResourceGroup(scope.infraSpec))
+    await azureStep(scope, CONDITIONS.ResourceGroupReady, () =>
+      infra.ensureResourceGroup(scope.infraSpec, { signal }),
+    )
   ).phase;
 };
 
-export const reconcileDnsZone: Phase<ClusterScope> = async (_ctx, scope) => {
+export const reconcileDnsZone: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.ResourceGroupReady)) return {};
   const { infra } = scope.deps;
-  const zone = await azureStep(scope, CONDITIONS.DnsZoneReady, () => infra.ensureDnsZone(scope.infraSpec));
+  const zone = await azureStep(scope, CONDITIONS.DnsZoneReady, () =>
+    infra.ensureDnsZone(scope.infraSpec, { signal }),
+  );
   if (zone.ready) failpoint("cluster/after-dns-zone");
   scope.nameServers = zone.ready?.nameServers ?? [];
   return zone.phase;
 };
 
 /** NS records for the cluster's zone in the region's parent zone, which must be the cluster's base domain. */
-export const reconcileDelegation: Phase<ClusterScope> = async (_ctx, scope) => {
+export const reconcileDelegation: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.DnsZoneReady)) return {};
   const { infra, parentZone } = scope.deps;
   const { baseDomain } = scope.facts.names;
@@ -187,16 +191,18 @@ export const reconcileDelegation: Phase<ClusterScope> = async (_ctx, scope) => {
   const nameServers = scope.nameServers ?? [];
   return (
     await azureStep(scope, CONDITIONS.DnsDelegated, () =>
-      infra.ensureDelegation(scope.infraSpec, nameServers),
+      infra.ensureDelegation(scope.infraSpec, nameServers, { signal }),
     )
   ).phase;
 };
 
 /** The public IP and load balancer in front of the cluster's ingress. */
-export const reconcileIngress: Phase<ClusterScope> = async (_ctx, scope) => {
+export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.DnsDelegated)) return {};
   const { infra } = scope.deps;
-  const ingress = await azureStep(scope, CONDITIONS.IngressReady, () => infra.ensureIngress(scope.infraSpec));
+  const ingress = await azureStep(scope, CONDITIONS.IngressReady, () =>
+    infra.ensureIngress(scope.infraSpec, { signal }),
+  );
   scope.ingressIp = ingress.ready?.ingressIp;
   return ingress.phase;
 };
@@ -204,17 +210,24 @@ export const reconcileIngress: Phase<ClusterScope> = async (_ctx, scope) => {
 // ---- the HostedCluster ----------------------------------------------------------------------
 
 /** Applies the HostedCluster's work when it differs from this controller's last apply. */
-export const applyWork: Phase<ClusterScope> = async (_ctx, scope) => {
+export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, facts, release, consumer, deps } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady) || !release || !consumer) return {};
   const desired = hostedClusterWork({ cluster, names: facts.names, release, region: deps.region, consumer });
   const current = clusterWork(scope);
-  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current);
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
+    signal,
+  });
   if (!scope.appliedWork) return {};
   const work = `${consumer}/${facts.names.workName}`;
   scope.log.info("Applied the HostedCluster ManifestWork", { work });
   if (!current)
-    await deps.events.event(cluster, "Normal", "HostedClusterCreated", `ManifestWork ${work} created`);
+    await deps.events.record(cluster, {
+      type: "Normal",
+      reason: "HostedClusterCreated",
+      message: `ManifestWork ${work} created`,
+      signal,
+    });
   return {};
 };
 
@@ -256,7 +269,7 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
 };
 
 /** `api` and `*.apps` A records once the HostedCluster reports its endpoint. */
-export const reconcileRecords: Phase<ClusterScope> = async (_ctx, scope) => {
+export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { facts, ingressIp } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady)) return {};
   if (!facts.hosted?.endpoint || !ingressIp) {
@@ -270,7 +283,7 @@ export const reconcileRecords: Phase<ClusterScope> = async (_ctx, scope) => {
   return recordStep(
     scope,
     CONDITIONS.DnsRecordsReady,
-    (await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp)).step,
+    (await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp, { signal })).step,
   );
 };
 

@@ -53,11 +53,11 @@ export class ClusterReconciler implements Reconciler {
     if (!cluster?.metadata.uid) return {};
     const scope = newScope({ deps: this.#d, memory: this.#memory, log: requestLog(ctx, cluster) }, cluster);
     if (cluster.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.writer.addFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER)) return {};
+    if (await this.#d.writer.addFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, ctx)) return {};
     if (cluster.spec.paused)
       scope.facts.steps = stepsFromConditions(STEP_CONDITIONS, cluster.status?.conditions ?? []);
     const outcome = await runPhases(ctx, scope, cluster.spec.paused ? PAUSED_PHASES : CLUSTER_PHASES);
-    await this.#writeStatus(scope, outcome.errors.length === 0);
+    await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
     return phasesResult(outcome);
   }
 
@@ -65,20 +65,20 @@ export class ClusterReconciler implements Reconciler {
     if (!scope.cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return {};
     const outcome = await runPhases(ctx, scope, DELETE_PHASES);
     // Once the finalizer is gone the object may be too; status is written only while it waits.
-    if (scope.facts.deleting) await this.#writeStatus(scope, outcome.errors.length === 0);
+    if (scope.facts.deleting) await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
     return phasesResult(outcome);
   }
 
-  async #writeStatus(scope: ClusterScope, succeeded: boolean): Promise<void> {
+  async #writeStatus(ctx: ReconcileContext, scope: ClusterScope, succeeded: boolean): Promise<void> {
     const { cluster } = scope;
     const status = composeStatus(scope.facts, { succeeded });
-    const written = await this.#d.writer.applyStatus<HcpCluster>(HcpClusterResource, cluster, status);
+    const written = await this.#d.writer.applyStatus<HcpCluster>(HcpClusterResource, cluster, status, ctx);
     if (!written) return;
     this.#memory.reservations.delete(cluster.metadata.uid ?? "");
     await recordTransitions(
       this.#d.events,
       cluster,
-      { before: cluster.status?.conditions ?? [], after: status.conditions ?? [] },
+      { before: cluster.status?.conditions ?? [], after: status.conditions ?? [], signal: ctx.signal },
       CLUSTER_EVENTS,
     );
   }

@@ -35,7 +35,7 @@ export interface ClusterReconcilerDeps {
   parentZone: ParentZone;
   region: RegionSettings;
   writer: ObjectWriter;
-  events: Pick<EventRecorder, "event">;
+  events: Pick<EventRecorder, "record">;
   /** How long a step that failed with a user error waits before it is tried again. Default 5 min. */
   userErrorRecheckMs?: number;
 }

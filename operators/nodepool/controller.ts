@@ -27,6 +27,9 @@ import { NODE_POOL_UID_INDEX } from "./scope.ts";
 
 export const NODE_POOL_CONTROLLER = "nodepool-controller";
 
+/** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
+const byNodePoolUid = (w: ManifestWork): string[] => [w.metadata.labels?.[LABELS.nodePool] ?? ""];
+
 export interface NodePoolControllerOptions {
   cluster: Cluster;
   /** The operators' namespace: where the release catalog ConfigMap lives. */
@@ -49,7 +52,7 @@ export class NodePoolController implements Runnable {
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
       labelSelector: LABELS.nodePool,
-      indexers: { [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""] },
+      indexers: { [NODE_POOL_UID_INDEX]: byNodePoolUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);
     const client = cluster.client;

@@ -113,18 +113,26 @@ export const resolveRelease: Phase<PoolScope> = (_ctx, scope) => {
 };
 
 /** Applies the pool's work when it differs from this controller's last apply; a paused cluster's pools keep theirs. */
-export const applyWork: Phase<PoolScope> = async (_ctx, scope) => {
+export const applyWork: Phase<PoolScope> = async ({ signal }, scope) => {
   const { pool, cluster, names, release, consumer, deps } = scope;
   if (!cluster || !names || !release || !consumer || !stepReady(scope, POOL_CONDITIONS.ValidVersion))
     return {};
   const current = poolWork(scope);
   if (cluster.spec.paused && current) return {};
   const desired = nodePoolWork({ pool, cluster, names, release, consumer });
-  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current);
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
+    signal,
+  });
   if (!scope.appliedWork) return {};
   const work = `${consumer}/${desired.metadata.name ?? ""}`;
   scope.log.info("Applied the NodePool ManifestWork", { work });
-  if (!current) await deps.events.event(pool, "Normal", "NodePoolCreated", `ManifestWork ${work} created`);
+  if (!current)
+    await deps.events.record(pool, {
+      type: "Normal",
+      reason: "NodePoolCreated",
+      message: `ManifestWork ${work} created`,
+      signal,
+    });
   return {};
 };
 

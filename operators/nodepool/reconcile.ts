@@ -22,14 +22,15 @@ export const POOL_EVENTS: TransitionPolicy = {
 };
 
 /** The pool's work goes; maestro-server holds it until the agent confirms Deleted. */
-export const deleteWork: Phase<PoolScope> = async (_ctx, scope) => {
+export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
   const work = poolWork(scope);
   if (!work) return {};
   if (!work.metadata.deletionTimestamp)
-    await scope.deps.writer.delete(ManifestWorkResource, {
-      name: work.metadata.name ?? "",
-      namespace: work.metadata.namespace,
-    });
+    await scope.deps.writer.delete(
+      ManifestWorkResource,
+      { name: work.metadata.name ?? "", namespace: work.metadata.namespace },
+      { signal },
+    );
   scope.facts.deleting = {
     reason: "DeletingNodePool",
     message: `Waiting for the agent of ${work.metadata.namespace ?? ""} to confirm the NodePool is deleted`,
@@ -37,9 +38,9 @@ export const deleteWork: Phase<PoolScope> = async (_ctx, scope) => {
   return {};
 };
 
-export const releaseFinalizer: Phase<PoolScope> = async (_ctx, scope) => {
+export const releaseFinalizer: Phase<PoolScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
-  await scope.deps.writer.removeFinalizer(NodePoolResource, scope.pool, NODE_POOL_FINALIZER);
+  await scope.deps.writer.removeFinalizer(NodePoolResource, scope.pool, NODE_POOL_FINALIZER, { signal });
   return {};
 };
 
@@ -55,28 +56,28 @@ export class NodePoolReconciler implements Reconciler {
     if (!pool?.metadata.uid) return {};
     const scope: PoolScope = { deps: this.#d, pool, log: requestLog(ctx, pool), facts: { pool, steps: {} } };
     if (pool.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.writer.addFinalizer(NodePoolResource, pool, NODE_POOL_FINALIZER)) return {};
+    if (await this.#d.writer.addFinalizer(NodePoolResource, pool, NODE_POOL_FINALIZER, ctx)) return {};
     const outcome = await runPhases(ctx, scope, POOL_PHASES);
-    await this.#writeStatus(scope, outcome.errors.length === 0);
+    await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
     return phasesResult(outcome);
   }
 
   async #reconcileDelete(ctx: ReconcileContext, scope: PoolScope): Promise<Result> {
     if (!scope.pool.metadata.finalizers?.includes(NODE_POOL_FINALIZER)) return {};
     const outcome = await runPhases(ctx, scope, [deleteWork, releaseFinalizer]);
-    if (scope.facts.deleting) await this.#writeStatus(scope, outcome.errors.length === 0);
+    if (scope.facts.deleting) await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
     return phasesResult(outcome);
   }
 
-  async #writeStatus(scope: PoolScope, succeeded: boolean): Promise<void> {
+  async #writeStatus(ctx: ReconcileContext, scope: PoolScope, succeeded: boolean): Promise<void> {
     const { pool } = scope;
     const status = composePoolStatus(scope.facts, { succeeded });
-    const written = await this.#d.writer.applyStatus<NodePool>(NodePoolResource, pool, status);
+    const written = await this.#d.writer.applyStatus<NodePool>(NodePoolResource, pool, status, ctx);
     if (!written) return;
     await recordTransitions(
       this.#d.events,
       pool,
-      { before: pool.status?.conditions ?? [], after: status.conditions ?? [] },
+      { before: pool.status?.conditions ?? [], after: status.conditions ?? [], signal: ctx.signal },
       POOL_EVENTS,
     );
   }

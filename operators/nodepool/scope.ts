@@ -24,7 +24,7 @@ export interface NodePoolReconcilerDeps {
   releases: () => { resolve(spec: VersionSpec): Resolution };
   region: RegionSettings;
   writer: ObjectWriter;
-  events: Pick<EventRecorder, "event">;
+  events: Pick<EventRecorder, "record">;
 }
 
 export interface PoolScope {

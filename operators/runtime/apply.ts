@@ -56,9 +56,9 @@ export class Applier {
   }
 
   /** Deletes an object this controller applied, and forgets its last apply. Resolves false when it was gone. */
-  async delete(type: ResourceType, ref: ObjectRef): Promise<boolean> {
+  async delete(type: ResourceType, ref: ObjectRef, opts: RequestOptions = {}): Promise<boolean> {
     this.forget(type, ref);
-    return this.client.delete(type, ref);
+    return this.client.delete(type, ref, { signal: opts.signal });
   }
 
   /** Drops what applyIfChanged remembers of an object that is being deleted. */

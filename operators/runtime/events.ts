@@ -178,11 +178,11 @@ export function conditionTransitions(
 
 /** Records the events of a status change (see conditionTransitions). */
 export async function recordTransitions(
-  recorder: Pick<EventRecorder, "event">,
+  recorder: Pick<EventRecorder, "record">,
   obj: KubeObject,
-  change: { before: readonly ConditionLike[]; after: readonly ConditionLike[] },
+  change: { before: readonly ConditionLike[]; after: readonly ConditionLike[]; signal?: AbortSignal },
   policy: TransitionPolicy,
 ): Promise<void> {
   for (const e of conditionTransitions(change.before, change.after, policy))
-    await recorder.event(obj, e.type, e.reason, e.message);
+    await recorder.record(obj, { ...e, signal: change.signal });
 }

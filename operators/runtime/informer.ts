@@ -230,6 +230,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
         fieldSelector,
         limit: this.#opts.pageSize ?? 500,
         continue: cont,
+        signal,
       });
       items.push(...page.items);
       cont = page.metadata.continue;

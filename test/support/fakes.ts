@@ -7,6 +7,7 @@
 import type {
   ClusterInfraSpec,
   ClusterInfrastructure,
+  InfraOptions,
   InfraResult,
 } from "../../operators/cluster/infrastructure.ts";
 import type { StepState } from "../../operators/hcp/steps.ts";
@@ -92,7 +93,11 @@ export interface RecordedEvent {
 export class RecordingEvents {
   readonly events: RecordedEvent[] = [];
 
-  async event(obj: KubeObject, type: EventSeverity, reason: string, message: string): Promise<void> {
+  async record(
+    obj: KubeObject,
+    input: { type: EventSeverity; reason: string; message: string },
+  ): Promise<void> {
+    const { type, reason, message } = input;
     this.events.push({ object: obj.metadata.name ?? "", type, reason, message });
     return Promise.resolve();
   }
@@ -113,36 +118,46 @@ const READY: StepState = { state: "ready", message: "as expected" };
 export class ScriptedInfra implements ClusterInfrastructure {
   readonly calls: Partial<Record<InfraStep, number>> = {};
   readonly script: Partial<Record<InfraStep, StepState>> = {};
+  /** The signal each call was given, in call order. */
+  readonly signals: Array<AbortSignal | undefined> = [];
 
-  #answer(step: InfraStep): InfraResult {
+  #answer(step: InfraStep, opts?: InfraOptions): InfraResult {
+    this.signals.push(opts?.signal);
     this.calls[step] = (this.calls[step] ?? 0) + 1;
     return { step: this.script[step] ?? READY };
   }
 
-  ensureResourceGroup(_spec: ClusterInfraSpec): Promise<InfraResult> {
-    return Promise.resolve(this.#answer("ensureResourceGroup"));
+  ensureResourceGroup(_spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureResourceGroup", opts));
   }
 
-  ensureDnsZone(_spec: ClusterInfraSpec): Promise<InfraResult & { nameServers?: string[] }> {
-    const r = this.#answer("ensureDnsZone");
+  ensureDnsZone(
+    _spec: ClusterInfraSpec,
+    opts?: InfraOptions,
+  ): Promise<InfraResult & { nameServers?: string[] }> {
+    const r = this.#answer("ensureDnsZone", opts);
     return Promise.resolve(r.step.state === "ready" ? { ...r, nameServers: ["ns1.example.net"] } : r);
   }
 
-  ensureDelegation(_spec: ClusterInfraSpec, _nameServers: string[]): Promise<InfraResult> {
-    return Promise.resolve(this.#answer("ensureDelegation"));
+  ensureDelegation(
+    _spec: ClusterInfraSpec,
+    _nameServers: string[],
+    opts?: InfraOptions,
+  ): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureDelegation", opts));
   }
 
-  ensureIngress(_spec: ClusterInfraSpec): Promise<InfraResult> {
-    const r = this.#answer("ensureIngress");
+  ensureIngress(_spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult> {
+    const r = this.#answer("ensureIngress", opts);
     return Promise.resolve(r.step.state === "ready" ? { ...r, ingressIp: "20.0.0.1" } : r);
   }
 
-  ensureRecords(_spec: ClusterInfraSpec, _ip: string): Promise<InfraResult> {
-    return Promise.resolve(this.#answer("ensureRecords"));
+  ensureRecords(_spec: ClusterInfraSpec, _ip: string, opts?: InfraOptions): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("ensureRecords", opts));
   }
 
-  deleteAll(_spec: ClusterInfraSpec): Promise<InfraResult> {
-    return Promise.resolve(this.#answer("deleteAll"));
+  deleteAll(_spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult> {
+    return Promise.resolve(this.#answer("deleteAll", opts));
   }
 
   total(): number {
