@@ -5,7 +5,7 @@
  * in `facts.deleting`, which holds the phases after it.
  */
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource } from "../api/work/v1.ts";
+import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { RetryableStepError } from "./phases.ts";
@@ -34,12 +34,7 @@ export const deleteWorks: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
   const works = worksOf(scope);
   if (works.length === 0) return {};
-  for (const w of works.filter((w) => !w.metadata.deletionTimestamp))
-    await scope.deps.writer.delete(
-      ManifestWorkResource,
-      { name: w.metadata.name ?? "", namespace: w.metadata.namespace },
-      { signal },
-    );
+  await deleteManifestWorks(scope.deps.writer, works, signal);
   scope.facts.deleting = {
     reason: "DeletingHostedCluster",
     message: `Waiting for the agent of ${works[0]?.metadata.namespace ?? ""} to confirm the HostedCluster is deleted`,

@@ -3,6 +3,7 @@
  * applied server-side by the agent, deleted in the foreground, with JSONPath feedback on the one
  * HyperShift object the controller watches — so the two cannot drift apart.
  */
+import type { ObjectWriter } from "../runtime/apply.ts";
 import type { ResourceType } from "../runtime/kube.ts";
 import {
   ManifestWorkResource,
@@ -60,4 +61,21 @@ export function manifestWork(spec: WorkSpec): ManifestWork {
       ],
     },
   };
+}
+
+/**
+ * Deletes the works that are not being deleted yet. maestro-server keeps each until its agent
+ * confirms Deleted, so the caller waits for them to disappear from its informer.
+ */
+export async function deleteWorks(
+  writer: Pick<ObjectWriter, "delete">,
+  works: readonly ManifestWork[],
+  signal: AbortSignal,
+): Promise<void> {
+  for (const w of works.filter((w) => !w.metadata.deletionTimestamp))
+    await writer.delete(
+      ManifestWorkResource,
+      { name: w.metadata.name ?? "", namespace: w.metadata.namespace },
+      { signal },
+    );
 }

@@ -6,8 +6,8 @@
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import { NodePoolResource } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource } from "../api/work/v1.ts";
 import { requestLog } from "../hcp/requests.ts";
+import { deleteWorks } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, type Phase } from "../runtime/phases.ts";
@@ -25,12 +25,7 @@ export const POOL_EVENTS: TransitionPolicy = {
 export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
   const work = poolWork(scope);
   if (!work) return {};
-  if (!work.metadata.deletionTimestamp)
-    await scope.deps.writer.delete(
-      ManifestWorkResource,
-      { name: work.metadata.name ?? "", namespace: work.metadata.namespace },
-      { signal },
-    );
+  await deleteWorks(scope.deps.writer, [work], signal);
   scope.facts.deleting = {
     reason: "DeletingNodePool",
     message: `Waiting for the agent of ${work.metadata.namespace ?? ""} to confirm the NodePool is deleted`,
