@@ -337,6 +337,18 @@ export class KubeClient {
   raw<T>(path: string, opts: RequestOptions = {}): Promise<T> {
     return this.#json<T>({ method: HttpMethod.GET, path, signal: opts.signal });
   }
+
+  /** GET of a path that answers in text, such as the apiserver's own /metrics. */
+  async text(path: string, opts: RequestOptions = {}): Promise<string> {
+    try {
+      const res = await this.#send({ method: HttpMethod.GET, path, signal: opts.signal });
+      const text = await res.text();
+      if (!res.ok) throw toApiError(res.status, safeJson(text), `GET ${path}`);
+      return text;
+    } catch (err) {
+      throw abortReasonOr(opts.signal, err);
+    }
+  }
 }
 
 /** What a request rejects with: the signal's reason once it aborted (fetch's own error says less). */

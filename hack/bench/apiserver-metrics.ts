@@ -1,0 +1,76 @@
+/**
+ * Requests an apiserver served, by verb and resource, from its own `apiserver_request_total`
+ * counter; and etcd's database size and compaction through its HTTP gateway. The benchmark reads
+ * both before and after a phase and reports the difference.
+ */
+import type { KubeClient } from "../../operators/runtime/kube.ts";
+
+/** "VERB resource[/subresource]" → count. */
+export type RequestCounts = Map<string, number>;
+
+const REQUEST_LINE = /^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/;
+
+function labelsOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/(\w+)="([^"]*)"/g)) out[m[1] ?? ""] = m[2] ?? "";
+  return out;
+}
+
+export async function requestCounts(client: KubeClient): Promise<RequestCounts> {
+  const text = await client.text("/metrics");
+  const counts: RequestCounts = new Map();
+  for (const line of text.split("\n")) {
+    const m = REQUEST_LINE.exec(line);
+    if (!m) continue;
+    const l = labelsOf(m[1] ?? "");
+    if (!l["resource"] || l["verb"] === "WATCH") continue;
+    const key = `${l["verb"]} ${l["resource"]}${l["subresource"] ? `/${l["subresource"]}` : ""}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(m[2]));
+  }
+  return counts;
+}
+
+export function difference(after: RequestCounts, before: RequestCounts): RequestCounts {
+  const out: RequestCounts = new Map();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out.set(k, d);
+  }
+  return out;
+}
+
+export function merge(...all: RequestCounts[]): RequestCounts {
+  const out: RequestCounts = new Map();
+  for (const counts of all) for (const [k, v] of counts) out.set(k, (out.get(k) ?? 0) + v);
+  return out;
+}
+
+const WRITE_VERBS = new Set(["POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"]);
+
+export function writes(counts: RequestCounts): number {
+  let n = 0;
+  for (const [k, v] of counts) if (WRITE_VERBS.has(k.split(" ")[0] ?? "")) n += v;
+  return n;
+}
+
+async function etcdPost<T>(etcdUrl: string, path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** etcd's database size in bytes (what the quota counts). */
+export async function etcdDbSize(etcdUrl: string): Promise<number> {
+  const status = await etcdPost<{ dbSize?: string }>(etcdUrl, "/v3/maintenance/status", {});
+  return Number(status.dbSize ?? 0);
+}
+
+/** Compacts to the current revision and defragments, so the size says what is stored now. */
+export async function compactAndDefrag(etcdUrl: string): Promise<void> {
+  const range = await etcdPost<{ header?: { revision?: string } }>(etcdUrl, "/v3/kv/range", {
+    key: Buffer.from("/").toString("base64"),
+  });
+  const revision = range.header?.revision;
+  if (revision) await etcdPost(etcdUrl, "/v3/kv/compaction", { revision, physical: true });
+  await etcdPost(etcdUrl, "/v3/maintenance/defragment", {});
+}

@@ -1,0 +1,595 @@
+/**
+ * Scenarios 1 and 4 of `npm run bench`: a region's lifecycle at scale, and a restart with it full.
+ *
+ * N HcpClusters with one NodePool each over M management clusters, every component a process of
+ * its own (operators with maestro-server, one maestro-agent and one HyperShift simulator per
+ * management cluster, the ARM emulator), simulator delay 0, no added ARM latency. Measured: time
+ * to all Ready and to all deleted; requests per cluster by verb and resource from the apiservers'
+ * own counters; peak RSS and CPU seconds per component; etcd's size at Ready before and after
+ * compaction. Floor: the same number of writes per cluster, replayed by a raw client at the same
+ * concurrency against the same apiservers. Restart: the operators killed with N clusters Ready;
+ * time until ready and until every cluster and pool was reconciled again, and the writes that
+ * resync made (a no-op reconcile must write nothing).
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { load } from "js-yaml";
+import { NamespaceResource } from "../../operators/api/core.ts";
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
+import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
+import { createAzureClients } from "../../operators/azure/clients.ts";
+import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
+import { configMapType } from "../../operators/releases/catalog.ts";
+import { Informer } from "../../operators/runtime/informer.ts";
+import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
+import { freePort, waitFor } from "../harness/ports.ts";
+import { startRegion, type Region } from "../harness/region.ts";
+import {
+  catalogConfigMap,
+  LOCAL_BASE_DOMAIN,
+  SERVICE_RESOURCE_GROUP,
+  SERVICE_SUBSCRIPTION,
+} from "../harness/stack.ts";
+import {
+  compactAndDefrag,
+  difference,
+  etcdDbSize,
+  merge,
+  requestCounts,
+  writes,
+  type RequestCounts,
+} from "./apiserver-metrics.ts";
+import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
+
+const NAMESPACE = "hcp-system";
+const CLUSTERS_PER_NAMESPACE = 100;
+const script = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+const samples = new URL("../../config/samples/", import.meta.url);
+
+export interface LifecycleOptions {
+  /** Hosted clusters, each with one node pool. */
+  n: number;
+  managementClusters: number;
+  /** Creates and deletes in flight at once, for the region and for the floor alike. */
+  concurrency: number;
+  /** Also run the restart scenario while the region is full. */
+  restart: boolean;
+  /** A deadline for each phase; the bench fails rather than wait forever. */
+  phaseTimeoutMs: number;
+}
+
+export interface LifecycleReport {
+  n: number;
+  managementClusters: number;
+  concurrency: number;
+  createMs: number;
+  createFloorMs: number;
+  deleteMs: number;
+  deleteFloorMs: number;
+  /** Per cluster (with its pool), by "VERB resource". */
+  createRequests: Record<string, number>;
+  deleteRequests: Record<string, number>;
+  createWritesPerCluster: { service: number; management: number };
+  deleteWritesPerCluster: { service: number; management: number };
+  usage: ComponentUsage[];
+  etcd: { beforeBytes: number; readyBytes: number; compactedBytes: number };
+  restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
+  logDir: string;
+}
+
+interface Running {
+  region: Region;
+  service: KubeClient;
+  management: KubeClient[];
+  components: Component[];
+  operators: { component: Component; metricsUrl: string; restart(): Promise<Component> };
+  logDir: string;
+}
+
+function clientFor(kubeconfigPath: string, name: string): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  return new KubeClient(name, kc);
+}
+
+async function sample<T>(file: string): Promise<T> {
+  return load(await readFile(new URL(file, samples), "utf8")) as T;
+}
+
+async function readyAt(url: string, timeoutMs: number): Promise<void> {
+  await waitFor(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).ok, {
+    timeoutMs,
+    intervalMs: 200,
+  });
+}
+
+// ---- the region --------------------------------------------------------------------------------
+
+async function seed(service: KubeClient, mcs: string[], capacity: number): Promise<void> {
+  await service.createIfAbsent(NamespaceResource, { metadata: { name: NAMESPACE } });
+  await service.apply(configMapType, await catalogConfigMap(NAMESPACE), { fieldManager: "hcp-bench" });
+  for (const name of mcs) {
+    await service.createIfAbsent(NamespaceResource, { metadata: { name } });
+    const mc: ManagementCluster = {
+      apiVersion: "hcp.aro.dev/v1alpha1",
+      kind: "ManagementCluster",
+      metadata: { name },
+      spec: {
+        consumerName: name,
+        capacity: { maxHostedClusters: capacity },
+        schedulable: true,
+        region: "eastus",
+      },
+    };
+    await service.createIfAbsent(ManagementClusterResource, mc);
+  }
+}
+
+interface ArmInfo {
+  endpoint: string;
+  caPath: string;
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+async function startArm(workDir: string, logDir: string): Promise<{ component: Component; arm: ArmInfo }> {
+  const { component, line } = await spawnComponent({
+    name: "arm-emulator",
+    script: script("hack/harness/arm-emulator/main.ts"),
+    args: ["--work-dir", workDir, "--async-delay-ms", "0"],
+    logDir,
+    firstLine: true,
+  });
+  const arm = JSON.parse(line ?? "{}") as ArmInfo;
+  const azure = await createAzureClients({
+    armEndpoint: arm.endpoint,
+    authorityHost: arm.endpoint,
+    caFile: arm.caPath,
+    credential: arm,
+  });
+  const parentZone = {
+    subscriptionId: SERVICE_SUBSCRIPTION,
+    resourceGroup: SERVICE_RESOURCE_GROUP,
+    name: LOCAL_BASE_DOMAIN,
+  };
+  await new AzureClusterInfrastructure(azure, parentZone).ensureParentZone();
+  return { component, arm };
+}
+
+async function startOperators(region: Region, arm: ArmInfo, logDir: string): Promise<Running["operators"]> {
+  const broker = region.broker!;
+  const creds = await broker.credentials("maestro");
+  const port = await freePort();
+  const service = region.clusters.find((c) => c.role === "service")!;
+  const spawnOnce = async (): Promise<Component> => {
+    const { component } = await spawnComponent({
+      name: "operators",
+      script: script("operators/main.ts"),
+      args: [
+        `--kubeconfig=${service.kubeconfigPath}`,
+        `--namespace=${NAMESPACE}`,
+        `--http-address=127.0.0.1:${port}`,
+        `--broker-url=${broker.url}`,
+        `--broker-ca=${creds.caPath}`,
+        `--broker-cert=${creds.certPath}`,
+        `--broker-key=${creds.keyPath}`,
+        `--base-domain=${LOCAL_BASE_DOMAIN}`,
+        `--parent-zone-subscription=${SERVICE_SUBSCRIPTION}`,
+        `--parent-zone-resource-group=${SERVICE_RESOURCE_GROUP}`,
+        `--azure-endpoint=${arm.endpoint}`,
+        `--azure-authority-host=${arm.endpoint}`,
+        `--azure-ca=${arm.caPath}`,
+      ],
+      env: {
+        AZURE_TENANT_ID: arm.tenantId,
+        AZURE_CLIENT_ID: arm.clientId,
+        AZURE_CLIENT_SECRET: arm.clientSecret,
+      },
+      logDir,
+    });
+    return component;
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const component = await spawnOnce();
+  await readyAt(url, 120_000);
+  return { component, metricsUrl: `${url}/metrics`, restart: spawnOnce };
+}
+
+async function startManagementSide(region: Region, logDir: string): Promise<Component[]> {
+  const broker = region.broker!;
+  const out: Component[] = [];
+  for (const c of region.clusters.filter((x) => x.role === "management")) {
+    const creds = await broker.credentials(c.name);
+    const [agentPort, simPort] = [await freePort(), await freePort()];
+    const agent = await spawnComponent({
+      name: `maestro-agent-${c.name}`,
+      script: script("operators/maestro-agent/main.ts"),
+      args: [
+        `--consumer=${c.name}`,
+        `--kubeconfig=${c.kubeconfigPath}`,
+        `--broker-url=${broker.url}`,
+        `--broker-ca=${creds.caPath}`,
+        `--broker-cert=${creds.certPath}`,
+        `--broker-key=${creds.keyPath}`,
+        `--http-address=127.0.0.1:${agentPort}`,
+      ],
+      logDir,
+    });
+    const simulator = await spawnComponent({
+      name: `hypershift-simulator-${c.name}`,
+      script: script("hack/hypershift-simulator/main.ts"),
+      args: [
+        `--kubeconfig=${c.kubeconfigPath}`,
+        `--cluster=${c.name}`,
+        "--provision-delay-ms=0",
+        "--delete-delay-ms=0",
+        `--http-address=127.0.0.1:${simPort}`,
+      ],
+      logDir,
+    });
+    out.push(agent.component, simulator.component);
+    await Promise.all([
+      readyAt(`http://127.0.0.1:${agentPort}`, 60_000),
+      readyAt(`http://127.0.0.1:${simPort}`, 60_000),
+    ]);
+  }
+  return out;
+}
+
+async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: ArmInfo }> {
+  const region = await startRegion({ managementClusters: opts.managementClusters });
+  // Outside the region's work dir, which goes with the region: the logs outlive the run.
+  const logDir = join(".local", "bench-logs", new Date().toISOString().replace(/[:.]/g, "-"));
+  await mkdir(logDir, { recursive: true });
+  const service = clientFor(region.clusters.find((c) => c.role === "service")!.kubeconfigPath, "service");
+  const management = region.clusters
+    .filter((c) => c.role === "management")
+    .map((c) => clientFor(c.kubeconfigPath, c.name));
+  const mcNames = management.map((m) => m.cluster);
+  await seed(service, mcNames, Math.ceil(opts.n / mcNames.length) + 10);
+  const { component: armComponent, arm } = await startArm(region.workDir, logDir);
+  const operators = await startOperators(region, arm, logDir);
+  const managementSide = await startManagementSide(region, logDir);
+  return {
+    region,
+    service,
+    management,
+    components: [operators.component, ...managementSide, armComponent],
+    operators,
+    logDir,
+    arm,
+  };
+}
+
+// ---- load -------------------------------------------------------------------------------------
+
+async function inParallel(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+const namespaceOf = (i: number): string => `bench-${Math.floor(i / CLUSTERS_PER_NAMESPACE)}`;
+
+async function createClusters(service: KubeClient, n: number, concurrency: number): Promise<void> {
+  const cluster = await sample<HcpCluster>("hcpcluster.yaml");
+  const pool = await sample<NodePool>("nodepool-fixed.yaml");
+  for (let ns = 0; ns * CLUSTERS_PER_NAMESPACE < n; ns++)
+    await service.createIfAbsent(NamespaceResource, { metadata: { name: `bench-${ns}` } });
+  await inParallel(n, concurrency, async (i) => {
+    const namespace = namespaceOf(i);
+    const c: HcpCluster = {
+      ...cluster,
+      metadata: { name: `c${i}`, namespace },
+      spec: {
+        ...cluster.spec,
+        dns: { baseDomainPrefix: `c${i}` },
+        platform: { azure: { ...cluster.spec.platform.azure, managedResourceGroup: `bench-c${i}-managed` } },
+      },
+    };
+    await service.create(HcpClusterResource, c);
+    const p: NodePool = {
+      ...pool,
+      metadata: { name: `c${i}-workers`, namespace },
+      spec: { ...pool.spec, clusterRef: { name: `c${i}` } },
+    };
+    await service.create(NodePoolResource, p);
+  });
+}
+
+async function deleteClusters(service: KubeClient, n: number, concurrency: number): Promise<void> {
+  await inParallel(n, concurrency, async (i) => {
+    await service.delete(HcpClusterResource, { name: `c${i}`, namespace: namespaceOf(i) });
+  });
+}
+
+/** An informer the bench reads in-process: one LIST and a WATCH, not a poll per check. */
+function watch<T extends KubeObject>(
+  client: KubeClient,
+  type: ResourceType,
+  signal: AbortSignal,
+): Informer<T> {
+  const informer = new Informer<T>({ client, type });
+  void informer.run(signal);
+  return informer;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  await waitFor(what, () => Promise.resolve(check()), { timeoutMs, intervalMs: 250 });
+}
+
+// ---- floor ------------------------------------------------------------------------------------
+
+/**
+ * The same number of writes per cluster as the region made, by a raw client at the same
+ * concurrency: a ConfigMap created, patched, and (for deletion) deleted, on the service cluster
+ * and on a management cluster, one cluster's writes after another as a controller's would be.
+ */
+async function floor(
+  running: Running,
+  opts: LifecycleOptions,
+  perCluster: { service: number; management: number },
+  tag: string,
+): Promise<number> {
+  const writesOn = async (client: KubeClient, count: number, name: string): Promise<void> => {
+    if (count < 1) return;
+    const ref = { name, namespace: "default" };
+    await client.create(configMapType, { metadata: ref, data: { n: "0" } });
+    for (let k = 1; k < count - 1; k++)
+      await client.mergePatch(configMapType, ref, { data: { n: String(k) } });
+    if (count > 1) await client.delete(configMapType, ref);
+  };
+  const started = performance.now();
+  await inParallel(opts.n, opts.concurrency, async (i) => {
+    const mgmt = running.management[i % running.management.length]!;
+    await Promise.all([
+      writesOn(running.service, Math.round(perCluster.service), `floor-${tag}-${i}`),
+      writesOn(mgmt, Math.round(perCluster.management), `floor-${tag}-${i}`),
+    ]);
+  });
+  return performance.now() - started;
+}
+
+// ---- restart ----------------------------------------------------------------------------------
+
+async function scrape(url: string): Promise<string> {
+  return (await fetch(url)).text();
+}
+
+function counter(text: string, metric: string, queue: string): number {
+  const m = new RegExp(`^${metric}\\{[^}]*name="${queue}"[^}]*\\} ([0-9.e+]+)$`, "m").exec(text);
+  return Number(m?.[1] ?? 0);
+}
+
+/** Every cluster and pool was reconciled again since the start, and nothing is queued or running. */
+function resynced(text: string, n: number): boolean {
+  return ["cluster-controller", "nodepool-controller"].every((q) => {
+    const adds = counter(text, "workqueue_adds_total", q);
+    const done = counter(text, "workqueue_work_duration_seconds_count", q);
+    return adds >= n && done === adds;
+  });
+}
+
+async function restartScenario(
+  running: Running,
+  opts: LifecycleOptions,
+): Promise<NonNullable<LifecycleReport["restart"]>> {
+  const before = await allCounts(running);
+  await running.operators.component.kill();
+  const started = performance.now();
+  const next = await running.operators.restart();
+  running.components[0] = next;
+  running.operators.component = next;
+  const base = running.operators.metricsUrl.replace(/\/metrics$/, "");
+  await readyAt(base, opts.phaseTimeoutMs);
+  const readyMs = performance.now() - started;
+  await waitFor(
+    "resync after restart",
+    async () => resynced(await scrape(running.operators.metricsUrl), opts.n),
+    {
+      timeoutMs: opts.phaseTimeoutMs,
+      intervalMs: 250,
+    },
+  );
+  const resyncedMs = performance.now() - started;
+  const delta = difference(await allCounts(running), before);
+  const writeCounts = Object.fromEntries(
+    [...delta].filter(([k]) => !k.startsWith("GET") && !k.startsWith("LIST")),
+  );
+  return { readyMs, resyncedMs, writes: writeCounts };
+}
+
+// ---- the scenario -----------------------------------------------------------------------------
+
+async function allCounts(running: Running): Promise<RequestCounts> {
+  return merge(
+    await requestCounts(running.service),
+    ...(await Promise.all(running.management.map(requestCounts))),
+  );
+}
+
+async function phaseCounts(running: Running): Promise<{ service: RequestCounts; management: RequestCounts }> {
+  return {
+    service: await requestCounts(running.service),
+    management: merge(...(await Promise.all(running.management.map(requestCounts)))),
+  };
+}
+
+function perCluster(counts: RequestCounts, n: number): Record<string, number> {
+  return Object.fromEntries([...counts].sort().map(([k, v]) => [k, Math.round((v / n) * 100) / 100]));
+}
+
+export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleReport> {
+  const running = await startRunning(opts);
+  const stop = new AbortController();
+  const sampler = sampleUsage(() => running.components);
+  try {
+    const clusters = watch<HcpCluster>(running.service, HcpClusterResource, stop.signal);
+    const pools = watch<NodePool>(running.service, NodePoolResource, stop.signal);
+    const works = watch<KubeObject>(running.service, ManifestWorkResource, stop.signal);
+    await Promise.all([clusters.waitForSync(), pools.waitForSync(), works.waitForSync()]);
+    const etcdBefore = await etcdDbSize(running.region.etcdUrl);
+
+    const c0 = await phaseCounts(running);
+    let started = performance.now();
+    await createClusters(running.service, opts.n, opts.concurrency);
+    const allReady = (): boolean =>
+      clusters.list().filter((c) => c.status?.phase === "Ready").length === opts.n &&
+      pools.list().filter((p) => p.status?.phase === "Ready").length === opts.n;
+    await until(`${opts.n} clusters and pools Ready`, allReady, opts.phaseTimeoutMs);
+    const createMs = performance.now() - started;
+    const c1 = await phaseCounts(running);
+
+    const readyBytes = await etcdDbSize(running.region.etcdUrl);
+    await compactAndDefrag(running.region.etcdUrl);
+    const compactedBytes = await etcdDbSize(running.region.etcdUrl);
+
+    const restart = opts.restart ? await restartScenario(running, opts) : undefined;
+
+    const d0 = await phaseCounts(running);
+    started = performance.now();
+    await deleteClusters(running.service, opts.n, opts.concurrency);
+    const allGone = (): boolean =>
+      clusters.list().length === 0 && pools.list().length === 0 && works.list().length === 0;
+    await until(`${opts.n} clusters deleted`, allGone, opts.phaseTimeoutMs);
+    const deleteMs = performance.now() - started;
+    const d1 = await phaseCounts(running);
+
+    const createWrites = {
+      service: writes(difference(c1.service, c0.service)) / opts.n,
+      management: writes(difference(c1.management, c0.management)) / opts.n,
+    };
+    const deleteWrites = {
+      service: writes(difference(d1.service, d0.service)) / opts.n,
+      management: writes(difference(d1.management, d0.management)) / opts.n,
+    };
+    const usage = await Promise.all(running.components.map((c) => c.usage()));
+    const createFloorMs = await floor(running, opts, createWrites, "create");
+    const deleteFloorMs = await floor(running, opts, deleteWrites, "delete");
+    return {
+      n: opts.n,
+      managementClusters: opts.managementClusters,
+      concurrency: opts.concurrency,
+      createMs,
+      createFloorMs,
+      deleteMs,
+      deleteFloorMs,
+      createRequests: perCluster(
+        merge(difference(c1.service, c0.service), difference(c1.management, c0.management)),
+        opts.n,
+      ),
+      deleteRequests: perCluster(
+        merge(difference(d1.service, d0.service), difference(d1.management, d0.management)),
+        opts.n,
+      ),
+      createWritesPerCluster: createWrites,
+      deleteWritesPerCluster: deleteWrites,
+      usage,
+      etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
+      restart,
+      logDir: running.logDir,
+    };
+  } finally {
+    sampler.stop();
+    stop.abort();
+    await Promise.all(running.components.map((c) => c.stop()));
+    await running.region.stop();
+  }
+}
+
+/** One row of the bench table: a figure, the floor it is measured against, and the ratio. */
+export interface BenchRow {
+  name: string;
+  value: number;
+  unit: string;
+  floor?: number;
+  ratio?: number;
+  detail?: string;
+}
+
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
+
+export function lifecycleRows(r: LifecycleReport): BenchRow[] {
+  const where = `N=${r.n}, ${r.managementClusters} management clusters, concurrency ${r.concurrency}`;
+  const w = (x: { service: number; management: number }): string =>
+    `${Math.round(x.service * 10) / 10} service + ${Math.round(x.management * 10) / 10} management`;
+  const rows: BenchRow[] = [
+    {
+      name: "lifecycle create → all Ready",
+      value: seconds(r.createMs),
+      unit: "s",
+      floor: seconds(r.createFloorMs),
+      ratio: ratio(r.createMs, r.createFloorMs),
+      detail: where,
+    },
+    {
+      name: "lifecycle delete → all gone",
+      value: seconds(r.deleteMs),
+      unit: "s",
+      floor: seconds(r.deleteFloorMs),
+      ratio: ratio(r.deleteMs, r.deleteFloorMs),
+      detail: where,
+    },
+    {
+      name: "writes per cluster, create",
+      value: Math.round((r.createWritesPerCluster.service + r.createWritesPerCluster.management) * 10) / 10,
+      unit: "writes",
+      detail: w(r.createWritesPerCluster),
+    },
+    {
+      name: "writes per cluster, delete",
+      value: Math.round((r.deleteWritesPerCluster.service + r.deleteWritesPerCluster.management) * 10) / 10,
+      unit: "writes",
+      detail: w(r.deleteWritesPerCluster),
+    },
+    {
+      name: "etcd at Ready, compacted",
+      value: Math.round(r.etcd.compactedBytes / 1024 / 1024),
+      unit: "MB",
+      detail: `${Math.round((r.etcd.compactedBytes - r.etcd.beforeBytes) / r.n / 1024)} KB per cluster; ${Math.round(r.etcd.readyBytes / 1024 / 1024)} MB before compaction`,
+    },
+  ];
+  for (const u of r.usage)
+    rows.push({
+      name: `peak RSS ${u.name}`,
+      value: u.peakRssMb,
+      unit: "MB",
+      detail: `${Math.round(u.cpuSeconds)} CPU s`,
+    });
+  if (r.restart) {
+    const writesAfter = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
+    rows.push(
+      { name: "restart → ready", value: seconds(r.restart.readyMs), unit: "s", detail: `N=${r.n}` },
+      {
+        name: "restart → resynced",
+        value: seconds(r.restart.resyncedMs),
+        unit: "s",
+        detail: `every cluster and pool reconciled again`,
+      },
+      {
+        name: "restart writes",
+        value: writesAfter,
+        unit: "writes",
+        detail: JSON.stringify(r.restart.writes),
+      },
+    );
+  }
+  return rows;
+}
