@@ -23,6 +23,7 @@ import {
 } from "./cr-mapping.ts";
 import type { FieldError } from "./errors.ts";
 import { KubeApiError } from "../runtime/kube.ts";
+import { createLogger } from "../runtime/logger.ts";
 import { match, PATTERNS, route } from "./routes.ts";
 import { cloudErrorFromKube } from "./service-cluster.ts";
 import { clusterBody } from "../../test/support/frontend.ts";
@@ -372,5 +373,24 @@ describe("hostile input", () => {
     expect(() => clusterToCR(hub, { id, namespace: "ns", name: "c", annotations: {} })).toThrow(
       expect.objectContaining({ body: expect.objectContaining({ target: "properties.imageDigestMirrors" }) }),
     );
+  });
+});
+
+describe("logging", () => {
+  it("writes JSON lines to the sink it is given (npm run local: a file), children included", () => {
+    const lines: string[] = [];
+    const log = createLogger({ component: "hcp-frontend" }, "debug", (line) => lines.push(line));
+    log
+      .child({ correlationRequestId: "corr" })
+      .error("ARM request failed", new Error("boom"), { status: 500 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.endsWith("\n")).toBe(true);
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      level: "error",
+      component: "hcp-frontend",
+      correlationRequestId: "corr",
+      status: 500,
+      err: "boom",
+    });
   });
 });
