@@ -9,6 +9,7 @@
  *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
  *   HCP_LOCAL_SAMPLE=0          do not apply the sample cluster
  */
+import { createWriteStream } from "node:fs";
 import { copyFile, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
@@ -96,7 +97,12 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
   const certs = await frontendCerts(dir);
   const kc = new KubeConfig();
   kc.loadFromFile(service.kubeconfigPath);
-  const fe = await startTestFrontend({ client: new KubeClient("service", kc), certs, catalogNamespace });
+  // Like the other components, the frontend logs to a file of the work dir: every 5xx, and every
+  // request with HCP_LOG_LEVEL=debug.
+  const logPath = join(region.workDir || stateDir, "frontend.log");
+  const logFile = createWriteStream(logPath, { flags: "a" });
+  const log = createLogger({ component: "hcp-frontend" }, undefined, (line) => logFile.write(line));
+  const fe = await startTestFrontend({ client: new KubeClient("service", kc), certs, catalogNamespace, log });
   await writeFile(
     join(dir, "cluster.json"),
     JSON.stringify(clusterBody(LOCAL_SUBSCRIPTION, { prefix: "armdemo" }), null, 2),
@@ -114,13 +120,18 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
   const rp = `${fe.url}/subscriptions/${LOCAL_SUBSCRIPTION}/resourceGroups/demo/providers/Microsoft.RedHatOpenShift`;
   const lines = [
     `  ARM frontend  ${fe.url}   (mutual TLS; ARM's client certificate: ${certs.arm.certPath})`,
+    `  frontend log: ${logPath}`,
     "  Try:",
     `    ${curl} -X PUT '${fe.url}/subscriptions/${LOCAL_SUBSCRIPTION}?api-version=2.0' -d @${join(dir, "subscription.json")}`,
     `    ${curl} -X PUT '${rp}/hcpOpenShiftClusters/armdemo?api-version=2026-06-30-preview' -d @${join(dir, "cluster.json")}`,
     `    ${curl} '${rp}/hcpOpenShiftClusters/armdemo?api-version=2026-06-30-preview'`,
     `    ${curl} -X PUT '${rp}/hcpOpenShiftClusters/armdemo/nodePools/workers?api-version=2026-06-30-preview' -d @${join(dir, "nodepool.json")}`,
   ];
-  return { lines, stop: () => fe.stop() };
+  const stop = async (): Promise<void> => {
+    await fe.stop();
+    await new Promise<void>((resolve) => logFile.end(() => resolve()));
+  };
+  return { lines, stop };
 }
 
 /** The controllers, agents and simulator, logging to a file in the work dir. */

@@ -121,7 +121,7 @@ function clusterProperties(o: ClusterOptions) {
       api: obj({
         url: ro(str()),
         visibility: co(str({ enum: ["Public", "Private"] })),
-        authorizedCidrs: arr(str(), { maxItems: 500 }),
+        authorizedCidrs: arr(str({ format: "cidr", maxLength: 43 }), { maxItems: 500 }),
       }),
       ...(o.v2026
         ? {
@@ -212,6 +212,16 @@ const identity = obj({
   tenantId: ro(str()),
 });
 
+/** An Azure region, as its name ("eastus") or display name ("East US"); never blank. */
+const LOCATION = /^[A-Za-z0-9]+( [A-Za-z0-9]+)*$/;
+const LOCATION_TEXT = "is not an Azure location such as 'eastus' or 'East US'";
+/** ARM's tag name rules: at most 512 characters, none of < > % & \ ? / (values: 256, 50 tags). */
+const TAG_NAME = {
+  maxLength: 512,
+  forbidden: /[<>%&\\?/]|^$/,
+  forbiddenText: "is empty or contains one of the characters < > % & \\ ? /",
+};
+
 /** The whole ARM resource (TrackedResource + identity + properties). */
 function envelope<P extends ReturnType<typeof clusterProperties> | ReturnType<typeof nodePoolProperties>>(
   properties: P,
@@ -221,8 +231,8 @@ function envelope<P extends ReturnType<typeof clusterProperties> | ReturnType<ty
       id: ro(str()),
       name: ro(str()),
       type: ro(str()),
-      location: co(str()),
-      tags: map(str({ maxLength: 256 }), { maxProperties: 50 }),
+      location: co(str({ pattern: LOCATION, patternText: LOCATION_TEXT, maxLength: 64 })),
+      tags: map(str({ maxLength: 256 }), { maxProperties: 50, keys: TAG_NAME }),
       systemData: ro(anyValue()),
       identity,
       properties,

@@ -8,6 +8,7 @@
  * shows. The schemas themselves live in api-version-schemas.ts, one per version, built from the
  * OpenAPI of ARO HCP.
  */
+import { isIP } from "node:net";
 import { isDeepStrictEqual } from "node:util";
 import type { FieldError } from "./errors.ts";
 
@@ -26,10 +27,19 @@ interface Typed<T> {
   readonly [readsTo]?: T;
 }
 
+/** Formats a string is checked against, and what the error says it must be. */
+const FORMATS = {
+  cidr: { check: isAddressOrCidr, description: "an IP address or CIDR block such as 10.0.0.0/8" },
+} as const;
+export type StringFormat = keyof typeof FORMATS;
+
 export interface StringSchema<T extends string = string> extends Common, Typed<T> {
   type: "string";
   enum?: readonly T[];
   pattern?: RegExp;
+  /** Said instead of the pattern's source when a value does not match. */
+  patternText?: string;
+  format?: StringFormat;
   maxLength?: number;
   minLength?: number;
 }
@@ -53,6 +63,8 @@ export interface MapSchema<V extends Schema = Schema> extends Common {
   type: "map";
   values: V;
   maxProperties?: number;
+  /** What each key must be (e.g. ARM's tag names). */
+  keys?: { maxLength?: number; forbidden?: RegExp; forbiddenText?: string };
 }
 export interface ArraySchema<I extends Schema = Schema> extends Common {
   type: "array";
@@ -92,7 +104,7 @@ export type TypeOf<S> =
 type Extra<S extends Schema> = Omit<S, "type" | "properties" | "values" | "items">;
 
 export const str = <const T extends string = string>(
-  extra: Common & { enum?: readonly T[]; pattern?: RegExp; maxLength?: number; minLength?: number } = {},
+  extra: Common & Omit<StringSchema<T>, "type" | keyof Common | typeof readsTo> = {},
 ): StringSchema<T> => ({
   type: "string",
   ...extra,
@@ -140,11 +152,30 @@ export function isObject(v: unknown): v is JsonObject {
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
+/** A value as an error message shows it: long ones are cut, so that a refusal stays small. */
+export function shorten(v: string, max = 64): string {
+  return v.length > max ? `${v.slice(0, max)}…` : v;
+}
+
+/** `10.0.0.0/8`, `2001:db8::/32`, or a single address. */
+function isAddressOrCidr(v: string): boolean {
+  const [address = "", prefix, ...rest] = v.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 function checkString(s: StringSchema, v: string, path: string, errors: FieldError[]): void {
   if (s.enum && !s.enum.includes(v))
     errors.push({
       target: path,
-      message: `The value '${v}' is not allowed for '${path}'; allowed values: ${s.enum.join(", ")}`,
+      message: `The value '${shorten(v)}' is not allowed for '${path}'; allowed values: ${s.enum.join(", ")}`,
+    });
+  if (s.format && !FORMATS[s.format].check(v))
+    errors.push({
+      target: path,
+      message: `The value '${shorten(v)}' of '${path}' is not ${FORMATS[s.format].description}`,
     });
   if (s.maxLength !== undefined && v.length > s.maxLength)
     errors.push({ target: path, message: `'${path}' must be at most ${s.maxLength} characters long` });
@@ -153,7 +184,7 @@ function checkString(s: StringSchema, v: string, path: string, errors: FieldErro
   if (s.pattern && !s.pattern.test(v))
     errors.push({
       target: path,
-      message: `The value '${v}' of '${path}' does not match ${s.pattern.source}`,
+      message: `The value '${shorten(v)}' of '${path}' ${s.patternText ?? `does not match ${s.pattern.source}`}`,
     });
 }
 
@@ -221,11 +252,28 @@ function readObject(s: ObjectSchema, v: JsonObject, path: string, errors: FieldE
   return out;
 }
 
+function checkKey(s: MapSchema, key: string, path: string, errors: FieldError[]): void {
+  const rules = s.keys;
+  if (rules?.maxLength !== undefined && key.length > rules.maxLength)
+    errors.push({
+      target: path,
+      message: `The key '${shorten(key)}' of '${path}' is ${key.length} characters long, more than ${rules.maxLength}`,
+    });
+  if (rules?.forbidden?.test(key))
+    errors.push({
+      target: path,
+      message: `The key '${shorten(key)}' of '${path}' ${rules.forbiddenText ?? `matches ${rules.forbidden.source}`}`,
+    });
+}
+
 function readMap(s: MapSchema, v: JsonObject, path: string, errors: FieldError[]): JsonObject {
   const entries = Object.entries(v);
   if (s.maxProperties !== undefined && entries.length > s.maxProperties)
     errors.push({ target: path, message: `'${path}' may have at most ${s.maxProperties} entries` });
-  return Object.fromEntries(entries.map(([k, x]) => [k, readAny(s.values, x, `${path}.${k}`, errors)]));
+  for (const [k] of entries) checkKey(s, k, path, errors);
+  return Object.fromEntries(
+    entries.map(([k, x]) => [k, readAny(s.values, x, `${path}.${shorten(k, 128)}`, errors)]),
+  );
 }
 
 function readArray(s: ArraySchema, items: unknown[], path: string, errors: FieldError[]): unknown[] {

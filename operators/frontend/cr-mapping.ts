@@ -145,6 +145,35 @@ function armOnly(properties: JsonObject, mapped: string[]): JsonObject {
   return rest;
 }
 
+/**
+ * The most the request's ARM-only fields (envelope and properties without a spec field) may take
+ * in the CR's annotations: the API server allows 256 KiB of annotations per object, and the
+ * operation documents need the rest.
+ */
+export const MAX_STORED_ARM_BYTES = 128 * 1024;
+
+const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "");
+
+/**
+ * Refuses a resource whose annotations would pass the API server's limit, before writing it,
+ * naming the largest field (rather than letting the API server name `metadata.annotations`).
+ */
+function checkStoredSize(envelope: JsonObject, properties: JsonObject): void {
+  const total = jsonBytes(envelope) + jsonBytes(properties);
+  if (total <= MAX_STORED_ARM_BYTES) return;
+  const parts: Array<[string, number]> = [
+    ...Object.entries(envelope).map(([k, v]): [string, number] => [k, jsonBytes(v)]),
+    ...Object.entries(properties).map(([k, v]): [string, number] => [`properties.${k}`, jsonBytes(v)]),
+  ];
+  const [target, size] = parts.reduce((a, b) => (b[1] > a[1] ? b : a), ["properties", 0]);
+  throw fieldErrors([
+    {
+      target,
+      message: `The resource's tags, identity and properties take ${total} bytes, more than the ${MAX_STORED_ARM_BYTES} bytes (128 KiB) the service stores; '${target}' takes ${size}`,
+    },
+  ]);
+}
+
 function metadataFor(res: ArmResource, ctx: ToCRContext, properties: JsonObject): HcpCluster["metadata"] {
   const envelope = compact({
     location: res.location,
@@ -152,6 +181,7 @@ function metadataFor(res: ArmResource, ctx: ToCRContext, properties: JsonObject)
     systemData: res.systemData,
     identity: res.identity,
   });
+  checkStoredSize(envelope, properties);
   return {
     name: ctx.name,
     namespace: ctx.namespace,

@@ -49,7 +49,7 @@ export class CloudError extends Error {
   }
 }
 
-/** One problem with one field of the request body; the target is the field's JSON path. */
+/** One problem with one field of the request body; the target is the field's JSON path ("": none). */
 export interface FieldError {
   target: string;
   message: string;
@@ -60,7 +60,7 @@ export function fieldErrors(errors: FieldError[]): CloudError {
   const details = errors.map((e) => ({
     code: CODES.InvalidRequestContent,
     message: e.message,
-    target: e.target,
+    ...(e.target ? { target: e.target } : {}),
   }));
   const [only] = details;
   if (details.length === 1 && only) return new CloudError(400, only);

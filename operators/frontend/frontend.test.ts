@@ -22,6 +22,10 @@ import {
   nodePoolToCR,
 } from "./cr-mapping.ts";
 import type { FieldError } from "./errors.ts";
+import { KubeApiError } from "../runtime/kube.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { match, PATTERNS, route } from "./routes.ts";
+import { cloudErrorFromKube } from "./service-cluster.ts";
 import { clusterBody } from "../../test/support/frontend.ts";
 
 const SUB = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
@@ -286,6 +290,107 @@ describe("translation", () => {
     expect(carryHidden(stored.properties, seen, { nodeDrainTimeoutMinutes: 3 })).toEqual({
       nodeDrainTimeoutMinutes: 3,
       ingress: { type: "Private" },
+    });
+  });
+});
+
+describe("hostile input", () => {
+  const kubeRefusal = (code: number, causes: Array<{ field?: string; message?: string }>, message = "") =>
+    new KubeApiError(code, "Invalid", message, { kind: "Status", message, details: { causes } });
+
+  it("answers the API server's refusals without the CR's shape: unmapped fields are named generically", () => {
+    const refusal = cloudErrorFromKube(
+      kubeRefusal(422, [
+        { field: "<nil>", message: 'Invalid value: "object": no such key: metadata.labels' },
+        { field: "metadata.annotations", message: "Too long: must have at most 262144 bytes" },
+        { field: "spec.network.podCidr", message: "spec.network.podCidr must be a valid IPv4 CIDR" },
+        { field: "spec.dns", message: 'Invalid value: "object": failed rule: self == oldSelf' },
+      ]),
+    );
+    const body = JSON.stringify(refusal?.body);
+    expect(refusal?.status).toBe(400);
+    expect(body).not.toMatch(/<nil>|metadata|annotation|oldSelf|\bspec\./);
+    expect(refusal?.body.details?.map((d) => d.target)).toEqual([
+      undefined,
+      undefined,
+      "properties.network.podCidr",
+      "properties.dns",
+    ]);
+    expect(refusal?.body.details?.map((d) => d.message)).toEqual([
+      expect.stringContaining("could not be stored"),
+      expect.stringContaining("too large to store"),
+      "properties.network.podCidr must be a valid IPv4 CIDR",
+      "Field 'properties.dns' cannot be changed after creation",
+    ]);
+    const whole = cloudErrorFromKube(
+      kubeRefusal(422, [], 'HcpCluster.hcp.aro.dev "x" is invalid: metadata.annotations: Too long'),
+    );
+    expect(whole?.body.message).not.toMatch(/metadata|HcpCluster/);
+  });
+
+  it("answers the API server's 413 and etcd's size refusal with a 413", () => {
+    for (const err of [
+      new KubeApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728", {}),
+      new KubeApiError(500, "InternalError", "etcdserver: request is too large", {}),
+    ])
+      expect(cloudErrorFromKube(err)).toMatchObject({ status: 413, body: { code: "InvalidResource" } });
+  });
+
+  it("matches a path whose parameter has malformed percent-encoding, and reports the segment", () => {
+    const routes = [route({ pattern: PATTERNS.cluster, methods: {} })];
+    const path = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters`;
+    expect(match(routes, `${path}/probe%ZZ`)).toMatchObject({ malformed: "probe%ZZ" });
+    expect(match(routes, `${path}/a%20b`)).toMatchObject({ params: { cluster: "a b" } });
+    expect(match(routes, `${path.replace("hcpOpenShiftClusters", "hcp%ZZ")}/x`)).toBeUndefined();
+  });
+
+  it("checks CIDRs, tag names and values, and the location of a body", () => {
+    const errors: FieldError[] = [];
+    const body = clusterBody(SUB) as JsonObject;
+    (body["properties"] as JsonObject)["api"] = {
+      authorizedCidrs: ["10.0.0.0/8", "1.2.3.4", "::1/128", "x", "1.2.3.4/40"],
+    };
+    body["tags"] = { ["k".repeat(600)]: "v", "a?b": "v", ok: "v".repeat(300) };
+    body["location"] = " ";
+    readValue(schema, body, "", errors);
+    expect(errors.map((e) => e.target)).toEqual([
+      "location",
+      "tags",
+      "tags",
+      "tags.ok",
+      "properties.api.authorizedCidrs[3]",
+      "properties.api.authorizedCidrs[4]",
+    ]);
+    for (const e of errors) expect(e.message.length).toBeLessThan(300);
+  });
+
+  it("refuses ARM-only properties too large for the CR's annotations, naming the largest", () => {
+    const hub = { ...clusterBody(SUB), id: "/x", name: "c", type: "t" } as unknown as Parameters<
+      typeof clusterToCR
+    >[0];
+    (hub.properties as JsonObject)["imageDigestMirrors"] = [{ source: "s", mirrors: ["m".repeat(200_000)] }];
+    const id: ResourceId = { kind: "cluster", subscriptionId: SUB, resourceGroup: "rg", cluster: "c" };
+    expect(() => clusterToCR(hub, { id, namespace: "ns", name: "c", annotations: {} })).toThrow(
+      expect.objectContaining({ body: expect.objectContaining({ target: "properties.imageDigestMirrors" }) }),
+    );
+  });
+});
+
+describe("logging", () => {
+  it("writes JSON lines to the sink it is given (npm run local: a file), children included", () => {
+    const lines: string[] = [];
+    const log = createLogger({ component: "hcp-frontend" }, "debug", (line) => lines.push(line));
+    log
+      .child({ correlationRequestId: "corr" })
+      .error("ARM request failed", new Error("boom"), { status: 500 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.endsWith("\n")).toBe(true);
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      level: "error",
+      component: "hcp-frontend",
+      correlationRequestId: "corr",
+      status: 500,
+      err: "boom",
     });
   });
 });

@@ -8,6 +8,8 @@
  *   --client-ca <path>           CA of ARM's client certificates; other callers get 401
  *   --catalog-namespace <ns>     where the release catalog ConfigMap lives (default hcp-system)
  *   --http-address <host:port>   probes and metrics without client certificates (default 0.0.0.0:8081)
+ *   --max-connections <n>        open ARM connections at most (default 2000); the handshake, header,
+ *                                request and idle timeouts are DEFAULT_CONNECTION_LIMITS
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
@@ -15,7 +17,7 @@ import { parseArgs } from "node:util";
 import { KubeClient } from "../runtime/kube.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager, signalHandler } from "../runtime/manager.ts";
-import { Frontend } from "./server.ts";
+import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./server.ts";
 
 function hostPort(address: string, flag: string): { host: string; port: number } {
   const i = address.lastIndexOf(":");
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
       "client-ca": { type: "string" },
       "catalog-namespace": { type: "string", default: "hcp-system" },
       "http-address": { type: "string", default: "0.0.0.0:8081" },
+      "max-connections": { type: "string", default: String(DEFAULT_CONNECTION_LIMITS.maxConnections) },
     },
   });
   const cert = values["tls-cert"];
@@ -45,12 +48,16 @@ async function main(): Promise<void> {
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
   const { host, port } = hostPort(values.listen, "--listen");
+  const maxConnections = Number(values["max-connections"]);
+  if (!Number.isInteger(maxConnections) || maxConnections < 1)
+    throw new Error(`--max-connections expects a positive integer, got "${values["max-connections"]}"`);
   const frontend = new Frontend({
     client: new KubeClient("service", kc),
     tls: { cert: await readFile(cert), key: await readFile(key), clientCA: await readFile(clientCA) },
     host,
     port,
     catalogNamespace: values["catalog-namespace"],
+    connections: { maxConnections },
     log,
   });
   const manager = new Manager({ httpAddress: values["http-address"], log });

@@ -454,7 +454,7 @@ export class ResourceHandlers {
         ...(token ? { continue: token } : {}),
       })
       .catch((err: unknown) => {
-        throw isGone(err) ? invalidSkipToken() : err;
+        throw token !== undefined ? (skipTokenError(err) ?? err) : err;
       });
     const value = page.items
       .filter((cr) => inScope(cr, scope))
@@ -478,15 +478,22 @@ export class ResourceHandlers {
   }
 }
 
-function isGone(err: unknown): boolean {
-  return err instanceof Error && "code" in err && err.code === 410;
-}
-
-function invalidSkipToken(): CloudError {
-  return new CloudError(400, {
-    code: CODES.InvalidParameter,
-    message: "The $skipToken has expired; list again from the start.",
-  });
+/** A LIST the API server refused because of the continue token ARM passed as $skipToken. */
+function skipTokenError(err: unknown): CloudError | undefined {
+  const code = err instanceof Error && "code" in err ? err.code : undefined;
+  if (code === 410)
+    return new CloudError(400, {
+      code: CODES.InvalidParameter,
+      message: "The $skipToken has expired; list again from the start.",
+      target: "$skipToken",
+    });
+  if (code === 400)
+    return new CloudError(400, {
+      code: CODES.InvalidParameter,
+      message: "The $skipToken is not one this service issued; use the nextLink of a previous page.",
+      target: "$skipToken",
+    });
+  return undefined;
 }
 
 function inScope(

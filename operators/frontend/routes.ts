@@ -4,6 +4,7 @@
  * checks run before it: the api-version and the subscription's state.
  */
 import type { ArmRequest, Reply } from "./arm-request.ts";
+import { CloudError, CODES } from "./errors.ts";
 
 export type Handler = (req: ArmRequest) => Promise<Reply>;
 
@@ -35,24 +36,51 @@ export function route(spec: RouteSpec): Route {
   };
 }
 
-/** The route and path parameters (caller's casing) a path matches. */
-export function match(
-  routes: Route[],
-  path: string,
-): { route: Route; params: Record<string, string> } | undefined {
+/** A path segment decoded; undefined when its percent-encoding is malformed (`probe%ZZ`). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export function badEncoding(segment: string): CloudError {
+  return new CloudError(400, {
+    code: CODES.InvalidParameter,
+    message: `The path segment '${segment.slice(0, 100)}' is not valid percent-encoding (RFC 3986).`,
+  });
+}
+
+export interface Match {
+  route: Route;
+  /** Path parameters, decoded, with the caller's casing. */
+  params: Record<string, string>;
+  /** A parameter segment whose percent-encoding is malformed: the caller's error (`badEncoding`). */
+  malformed?: string;
+}
+
+/**
+ * The route a path matches and its parameters. A parameter segment with malformed
+ * percent-encoding still matches (the route is known, for metrics and the 400); a literal one
+ * matches nothing.
+ */
+export function match(routes: Route[], path: string): Match | undefined {
   const parts = path.split("/").filter(Boolean);
   for (const r of routes) {
     if (r.segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
+    const malformed: string[] = [];
     const ok = r.segments.every((seg, i) => {
-      const part = decodeURIComponent(parts[i] ?? "");
-      if (seg.startsWith("{")) {
-        params[seg.slice(1, -1)] = part;
-        return part !== "";
-      }
-      return seg.toLowerCase() === part.toLowerCase();
+      const raw = parts[i] ?? "";
+      const part = decodeSegment(raw);
+      if (!seg.startsWith("{")) return seg.toLowerCase() === part?.toLowerCase();
+      if (part === undefined) malformed.push(raw);
+      params[seg.slice(1, -1)] = part ?? "";
+      return part !== "";
     });
-    if (ok) return { route: r, params };
+    const [bad] = malformed;
+    if (ok) return { route: r, params, ...(bad === undefined ? {} : { malformed: bad }) };
   }
   return undefined;
 }

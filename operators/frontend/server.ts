@@ -26,7 +26,7 @@ import {
   type ResourceId,
 } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
-import { match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
+import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
 import { isObject } from "./body-schema.ts";
 import {
   checkSubscriptionState,
@@ -36,8 +36,37 @@ import {
 } from "./subscriptions.ts";
 import { CatalogReader, getVersions } from "./openshift-versions.ts";
 
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest request body read: below the service API server's 3 MiB request limit (and etcd's
+ * 1.5 MiB object limit), so that a body too large to store is refused here, naming the limit.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024;
 const OPERATION_CLEANUP_MS = 3600_000;
+/** The route label of requests no route matches (real 404s); see `#routeLabel`. */
+export const UNMATCHED_ROUTE = "unmatched";
+const SPECIAL_PATHS = ["/healthz", "/metrics"];
+
+/** Bounds on slow and numerous clients; a connection past one is closed. */
+export interface ConnectionLimits {
+  /** To finish the TLS handshake. */
+  handshakeTimeoutMs: number;
+  /** To send a request's headers. */
+  headersTimeoutMs: number;
+  /** To send a whole request, body included (a slow body is cut off with 408). */
+  requestTimeoutMs: number;
+  /** Without traffic on a connection, between requests or within one. */
+  idleTimeoutMs: number;
+  /** Open connections; more are closed as they arrive. */
+  maxConnections: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  handshakeTimeoutMs: 10_000,
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 60_000,
+  idleTimeoutMs: 30_000,
+  maxConnections: 2_000,
+};
 
 export interface FrontendOptions {
   client: KubeClient;
@@ -53,6 +82,8 @@ export interface FrontendOptions {
   pageSize?: number;
   log?: Logger;
   registry?: Registry;
+  /** Default DEFAULT_CONNECTION_LIMITS. */
+  connections?: Partial<ConnectionLimits>;
 }
 
 function requestMetrics(registry: Registry) {
@@ -71,20 +102,40 @@ function requestMetrics(registry: Registry) {
   };
 }
 
-/** Reads the body, refusing more than MAX_BODY_BYTES (the rest is drained, not kept). */
+function bodyTooLarge(limit: number, size: number): CloudError {
+  return new CloudError(413, {
+    code: CODES.InvalidResource,
+    message: `The resource definition is invalid: the request body is ${size} bytes, more than the limit of ${limit} bytes (${limit / 1024 / 1024} MiB).`,
+  });
+}
+
+/**
+ * Reads the body, refusing more than `limit` bytes: at once when Content-Length says so (Node
+ * discards the unread rest), else once the count passes it (the rest is drained, not kept; the
+ * request timeout bounds how long).
+ */
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit) throw bodyTooLarge(limit, declared);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size <= limit) chunks.push(chunk);
   }
-  if (size > limit)
-    throw new CloudError(400, {
-      code: CODES.InvalidResource,
-      message: "The resource definition is invalid.",
-    });
+  if (size > limit) throw bodyTooLarge(limit, size);
   return Buffer.concat(chunks);
+}
+
+/** The request URL; one Node cannot parse is the caller's error. */
+function urlOf(req: IncomingMessage): URL {
+  const url = URL.parse(req.url ?? "/", "https://frontend");
+  if (!url)
+    throw new CloudError(400, {
+      code: CODES.InvalidParameter,
+      message: `The request URL '${(req.url ?? "").slice(0, 100)}' could not be parsed.`,
+    });
+  return url;
 }
 
 function parseBody(method: string, contentType: string | undefined, raw: Buffer): unknown {
@@ -162,6 +213,45 @@ const typeOfRoute = (r: Route): string =>
       : r.name.includes("Versions")
         ? "locations/hcpOpenShiftVersions"
         : "hcpOpenShiftClusters";
+
+/** What `handle` knows of a request before the middleware runs. */
+interface IncomingRequest {
+  method: string;
+  url: URL;
+  requestId: string;
+  correlationRequestId: string | undefined;
+  clientRequestId: string | undefined;
+  /** Carries the request, correlation and client request IDs. */
+  log: Logger;
+}
+
+function errorReply(err: unknown): Reply {
+  const e = err instanceof CloudError ? err : internalError();
+  const body: { error: CloudErrorBody } = { error: e.body };
+  return { status: e.status, body, headers: { "x-ms-error-code": e.body.code, ...e.headers } };
+}
+
+interface RequestLogValues {
+  method: string;
+  route: string;
+  url: string | undefined;
+  status: number;
+  seconds: number;
+  /** What was thrown, for a failed request. */
+  err: unknown;
+}
+
+/** Every request at debug; every 5xx as an error with its cause, so that none leaves no trace. */
+function logRequest(log: Logger, values: RequestLogValues): void {
+  const { url, seconds, err, ...rest } = values;
+  const entry = {
+    ...rest,
+    path: url?.split("?")[0]?.slice(0, 500),
+    durationMs: Math.round(seconds * 1000),
+  };
+  if (values.status >= 500) log.error("ARM request failed", err, entry);
+  else log.debug("ARM request", entry);
+}
 
 export class Frontend implements Runnable {
   readonly needLeaderElection = false;
@@ -252,18 +342,25 @@ export class Frontend implements Runnable {
     ];
   }
 
+  /** The route's template for metrics and logs: a special path, a route, or UNMATCHED_ROUTE. */
+  #routeLabel(path: string | undefined): string {
+    if (path === undefined) return UNMATCHED_ROUTE;
+    if (SPECIAL_PATHS.includes(path)) return path;
+    return match(this.#routes, path)?.route.name ?? UNMATCHED_ROUTE;
+  }
+
   /** Runs the middleware and the handler; every failure becomes a CloudError reply. */
-  async #dispatch(req: IncomingMessage, base: ArmRequest): Promise<{ reply: Reply; route: string }> {
-    const url = new URL(req.url ?? "/", "https://frontend");
+  async #dispatch(req: IncomingMessage, base: ArmRequest, url: URL): Promise<Reply> {
     const raw = await readBody(req, MAX_BODY_BYTES);
     const body = parseBody(base.method, req.headers["content-type"], raw);
     const found = match(this.#routes, url.pathname);
     if (!found)
       throw new CloudError(404, {
         code: CODES.NotFound,
-        message: `The requested path '${url.pathname}' was not found.`,
+        message: `The requested path '${url.pathname.slice(0, 500)}' was not found.`,
       });
     const { route: r, params } = found;
+    if (found.malformed !== undefined) throw badEncoding(found.malformed);
     const handler = r.methods[base.method];
     if (!handler)
       throw new CloudError(405, {
@@ -280,7 +377,7 @@ export class Frontend implements Runnable {
       const sub = params["subscriptionId"] ?? "";
       armReq.subscription = checkSubscriptionState(sub, await this.#subscriptions.get(sub), base.method);
     }
-    return { reply: await handler(armReq), route: r.name };
+    return handler(armReq);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -294,44 +391,53 @@ export class Frontend implements Runnable {
     if (clientRequestId && header(req, "x-ms-return-client-request-id")?.toLowerCase() === "true")
       headers["x-ms-client-request-id"] = clientRequestId;
     const log = this.#log.child({ requestId, correlationRequestId, clientRequestId });
-    let routeName = "unmatched";
+    let route = UNMATCHED_ROUTE;
     let reply: Reply;
+    let failure: unknown;
     try {
-      if (!(req.socket as TLSSocket).authorized)
-        throw new CloudError(401, {
-          code: CODES.Unauthorized,
-          message: "A client certificate signed by the configured ARM client CA is required.",
-        });
-      const special = await this.#special(req, method);
-      if (special) reply = special;
-      else {
-        const base: ArmRequest = {
-          method,
-          path: "",
-          query: new URLSearchParams(),
-          params: {},
-          headers: req.headers,
-          body: undefined,
-          apiVersion: "2026-06-30-preview",
-          base: baseOf(req),
-          requestId,
-          ...(correlationRequestId ? { correlationRequestId } : {}),
-          ...(clientRequestId ? { clientRequestId } : {}),
-          ...(systemDataOf(req) ? { systemData: systemDataOf(req) } : {}),
-          log,
-        };
-        ({ reply, route: routeName } = await this.#dispatch(req, base));
-      }
+      const url = urlOf(req);
+      route = this.#routeLabel(url.pathname);
+      reply = await this.#serve(req, { method, url, requestId, correlationRequestId, clientRequestId, log });
     } catch (err) {
-      reply = this.#errorReply(err, log, method, req.url);
+      failure = err;
+      reply = errorReply(err);
     }
     this.#write(res, reply, headers);
-    this.#metrics.requests.inc({ method, route: routeName, code: String(reply.status) });
-    this.#metrics.duration.observe({ method, route: routeName }, (performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    this.#metrics.requests.inc({ method, route, code: String(reply.status) });
+    this.#metrics.duration.observe({ method, route }, seconds);
+    logRequest(log, { method, route, url: req.url, status: reply.status, seconds, err: failure });
   }
 
-  async #special(req: IncomingMessage, method: string): Promise<Reply | undefined> {
-    const path = (req.url ?? "/").split("?")[0];
+  /** Authentication, then the special paths or the ARM routes. */
+  async #serve(req: IncomingMessage, r: IncomingRequest): Promise<Reply> {
+    if (!(req.socket as TLSSocket).authorized)
+      throw new CloudError(401, {
+        code: CODES.Unauthorized,
+        message: "A client certificate signed by the configured ARM client CA is required.",
+      });
+    const special = await this.#special(r.method, r.url.pathname);
+    if (special) return special;
+    const systemData = systemDataOf(req);
+    const base: ArmRequest = {
+      method: r.method,
+      path: "",
+      query: new URLSearchParams(),
+      params: {},
+      headers: req.headers,
+      body: undefined,
+      apiVersion: "2026-06-30-preview",
+      base: baseOf(req),
+      requestId: r.requestId,
+      ...(r.correlationRequestId ? { correlationRequestId: r.correlationRequestId } : {}),
+      ...(r.clientRequestId ? { clientRequestId: r.clientRequestId } : {}),
+      ...(systemData ? { systemData } : {}),
+      log: r.log,
+    };
+    return this.#dispatch(req, base, r.url);
+  }
+
+  async #special(method: string, path: string): Promise<Reply | undefined> {
     if (method !== "GET") return undefined;
     if (path === "/healthz") return { status: 200, body: "ok" };
     if (path === "/metrics")
@@ -341,13 +447,6 @@ export class Frontend implements Runnable {
         headers: { "content-type": this.#registry.contentType },
       };
     return undefined;
-  }
-
-  #errorReply(err: unknown, log: Logger, method: string, url: string | undefined): Reply {
-    const e = err instanceof CloudError ? err : internalError();
-    if (!(err instanceof CloudError)) log.error("ARM request failed", err, { method, url });
-    const body: { error: CloudErrorBody } = { error: e.body };
-    return { status: e.status, body, headers: { "x-ms-error-code": e.body.code, ...e.headers } };
   }
 
   #write(res: ServerResponse, reply: Reply, base: Record<string, string>): void {
@@ -371,10 +470,29 @@ export class Frontend implements Runnable {
     this.#watches = watches;
     for (const informer of [this.#subscriptions.informer, this.#catalog.informer])
       void informer.run(watches.signal).catch((err: unknown) => this.#log.error("A watch stopped", err));
+    const limits = { ...DEFAULT_CONNECTION_LIMITS, ...this.#opts.connections };
     const server = createServer(
-      { cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false },
+      {
+        cert: tls.cert,
+        key: tls.key,
+        ca: tls.clientCA,
+        requestCert: true,
+        rejectUnauthorized: false,
+        handshakeTimeout: limits.handshakeTimeoutMs,
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.idleTimeoutMs,
+        // How often the header and request timeouts are checked: often enough to keep them.
+        connectionsCheckingInterval: Math.max(
+          10,
+          Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
+        ),
+      },
       (req, res) => void this.handle(req, res),
     );
+    server.maxConnections = limits.maxConnections;
+    server.setTimeout(limits.idleTimeoutMs);
+    server.on("tlsClientError", (err) => this.#log.debug("A TLS connection failed", { err: err.message }));
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

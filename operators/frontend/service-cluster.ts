@@ -49,18 +49,55 @@ function causesOf(status: unknown): StatusCause[] {
   });
 }
 
+/** The fields of an ARM request body: a refusal naming anything else names what the service made. */
+const ARM_FIELD = /^(properties|location|tags|identity|name|id)(\.|\[|$)/;
+/** Words of a refusal that name the CR rather than the ARM request (its metadata, status, kind). */
+const CR_INTERNALS = /metadata\.|status\.|<nil>|\bself\b|hcp\.aro\.dev|HcpCluster|NodePool\b/;
+
+const GENERIC_REFUSAL =
+  "The resource could not be stored: a value the service derives from the request is invalid.";
+const TOO_LARGE_TO_STORE = "The resource is too large to store: shorten its tags, identity or properties.";
+
+/**
+ * One cause of a refusal in ARM's terms: a CR field path mapped to the request's field, and never
+ * the CR's own shape; a cause about a field the client did not send is named generically.
+ */
+function armCause(cause: StatusCause): FieldError {
+  const field = cause.field ?? "";
+  if (field.startsWith("metadata.annotations")) return { target: "", message: TOO_LARGE_TO_STORE };
+  const target = armFieldPath(field);
+  const message = armFieldPath(cause.message ?? cause.reason ?? "invalid");
+  if (!ARM_FIELD.test(target)) return { target: "", message: GENERIC_REFUSAL };
+  if (!CR_INTERNALS.test(message)) return { target, message };
+  // A rule without a message of its own: `self == oldSelf` is the CRD's immutability rule.
+  const immutable = /oldSelf/.test(message);
+  return {
+    target,
+    message: immutable
+      ? `Field '${target}' cannot be changed after creation`
+      : `The value of '${target}' is invalid.`,
+  };
+}
+
+/** A refusal's top-level message in ARM's terms, or the generic one when it names CR internals. */
+function armMessage(err: KubeApiError): string {
+  const raw = isObject(err.status) ? text(err.status["message"]) || err.message : err.message;
+  const message = armFieldPath(raw);
+  return CR_INTERNALS.test(message) ? GENERIC_REFUSAL : message;
+}
+
+/** etcd's refusal of an object over its size limit, which the API server passes on. */
+const isTooLargeForEtcd = (err: KubeApiError): boolean => /request is too large/i.test(err.message);
+
 /** A CR write the API server refused, as ARM reports it; undefined for failures that are ours. */
 export function cloudErrorFromKube(err: unknown): CloudError | undefined {
   if (!(err instanceof KubeApiError)) return undefined;
+  if (err.code === 413 || isTooLargeForEtcd(err))
+    return new CloudError(413, { code: CODES.InvalidResource, message: TOO_LARGE_TO_STORE });
   if (err.code === 422 || err.code === 400) {
-    const causes = causesOf(err.status);
-    const errors: FieldError[] = causes.map((c) => ({
-      target: armFieldPath(c.field ?? ""),
-      message: armFieldPath(c.message ?? c.reason ?? "invalid"),
-    }));
+    const errors = causesOf(err.status).map(armCause);
     if (errors.length > 0) return fieldErrors(errors);
-    const message = isObject(err.status) ? text(err.status["message"]) || err.message : err.message;
-    return new CloudError(400, { code: CODES.InvalidRequestContent, message: armFieldPath(message) });
+    return new CloudError(400, { code: CODES.InvalidRequestContent, message: armMessage(err) });
   }
   if (err.code === 409)
     return conflict("The resource was changed by another request at the same time; retry the request.");

@@ -13,7 +13,7 @@ import type { ArmRequest, Reply } from "./arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
 import type { OperationStore } from "./operations.ts";
-import { crType, namespaceType } from "./service-cluster.ts";
+import { crType, kubeWrite, namespaceType } from "./service-cluster.ts";
 import { isObject, type JsonObject } from "./body-schema.ts";
 
 export const SUBSCRIPTION_STATES = ["Registered", "Unregistered", "Warned", "Deleted", "Suspended"] as const;
@@ -25,8 +25,31 @@ export interface Subscription {
   properties?: JsonObject & { tenantId?: string };
 }
 
+/**
+ * The largest subscription document stored: it is an annotation on the namespace, and the API
+ * server allows 256 KiB of annotations per object.
+ */
+export const MAX_SUBSCRIPTION_BYTES = 64 * 1024;
+
 const isSubscriptionState = (v: unknown): v is SubscriptionState =>
   SUBSCRIPTION_STATES.some((state) => state === v);
+
+/** What would not fit the namespace annotation the document is stored in. */
+function sizeErrors(registrationDate: unknown, properties: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  if (typeof registrationDate === "string" && registrationDate.length > 64)
+    errors.push({
+      target: "registrationDate",
+      message: "'registrationDate' must be at most 64 characters long",
+    });
+  const size = isObject(properties) ? Buffer.byteLength(JSON.stringify(properties)) : 0;
+  if (size > MAX_SUBSCRIPTION_BYTES)
+    errors.push({
+      target: "properties",
+      message: `'properties' is ${size} bytes, more than the limit of ${MAX_SUBSCRIPTION_BYTES} bytes (64 KiB)`,
+    });
+  return errors;
+}
 
 /** A subscription document, or the field errors that keep it from being one. */
 function parseSubscription(body: unknown): { doc: Subscription } | { errors: FieldError[] } {
@@ -39,6 +62,7 @@ function parseSubscription(body: unknown): { doc: Subscription } | { errors: Fie
     errors.push({ target: "registrationDate", message: "Missing required field 'registrationDate'" });
   if (properties !== undefined && !isObject(properties))
     errors.push({ target: "properties", message: "'properties' must be an object" });
+  errors.push(...sizeErrors(registrationDate, properties));
   if (!isSubscriptionState(state) || typeof registrationDate !== "string" || errors.length > 0)
     return { errors };
   return { doc: { state, registrationDate, ...(isObject(properties) ? { properties } : {}) } };
@@ -109,7 +133,9 @@ export class SubscriptionStore {
         annotations: { [ANNOTATIONS.subscription]: JSON.stringify(doc) },
       },
     };
-    const stored = await this.#client.apply<KubeObject>(namespaceType, ns, { fieldManager: FIELD_MANAGER });
+    const stored = await kubeWrite(() =>
+      this.#client.apply<KubeObject>(namespaceType, ns, { fieldManager: FIELD_MANAGER }),
+    );
     if (stored.metadata.resourceVersion)
       this.#written.set(ns.metadata.name ?? "", stored.metadata.resourceVersion);
     return doc;

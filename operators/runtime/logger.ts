@@ -20,18 +20,26 @@ function configuredLevel(): LogLevel {
   return env === "debug" || env === "error" ? env : "info";
 }
 
-export function createLogger(base: LogValues = {}, level: LogLevel = configuredLevel()): Logger {
+/** Where a logger's lines go: stderr unless given (e.g. a file of the local region's). */
+export type LogSink = (line: string) => void;
+const toStderr: LogSink = (line) => process.stderr.write(line);
+
+export function createLogger(
+  base: LogValues = {},
+  level: LogLevel = configuredLevel(),
+  sink: LogSink = toStderr,
+): Logger {
   const write = (lvl: LogLevel, msg: string, values: LogValues | undefined): void => {
     if (levelOrder[lvl] < levelOrder[level]) return;
     const line = JSON.stringify({ ts: new Date().toISOString(), level: lvl, msg, ...base, ...values });
-    process.stderr.write(line + "\n");
+    sink(line + "\n");
   };
   return {
     info: (msg, values) => write("info", msg, values),
     debug: (msg, values) => write("debug", msg, values),
     error: (msg, err, values) =>
       write("error", msg, { ...values, err: err instanceof Error ? err.message : String(err) }),
-    child: (values) => createLogger({ ...base, ...values }, level),
+    child: (values) => createLogger({ ...base, ...values }, level, sink),
   };
 }
 

@@ -2,7 +2,8 @@
  * The ARM contract rows of the frontend, each against the real service apiserver: mutual TLS,
  * CloudError bodies and X-Ms-Error-Code for every refusal (api-version, media type, body size,
  * names, field validation — the frontend's own and the CRD's), the subscription lifecycle,
- * preflight, versions, and the credential actions this service does not offer.
+ * preflight, versions, and the credential actions this service does not offer. Hostile input and
+ * slow clients: frontend-hostile.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -132,7 +133,7 @@ describe("request checks", () => {
     );
   });
 
-  it("refuses a content type other than JSON (415), an oversized body and bad JSON (400)", async () => {
+  it("refuses a content type other than JSON (415), an oversized body (413, naming the limit) and bad JSON (400)", async () => {
     expectError(
       await arm.send("PUT", path, { raw: "<xml/>", headers: { "content-type": "application/xml" } }),
       415,
@@ -143,8 +144,10 @@ describe("request checks", () => {
       },
     );
     const big = JSON.stringify({ ...clusterBody(sub), padding: "x".repeat(4 * 1024 * 1024) });
-    expectError(await arm.send("PUT", path, { raw: big }), 400, "InvalidResource", {
-      message: "The resource definition is invalid.",
+    expectError(await arm.send("PUT", path, { raw: big }), 413, "InvalidResource", {
+      message: expect.stringMatching(
+        /^The resource definition is invalid: .*limit of 1048576 bytes \(1 MiB\)/,
+      ),
     });
     expectError(await arm.send("PUT", path, { raw: "{not json" }), 400, "InvalidRequestContent");
   });

@@ -7,8 +7,9 @@ import { readFile } from "node:fs/promises";
 import { Agent, request } from "undici";
 import { createCA, issueCert, type CertFiles } from "../../hack/harness/certs.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
+import type { Registry } from "prom-client";
 import type { Logger } from "../../operators/runtime/logger.ts";
-import { Frontend } from "../../operators/frontend/server.ts";
+import { Frontend, type ConnectionLimits } from "../../operators/frontend/server.ts";
 
 export interface FrontendCerts {
   servingCA: string;
@@ -48,6 +49,8 @@ export async function startTestFrontend(opts: {
   catalogNamespace: string;
   pageSize?: number;
   log?: Logger;
+  registry?: Registry;
+  connections?: Partial<ConnectionLimits>;
 }): Promise<TestFrontend> {
   const frontend = new Frontend({
     client: opts.client,
@@ -61,6 +64,8 @@ export async function startTestFrontend(opts: {
     catalogNamespace: opts.catalogNamespace,
     ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.registry ? { registry: opts.registry } : {}),
+    ...(opts.connections ? { connections: opts.connections } : {}),
   });
   const port = await frontend.listen();
   return { frontend, url: `https://127.0.0.1:${port}`, certs: opts.certs, stop: () => frontend.close() };
