@@ -2,7 +2,6 @@
 // the layers of the tree (README "How it is built") enforced rather than described.
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
-import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 // Import specifiers are relative paths, so each rule is a regular expression over the specifier
@@ -97,16 +96,6 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
-  },
-  {
-    files: ["**/*.ts"],
-    plugins: { "import-x": importX },
-    settings: {
-      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".js"] })],
-      "import-x/extensions": [".ts", ".js"],
-      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
-    },
-    rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
   },
   ...layerBlocks(),
   {
