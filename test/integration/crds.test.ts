@@ -386,6 +386,42 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     ],
   },
   {
+    name: "a placement label key with a space",
+    mutate: (c) =>
+      void (c.spec.placement = { managementClusterSelector: { matchLabels: { "bad key": "x" } } }),
+    expected: ['spec.placement.managementClusterSelector.matchLabels key "bad key" is not a valid label key'],
+  },
+  {
+    name: "a placement label value with invalid characters",
+    mutate: (c) =>
+      void (c.spec.placement = { managementClusterSelector: { matchLabels: { tier: "gold!" } } }),
+    expected: [
+      "spec.placement.managementClusterSelector.matchLabels values must be valid label values",
+      'not "gold!"',
+    ],
+  },
+  {
+    name: "a placement expression key that is not a qualified name",
+    mutate: (c) =>
+      void (c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: "-tier", operator: "Exists" }] },
+      }),
+    expected: [
+      'spec.placement.managementClusterSelector.matchExpressions key "-tier" is not a valid label key',
+    ],
+  },
+  {
+    name: "a placement expression value with invalid characters",
+    mutate: (c) =>
+      void (c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: "tier", operator: "In", values: ["a b"] }] },
+      }),
+    expected: [
+      "spec.placement.managementClusterSelector.matchExpressions values must be valid label values",
+      'not "a b"',
+    ],
+  },
+  {
     name: "a name longer than ARO HCP allows",
     mutate: (c) => void (c.metadata.name = "c".repeat(55)),
     expected: [`metadata.name "${"c".repeat(55)}" must be a DNS label of at most 54 characters`],
@@ -543,6 +579,76 @@ const mgmtCreateCases: Array<CreateCase<ManagementCluster>> = [
     expected: ['spec.labels key "-tier" is not a valid label key'],
   },
 ];
+
+/** A label key of 200 KB: refused, and the refusal quotes only its start (64 characters and "…"). */
+const HUGE_KEY = `example.com/${"k".repeat(200 * 1024)}`;
+const hugeKeyQuoted = `"${HUGE_KEY.slice(0, 64)}…"`;
+
+const hugeKeyCases: Array<{ name: string; object: () => KubeObject; expected: string[] }> = [
+  {
+    name: "HcpCluster placement selector",
+    object: () => {
+      const c = sample<HcpCluster>("demo");
+      c.spec.placement = { managementClusterSelector: { matchLabels: { [HUGE_KEY]: "x" } } };
+      return c;
+    },
+    expected: [
+      `spec.placement.managementClusterSelector.matchLabels key ${hugeKeyQuoted} is not a valid label key`,
+    ],
+  },
+  {
+    name: "HcpCluster placement expression",
+    object: () => {
+      const c = sample<HcpCluster>("demo");
+      c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: HUGE_KEY, operator: "Exists" }] },
+      };
+      return c;
+    },
+    expected: ["spec.placement.managementClusterSelector.matchExpressions[0].key", "Too long"],
+  },
+  {
+    name: "NodePool labels",
+    object: () => {
+      const p = sample<NodePool>("demo-workers");
+      p.spec.labels = { [HUGE_KEY]: "x" };
+      return p;
+    },
+    expected: [`spec.labels key ${hugeKeyQuoted} is not a valid label key`],
+  },
+  {
+    name: "NodePool taints",
+    object: () => {
+      const p = sample<NodePool>("demo-workers");
+      p.spec.taints = [{ key: HUGE_KEY, effect: "NoSchedule" }];
+      return p;
+    },
+    expected: ["spec.taints[0].key", "Too long"],
+  },
+  {
+    name: "ManagementCluster labels",
+    object: () => {
+      const m = sample<ManagementCluster>("mgmt-1");
+      m.spec.labels = { [HUGE_KEY]: "x" };
+      return m;
+    },
+    expected: [`spec.labels key ${hugeKeyQuoted} is not a valid label key`],
+  },
+];
+
+describe("a label key of 200 KB is refused with a message that quotes only its start", () => {
+  it.each(hugeKeyCases)("$name", async ({ object, expected }) => {
+    const err = await create(object()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err, "the apiserver accepted the object").toBeInstanceOf(KubeApiError);
+    const apiErr = err as KubeApiError;
+    expect(apiErr.code, apiErr.message.slice(0, 2000)).toBe(422);
+    for (const needle of expected) expect(apiErr.message).toContain(needle);
+    expect(apiErr.message.length).toBeLessThan(4096);
+  });
+});
 
 describe("creating invalid objects is refused with 422 and a message naming the field and reason", () => {
   it.each(clusterCreateCases)("HcpCluster: $name", async ({ mutate, expected }) => {
