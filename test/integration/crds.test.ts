@@ -874,6 +874,45 @@ describe("updates", () => {
   });
 });
 
+describe("a node pool version the controller holds back", () => {
+  const held = (version?: string) => ({
+    ...(version ? { version } : {}),
+    conditions: [
+      {
+        type: "ValidVersion",
+        status: "False",
+        reason: "WaitingForControlPlane",
+        message: "The nodes move to 4.20.2 once the control plane runs it (now 4.19.7)",
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+        observedGeneration: 1,
+      },
+    ],
+  });
+
+  async function heldPool(version?: string): Promise<NodePool> {
+    const pool = sample<NodePool>("demo-workers");
+    pool.spec.version = { id: "4.20" };
+    const created = await create(pool);
+    const ref = { name: created.metadata.name!, namespace: scope.ns };
+    return client.mergePatch<NodePool>(NodePoolResource, ref, { status: held(version) }, "status");
+  }
+
+  it("never reached the nodes, so it may move back", async () => {
+    const pool = await heldPool();
+    const fixed = await patch(pool, { spec: { version: { id: "4.19" } } });
+    expect(fixed.spec.version?.id).toBe("4.19");
+  });
+
+  it("may move back no further than the version the nodes run", async () => {
+    const pool = await heldPool("4.19.7");
+    await expectInvalid(patch(pool, { spec: { version: { id: "4.18" } } }), [
+      "spec.version.id: Invalid value",
+      "spec.version.id cannot move back from 4.20 to 4.18: OpenShift does not support downgrades",
+    ]);
+    expect((await patch(pool, { spec: { version: { id: "4.19.9" } } })).spec.version?.id).toBe("4.19.9");
+  });
+});
+
 describe("status subresource", () => {
   it("ignores status on the main resource and validates it on /status", async () => {
     const cluster = sample<HcpCluster>("demo");
