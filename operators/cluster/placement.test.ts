@@ -45,6 +45,26 @@ describe("place", () => {
     expect(full).toMatchObject({ placed: false, reason: "NoCapacity" });
     expect(!full.placed && full.message).toContain("a 1/1");
   });
+
+  it("quotes at most 1 KiB of a selector or a load list, so the message stays readable", () => {
+    const key = `example.com/${"k".repeat(200 * 1024)}`;
+    const none = place([mc("a", 10)], new Map(), { matchLabels: { [key]: "v" } });
+    expect(none).toMatchObject({ placed: false, reason: "NoMatchingManagementCluster" });
+    const message = none.placed ? "" : none.message;
+    expect(message).toContain("placement selector example.com/kkk");
+    expect(message).toContain(`[truncated: ${key.length + 2} characters in all]`);
+    expect(message.length).toBeLessThan(1200);
+
+    const many = Array.from({ length: 500 }, (_, i) => mc(`management-cluster-${i}`, 1));
+    const full = place(many, new Map(many.map((m) => [m.metadata.name!, 1])));
+    expect(full).toMatchObject({ placed: false, reason: "NoCapacity" });
+    const fullMessage = full.placed ? "" : full.message;
+    expect(fullMessage).toMatch(
+      /^all 500 matching ManagementClusters are full \(management-cluster-0 1\/1, /,
+    );
+    expect(fullMessage).toMatch(/characters in all\]\); the cluster is placed when room appears$/);
+    expect(fullMessage.length).toBeLessThan(1200);
+  });
 });
 
 describe("matchesSelector", () => {

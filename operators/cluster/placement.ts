@@ -6,6 +6,10 @@
  * only for clusters without a placement.
  */
 import type { LabelSelector, ManagementCluster } from "../api/v1alpha1/index.ts";
+import { truncateText } from "../runtime/conditions.ts";
+
+/** Longest selector or load list quoted in a message: the whole is in the spec and the informer. */
+const QUOTED_TEXT_MAX = 1024;
 
 export type Placement =
   | { placed: true; managementCluster: ManagementCluster }
@@ -47,7 +51,7 @@ function describeSelector(selector: LabelSelector): string {
   const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
   for (const r of selector.matchExpressions ?? [])
     parts.push(`${r.key} ${r.operator}${r.values ? ` (${r.values.join(",")})` : ""}`);
-  return parts.join(", ");
+  return truncateText(parts.join(", "), QUOTED_TEXT_MAX);
 }
 
 /**
@@ -79,9 +83,12 @@ export function place(
     return {
       placed: false,
       reason: "NoCapacity",
-      message: `all ${matching.length} matching ManagementClusters are full (${matching
-        .map((m) => `${m.metadata.name ?? ""} ${used(m)}/${m.spec.capacity.maxHostedClusters}`)
-        .join(", ")}); the cluster is placed when room appears`,
+      message: `all ${matching.length} matching ManagementClusters are full (${truncateText(
+        matching
+          .map((m) => `${m.metadata.name ?? ""} ${used(m)}/${m.spec.capacity.maxHostedClusters}`)
+          .join(", "),
+        QUOTED_TEXT_MAX,
+      )}); the cluster is placed when room appears`,
     };
   const fraction = (m: ManagementCluster): number => used(m) / m.spec.capacity.maxHostedClusters;
   const [best] = [...withRoom].sort(

@@ -136,6 +136,19 @@ function sameId(cr: KubeObject, id: ResourceId): boolean {
 
 const stateWord = (s: ProvisioningState): string => (s === "Deleting" ? "deleting" : "provisioning");
 
+const busy = (state: ProvisioningState): CloudError =>
+  conflict(`Cannot update resource while resource is "${state.toLowerCase()}"`);
+
+/**
+ * A node pool whose controller holds its current version back (ValidVersion False at this
+ * generation: ahead of the control plane, unknown, a downgrade): no rollout runs for it.
+ */
+function heldOnVersion(cr: CR): boolean {
+  if (!isNodePool(cr)) return false;
+  const valid = cr.status?.conditions?.find((c) => c.type === "ValidVersion");
+  return valid?.status === "False" && valid.observedGeneration === cr.metadata.generation;
+}
+
 /** The systemData to store: the stored one overlaid with this request's header. */
 function systemDataOf(req: ArmRequest, stored: JsonObject | undefined): JsonObject | undefined {
   if (!req.systemData) return stored;
@@ -202,10 +215,20 @@ export class ResourceHandlers {
       throw conflict(`Cannot ${verb} resource while parent resource is ${stateWord(state)}`);
   }
 
-  #checkSettled(cr: CR): void {
+  /**
+   * 409 while an operation runs on the resource: ARM allows one at a time. A node pool held on its
+   * version has nothing under way for it, so the change that gets it out, a new version, passes;
+   * true when only that change may (checked by #checkVersionFix once the body is read).
+   */
+  #checkSettled(cr: CR): boolean {
     const { state } = resourceState(cr);
-    if (!isTerminal(state))
-      throw conflict(`Cannot update resource while resource is "${state.toLowerCase()}"`);
+    if (isTerminal(state)) return false;
+    if (heldOnVersion(cr)) return true;
+    throw busy(state);
+  }
+
+  #checkVersionFix(cr: CR, stored: ArmResource, hub: ArmResource): void {
+    if (hub.properties.version?.id === stored.properties.version?.id) throw busy(resourceState(cr).state);
   }
 
   #newOperation(req: ArmRequest, t: Target, request: OperationRequest, location: string): OperationDoc {
@@ -331,11 +354,12 @@ export class ResourceHandlers {
     if (existing?.metadata.deletionTimestamp)
       throw conflict('Cannot update resource while resource is "deleting"');
     await this.#checkParent(id, existing ? "update" : "create");
-    if (existing) this.#checkSettled(existing);
+    const versionFixOnly = existing ? this.#checkSettled(existing) : false;
     const stored = existing ? fromCR(id.kind, existing) : undefined;
     const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
     const doc = this.#readPut(req, id, old);
     const hub = await this.#toHub(req, id, doc, stored);
+    if (versionFixOnly && existing && stored) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
     const written = await this.#write({ req, t, hub, op, existing });
     const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
@@ -349,10 +373,11 @@ export class ResourceHandlers {
     if (existing.metadata.deletionTimestamp)
       throw conflict('Cannot update resource while resource is "deleting"');
     await this.#checkParent(id, "update");
-    this.#checkSettled(existing);
+    const versionFixOnly = this.#checkSettled(existing);
     const stored = fromCR(id.kind, existing);
     const doc = this.#readPatch(req, id, toVersioned(stored, req.apiVersion, id.kind));
     const hub = await this.#toHub(req, id, doc, stored);
+    if (versionFixOnly) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, "Update", hub.location);
     const written = await this.#write({ req, t, hub, op, existing });
     const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);

@@ -5,12 +5,13 @@
  * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
  * the pool back.
  */
-import type { VersionSpec } from "../api/v1alpha1/index.ts";
+import type { HcpCluster, VersionSpec } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../hcp/feedback.ts";
 import { clusterNames } from "../hcp/names.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
+import { getCondition } from "../runtime/conditions.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { nodePoolWork, poolNames } from "./nodepool.ts";
 import { poolWork, type PoolScope } from "./scope.ts";
@@ -23,6 +24,30 @@ function record(scope: PoolScope, type: PoolStep, step: StepState): PhaseResult 
 
 function stepReady(scope: PoolScope, type: PoolStep): boolean {
   return isReady(scope.facts.steps[type]);
+}
+
+/**
+ * Why a cluster that is not placed or has no HostedCluster holds its pools: a cluster that needs
+ * the user (Degraded) fails the step with its own reason, so the pool says so at once instead of
+ * waiting; otherwise the pool waits, quoting what the cluster's Ready says.
+ */
+function clusterHold(cluster: HcpCluster, ref: string): StepState {
+  const conditions = cluster.status?.conditions ?? [];
+  const degraded = getCondition(conditions, "Degraded");
+  if (degraded?.status === "True")
+    return {
+      state: "failed",
+      reason: degraded.reason,
+      message: `HcpCluster ${ref} needs attention before its node pools can be created: ${degraded.message}`,
+      userActionRequired: true,
+    };
+  const ready = getCondition(conditions, "Ready");
+  const why = ready && ready.status !== "True" ? ` (${ready.reason}: ${ready.message})` : "";
+  return {
+    state: "pending",
+    reason: "WaitingForCluster",
+    message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster applied${why}`,
+  };
 }
 
 /** The pool's cluster must exist, be placed and have its HostedCluster applied. */
@@ -52,12 +77,7 @@ export const findCluster: Phase<PoolScope> = (_ctx, scope) => {
     .find((m) => m.metadata.name === cluster.status?.managementCluster);
   const hostedApplied =
     cluster.status?.conditions?.find((c) => c.type === "HostedClusterApplied")?.status === "True";
-  if (!mc || !hostedApplied)
-    return record(scope, POOL_CONDITIONS.ClusterReady, {
-      state: "pending",
-      reason: "WaitingForCluster",
-      message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster applied`,
-    });
+  if (!mc || !hostedApplied) return record(scope, POOL_CONDITIONS.ClusterReady, clusterHold(cluster, ref));
   scope.consumer = mc.spec.consumerName;
   return record(scope, POOL_CONDITIONS.ClusterReady, {
     state: "ready",
@@ -81,9 +101,17 @@ function versionHold(scope: PoolScope, spec: VersionSpec, wanted: string): StepS
     return {
       state: "pending",
       reason: "WaitingForControlPlane",
-      message: `The nodes move to ${wanted} once the control plane runs it (now ${controlPlane})`,
+      message: `The nodes move to ${wanted} once the control plane runs it (now ${controlPlane})${notRequested(scope, wanted)}`,
     };
   return undefined;
+}
+
+/** When the cluster does not even ask for `wanted`, the two ways out (the pool's version can still be changed). */
+function notRequested(scope: PoolScope, wanted: string): string {
+  const requested = scope.cluster?.spec.version.id;
+  if (!requested || compareVersions(wanted, requested) <= 0) return "";
+  const name = scope.cluster?.metadata.name ?? "";
+  return `; HcpCluster ${name} asks for ${requested}: upgrade it, or set the node pool's version to at most ${requested}`;
 }
 
 /** The pool follows the cluster's version unless it names its own; never backwards, never ahead. */

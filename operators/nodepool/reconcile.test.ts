@@ -117,6 +117,84 @@ describe("NodePoolReconciler", () => {
     expect(w.condition("ClusterReady")).toMatchObject({ status: "False", reason });
   });
 
+  it("fails at once, with the cluster's reason, under a cluster that needs the user", async () => {
+    const cluster = hcpCluster("4.19.7", false);
+    delete cluster.status!.managementCluster;
+    const why = "no schedulable ManagementCluster matches the placement selector tier=gold";
+    cluster.status!.conditions!.push(
+      {
+        type: "Ready",
+        status: "False",
+        reason: "NoMatchingManagementCluster",
+        message: why,
+        lastTransitionTime: T,
+      },
+      {
+        type: "Degraded",
+        status: "True",
+        reason: "NoMatchingManagementCluster",
+        message: why,
+        lastTransitionTime: T,
+      },
+    );
+    const w = world({ cluster });
+    await w.reconcile();
+    expect(w.writer.of("apply")).toEqual([]);
+    expect(w.condition("ClusterReady")).toMatchObject({
+      status: "False",
+      reason: "NoMatchingManagementCluster",
+      message: `HcpCluster demo needs attention before its node pools can be created: ${why}`,
+    });
+    expect(w.condition("Degraded")).toMatchObject({ status: "True", reason: "NoMatchingManagementCluster" });
+    expect(w.condition("Progressing")).toMatchObject({ status: "False", reason: "UserActionRequired" });
+    expect(w.writer.lastStatus<NodePoolStatus>()?.phase).toBe("Degraded");
+  });
+
+  it("waits for a cluster still on its way, quoting why it is not ready", async () => {
+    const cluster = hcpCluster("4.19.7", false);
+    cluster.status!.conditions!.push({
+      type: "Ready",
+      status: "False",
+      reason: "DnsZoneProvisioning",
+      message: "creating the DNS zone",
+      lastTransitionTime: T,
+    });
+    const w = world({ cluster });
+    await w.reconcile();
+    expect(w.condition("ClusterReady")).toMatchObject({
+      status: "False",
+      reason: "WaitingForCluster",
+      message:
+        "Waiting for HcpCluster demo to be placed and its HostedCluster applied (DnsZoneProvisioning: creating the DNS zone)",
+    });
+    expect(w.condition("Degraded")?.status).toBe("False");
+    expect(w.writer.lastStatus<NodePoolStatus>()?.phase).toBe("Provisioning");
+  });
+
+  it.each<[string, string, string]>([
+    [
+      "that does not ask for it names the ways out",
+      "4.19",
+      "The nodes move to 4.20.2 once the control plane runs it (now 4.19.7); HcpCluster demo asks for 4.19: upgrade it, or set the node pool's version to at most 4.19",
+    ],
+    [
+      "upgrading to it is simply waited for",
+      "4.20",
+      "The nodes move to 4.20.2 once the control plane runs it (now 4.19.7)",
+    ],
+  ])("a version ahead of a cluster %s", async (_what, clusterSpec, message) => {
+    const cluster = hcpCluster("4.19.7");
+    cluster.spec.version = { id: clusterSpec };
+    const w = world({ pool: nodePool({ version: { id: "4.20" } }), cluster });
+    await w.reconcile();
+    expect(w.writer.of("apply")).toEqual([]);
+    expect(w.condition("ValidVersion")).toMatchObject({
+      status: "False",
+      reason: "WaitingForControlPlane",
+      message,
+    });
+  });
+
   it.each<[string, NodePool, HcpCluster, string]>([
     [
       "ahead of the control plane",

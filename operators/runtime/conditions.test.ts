@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
 import {
+  MAX_CONDITION_MESSAGE_LENGTH,
   conditionTime,
   conditionsEqual,
   getCondition,
@@ -7,6 +8,7 @@ import {
   isTrue,
   removeCondition,
   setCondition,
+  truncateText,
   type Condition,
   type ConditionInput,
 } from "./conditions.ts";
@@ -117,6 +119,49 @@ describe("setCondition", () => {
   it("uses the current time by default", () => {
     const [ready] = setCondition(undefined, input("Ready", "True"));
     expect(ready!.lastTransitionTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+  });
+
+  it("cuts a message over the schema's 32768 characters, visibly, so the status can still be written", () => {
+    const key = "k".repeat(200 * 1024);
+    const [placed] = setCondition(
+      [],
+      input("Placed", "False", "NoMatchingManagementCluster", `selector ${key}`),
+      {
+        now,
+      },
+    );
+    expect(placed!.message).toHaveLength(MAX_CONDITION_MESSAGE_LENGTH);
+    expect(placed!.message.startsWith("selector kkk")).toBe(true);
+    expect(placed!.message.endsWith(`… [truncated: ${9 + key.length} characters in all]`)).toBe(true);
+    // Cutting is deterministic, so re-setting the same long message is not a change.
+    const again = setCondition(
+      [placed!],
+      input("Placed", "False", "NoMatchingManagementCluster", `selector ${key}`),
+    );
+    expect(conditionsEqual(again, [placed!])).toBe(true);
+  });
+
+  it("keeps a message of exactly the limit whole", () => {
+    const message = "m".repeat(MAX_CONDITION_MESSAGE_LENGTH);
+    expect(setCondition([], input("Ready", "False", "Why", message), { now })[0]!.message).toBe(message);
+  });
+});
+
+describe("truncateText", () => {
+  it.each<[string, string, number, string]>([
+    ["keeps text within the limit", "short", 40, "short"],
+    [
+      "cuts with a marker naming the full length",
+      "x".repeat(50),
+      40,
+      "xxxxx… [truncated: 50 characters in all]",
+    ],
+    ["never splits a surrogate pair", "a😀".repeat(20), 37, "a… [truncated: 60 characters in all]"],
+    ["fits the marker's start into a tiny limit", "y".repeat(50), 5, "… [tr"],
+  ])("%s", (_name, text, max, expected) => {
+    const cut = truncateText(text, max);
+    expect(cut).toBe(expected);
+    expect(cut.length).toBeLessThanOrEqual(max);
   });
 });
 

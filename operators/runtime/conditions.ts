@@ -1,7 +1,8 @@
 /**
  * Status conditions in the metav1.Condition shape, written only through `setCondition`, which
- * stamps observedGeneration, keeps lastTransitionTime unless the status flips, and keeps a stable
- * order so that an unchanged status serialises identically and its write can be skipped.
+ * stamps observedGeneration, keeps lastTransitionTime unless the status flips, keeps a stable
+ * order so that an unchanged status serialises identically and its write can be skipped, and
+ * bounds the message so that no text a user put in a spec can make the status unwritable.
  */
 import type { Condition, ConditionStatus } from "../api/meta/v1.ts";
 
@@ -19,6 +20,26 @@ export interface SetConditionOptions {
   observedGeneration?: number;
   /** Defaults to the current time. */
   now?: Date;
+}
+
+/** The message maxLength of the condition schema (metav1.Condition and every CRD here). */
+export const MAX_CONDITION_MESSAGE_LENGTH = 32768;
+
+/**
+ * `text` if it has at most `max` characters, else its start with a marker saying it was cut and
+ * how long it was, `max` characters in all. Never splits a surrogate pair. Kubernetes counts
+ * code points, never more than UTF-16 units, so `max` units are within a `maxLength` of `max`.
+ */
+export function truncateText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = `… [truncated: ${text.length} characters in all]`;
+  let keep = Math.max(0, max - marker.length);
+  if (keep > 0 && isHighSurrogate(text.charCodeAt(keep - 1))) keep--;
+  return (text.slice(0, keep) + marker).slice(0, max);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Summary conditions lead, lifecycle conditions trail, the rest sort by type in between. */
@@ -59,7 +80,7 @@ export function setCondition(
     ...(opts.observedGeneration === undefined ? {} : { observedGeneration: opts.observedGeneration }),
     lastTransitionTime,
     reason: next.reason,
-    message: next.message,
+    message: truncateText(next.message, MAX_CONDITION_MESSAGE_LENGTH),
   };
   return [...removeCondition(conditions, next.type), condition].sort(compareConditions);
 }

@@ -11,7 +11,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubeApiError, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import {
   GROUP,
@@ -23,8 +23,9 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { crdType } from "../../hack/harness/crds.ts";
-import { clientFor, tempNamespace } from "../support/fixtures.ts";
+import { crdType, readCrds } from "../../hack/harness/crds.ts";
+import { repoCrdDir } from "../../hack/harness/region.ts";
+import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
 import { clusterInfo, kubeConfigFor, kubectlPath } from "../support/region.ts";
 
 const exec = promisify(execFile);
@@ -270,6 +271,11 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     expected: ['spec.version.id must be an OpenShift version such as 4.19 or 4.19.7, not "latest"'],
   },
   {
+    name: "a version whose numbers overflow an int",
+    mutate: (c) => void (c.spec.version.id = "99999999999999999999.1"),
+    expected: ['spec.version.id "99999999999999999999.1" has a number of more than 9 digits'],
+  },
+  {
     name: "an unknown channel group",
     mutate: (c) => void (c.spec.version.channelGroup = "beta" as "stable"),
     expected: ["spec.version.channelGroup", 'Unsupported value: "beta"'],
@@ -377,6 +383,42 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
       }),
     expected: [
       "spec.placement.managementClusterSelector.matchExpressions: operators In and NotIn need values",
+    ],
+  },
+  {
+    name: "a placement label key with a space",
+    mutate: (c) =>
+      void (c.spec.placement = { managementClusterSelector: { matchLabels: { "bad key": "x" } } }),
+    expected: ['spec.placement.managementClusterSelector.matchLabels key "bad key" is not a valid label key'],
+  },
+  {
+    name: "a placement label value with invalid characters",
+    mutate: (c) =>
+      void (c.spec.placement = { managementClusterSelector: { matchLabels: { tier: "gold!" } } }),
+    expected: [
+      "spec.placement.managementClusterSelector.matchLabels values must be valid label values",
+      'not "gold!"',
+    ],
+  },
+  {
+    name: "a placement expression key that is not a qualified name",
+    mutate: (c) =>
+      void (c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: "-tier", operator: "Exists" }] },
+      }),
+    expected: [
+      'spec.placement.managementClusterSelector.matchExpressions key "-tier" is not a valid label key',
+    ],
+  },
+  {
+    name: "a placement expression value with invalid characters",
+    mutate: (c) =>
+      void (c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: "tier", operator: "In", values: ["a b"] }] },
+      }),
+    expected: [
+      "spec.placement.managementClusterSelector.matchExpressions values must be valid label values",
+      'not "a b"',
     ],
   },
   {
@@ -498,6 +540,11 @@ const poolCreateCases: Array<CreateCase<NodePool>> = [
     mutate: (p) => void (p.spec.version = { id: "4" }),
     expected: ['spec.version.id must be an OpenShift version such as 4.19 or 4.19.7, not "4"'],
   },
+  {
+    name: "a version whose numbers overflow an int",
+    mutate: (p) => void (p.spec.version = { id: "4.19.99999999999999999999" }),
+    expected: ['spec.version.id "4.19.99999999999999999999" has a number of more than 9 digits'],
+  },
 ];
 
 const mgmtCreateCases: Array<CreateCase<ManagementCluster>> = [
@@ -532,6 +579,76 @@ const mgmtCreateCases: Array<CreateCase<ManagementCluster>> = [
     expected: ['spec.labels key "-tier" is not a valid label key'],
   },
 ];
+
+/** A label key of 200 KB: refused, and the refusal quotes only its start (64 characters and "…"). */
+const HUGE_KEY = `example.com/${"k".repeat(200 * 1024)}`;
+const hugeKeyQuoted = `"${HUGE_KEY.slice(0, 64)}…"`;
+
+const hugeKeyCases: Array<{ name: string; object: () => KubeObject; expected: string[] }> = [
+  {
+    name: "HcpCluster placement selector",
+    object: () => {
+      const c = sample<HcpCluster>("demo");
+      c.spec.placement = { managementClusterSelector: { matchLabels: { [HUGE_KEY]: "x" } } };
+      return c;
+    },
+    expected: [
+      `spec.placement.managementClusterSelector.matchLabels key ${hugeKeyQuoted} is not a valid label key`,
+    ],
+  },
+  {
+    name: "HcpCluster placement expression",
+    object: () => {
+      const c = sample<HcpCluster>("demo");
+      c.spec.placement = {
+        managementClusterSelector: { matchExpressions: [{ key: HUGE_KEY, operator: "Exists" }] },
+      };
+      return c;
+    },
+    expected: ["spec.placement.managementClusterSelector.matchExpressions[0].key", "Too long"],
+  },
+  {
+    name: "NodePool labels",
+    object: () => {
+      const p = sample<NodePool>("demo-workers");
+      p.spec.labels = { [HUGE_KEY]: "x" };
+      return p;
+    },
+    expected: [`spec.labels key ${hugeKeyQuoted} is not a valid label key`],
+  },
+  {
+    name: "NodePool taints",
+    object: () => {
+      const p = sample<NodePool>("demo-workers");
+      p.spec.taints = [{ key: HUGE_KEY, effect: "NoSchedule" }];
+      return p;
+    },
+    expected: ["spec.taints[0].key", "Too long"],
+  },
+  {
+    name: "ManagementCluster labels",
+    object: () => {
+      const m = sample<ManagementCluster>("mgmt-1");
+      m.spec.labels = { [HUGE_KEY]: "x" };
+      return m;
+    },
+    expected: [`spec.labels key ${hugeKeyQuoted} is not a valid label key`],
+  },
+];
+
+describe("a label key of 200 KB is refused with a message that quotes only its start", () => {
+  it.each(hugeKeyCases)("$name", async ({ object, expected }) => {
+    const err = await create(object()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err, "the apiserver accepted the object").toBeInstanceOf(KubeApiError);
+    const apiErr = err as KubeApiError;
+    expect(apiErr.code, apiErr.message.slice(0, 2000)).toBe(422);
+    for (const needle of expected) expect(apiErr.message).toContain(needle);
+    expect(apiErr.message.length).toBeLessThan(4096);
+  });
+});
 
 describe("creating invalid objects is refused with 422 and a message naming the field and reason", () => {
   it.each(clusterCreateCases)("HcpCluster: $name", async ({ mutate, expected }) => {
@@ -754,6 +871,45 @@ describe("updates", () => {
   it.each(allowedUpdates)("$name are accepted", async ({ sample: name, patch: body, check }) => {
     const created = await create(sample(name));
     check(await patch(created, body));
+  });
+});
+
+describe("a node pool version the controller holds back", () => {
+  const held = (version?: string) => ({
+    ...(version ? { version } : {}),
+    conditions: [
+      {
+        type: "ValidVersion",
+        status: "False",
+        reason: "WaitingForControlPlane",
+        message: "The nodes move to 4.20.2 once the control plane runs it (now 4.19.7)",
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+        observedGeneration: 1,
+      },
+    ],
+  });
+
+  async function heldPool(version?: string): Promise<NodePool> {
+    const pool = sample<NodePool>("demo-workers");
+    pool.spec.version = { id: "4.20" };
+    const created = await create(pool);
+    const ref = { name: created.metadata.name!, namespace: scope.ns };
+    return client.mergePatch<NodePool>(NodePoolResource, ref, { status: held(version) }, "status");
+  }
+
+  it("never reached the nodes, so it may move back", async () => {
+    const pool = await heldPool();
+    const fixed = await patch(pool, { spec: { version: { id: "4.19" } } });
+    expect(fixed.spec.version?.id).toBe("4.19");
+  });
+
+  it("may move back no further than the version the nodes run", async () => {
+    const pool = await heldPool("4.19.7");
+    await expectInvalid(patch(pool, { spec: { version: { id: "4.18" } } }), [
+      "spec.version.id: Invalid value",
+      "spec.version.id cannot move back from 4.20 to 4.18: OpenShift does not support downgrades",
+    ]);
+    expect((await patch(pool, { spec: { version: { id: "4.19.9" } } })).spec.version?.id).toBe("4.19.9");
   });
 });
 
@@ -1009,5 +1165,106 @@ describe("names, printer columns and category", () => {
       ]),
     );
     expect(category.some((l) => l.startsWith("managementcluster.hcp.aro.dev/"))).toBe(true);
+  });
+});
+
+describe("a version stored before the digit limit stays fixable", () => {
+  // Objects stored under an older, laxer rule (here "99999999999999999999.1", which int() cannot
+  // read) must still take a label, a status write and a fix: a transition rule that fails to
+  // evaluate would leave only delete. A copy of the CRD in a group of its own lets the test store
+  // such an object under the old rule, then serve the real rules over it.
+  const LEGACY_GROUP = "legacy.hcp.aro.dev";
+  const OLD_VERSION_RULE = String.raw`self.matches(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")`;
+  const crdFiles = { HcpCluster: "hcp.aro.dev_hcpclusters.yaml", NodePool: "hcp.aro.dev_nodepools.yaml" };
+  const installed = new Set<string>();
+
+  interface SchemaNode {
+    properties?: Record<string, SchemaNode>;
+    pattern?: string;
+    "x-kubernetes-validations"?: Array<{ rule: string; message?: string; messageExpression?: string }>;
+  }
+  interface CrdBody {
+    spec: {
+      group: string;
+      names: { plural: string; kind: string; shortNames?: string[]; categories?: string[] };
+      versions: Array<{ schema: { openAPIV3Schema: SchemaNode } }>;
+    };
+  }
+
+  /** The kind's CRD moved to LEGACY_GROUP; `lax` puts back the rule that let any digit count in. */
+  async function legacyCrd(kind: keyof typeof crdFiles, lax: boolean): Promise<KubeObject & CrdBody> {
+    const [crd] = (await readCrds([join(repoCrdDir, crdFiles[kind])])) as Array<KubeObject & CrdBody>;
+    const names = crd!.spec.names;
+    crd!.metadata = { name: `${names.plural}.${LEGACY_GROUP}` };
+    crd!.spec.group = LEGACY_GROUP;
+    delete names.shortNames;
+    delete names.categories;
+    if (lax) {
+      const id =
+        crd!.spec.versions[0]!.schema.openAPIV3Schema.properties!.spec!.properties!.version!.properties!.id!;
+      delete id.pattern;
+      id["x-kubernetes-validations"] = [{ rule: OLD_VERSION_RULE, message: "spec.version.id: the old rule" }];
+    }
+    return crd!;
+  }
+
+  const legacyType = (kind: keyof typeof crdFiles, plural: string): ResourceType => ({
+    group: LEGACY_GROUP,
+    version: VERSION,
+    kind,
+    plural,
+    namespaced: true,
+  });
+
+  /** Applies the CRD and waits until a create of `probe` gets the answer the schema should give. */
+  async function serve(crd: KubeObject & CrdBody, probe: KubeObject, accepted: boolean): Promise<void> {
+    await client.apply(crdType, crd, { fieldManager: "crds-test", force: true });
+    installed.add(crd.metadata.name!);
+    const type = legacyType(crd.spec.names.kind as keyof typeof crdFiles, crd.spec.names.plural);
+    await eventually(
+      `${crd.metadata.name} serving the ${accepted ? "old" : "new"} version rule`,
+      async () => {
+        const outcome = await client.create(type, structuredClone(probe)).then(
+          async (o) => (await client.delete(type, { name: o.metadata.name!, namespace: scope.ns }), 201),
+          (e: unknown) => (e instanceof KubeApiError ? e.code : 0),
+        );
+        return accepted ? outcome === 201 : outcome === 422;
+      },
+    );
+  }
+
+  afterAll(async () => {
+    for (const name of installed) await client.delete(crdType, { name });
+  });
+
+  it.each([
+    ["HcpCluster", "demo"],
+    ["NodePool", "demo-workers"],
+  ] as const)("%s: label, status write and a fix back to 4.19 succeed", async (kind, sampleName) => {
+    const lax = await legacyCrd(kind, true);
+    const type = legacyType(kind, lax.spec.names.plural);
+    const bad = sample<KubeObject & { spec: { version?: { id: string } } }>(sampleName);
+    bad.apiVersion = `${LEGACY_GROUP}/${VERSION}`;
+    bad.metadata.namespace = scope.ns;
+    bad.spec.version = { id: "99999999999999999999.1" };
+    const probe = { ...structuredClone(bad), metadata: { name: "probe", namespace: scope.ns } };
+
+    await serve(lax, probe, true);
+    await client.create(type, bad);
+    scope.created.push({ type, name: sampleName, namespace: scope.ns });
+    await serve(await legacyCrd(kind, false), probe, false);
+
+    const ref = { name: sampleName, namespace: scope.ns };
+    const labelled = await client.mergePatch(type, ref, { metadata: { labels: { touched: "yes" } } });
+    expect(labelled.metadata.labels).toEqual({ touched: "yes" });
+    const status = { phase: "Failed", observedGeneration: 1 };
+    const written = await client.mergePatch<HcpCluster>(type, ref, { status }, "status");
+    expect(written.status).toMatchObject(status);
+    const fixed = await client.mergePatch<HcpCluster>(type, ref, { spec: { version: { id: "4.19" } } });
+    expect(fixed.spec.version.id).toBe("4.19");
+    // Once readable, the version is held to the downgrade rule again.
+    await expectInvalid(client.mergePatch(type, ref, { spec: { version: { id: "4.18" } } }), [
+      "spec.version.id cannot move back from 4.19 to 4.18",
+    ]);
   });
 });

@@ -332,6 +332,76 @@ describe("cluster and node pool operations", () => {
   });
 });
 
+describe("a node pool held on a version ahead of its cluster", () => {
+  const heldCluster = clusterPath(sub, rg, "Held-Cluster");
+
+  /** The node pool controller's status for a pool whose version waits for the control plane. */
+  async function holdOnVersion(name: string): Promise<void> {
+    const cr = await service.get<NodePool>(NodePoolResource, name, ns);
+    const generation = cr.metadata.generation ?? 1;
+    const valid: Condition = {
+      type: "ValidVersion",
+      status: "False",
+      reason: "WaitingForControlPlane",
+      message: "The nodes move to 4.20.2 once the control plane runs it (now 4.19.7)",
+      lastTransitionTime: now(),
+      observedGeneration: generation,
+    };
+    await service.mergePatch(
+      NodePoolResource,
+      { name, namespace: ns },
+      {
+        status: {
+          observedGeneration: generation,
+          conditions: [...conditions("progressing", generation), valid],
+        },
+      },
+      "status",
+    );
+  }
+
+  beforeAll(async () => {
+    const r = await arm.send("PUT", heldCluster, { body: clusterBody(sub, { prefix: "held" }) });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    await setStatus(HcpClusterResource, clusterCRName(rg, "Held-Cluster"), "ready", { version: "4.19.7" });
+  });
+
+  it.each([
+    ["PATCH", "Patched", { properties: { version: { id: "4.19" } } }, 202],
+    ["PUT", "Put", nodePoolBody({ version: "4.19" }), 200],
+  ] as const)("%s fixes the version while other changes wait (409)", async (method, name, fix, status) => {
+    const pool = nodePoolPath(sub, rg, "Held-Cluster", name);
+    const poolCR = nodePoolCRName(rg, "Held-Cluster", name);
+    const created = await arm.send("PUT", pool, { body: nodePoolBody({ version: "4.20" }) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await holdOnVersion(poolCR);
+    expect(((await arm.send("GET", pool)).body as Json).properties.provisioningState).toBe("Provisioning");
+
+    // Anything but a new version is an operation on a busy resource.
+    const scale = await arm.send("PATCH", pool, { body: { properties: { replicas: 5 } } });
+    expect(scale.status).toBe(409);
+    expect((scale.body as Json).error.message).toBe(
+      'Cannot update resource while resource is "provisioning"',
+    );
+    const same = await arm.send("PUT", pool, { body: nodePoolBody({ version: "4.20", replicas: 5 }) });
+    expect(same.status).toBe(409);
+
+    const fixed = await arm.send(method, pool, { body: fix });
+    expect(fixed.status, JSON.stringify(fixed.body)).toBe(status);
+    expect((fixed.body as Json).properties).toMatchObject({
+      version: { id: "4.19" },
+      provisioningState: "Accepted",
+    });
+    expect((await service.get<NodePool>(NodePoolResource, poolCR, ns)).spec.version?.id).toBe("4.19");
+    // The create it replaced ends as superseded; the fix runs on.
+    expect(((await arm.send("GET", created.headers["azure-asyncoperation"]!)).body as Json).status).toBe(
+      "Canceled",
+    );
+    await setStatus(NodePoolResource, poolCR, "ready");
+    expect((await arm.poll(fixed.headers["azure-asyncoperation"]!)).status).toBe("Succeeded");
+  });
+});
+
 describe("LIST", () => {
   it("pages clusters by resource group and by subscription with nextLink", async () => {
     for (const name of ["list-a", "list-b", "list-c"]) {
