@@ -6,18 +6,12 @@
  * or watch Secrets, the frontend cannot touch ManifestWorks or Secrets, and what a namespace's
  * Role grants reaches no other namespace.
  */
-import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, scratchDir } from "../support/fixtures.ts";
-import { clusterInfo, kubectlPath } from "../support/region.ts";
-
-const exec = promisify(execFile);
-const repo = fileURLToPath(new URL("../../", import.meta.url));
+import { scratchDir } from "../support/fixtures.ts";
+import { ensureNamespaceExists, kubectl } from "../support/rbac.ts";
 
 interface Component {
   cluster: string;
@@ -47,10 +41,6 @@ const allowList = load(await readFile(new URL("rbac-allowlist.yaml", import.meta
 >;
 
 let scratch: { path: string; remove(): Promise<void> };
-
-function kubectl(cluster: string, ...args: string[]) {
-  return exec(kubectlPath(), ["--kubeconfig", clusterInfo(cluster).kubeconfigPath, ...args], { cwd: repo });
-}
 
 /** The identity a ServiceAccount token carries. */
 function impersonate(namespace: string, serviceAccount: string): string[] {
@@ -116,29 +106,6 @@ function beyond(grants: Grants, baseline: Grants): Record<string, string[]> {
   return out;
 }
 
-/** Creates the namespace, first waiting out a deletion another test left running. */
-async function ensureNamespace(cluster: string, namespace: string): Promise<void> {
-  await eventually(
-    `namespace ${namespace} on ${cluster} not terminating`,
-    async () => {
-      const { stdout } = await kubectl(
-        cluster,
-        "get",
-        "namespace",
-        namespace,
-        "--ignore-not-found",
-        "-o",
-        "jsonpath={.status.phase}",
-      );
-      return stdout !== "Terminating";
-    },
-    90_000,
-  );
-  await kubectl(cluster, "create", "namespace", namespace).catch((err: unknown) => {
-    if (!String((err as { stderr?: string }).stderr).includes("AlreadyExists")) throw err;
-  });
-}
-
 /** A namespace of no component: what a component may do there is what it may do anywhere. */
 const elsewhere = `least-privilege-${process.pid}`;
 const applied = new Set<string>();
@@ -148,7 +115,7 @@ beforeAll(async () => {
   for (const c of Object.values(allowList)) {
     const key = `${c.cluster} ${c.config}`;
     if (applied.has(key)) continue;
-    await ensureNamespace(c.cluster, c.namespace);
+    await ensureNamespaceExists(c.cluster, c.namespace);
     await kubectl(c.cluster, "apply", "--server-side", "--force-conflicts", "-k", c.config);
     applied.add(key);
   }
