@@ -1,8 +1,10 @@
 /**
  * A real mosquitto for the local region, configured like the production broker Maestro designs
- * for: MQTT 5 over TLS only, client certificates as the identity (CN = MQTT username), no
- * anonymous access, a 512 KiB packet limit, and an ACL that confines every consumer to its own
- * topics while the maestro source may publish to and read from all of them.
+ * for (config/broker/ is the documented production configuration): MQTT 5 over TLS only, client
+ * certificates as the identity (CN = MQTT username = client ID, so one certificate cannot take
+ * over another's session), no anonymous access, no retained messages, a 512 KiB packet limit, and
+ * an ACL that confines every consumer to its own topics while the maestro source may publish to
+ * and read from all of them.
  */
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -52,6 +54,8 @@ export interface StartBrokerOptions {
   /** Region work dir: the pid file goes here (so a stale run is reaped), the rest in `<workDir>/broker/`. */
   workDir: string;
   maxPacketSize?: number;
+  /** Default false, as in production; true only to test that the clients ignore retained replays. */
+  retainAvailable?: boolean;
   startTimeoutMs?: number;
 }
 
@@ -101,13 +105,27 @@ interface BrokerFiles {
   logPath: string;
 }
 
-function mosquittoConf(files: BrokerFiles, server: CertFiles, port: number, maxPacketSize: number): string {
+export interface BrokerLimits {
+  maxPacketSize: number;
+  retainAvailable: boolean;
+}
+
+/** The broker's configuration file; the security settings are those of config/broker/mosquitto.conf. */
+export function mosquittoConf(
+  files: Pick<BrokerFiles, "dir" | "ca" | "logPath">,
+  server: CertFiles,
+  port: number,
+  limits: BrokerLimits,
+): string {
   return [
     "per_listener_settings false",
     // Started as root, mosquitto would switch to the "mosquitto" user and lose access to our files.
     `user ${userInfo().username}`,
     "persistence false",
-    `max_packet_size ${maxPacketSize}`,
+    `max_packet_size ${limits.maxPacketSize}`,
+    // A retained event would reach every later subscriber as if it were live; a PUBLISH with the
+    // retain flag costs its sender the connection (DISCONNECT 0x9A).
+    `retain_available ${limits.retainAvailable}`,
     "allow_anonymous false",
     `acl_file ${join(files.dir, "acl")}`,
     `log_dest file ${files.logPath}`,
@@ -124,11 +142,14 @@ function mosquittoConf(files: BrokerFiles, server: CertFiles, port: number, maxP
     `keyfile ${server.keyPath}`,
     "require_certificate true",
     "use_identity_as_username true",
+    // The broker replaces whatever client ID a client sends with its CN: a client ID names a
+    // session, and a second CONNECT with it would otherwise drop the first holder.
+    "use_username_as_clientid true",
     "",
   ].join("\n");
 }
 
-async function createFiles(workDir: string, port: number, maxPacketSize: number): Promise<BrokerFiles> {
+async function createFiles(workDir: string, port: number, limits: BrokerLimits): Promise<BrokerFiles> {
   const dir = join(workDir, "broker");
   await mkdir(join(dir, "clients"), { recursive: true });
   const ca = await createCA(dir, "broker");
@@ -141,7 +162,7 @@ async function createFiles(workDir: string, port: number, maxPacketSize: number)
   });
   const files = { dir, ca, configPath: join(dir, "mosquitto.conf"), logPath: join(dir, "mosquitto.log") };
   await writeFile(join(dir, "acl"), aclFile());
-  await writeFile(files.configPath, mosquittoConf(files, server, port, maxPacketSize));
+  await writeFile(files.configPath, mosquittoConf(files, server, port, limits));
   return files;
 }
 
@@ -162,7 +183,10 @@ function accepts(port: number): Promise<boolean> {
 
 export async function startBroker(opts: StartBrokerOptions): Promise<Broker> {
   const port = await freePort();
-  const files = await createFiles(opts.workDir, port, opts.maxPacketSize ?? DEFAULT_MAX_PACKET_SIZE);
+  const files = await createFiles(opts.workDir, port, {
+    maxPacketSize: opts.maxPacketSize ?? DEFAULT_MAX_PACKET_SIZE,
+    retainAvailable: opts.retainAvailable ?? false,
+  });
 
   const launch = async (): Promise<ManagedProcess> => {
     const proc = await startProcess({

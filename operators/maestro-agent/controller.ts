@@ -23,7 +23,7 @@ export interface MaestroAgentOptions {
   consumer: string;
   /** The management cluster the manifests are applied to. */
   kube: KubeClient;
-  /** clientId defaults to `<agentId>-client`, as Maestro's agent names its MQTT client. */
+  /** The client ID prefix defaults to `<agentId>-client`, as Maestro's agent names its MQTT client. */
   broker: Omit<BrokerConnectionOptions, "clientId"> & { clientId?: string };
   /** The CloudEvents source of this agent. Default `<consumer>-work-agent`. */
   agentId?: string;

@@ -1,12 +1,9 @@
 /**
  * maestro-agent runs with only the RBAC of config/management: a ServiceAccount token bound to that
  * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, HyperShift objects), records
- * it, and cleans it up; a kind outside the allow-list is refused with a condition.
+ * it, and cleans it up; a kind outside the allow-list is refused with a condition. The
+ * maestro-server across the broker runs with only the operators' RBAC of config/rbac.
  */
-import { KubeConfig } from "@kubernetes/client-node";
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
@@ -14,35 +11,15 @@ import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, configMapType, eventually, namespaceType } from "../support/fixtures.ts";
-import { brokerCredentials, clusterInfo, kubeConfigFor, kubectlPath, region } from "../support/region.ts";
+import { ensureNamespaceExists, kubectl, serviceAccountKubeConfig } from "../support/rbac.ts";
+import { brokerCredentials, region } from "../support/region.ts";
 
-const exec = promisify(execFile);
-const repo = fileURLToPath(new URL("../../", import.meta.url));
 const consumer = "mgmt-2";
 const service = clientFor("service");
 const admin = clientFor(consumer);
 const target = `rbac-${process.pid}-${Date.now().toString(36)}`;
 const registry = new ClusterRegistry();
 const stop = new AbortController();
-
-function kubectl(...args: string[]) {
-  return exec(kubectlPath(), ["--kubeconfig", clusterInfo(consumer).kubeconfigPath, ...args], { cwd: repo });
-}
-
-/** A kubeconfig for the agent's ServiceAccount: the cluster of the admin kubeconfig, a bound token. */
-async function agentKubeConfig(): Promise<KubeConfig> {
-  const { stdout: token } = await kubectl("create", "token", "maestro-agent", "-n", "maestro-agent");
-  const adminKc = kubeConfigFor(consumer);
-  const cluster = adminKc.getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: "maestro-agent", token: token.trim() }],
-    contexts: [{ name: "agent", cluster: cluster.name, user: "maestro-agent" }],
-    currentContext: "agent",
-  });
-  return kc;
-}
 
 async function creds(identity: string) {
   const c = await brokerCredentials(identity);
@@ -53,8 +30,13 @@ const condition = (w: ManifestWork | undefined, type: string) =>
   w?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
-  await kubectl("apply", "--server-side", "-k", "config/management");
-  const agentKube = new KubeClient(consumer, await agentKubeConfig());
+  await kubectl(consumer, "apply", "--server-side", "-k", "config/management");
+  await ensureNamespaceExists("service", "hcp-system");
+  await kubectl("service", "apply", "--server-side", "--force-conflicts", "-k", "config/rbac");
+  const agentKube = new KubeClient(
+    consumer,
+    await serviceAccountKubeConfig(consumer, "maestro-agent", "maestro-agent"),
+  );
   // The token is really restricted: it cannot read what the ClusterRole does not name.
   await expect(
     agentKube.list({
@@ -66,7 +48,10 @@ beforeAll(async () => {
     }),
   ).rejects.toMatchObject({ code: 403 });
   const server = new MaestroServer({
-    cluster: registry.add("service", kubeConfigFor("service")),
+    cluster: registry.add(
+      "service",
+      await serviceAccountKubeConfig("service", "hcp-system", "hcp-operators"),
+    ),
     broker: {
       ...(await creds("maestro")),
       clientId: `maestro-rbac-${process.pid}`,

@@ -25,6 +25,14 @@ import {
   type BrokerCredentials,
 } from "../../hack/harness/broker.ts";
 import { createCA, issueCert } from "../../hack/harness/certs.ts";
+import { brokerConnection } from "../../operators/cloudevents/client/broker.ts";
+import { toBinaryMessage } from "../../operators/cloudevents/transport/mqtt.ts";
+import {
+  formatEventType,
+  MANIFEST_BUNDLE_DATA_TYPE,
+  type CloudEvent,
+} from "../../operators/cloudevents/types.ts";
+import { metricsRegistry } from "../../operators/runtime/metrics.ts";
 import { eventually, scratchDir } from "../support/fixtures.ts";
 import { brokerCredentials, region } from "../support/region.ts";
 
@@ -34,6 +42,7 @@ const agentEvents = (consumer: string): string => `${consumers}/${consumer}/agen
 /** MQTT 5 reason codes as mosquitto 2.0.11 sends them. */
 const NOT_AUTHORIZED = 0x87;
 const PACKET_TOO_LARGE = 0x95;
+const RETAIN_NOT_SUPPORTED = 0x9a;
 
 const clients: MqttClient[] = [];
 
@@ -50,8 +59,9 @@ async function tlsOptions(creds: Partial<BrokerCredentials> & { caPath: string }
 async function connectWith(
   creds: Partial<BrokerCredentials> & { caPath: string },
   url = region().broker.url,
+  clientId?: string,
 ) {
-  const client = await connectAsync(url, await tlsOptions(creds));
+  const client = await connectAsync(url, { ...(await tlsOptions(creds)), ...(clientId ? { clientId } : {}) });
   clients.push(client);
   return client;
 }
@@ -142,6 +152,114 @@ describe("MQTT broker of the local region", () => {
     await maestro.subscribeAsync(`$share/maestro/${agentEvents("+")}`, { qos: 1 });
     await consumerA.publishAsync(agentEvents("consumer-a"), "status", { qos: 1 });
     await eventually("maestro receives through $share", () => toMaestro.length === 1, 5_000);
+  });
+
+  it("binds the client ID to the certificate: mgmt-2's certificate cannot take over mgmt-1's session", async () => {
+    const agentClientId = "mgmt-1-work-agent-client";
+    const [maestro, mgmt1] = await Promise.all([
+      connectAs(SOURCE_IDENTITY),
+      connectWith(await brokerCredentials("mgmt-1"), undefined, agentClientId),
+    ]);
+    const toMgmt1 = inbox(mgmt1);
+    const closes: string[] = [];
+    mgmt1.on("close", () => closes.push("closed"));
+    await mgmt1.subscribeAsync(sourceEvents("mgmt-1"), { qos: 1 });
+    const impostorCreds = await brokerCredentials("mgmt-2");
+    // Each impostor CONNACK comes after mosquitto settled whose session the client ID names; an
+    // event the source sends after it reaches mgmt-1 only if mgmt-1's session survived.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const impostor = await connectWith(impostorCreds, undefined, agentClientId);
+      await maestro.publishAsync(sourceEvents("mgmt-1"), `after impostor ${attempt}`, { qos: 1 });
+      await eventually(
+        `mgmt-1 receives the event sent after impostor ${attempt}`,
+        () => toMgmt1.length === attempt,
+        5_000,
+      );
+      await impostor.endAsync(true);
+    }
+    expect(closes).toEqual([]);
+    expect(mgmt1.connected).toBe(true);
+  });
+
+  it("refuses retained messages: the publisher is disconnected, a later subscriber gets only live events", async () => {
+    const consumerA = await connectAs("consumer-a");
+    const disconnected = new Promise<string>((resolve) =>
+      consumerA.once("disconnect", (packet) => resolve(`disconnected ${packet.reasonCode ?? 0}`)),
+    );
+    const acknowledged = consumerA
+      .publishAsync(agentEvents("consumer-a"), "retained status", { qos: 1, retain: true })
+      .then(
+        () => "acknowledged",
+        () => "never acknowledged",
+      );
+    try {
+      expect(await Promise.race([disconnected, acknowledged])).toBe(`disconnected ${RETAIN_NOT_SUPPORTED}`);
+
+      const maestro = await connectAs(SOURCE_IDENTITY);
+      const toMaestro = inbox(maestro);
+      await maestro.subscribeAsync(agentEvents("consumer-a"), { qos: 1 });
+      const again = await connectAs("consumer-a");
+      await again.publishAsync(agentEvents("consumer-a"), "live status", { qos: 1 });
+      await eventually("maestro receives the live status", () => toMaestro.length > 0, 5_000);
+      expect(toMaestro.map((p) => p.payload.toString())).toEqual(["live status"]);
+    } finally {
+      // Were it stored, clear it: the region's broker outlives this file.
+      consumerA.publish(agentEvents("consumer-a"), "", { qos: 0, retain: true });
+    }
+  });
+
+  it("a consumer ignores a retained event even from a broker that keeps them", async () => {
+    const dir = await scratchDir("broker-retain");
+    const broker = await startBroker({ workDir: dir.path, retainAvailable: true });
+    const stop = new AbortController();
+    try {
+      const maestro = await connectWith(await broker.credentials(SOURCE_IDENTITY), broker.url);
+      const specEvent = (id: string): CloudEvent => ({
+        specversion: "1.0",
+        id,
+        source: "maestro",
+        type: formatEventType({
+          dataType: MANIFEST_BUNDLE_DATA_TYPE,
+          subResource: "spec",
+          action: "create_request",
+        }),
+        extensions: {},
+        data: {},
+      });
+      const old = toBinaryMessage(specEvent("retained-replay"));
+      await maestro.publishAsync(sourceEvents("consumer-a"), old.payload, { ...old.options, retain: true });
+
+      const creds = await broker.credentials("consumer-a");
+      const name = "retain-probe-consumer-a";
+      const consumer = brokerConnection(
+        name,
+        {
+          url: broker.url,
+          caFile: creds.caPath,
+          certFile: creds.certPath,
+          keyFile: creds.keyPath,
+          clientId: name,
+        },
+        { subscriptions: [sourceEvents("consumer-a")], publishTopic: () => agentEvents("consumer-a") },
+      );
+      const received: string[] = [];
+      consumer.onEvent((event) => received.push(event.id));
+      void consumer.run(stop.signal);
+      await eventually("the consumer subscribed", () => consumer.isConnected(), 5_000);
+      const live = toBinaryMessage(specEvent("live"));
+      await maestro.publishAsync(sourceEvents("consumer-a"), live.payload, live.options);
+
+      await eventually("the live event arrives", () => received.length > 0, 5_000);
+      expect(received).toEqual(["live"]);
+      const dropped = await metricsRegistry.getSingleMetric("maestro_cloudevents_dropped_total")?.get();
+      expect(
+        dropped?.values.find((v) => v.labels["client"] === name && v.labels["reason"] === "retained")?.value,
+      ).toBe(1);
+    } finally {
+      stop.abort();
+      await broker.stop();
+      await dir.remove();
+    }
   });
 
   it("accepts only clients with a certificate from the broker CA", async () => {

@@ -10,7 +10,7 @@ import { errorMessage } from "../../runtime/errors.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
 import { counter, gauge, metricsRegistry } from "../../runtime/metrics.ts";
 import type { CloudEvent } from "../types.ts";
-import type { Transport } from "../transport/transport.ts";
+import { RetainedMessageError, type Transport } from "../transport/transport.ts";
 import { notConnected, translateTransportError } from "./errors.ts";
 
 export type ConnectionState = "connecting" | "connected" | "disconnected";
@@ -140,7 +140,9 @@ export class Connection {
     });
     try {
       transport.receive((event, topic) => this.#deliver(event, topic));
-      transport.onBadMessage((err) => this.drop("malformed", err));
+      transport.onBadMessage((err) =>
+        this.drop(err instanceof RetainedMessageError ? "retained" : "malformed", err),
+      );
       await transport.connect(signal);
       await transport.subscribe();
       this.#transport = transport;

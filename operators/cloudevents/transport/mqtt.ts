@@ -7,6 +7,7 @@
  * One instance is one connection: the client layer builds a new transport after a failure, which
  * is why mqtt.js's own fixed-period reconnect is turned off.
  */
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import mqtt, {
   type IClientOptions,
@@ -16,7 +17,7 @@ import mqtt, {
 } from "mqtt";
 import type { BackoffOptions } from "../../runtime/backoff.ts";
 import type { CloudEvent } from "../types.ts";
-import { NotConnectedError, PacketTooLargeError, type Transport } from "./transport.ts";
+import { NotConnectedError, PacketTooLargeError, RetainedMessageError, type Transport } from "./transport.ts";
 
 export interface MqttTransportOptions {
   /** `mqtts://host:port` (or `mqtt://` without TLS). */
@@ -124,6 +125,24 @@ export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties
   return event;
 }
 
+/** The event of a message as it arrives: retained replays are refused before decoding. */
+export function receivedEvent(
+  topic: string,
+  packet: Pick<IPublishPacket, "payload" | "properties" | "retain">,
+): CloudEvent {
+  if (packet.retain) throw new RetainedMessageError(topic);
+  return fromMessage(packet);
+}
+
+/**
+ * A client ID for one connection: the readable prefix and 64 random bits. A broker that lets a
+ * client ID name any session (mosquitto without use_username_as_clientid, Event Grid before the
+ * session is taken) would otherwise let anyone who guesses the ID drop or squat the connection.
+ */
+export function connectionClientId(prefix: string): string {
+  return `${prefix}-${randomBytes(8).toString("hex")}`;
+}
+
 const utf8 = (s: string): number => Buffer.byteLength(s, "utf8");
 
 /** An upper bound of the PUBLISH packet's size, to refuse what the broker would drop. */
@@ -148,6 +167,10 @@ export class MqttTransport implements Transport {
 
   constructor(opts: MqttTransportOptions) {
     this.#opts = opts;
+  }
+
+  get clientId(): string {
+    return this.#opts.clientId;
   }
 
   /** The broker's Maximum Packet Size from CONNACK, if it announced one. */
@@ -202,7 +225,7 @@ export class MqttTransport implements Transport {
     client.on("message", (topic, _payload, packet) => {
       let event: CloudEvent;
       try {
-        event = fromMessage(packet);
+        event = receivedEvent(topic, packet);
       } catch (err) {
         this.#onBadMessage(err instanceof Error ? err : new Error(String(err)), topic);
         return;
@@ -276,7 +299,7 @@ export interface BrokerConnectionOptions {
   caFile: string;
   certFile: string;
   keyFile: string;
-  /** MQTT client ID. */
+  /** MQTT client ID prefix; each connection appends random bits (connectionClientId). */
   clientId: string;
   backoff?: BackoffOptions;
 }
@@ -289,7 +312,7 @@ export function mqttTransportFactory(
   return () =>
     new MqttTransport({
       url: broker.url,
-      clientId: broker.clientId,
+      clientId: connectionClientId(broker.clientId),
       ca: readFileSync(broker.caFile),
       cert: readFileSync(broker.certFile),
       key: readFileSync(broker.keyFile),

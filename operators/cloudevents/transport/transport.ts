@@ -39,3 +39,16 @@ export class NotConnectedError extends Error {
     this.name = "NotConnectedError";
   }
 }
+
+/**
+ * A message the broker kept with the retain flag and replays to each new subscriber: an old event
+ * presented as a live one, which no Maestro peer sends. Refused as input.
+ */
+export class RetainedMessageError extends Error {
+  readonly topic: string;
+  constructor(topic: string) {
+    super(`retained message on ${topic} ignored: a replay of an old event, not a live one`);
+    this.name = "RetainedMessageError";
+    this.topic = topic;
+  }
+}
