@@ -51,6 +51,11 @@ import {
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 
 const NAMESPACE = "hcp-system";
+
+/** Progress on stderr, so a long run shows where it is. */
+function progress(message: string): void {
+  process.stderr.write(`[bench lifecycle] ${new Date().toISOString()} ${message}\n`);
+}
 const CLUSTERS_PER_NAMESPACE = 100;
 const script = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const samples = new URL("../../config/samples/", import.meta.url);
@@ -123,11 +128,13 @@ async function seed(service: KubeClient, mcs: string[], capacity: number): Promi
       apiVersion: "hcp.aro.dev/v1alpha1",
       kind: "ManagementCluster",
       metadata: { name },
+      // The sample cluster asks for tier=standard.
       spec: {
         consumerName: name,
         capacity: { maxHostedClusters: capacity },
         schedulable: true,
         region: "eastus",
+        labels: { tier: "standard" },
       },
     };
     await service.createIfAbsent(ManagementClusterResource, mc);
@@ -330,8 +337,17 @@ function watch<T extends KubeObject>(
   return informer;
 }
 
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  await waitFor(what, () => Promise.resolve(check()), { timeoutMs, intervalMs: 250 });
+async function until(what: string, check: () => string | undefined, timeoutMs: number): Promise<void> {
+  let last = "";
+  await waitFor(
+    what,
+    () => {
+      const missing = check();
+      if (missing && missing !== last) progress(`waiting: ${(last = missing)}`);
+      return Promise.resolve(missing === undefined);
+    },
+    { timeoutMs, intervalMs: 1_000 },
+  );
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -436,6 +452,7 @@ function perCluster(counts: RequestCounts, n: number): Record<string, number> {
 }
 
 export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleReport> {
+  progress(`starting a region with ${opts.managementClusters} management clusters`);
   const running = await startRunning(opts);
   const stop = new AbortController();
   const sampler = sampleUsage(() => running.components);
@@ -444,16 +461,21 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const pools = watch<NodePool>(running.service, NodePoolResource, stop.signal);
     const works = watch<KubeObject>(running.service, ManifestWorkResource, stop.signal);
     await Promise.all([clusters.waitForSync(), pools.waitForSync(), works.waitForSync()]);
+    progress(`region up; logs in ${running.logDir}`);
     const etcdBefore = await etcdDbSize(running.region.etcdUrl);
 
     const c0 = await phaseCounts(running);
     let started = performance.now();
     await createClusters(running.service, opts.n, opts.concurrency);
-    const allReady = (): boolean =>
-      clusters.list().filter((c) => c.status?.phase === "Ready").length === opts.n &&
-      pools.list().filter((p) => p.status?.phase === "Ready").length === opts.n;
+    progress(`${opts.n} clusters and pools created`);
+    const allReady = (): string | undefined => {
+      const c = clusters.list().filter((x) => x.status?.phase === "Ready").length;
+      const p = pools.list().filter((x) => x.status?.phase === "Ready").length;
+      return c === opts.n && p === opts.n ? undefined : `${c} clusters and ${p} pools Ready of ${opts.n}`;
+    };
     await until(`${opts.n} clusters and pools Ready`, allReady, opts.phaseTimeoutMs);
     const createMs = performance.now() - started;
+    progress(`all Ready after ${Math.round(createMs)} ms`);
     const c1 = await phaseCounts(running);
 
     const readyBytes = await etcdDbSize(running.region.etcdUrl);
@@ -465,10 +487,13 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const d0 = await phaseCounts(running);
     started = performance.now();
     await deleteClusters(running.service, opts.n, opts.concurrency);
-    const allGone = (): boolean =>
-      clusters.list().length === 0 && pools.list().length === 0 && works.list().length === 0;
+    const allGone = (): string | undefined => {
+      const [c, p, w] = [clusters.list().length, pools.list().length, works.list().length];
+      return c + p + w === 0 ? undefined : `${c} clusters, ${p} pools, ${w} works left`;
+    };
     await until(`${opts.n} clusters deleted`, allGone, opts.phaseTimeoutMs);
     const deleteMs = performance.now() - started;
+    progress(`all deleted after ${Math.round(deleteMs)} ms`);
     const d1 = await phaseCounts(running);
 
     const createWrites = {
