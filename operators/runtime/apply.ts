@@ -2,11 +2,20 @@
  * Writes as one controller: server-side apply with that controller's field manager (objects and
  * /status), and finalizers added or removed with a merge patch guarded by resourceVersion, so a
  * lost race is a 409 to retry rather than a silently dropped finalizer. A status apply that would
- * change nothing is skipped, and so is an object apply that repeats this Applier's last one.
+ * change nothing is skipped, and so is an object apply that repeats this controller's last one,
+ * also across a restart.
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { KubeClient, KubeObject, RequestOptions, ResourceType } from "./kube.ts";
+
+/** The digest of the object a controller last applied, so a restarted controller recognises its own write. */
+export const DIGEST_ANNOTATION = "hcp.aro.dev/applied-digest";
+
+function withDigest(obj: KubeObject, digest: string): KubeObject {
+  const annotations = { ...obj.metadata.annotations, [DIGEST_ANNOTATION]: digest };
+  return { ...obj, metadata: { ...obj.metadata, annotations } };
+}
 
 export interface ObjectRef {
   name: string;
@@ -34,10 +43,13 @@ export class Applier {
   }
 
   /**
-   * Applies `obj` unless this Applier already applied exactly it and `current` (the cached copy) is
-   * still at the generation that apply produced. Comparing specs instead does not work: the server
-   * fills defaults the controller never sends, so they always differ. After a restart the first
-   * call applies once. Resolves the written object, or undefined when the apply was skipped.
+   * Applies `obj` unless it is what this controller last applied and nobody changed it since:
+   * either this Applier remembers applying exactly it and `current` (the cached copy) is still at
+   * the generation that apply produced, or — after a restart, with no memory — `current` carries
+   * the digest of exactly this object (DIGEST_ANNOTATION, written with every apply) and no other
+   * manager owns any of its fields. Comparing specs instead does not work: the server fills
+   * defaults the controller never sends, so they always differ. Resolves the written object, or
+   * undefined when the apply was skipped.
    */
   async applyIfChanged<T extends KubeObject>(
     type: ResourceType,
@@ -48,11 +60,22 @@ export class Applier {
     const key = appliedKey(type, obj.metadata);
     const digest = createHash("sha256").update(JSON.stringify(obj)).digest("base64");
     const last = this.#applied.get(key);
-    if (current && last?.digest === digest && current.metadata.generation === last.generation)
+    const generation = current?.metadata.generation;
+    if (current && last?.digest === digest && generation === last.generation) return undefined;
+    if (current && !last && this.#appliedBefore(current, digest)) {
+      this.#applied.set(key, { digest, generation });
       return undefined;
-    const written = await this.apply<T>(type, obj, opts);
+    }
+    const written = await this.apply<T>(type, withDigest(obj, digest), opts);
     this.#applied.set(key, { digest, generation: written.metadata.generation });
     return written;
+  }
+
+  /** `current` holds exactly the object with this digest, as this manager applied it and nobody else touched. */
+  #appliedBefore(current: KubeObject, digest: string): boolean {
+    const managed = current.metadata.managedFields;
+    if (current.metadata.annotations?.[DIGEST_ANNOTATION] !== digest || !managed) return false;
+    return managed.every((m) => m.subresource !== undefined || m.manager === this.fieldManager);
   }
 
   /** Deletes an object this controller applied, and forgets its last apply. Resolves false when it was gone. */

@@ -63,4 +63,38 @@ describe("Applier.applyIfChanged", () => {
     expect(dataOf(restored)).toEqual({ data: "b" });
     expect(restored?.metadata.generation).toBeGreaterThan(generationOf(edited));
   });
+
+  it("after a restart, recognises its own last apply and writes nothing; an edit elsewhere is put back", async () => {
+    const before = new Applier(client, "apply-restart");
+    const ref = { name: "w", namespace: ns.name };
+    await client.delete(ManifestWorkResource, ref);
+    await before.applyIfChanged(ManifestWorkResource, work("r"), undefined);
+    const stored = await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace);
+
+    // A new Applier remembers nothing, as after a restart.
+    const after = new Applier(client, "apply-restart");
+    expect(await after.applyIfChanged(ManifestWorkResource, work("r"), stored)).toBeUndefined();
+    expect(
+      (await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace))?.metadata
+        .resourceVersion,
+    ).toBe(stored?.metadata.resourceVersion);
+    // A changed desired object is applied.
+    const changed = await new Applier(client, "apply-restart").applyIfChanged<ManifestWork>(
+      ManifestWorkResource,
+      work("s"),
+      stored,
+    );
+    expect(dataOf(changed)).toEqual({ data: "s" });
+
+    // Another manager edited it while the controller was down: the first apply after the restart puts it back.
+    const edited = await client.mergePatch<ManifestWork>(ManifestWorkResource, ref, {
+      spec: { workload: work("edited").spec?.workload },
+    });
+    const restored = await new Applier(client, "apply-restart").applyIfChanged<ManifestWork>(
+      ManifestWorkResource,
+      work("s"),
+      edited,
+    );
+    expect(dataOf(restored)).toEqual({ data: "s" });
+  });
 });

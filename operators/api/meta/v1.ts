@@ -36,6 +36,18 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
+  managedFields?: ManagedFieldsEntry[];
+}
+
+/** Who wrote which fields (server-side apply's bookkeeping); fieldsV1 is left opaque. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: "Apply" | "Update";
+  apiVersion?: string;
+  time?: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: unknown;
 }
 
 export interface KubeObject {
