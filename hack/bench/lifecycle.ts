@@ -12,7 +12,7 @@
  * resync made (a no-op reconcile must write nothing).
  */
 import { KubeConfig } from "@kubernetes/client-node";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { load } from "js-yaml";
@@ -402,10 +402,18 @@ function resynced(text: string, n: number): boolean {
   });
 }
 
+/** The service cluster's works as they are, written to the log dir: a restart's writes show as their diff. */
+async function dumpWorks(running: Running, file: string): Promise<void> {
+  const works = await running.service.list<KubeObject>(ManifestWorkResource, {});
+  const stripped = works.items.map((w) => ({ ...w, metadata: { ...w.metadata, managedFields: undefined } }));
+  await writeFile(join(running.logDir, file), JSON.stringify(stripped, null, 1));
+}
+
 async function restartScenario(
   running: Running,
   opts: LifecycleOptions,
 ): Promise<NonNullable<LifecycleReport["restart"]>> {
+  await dumpWorks(running, "works-before-restart.json");
   const before = await allCounts(running);
   await running.operators.component.kill();
   const started = performance.now();
@@ -424,6 +432,7 @@ async function restartScenario(
     },
   );
   const resyncedMs = performance.now() - started;
+  await dumpWorks(running, "works-after-restart.json");
   const delta = difference(await allCounts(running), before);
   const writeCounts = Object.fromEntries(
     [...delta].filter(([k]) => !k.startsWith("GET") && !k.startsWith("LIST")),

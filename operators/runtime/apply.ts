@@ -12,6 +12,12 @@ import type { KubeClient, KubeObject, RequestOptions, ResourceType } from "./kub
 /** The digest of the object a controller last applied, so a restarted controller recognises its own write. */
 export const DIGEST_ANNOTATION = "hcp.aro.dev/applied-digest";
 
+function ownsOnlyMetadata(fields: unknown): boolean {
+  return (
+    typeof fields === "object" && fields !== null && Object.keys(fields).every((k) => k === "f:metadata")
+  );
+}
+
 function withDigest(obj: KubeObject, digest: string): KubeObject {
   const annotations = { ...obj.metadata.annotations, [DIGEST_ANNOTATION]: digest };
   return { ...obj, metadata: { ...obj.metadata, annotations } };
@@ -71,11 +77,17 @@ export class Applier {
     return written;
   }
 
-  /** `current` holds exactly the object with this digest, as this manager applied it and nobody else touched. */
+  /**
+   * `current` holds the object with this digest as this manager applied it: no other manager owns
+   * a field outside metadata (a finalizer or a label another controller adds does not count, a
+   * spec edit does), and no subresource is looked at.
+   */
   #appliedBefore(current: KubeObject, digest: string): boolean {
     const managed = current.metadata.managedFields;
     if (current.metadata.annotations?.[DIGEST_ANNOTATION] !== digest || !managed) return false;
-    return managed.every((m) => m.subresource !== undefined || m.manager === this.fieldManager);
+    return managed.every(
+      (m) => m.subresource !== undefined || m.manager === this.fieldManager || ownsOnlyMetadata(m.fieldsV1),
+    );
   }
 
   /** Deletes an object this controller applied, and forgets its last apply. Resolves false when it was gone. */

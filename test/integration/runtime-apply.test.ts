@@ -71,13 +71,18 @@ describe("Applier.applyIfChanged", () => {
     await before.applyIfChanged(ManifestWorkResource, work("r"), undefined);
     const stored = await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace);
 
+    // Another controller adds a label (metadata only, as a finalizer would be): still this controller's object.
+    await client.mergePatch(ManifestWorkResource, ref, {
+      metadata: { labels: { "example.com/other": "x" } },
+    });
+    const labelled = await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace);
     // A new Applier remembers nothing, as after a restart.
     const after = new Applier(client, "apply-restart");
-    expect(await after.applyIfChanged(ManifestWorkResource, work("r"), stored)).toBeUndefined();
+    expect(await after.applyIfChanged(ManifestWorkResource, work("r"), labelled)).toBeUndefined();
     expect(
       (await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace))?.metadata
         .resourceVersion,
-    ).toBe(stored?.metadata.resourceVersion);
+    ).toBe(labelled?.metadata.resourceVersion);
     // A changed desired object is applied.
     const changed = await new Applier(client, "apply-restart").applyIfChanged<ManifestWork>(
       ManifestWorkResource,
