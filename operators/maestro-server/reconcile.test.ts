@@ -387,6 +387,17 @@ describe("ManifestWorkReconciler: deletion", () => {
       result: { requeueAfterMs: HOUR_MS },
     },
     {
+      name: "a deletion the broker refuses as too large is not retried at once; the stale-delete wait bounds it",
+      work: deleting(manifestWork(), 0),
+      reported: undefined,
+      refusal: new PublishRefusedError("too-large", "event of 600000 bytes exceeds the broker's maximum"),
+      ops: ["applyStatus"],
+      sent: [],
+      publishedReason: "BundleTooLarge",
+      events: [],
+      result: { requeueAfterMs: HOUR_MS },
+    },
+    {
       name: "the agent's Deleted=True releases the finalizer",
       work: deleting(manifestWork(), 0),
       reported: agentStatus({ deleted: true, resourceVersion: 0 }),

@@ -165,8 +165,12 @@ export class ManifestWorkReconciler implements Reconciler {
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
       } catch (err) {
-        if (!isPublishRefused(err, "not-connected")) throw err;
-        scope.facts = { outcome: "not-connected" };
+        if (isPublishRefused(err, "not-connected")) scope.facts = { outcome: "not-connected" };
+        // A deletion carries no manifests, so only outsized metadata gets here; retrying cannot
+        // help, and the stale-delete wait below still releases the work.
+        else if (isPublishRefused(err, "too-large"))
+          scope.facts = { outcome: "invalid", problems: [err.message], tooLarge: true };
+        else throw err;
       }
       await this.#writeStatus(scope);
     }
