@@ -115,19 +115,21 @@ describe("spec resync answers are bounded", () => {
     expect(t.actions()).toEqual(["spec"]);
   });
 
-  test("requests within the period wait; the latest replaces the one waiting, which is counted", async () => {
-    const t = setup([work("mgmt-1", 1)], { minIntervalMs: 10_000 });
+  test("after the burst, requests wait; the latest replaces the one waiting, which is counted", async () => {
+    const t = setup([work("mgmt-1", 1)], { minIntervalMs: 10_000, burst: 2 });
     t.conn.deliver("mgmt-1", []);
-    await t.log.answered(1);
+    t.conn.deliver("mgmt-1", []);
+    await t.log.answered(2);
+    expect(t.conn.published).toHaveLength(2);
     t.conn.deliver("mgmt-1", []);
     t.conn.deliver("mgmt-1", []);
     t.conn.deliver("mgmt-2", []);
-    await t.log.answered(2);
-    expect(t.conn.dropped).toEqual(["resync-rate-limited"]);
-    expect(t.conn.published).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(10_000);
     await t.log.answered(3);
-    expect(t.log.answers.map((a) => a["consumer"])).toEqual(["mgmt-1", "mgmt-2", "mgmt-1"]);
+    expect(t.conn.dropped).toEqual(["resync-rate-limited"]);
     expect(t.conn.published).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await t.log.answered(4);
+    expect(t.log.answers.map((a) => a["consumer"])).toEqual(["mgmt-1", "mgmt-1", "mgmt-2", "mgmt-1"]);
+    expect(t.conn.published).toHaveLength(3);
   });
 });

@@ -33,10 +33,13 @@ export type SourceConnection = Pick<Connection, "onEvent" | "publish" | "drop">;
  */
 export interface SpecResyncLimits {
   /**
-   * At most one answer per consumer this often (default 10 s). A request in between is answered
-   * when the period ends; a later one replaces it (counted as dropped, "resync-rate-limited").
+   * After a burst, at most one answer per consumer this often (default 10 s). A request beyond
+   * that is answered when the next one is allowed; a later one replaces it (counted as dropped,
+   * "resync-rate-limited").
    */
   minIntervalMs?: number;
+  /** Answers a consumer gets at once, e.g. for reconnects close together (default 3). */
+  burst?: number;
   /**
    * Deletions sent per answer for listed IDs this source does not have (default 500); the rest
    * are counted as dropped ("resync-deletes-capped") and go out with the agent's next resync.
@@ -49,8 +52,10 @@ export interface SpecResyncLimits {
 /** Resource IDs are Kubernetes UIDs (as in Maestro, UUIDs); anything else names no resource. */
 const RESOURCE_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A consumer's token bucket of answers, and the request waiting for a token. */
 interface ResyncState {
-  lastAnsweredMs: number;
+  tokens: number;
+  refilledMs: number;
   pending?: ResourceVersion[];
   timer?: NodeJS.Timeout;
 }
@@ -67,6 +72,7 @@ export class SourceClient {
   readonly #lister: SourceLister;
   readonly #log: Logger;
   readonly #minIntervalMs: number;
+  readonly #burst: number;
   readonly #maxDeletes: number;
   readonly #now: () => number;
   readonly #resyncs = new Map<string, ResyncState>();
@@ -82,6 +88,7 @@ export class SourceClient {
     this.#lister = lister;
     this.#log = log;
     this.#minIntervalMs = limits.minIntervalMs ?? 10_000;
+    this.#burst = limits.burst ?? 3;
     this.#maxDeletes = limits.maxDeletes ?? 500;
     this.#now = limits.now ?? Date.now;
     conn.onEvent((event, topic) => this.#dispatch(event, topic));
@@ -131,31 +138,40 @@ export class SourceClient {
     this.#onStatus(update);
   }
 
-  /** Answers now, or when the consumer's period ends; only the latest waiting request is kept. */
+  /** Answers now, or when the consumer's next answer is allowed; only the latest waiting request is kept. */
   #limitSpecResync(consumer: string, versions: ResourceVersion[]): void {
-    const state = this.#resyncs.get(consumer) ?? { lastAnsweredMs: -Infinity };
+    const state = this.#resyncs.get(consumer) ?? { tokens: this.#burst, refilledMs: this.#now() };
     this.#resyncs.set(consumer, state);
-    const waitMs = state.lastAnsweredMs + this.#minIntervalMs - this.#now();
-    if (waitMs <= 0 && !state.timer) return this.#answerSpecResync(consumer, versions, state);
     if (state.pending)
       this.#conn.drop("resync-rate-limited", `${consumer} asked again before its last request was answered`);
     state.pending = versions;
-    state.timer ??= setTimeout(
-      () => {
-        state.timer = undefined;
-        const pending = state.pending ?? [];
-        state.pending = undefined;
-        this.#answerSpecResync(consumer, pending, state);
-      },
-      Math.max(0, waitMs),
-    ).unref();
+    if (!state.timer) this.#answerWhenAllowed(consumer, state);
   }
 
-  #answerSpecResync(consumer: string, versions: ResourceVersion[], state: ResyncState): void {
-    state.lastAnsweredMs = this.#now();
+  #answerWhenAllowed(consumer: string, state: ResyncState): void {
+    const waitMs = this.#takeToken(state);
+    if (waitMs > 0) {
+      state.timer = setTimeout(() => {
+        state.timer = undefined;
+        this.#answerWhenAllowed(consumer, state);
+      }, waitMs).unref();
+      return;
+    }
+    const versions = state.pending ?? [];
+    state.pending = undefined;
     void this.#respondSpecResync(consumer, versions).catch((err: unknown) =>
       this.#log.error("Failed to answer a spec resync request", err, { consumer }),
     );
+  }
+
+  /** Takes a token and returns 0, or returns how long until one is there. */
+  #takeToken(state: ResyncState): number {
+    const now = this.#now();
+    state.tokens = Math.min(this.#burst, state.tokens + (now - state.refilledMs) / this.#minIntervalMs);
+    state.refilledMs = now;
+    if (state.tokens < 1) return Math.ceil((1 - state.tokens) * this.#minIntervalMs);
+    state.tokens -= 1;
+    return 0;
   }
 
   /**
