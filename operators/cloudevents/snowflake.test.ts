@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SnowflakeGenerator, isNewerSequence, parseSnowflake } from "./snowflake.ts";
 import { canonicalJson, statusHash } from "./statushash.ts";
 
@@ -7,6 +7,20 @@ describe("snowflake sequence IDs", () => {
     const parts = parseSnowflake("2000808179721572352");
     expect(new Date(parts.timeMs).toISOString()).toBe("2025-12-16T06:00:17.921Z");
     expect(parts).toMatchObject({ node: 1, step: 0 });
+  });
+
+  it("do not follow a wall-clock jump after the generator started", () => {
+    const realNow = Date.now.bind(Date);
+    let jumpMs = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => realNow() + jumpMs);
+    try {
+      const gen = new SnowflakeGenerator(1);
+      const before = parseSnowflake(gen.next()).timeMs;
+      jumpMs = Date.parse("2100-01-01T00:00:00Z") - realNow();
+      expect(parseSnowflake(gen.next()).timeMs - before).toBeLessThan(60_000);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("grow strictly, within a millisecond and when the clock steps back", () => {

@@ -21,7 +21,12 @@ export class SnowflakeGenerator {
   #step = 0n;
   readonly #now: () => number;
 
-  constructor(node = 1, now: () => number = Date.now) {
+  /**
+   * `now` defaults to the wall clock read once and then advanced by the monotonic clock, as Go's
+   * snowflake does: a wall-clock jump after start moves no ID, so one jump cannot poison the
+   * order of a work's statuses at the server.
+   */
+  constructor(node = 1, now: () => number = monotonicWallClock()) {
     if (!Number.isInteger(node) || node < 0 || BigInt(node) > NODE_MASK) throw new Error(`bad node ${node}`);
     this.#node = BigInt(node);
     this.#now = now;
@@ -40,6 +45,11 @@ export class SnowflakeGenerator {
     this.#lastMs = ms;
     return (((ms - EPOCH_MS) << (NODE_BITS + STEP_BITS)) | (this.#node << STEP_BITS) | this.#step).toString();
   }
+}
+
+function monotonicWallClock(): () => number {
+  const offset = Date.now() - performance.now();
+  return () => Math.floor(offset + performance.now());
 }
 
 export function parseSnowflake(id: string): SnowflakeParts {

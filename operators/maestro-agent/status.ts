@@ -54,7 +54,7 @@ export function manifestCondition(
   const rules = o.config?.feedbackRules ?? [];
   const entry: ManifestCondition = { resourceMeta: o.meta, conditions };
   if (rules.length === 0) return entry;
-  const feedback = o.object ? collectFeedback(o.object, rules) : { values: [], errors: [] };
+  const feedback = collectFeedback(o.object, rules);
   const synced: ConditionInput =
     feedback.errors.length > 0
       ? {

@@ -1,13 +1,15 @@
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
-import type { ManifestWork } from "../api/work/v1.ts";
+import type { ManifestWork, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { SnowflakeGenerator } from "../cloudevents/snowflake.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
-import { UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
+import { STATUS_TOO_LARGE, UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
+import { MAX_CONDITION_MESSAGE_CHARS, MAX_STATUS_BYTES } from "./bounds.ts";
 
 const work: ManifestWork = { metadata: { name: "w1", namespace: "mgmt-1", uid: "uid-1", generation: 2 } };
-const ids = new SnowflakeGenerator(1, () => Date.parse("2030-01-01T00:00:00Z"));
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+const ids = new SnowflakeGenerator(1, () => T0);
 const older = ids.next();
 const accepted = ids.next();
 const newer = ids.next();
@@ -47,16 +49,192 @@ test.each([
   },
   { name: "the sequence ID already accepted", over: { sequenceId: accepted }, verdict: "stale-sequence" },
 ])("status update: $name → $verdict", ({ over, verdict }) => {
-  const statuses = new StatusStore();
+  const statuses = new StatusStore({ now: () => T0 });
   statuses.offer(update({ sequenceId: accepted, statusHash: "before" }));
   const works = new FakeLister<ManifestWork>([work], { [UID_INDEX]: uidIndexer });
   const candidate = update({ ...over, statusHash: "candidate" });
   const decision = acceptStatus(candidate, works, statuses);
   if (verdict === "accepted") {
-    expect(decision).toEqual({ verdict: "accepted", work });
+    expect(decision).toEqual({ verdict: "accepted", work, trimmed: [] });
     expect(statuses.get("uid-1")?.statusHash).toBe("candidate");
   } else {
     expect(decision).toMatchObject({ verdict: "dropped", reason: verdict });
     expect(statuses.get("uid-1")?.statusHash).toBe("before");
   }
+});
+
+/** A sequence ID stamped at `ms` by an agent's clock. */
+const idAt = (ms: number): string => new SnowflakeGenerator(1, () => ms).next();
+const MINUTE = 60_000;
+
+describe("sequence IDs are bounded by the server's clock and recover", () => {
+  function offerAll(...updates: StatusUpdate[]) {
+    const statuses = new StatusStore({ now: () => T0 });
+    const works = new FakeLister<ManifestWork>([{ ...work, metadata: { ...work.metadata, generation: 2 } }], {
+      [UID_INDEX]: uidIndexer,
+    });
+    const verdicts = updates.map((u) => {
+      const d = acceptStatus(u, works, statuses);
+      return d.verdict === "accepted" ? "accepted" : d.reason;
+    });
+    return { verdicts, statuses };
+  }
+
+  test("one status from the year 2100 is refused, and later real statuses still land", () => {
+    const { verdicts, statuses } = offerAll(
+      update({ sequenceId: idAt(T0 - 1000), statusHash: "real-1" }),
+      update({ sequenceId: idAt(Date.parse("2100-01-01T00:00:00Z")), statusHash: "poison" }),
+      update({ sequenceId: idAt(T0), statusHash: "real-2" }),
+    );
+    expect(verdicts).toEqual(["accepted", "future-sequence", "accepted"]);
+    expect(statuses.get("uid-1")?.statusHash).toBe("real-2");
+  });
+
+  test.each([
+    { name: "4 min ahead of the server: accepted", aheadMs: 4 * MINUTE, verdict: "accepted" },
+    { name: "6 min ahead of the server: refused", aheadMs: 6 * MINUTE, verdict: "future-sequence" },
+  ])("an agent clock $name", ({ aheadMs, verdict }) => {
+    expect(offerAll(update({ sequenceId: idAt(T0 + aheadMs) })).verdicts).toEqual([verdict]);
+  });
+
+  test.each([
+    {
+      name: "1 s behind the accepted one (late delivery): dropped",
+      behindMs: 1000,
+      verdict: "stale-sequence",
+    },
+    { name: "4 min behind: still a late delivery, dropped", behindMs: 4 * MINUTE, verdict: "stale-sequence" },
+    {
+      name: "10 min behind (the agent's clock was set back): accepted",
+      behindMs: 10 * MINUTE,
+      verdict: "accepted",
+    },
+  ])("a status of the same generation $name", ({ behindMs, verdict }) => {
+    const { verdicts } = offerAll(
+      update({ sequenceId: idAt(T0 + 4 * MINUTE) }),
+      update({ sequenceId: idAt(T0 + 4 * MINUTE - behindMs) }),
+    );
+    expect(verdicts).toEqual(["accepted", verdict]);
+  });
+
+  test("a status of a newer generation is accepted whatever the sequence of the older one", () => {
+    const statuses = new StatusStore({ now: () => T0 });
+    statuses.offer(update({ resourceVersion: 1, sequenceId: idAt(T0 + 4 * MINUTE) }));
+    const works = new FakeLister<ManifestWork>([work], { [UID_INDEX]: uidIndexer });
+    const decision = acceptStatus(update({ resourceVersion: 2, sequenceId: idAt(T0) }), works, statuses);
+    expect(decision.verdict).toBe("accepted");
+    expect(statuses.get("uid-1")?.resourceVersion).toBe(2);
+  });
+});
+
+const condition = (over: Partial<WorkCondition> = {}): WorkCondition => ({
+  type: "Applied",
+  status: "True",
+  reason: "AppliedManifestWorkComplete",
+  message: "ok",
+  lastTransitionTime: "2030-01-01T00:00:00Z",
+  ...over,
+});
+
+describe("a status is cut to the ManifestWork schema before it is stored", () => {
+  const oneManifestWork: ManifestWork = {
+    ...work,
+    spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } }] } },
+  };
+  function accept(status: ManifestWorkStatus) {
+    const statuses = new StatusStore({ now: () => T0 });
+    const works = new FakeLister<ManifestWork>([oneManifestWork], { [UID_INDEX]: uidIndexer });
+    const decision = acceptStatus(update({ status }), works, statuses);
+    return { decision, stored: statuses.get("uid-1") };
+  }
+
+  test("a 500 KiB message is cut to the CRD's 32768 characters", () => {
+    const { decision, stored } = accept({ conditions: [condition({ message: "m".repeat(500 * 1024) })] });
+    expect(decision).toMatchObject({ verdict: "accepted", trimmed: ["message-truncated"] });
+    const message = stored?.status.conditions?.[0]?.message ?? "";
+    expect([...message]).toHaveLength(MAX_CONDITION_MESSAGE_CHARS);
+    expect(message).toMatch(/\(truncated\)$/);
+    expect(stored?.refusal).toBeUndefined();
+  });
+
+  test("conditions that break the schema, duplicates and statuses of manifests the work lacks are left out", () => {
+    const manifest = (ordinal: number) => ({ resourceMeta: { ordinal }, conditions: [condition()] });
+    const { decision, stored } = accept({
+      conditions: [
+        condition(),
+        condition({ message: "again" }),
+        condition({ type: "Bad Type" }),
+        condition({ type: "Available", status: "Maybe" as never }),
+        condition({ type: "Degraded", reason: "" }),
+        condition({ type: "Complete", lastTransitionTime: "yesterday" }),
+        { ...condition({ type: "Progressing" }), extra: "dropped" } as WorkCondition,
+      ],
+      resourceStatus: { manifests: [manifest(0), manifest(1)] },
+    });
+    expect(decision).toMatchObject({
+      verdict: "accepted",
+      trimmed: [
+        "duplicate-condition",
+        "invalid-condition",
+        "invalid-condition",
+        "invalid-condition",
+        "invalid-condition",
+        "excess-manifests",
+      ],
+    });
+    expect(stored?.status.conditions?.map((c) => c.type)).toEqual(["Applied", "Progressing"]);
+    expect(stored?.status.conditions?.[1]).not.toHaveProperty("extra");
+    expect(stored?.status.resourceStatus?.manifests).toHaveLength(1);
+  });
+
+  test("feedback values that break the schema are left out", () => {
+    const { decision, stored } = accept({
+      conditions: [],
+      resourceStatus: {
+        manifests: [
+          {
+            resourceMeta: { ordinal: 0 },
+            conditions: [],
+            statusFeedback: {
+              values: [
+                { name: "replicas", fieldValue: { type: "Integer", integer: 3 } },
+                { name: "replicas", fieldValue: { type: "Integer", integer: 4 } },
+                { name: "phase", fieldValue: { type: "String", string: 7 as never } },
+                { name: "other", fieldValue: { type: "Float" as never } },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    expect(decision).toMatchObject({ trimmed: ["invalid-feedback", "invalid-feedback", "invalid-feedback"] });
+    expect(stored?.status.resourceStatus?.manifests?.[0]?.statusFeedback?.values).toEqual([
+      { name: "replicas", fieldValue: { type: "Integer", integer: 3 } },
+    ]);
+  });
+
+  test("a status over the size limit even when cut is kept as refused, with its sequence", () => {
+    const { decision, stored } = accept({
+      conditions: [condition()],
+      resourceStatus: {
+        manifests: [
+          {
+            resourceMeta: { ordinal: 0 },
+            conditions: [],
+            statusFeedback: {
+              values: [
+                {
+                  name: "raw",
+                  fieldValue: { type: "JsonRaw", jsonRaw: JSON.stringify("x".repeat(MAX_STATUS_BYTES)) },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    expect(decision).toMatchObject({ verdict: "accepted", refusal: { reason: STATUS_TOO_LARGE } });
+    expect(stored?.refusal?.message).toMatch(/over the 524288-byte limit/);
+    expect(stored?.sequenceId).toBe(newer);
+  });
 });

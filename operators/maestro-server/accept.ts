@@ -1,31 +1,42 @@
 /**
  * Which agent status updates maestro-server keeps: only from the consumer that owns the work, only
- * for its current generation (a deletion confirmation whatever its version), and only with a
- * newer sequence ID than the one last accepted. Anything else is dropped with a reason.
+ * for its current generation (a deletion confirmation whatever its version), and only in sequence
+ * order as StatusStore bounds it. Anything else is dropped with a reason. What is kept is first
+ * cut to what the ManifestWork schema admits (bounds.ts); a status still too large is kept as
+ * refused, so that the work says so instead of failing its status write.
  */
 import type { ManifestWork } from "../api/work/v1.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
-import type { StatusStore } from "../cloudevents/store/status.ts";
+import type { StatusRefusal, StatusStore } from "../cloudevents/store/status.ts";
 import type { IndexFunc, Lister } from "../runtime/informer.ts";
+import { MAX_STATUS_BYTES, boundStatus, type TrimReason } from "./bounds.ts";
 
 /** The works' informer index by metadata.uid, which is the resource ID agents report on. */
 export const UID_INDEX = "uid";
 export const uidIndexer: IndexFunc<ManifestWork> = (w) => (w.metadata.uid ? [w.metadata.uid] : []);
 
+/** The reason of the condition a work shows when its agent's status is refused for its size. */
+export const STATUS_TOO_LARGE = "AgentStatusTooLarge";
+
 export type StatusDecision =
-  | { verdict: "accepted"; work: ManifestWork }
+  | {
+      verdict: "accepted";
+      work: ManifestWork;
+      /** Parts of the status left out or cut to fit the schema. */
+      trimmed: TrimReason[];
+      /** Set when the status, even cut, is over MAX_STATUS_BYTES and is not written. */
+      refusal?: StatusRefusal;
+    }
   | {
       verdict: "dropped";
-      reason: "unknown-resource" | "not-owner" | "stale-version" | "stale-sequence";
+      reason: "unknown-resource" | "not-owner" | "stale-version" | "stale-sequence" | "future-sequence";
       why: string;
     };
 
-/** Decides on one status update; an accepted one is stored in `statuses`. */
-export function acceptStatus(
-  update: StatusUpdate,
-  works: Lister<ManifestWork>,
-  statuses: StatusStore,
-): StatusDecision {
+type Dropped = Extract<StatusDecision, { verdict: "dropped" }>;
+
+/** The work the update reports on, or why it is not one this consumer may report on now. */
+function workOf(update: StatusUpdate, works: Lister<ManifestWork>): ManifestWork | Dropped {
   const work = works.byIndex(UID_INDEX, update.resourceId)[0];
   if (!work)
     return {
@@ -41,7 +52,29 @@ export function acceptStatus(
     const why = `status of version ${update.resourceVersion}, work is at ${work.metadata.generation ?? 0}`;
     return { verdict: "dropped", reason: "stale-version", why };
   }
-  if (statuses.offer(update) !== "accepted")
-    return { verdict: "dropped", reason: "stale-sequence", why: `sequence ${update.sequenceId ?? ""}` };
-  return { verdict: "accepted", work };
+  return work;
+}
+
+function sizeRefusal(bytes: number): StatusRefusal | undefined {
+  if (bytes <= MAX_STATUS_BYTES) return undefined;
+  return {
+    reason: STATUS_TOO_LARGE,
+    message: `The agent's status of ${bytes} bytes is over the ${MAX_STATUS_BYTES}-byte limit; it is not shown`,
+  };
+}
+
+/** Decides on one status update; an accepted one is stored in `statuses`. */
+export function acceptStatus(
+  update: StatusUpdate,
+  works: Lister<ManifestWork>,
+  statuses: StatusStore,
+): StatusDecision {
+  const work = workOf(update, works);
+  if (!("metadata" in work)) return work;
+  const bounded = boundStatus(update.status, work.spec?.workload?.manifests?.length ?? 0);
+  const refusal = sizeRefusal(bounded.bytes);
+  const verdict = statuses.offer({ ...update, status: bounded.status }, refusal);
+  if (verdict !== "accepted")
+    return { verdict: "dropped", reason: verdict, why: `sequence ${update.sequenceId ?? ""}` };
+  return { verdict: "accepted", work, trimmed: bounded.trimmed, ...(refusal ? { refusal } : {}) };
 }

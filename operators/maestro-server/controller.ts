@@ -21,6 +21,7 @@ import { Controller } from "../runtime/controller.ts";
 import { EventRecorder } from "../runtime/events.ts";
 import type { Informer } from "../runtime/informer.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
+import { counter, metricsRegistry } from "../runtime/metrics.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject } from "../runtime/source.ts";
 import { UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
@@ -50,6 +51,11 @@ export class MaestroServer implements Runnable {
   readonly #works: Informer<ManifestWork>;
   readonly #client: SourceClient;
   readonly #controller: Controller;
+  readonly #bounded = counter(metricsRegistry, {
+    name: "maestro_server_status_bounded_total",
+    help: "Parts of agents' statuses left out or cut to fit the ManifestWork schema, and statuses refused for their size, by reason",
+    labelNames: ["reason"] as const,
+  });
 
   constructor(opts: MaestroServerOptions) {
     this.#opts = opts;
@@ -113,8 +119,13 @@ export class MaestroServer implements Runnable {
 
   #acceptStatus(update: StatusUpdate): void {
     const decision = acceptStatus(update, this.#works, this.statuses);
-    if (decision.verdict === "dropped") this.connection.drop(decision.reason, decision.why);
-    else this.#enqueue(decision.work);
+    if (decision.verdict === "dropped") return this.connection.drop(decision.reason, decision.why);
+    for (const reason of decision.trimmed) this.#bounded.labels(reason).inc();
+    if (decision.refusal) {
+      this.#bounded.labels("status-too-large").inc();
+      this.#log.info("Refused an agent's status", { uid: update.resourceId, why: decision.refusal.message });
+    }
+    this.#enqueue(decision.work);
   }
 
   #enqueue(work: ManifestWork): void {

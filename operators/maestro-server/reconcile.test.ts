@@ -14,7 +14,15 @@ import type { ReconcileContext, Result } from "../runtime/controller.ts";
 import type { EventSeverity } from "../runtime/events.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube.ts";
 import { silentLogger } from "../runtime/logger.ts";
-import { ManifestWorkReconciler, type EventSink, type SpecPublisher, type WorkWriter } from "./reconcile.ts";
+import { KubeApiError } from "../runtime/kube.ts";
+import {
+  ManifestWorkReconciler,
+  STATUS_INVALID,
+  type EventSink,
+  type SpecPublisher,
+  type WorkWriter,
+} from "./reconcile.ts";
+import { AGENT_STATUS_ACCEPTED } from "./status.ts";
 
 const CONSUMER = "mgmt-1";
 const UID = "uid-1";
@@ -387,6 +395,17 @@ describe("ManifestWorkReconciler: deletion", () => {
       result: { requeueAfterMs: HOUR_MS },
     },
     {
+      name: "a deletion the broker refuses as too large is not retried at once; the stale-delete wait bounds it",
+      work: deleting(manifestWork(), 0),
+      reported: undefined,
+      refusal: new PublishRefusedError("too-large", "event of 600000 bytes exceeds the broker's maximum"),
+      ops: ["applyStatus"],
+      sent: [],
+      publishedReason: "BundleTooLarge",
+      events: [],
+      result: { requeueAfterMs: HOUR_MS },
+    },
+    {
       name: "the agent's Deleted=True releases the finalizer",
       work: deleting(manifestWork(), 0),
       reported: agentStatus({ deleted: true, resourceVersion: 0 }),
@@ -455,5 +474,68 @@ describe("ManifestWorkReconciler: deletion", () => {
     } else {
       expect(result).toEqual({ requeueAfterMs: Math.max(1000, HOUR_MS - sinceMs) });
     }
+  });
+});
+
+describe("ManifestWorkReconciler: an agent status the work cannot hold", () => {
+  /** Refuses, as the apiserver does, any status write that carries the agent's report. */
+  class RefusingWriter extends RecordingWriter {
+    attempts = 0;
+    override applyStatus<T extends KubeObject>(type: ResourceType, current: KubeObject, status: unknown) {
+      this.attempts++;
+      const s = status as ManifestWorkStatus;
+      if (s.conditions?.some((c) => c.type === "Applied"))
+        return Promise.reject(
+          new KubeApiError(
+            422,
+            "Invalid",
+            'ManifestWork.work.open-cluster-management.io "w1" is invalid',
+            {},
+          ),
+        );
+      return super.applyStatus<T>(type, current, status);
+    }
+  }
+
+  test("a report the apiserver finds Invalid is written once, then the work says why; no retry loop", async () => {
+    const work = manifestWork();
+    const statuses = new StatusStore();
+    statuses.offer(agentStatus());
+    const writer = new RefusingWriter();
+    const reconciler = new ManifestWorkReconciler({
+      works: new FakeLister<ManifestWork>([work]),
+      client: new RecordingPublisher(),
+      statuses,
+      applier: writer,
+      events: new RecordingEvents(),
+      staleDeleteMs: HOUR_MS,
+      redeliverAfterMs: REDELIVER_MS,
+      now: () => T0,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    const req = { cluster: "service", namespace: CONSUMER, name: "w1" };
+    expect(await reconciler.reconcile(ctx, req)).toEqual({});
+    expect(await reconciler.reconcile(ctx, req)).toEqual({});
+    // One refused write with the report, then only writes without it.
+    expect(writer.attempts).toBe(3);
+    const refused = writer.statuses.at(-1)?.conditions?.find((c) => c.type === AGENT_STATUS_ACCEPTED);
+    expect(refused).toMatchObject({ status: "False", reason: STATUS_INVALID });
+    expect(refused?.message).toMatch(/refused the agent's status: .*is invalid/);
+    expect(statuses.get(UID)?.refusal?.reason).toBe(STATUS_INVALID);
+  });
+
+  test("a report refused for its size shows what the work had, with AgentStatusAccepted=False", async () => {
+    const work = { ...manifestWork(), status: { conditions: [appliedCondition] } };
+    const t = setup(work);
+    t.statuses.offer(agentStatus({ status: { conditions: [] } }), {
+      reason: "AgentStatusTooLarge",
+      message: "too large",
+    });
+    await t.reconcile();
+    expect(t.writer.statuses[0]?.conditions?.map((c) => [c.type, c.status])).toEqual([
+      ["AgentStatusAccepted", "False"],
+      ["Applied", "True"],
+      ["Published", "True"],
+    ]);
   });
 });

@@ -15,7 +15,15 @@ import type { Applier } from "../runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
+import { apiStatusCode, errorMessage } from "../runtime/errors.ts";
 import { composeStatus, type PublishFacts } from "./status.ts";
+
+/** The reason of AgentStatusAccepted=False when the apiserver refused the agent's report. */
+export const STATUS_INVALID = "AgentStatusInvalid";
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
 
 /** What the reconciler publishes through: the source client's spec side. */
 export type SpecPublisher = Pick<SourceClient, "publishSpec">;
@@ -165,8 +173,12 @@ export class ManifestWorkReconciler implements Reconciler {
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
       } catch (err) {
-        if (!isPublishRefused(err, "not-connected")) throw err;
-        scope.facts = { outcome: "not-connected" };
+        if (isPublishRefused(err, "not-connected")) scope.facts = { outcome: "not-connected" };
+        // A deletion carries no manifests, so only outsized metadata gets here; retrying cannot
+        // help, and the stale-delete wait below still releases the work.
+        else if (isPublishRefused(err, "too-large"))
+          scope.facts = { outcome: "invalid", problems: [err.message], tooLarge: true };
+        else throw err;
       }
       await this.#writeStatus(scope);
     }
@@ -187,8 +199,21 @@ export class ManifestWorkReconciler implements Reconciler {
 
   async #writeStatus(scope: Scope): Promise<void> {
     const reported = this.#d.statuses.get(scope.uid);
-    const status = composeStatus(scope.work, reported?.status, scope.facts);
-    await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status);
+    const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
+    try {
+      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status);
+    } catch (err) {
+      // The apiserver finds the agent's report Invalid: the same body would be refused on every
+      // retry, so the report is marked refused and the work says why, until the agent reports again.
+      if (!reported || reported.refusal || apiStatusCode(err) !== 422) throw err;
+      const refusal = {
+        reason: STATUS_INVALID,
+        message: truncate(`The apiserver refused the agent's status: ${errorMessage(err)}`, 1024),
+      };
+      this.#d.statuses.refuse(scope.uid, refusal);
+      const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
+      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback);
+    }
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */

@@ -4,9 +4,13 @@
  * current generation reached the broker or why it cannot.
  */
 import type { ManifestWork, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
+import type { StatusRefusal } from "../cloudevents/store/status.ts";
 import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const PUBLISHED = "Published";
+
+/** Written (False) only while the agent's last report cannot be written to the work; it says why. */
+export const AGENT_STATUS_ACCEPTED = "AgentStatusAccepted";
 
 export const PublishedReason = {
   published: "Published",
@@ -57,15 +61,17 @@ export function publishedCondition(facts: PublishFacts): ConditionInput {
 }
 
 /**
- * The status to write: the agent's report (or, before one arrives, what the work already shows)
- * with the Published condition set on top.
+ * The status to write: the agent's report (or, before one arrives or when it is refused, what the
+ * work already shows) with the Published condition set on top, and AgentStatusAccepted=False
+ * when the report is refused.
  */
 export function composeStatus(
   work: ManifestWork,
   agentStatus: ManifestWorkStatus | undefined,
   facts: PublishFacts | undefined,
+  refusal?: StatusRefusal,
 ): ManifestWorkStatus {
-  const base = agentStatus ?? work.status ?? {};
+  const base = (refusal ? undefined : agentStatus) ?? work.status ?? {};
   let conditions: WorkCondition[] = [...(base.conditions ?? [])];
   const previous = work.status?.conditions?.find((c) => c.type === PUBLISHED);
   conditions = conditions.filter((c) => c.type !== PUBLISHED);
@@ -75,6 +81,13 @@ export function composeStatus(
     });
   } else if (previous) {
     conditions.push(previous);
+  }
+  if (refusal) {
+    conditions = setCondition(
+      conditions,
+      { type: AGENT_STATUS_ACCEPTED, status: "False", ...refusal },
+      { observedGeneration: work.metadata.generation },
+    );
   }
   return {
     conditions,

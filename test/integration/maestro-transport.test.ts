@@ -308,6 +308,30 @@ describe("maestro transport", () => {
     await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-1" });
   });
 
+  it("deletes a work patched over the bundle limit: the deletion fits a packet, the agent removes its objects", async () => {
+    const work = await createWork("mgmt-1", [configMapManifest(target, "cm-grown", { v: "1" })]);
+    await eventually("applied", () => settled(work), 30_000);
+    const current = (await getWork(work))!;
+    const big = "x".repeat(520 * 1024);
+    await service.replace(ManifestWorkResource, {
+      ...current,
+      spec: { workload: { manifests: [configMapManifest(target, "cm-grown", { big })] } },
+    });
+    await eventually(
+      "Published=False",
+      async () => condition(await getWork(work), "Published")?.reason === "BundleTooLarge",
+      30_000,
+    );
+    await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-1" });
+    await eventually(
+      "work gone and its object removed",
+      async () =>
+        (await getWork(work)) === undefined &&
+        (await getObject(mgmt["mgmt-1"]!, configMapType, "cm-grown")) === undefined,
+      30_000,
+    );
+  });
+
   it("refuses kinds outside the agent's allow-list with a clear condition", async () => {
     const role = {
       apiVersion: "rbac.authorization.k8s.io/v1",

@@ -15,6 +15,9 @@ import type { AgentWork, WorkStore } from "../store/works.ts";
 import { Action, parseEventType, type CloudEvent, type EventAction } from "../types.ts";
 import type { Connection } from "./connection.ts";
 
+/** The part of a Connection the agent client uses. */
+export type AgentConnection = Pick<Connection, "onEvent" | "onSubscribed" | "publish" | "drop">;
+
 export interface AgentClientOptions {
   consumer: string;
   /** The CloudEvents `source` of this agent, e.g. "<consumer>-work-agent". */
@@ -26,13 +29,13 @@ export interface AgentClientOptions {
 }
 
 export class AgentClient {
-  readonly #conn: Connection;
+  readonly #conn: AgentConnection;
   readonly #opts: AgentClientOptions;
   readonly #log: Logger;
   readonly #sequence = new SnowflakeGenerator(1);
   #onChange: (uid: string) => void = () => undefined;
 
-  constructor(conn: Connection, opts: AgentClientOptions) {
+  constructor(conn: AgentConnection, opts: AgentClientOptions) {
     this.#conn = conn;
     this.#opts = opts;
     this.#log = opts.log ?? silentLogger;
@@ -93,18 +96,22 @@ export class AgentClient {
     }
   }
 
-  /** Publishes each listed work whose status hash differs; an empty list asks for all. */
+  /**
+   * Publishes each listed work whose status hash differs; an empty list asks for all. Bounded by
+   * the store: IDs the agent does not hold are ignored, and a work listed twice is sent once.
+   */
   async #answerStatusResync(event: CloudEvent): Promise<void> {
     try {
       const { consumer, hashes } = decodeStatusResyncRequest(event);
       if (consumer !== this.#opts.consumer) return this.#conn.drop("consumer-mismatch", consumer, event);
       const store = this.#opts.store;
+      const listed = new Map(hashes.map((h) => [h.resourceID, h.statusHash]));
       const wanted =
         hashes.length === 0
           ? store.list()
-          : hashes.flatMap((h) => {
-              const w = store.get(h.resourceID);
-              return w && w.statusHash !== h.statusHash ? [w] : [];
+          : [...listed].flatMap(([uid, hash]) => {
+              const w = store.get(uid);
+              return w && w.statusHash !== hash ? [w] : [];
             });
       let sent = 0;
       for (const work of wanted) {

@@ -22,6 +22,44 @@ import {
 import { Action, parseEventType, topics, type CloudEvent, type EventAction } from "../types.ts";
 import type { Connection } from "./connection.ts";
 
+/** The part of a Connection the source client uses. */
+export type SourceConnection = Pick<Connection, "onEvent" | "publish" | "drop">;
+
+/**
+ * Bounds on the work one spec resync request can cause. A request is only ever answered for the
+ * consumer whose topic it came on, from that consumer's works; the agent's list adds deletions
+ * for IDs this source does not have (how an agent learns what was deleted while it was away),
+ * and those are what a hostile or broken agent could inflate.
+ */
+export interface SpecResyncLimits {
+  /**
+   * After a burst, at most one answer per consumer this often (default 10 s). A request beyond
+   * that is answered when the next one is allowed; a later one replaces it (counted as dropped,
+   * "resync-rate-limited").
+   */
+  minIntervalMs?: number;
+  /** Answers a consumer gets at once, e.g. for reconnects close together (default 3). */
+  burst?: number;
+  /**
+   * Deletions sent per answer for listed IDs this source does not have (default 500); the rest
+   * are counted as dropped ("resync-deletes-capped") and go out with the agent's next resync.
+   */
+  maxDeletes?: number;
+  /** Milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
+}
+
+/** Resource IDs are Kubernetes UIDs (as in Maestro, UUIDs); anything else names no resource. */
+const RESOURCE_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A consumer's token bucket of answers, and the request waiting for a token. */
+interface ResyncState {
+  tokens: number;
+  refilledMs: number;
+  pending?: ResourceVersion[];
+  timer?: NodeJS.Timeout;
+}
+
 /** What the source knows: its works per consumer and the last status hash it accepted for each. */
 export interface SourceLister {
   consumers(): string[];
@@ -30,15 +68,29 @@ export interface SourceLister {
 }
 
 export class SourceClient {
-  readonly #conn: Connection;
+  readonly #conn: SourceConnection;
   readonly #lister: SourceLister;
   readonly #log: Logger;
+  readonly #minIntervalMs: number;
+  readonly #burst: number;
+  readonly #maxDeletes: number;
+  readonly #now: () => number;
+  readonly #resyncs = new Map<string, ResyncState>();
   #onStatus: (update: StatusUpdate) => void = () => undefined;
 
-  constructor(conn: Connection, lister: SourceLister, log: Logger = silentLogger) {
+  constructor(
+    conn: SourceConnection,
+    lister: SourceLister,
+    log: Logger = silentLogger,
+    limits: SpecResyncLimits = {},
+  ) {
     this.#conn = conn;
     this.#lister = lister;
     this.#log = log;
+    this.#minIntervalMs = limits.minIntervalMs ?? 10_000;
+    this.#burst = limits.burst ?? 3;
+    this.#maxDeletes = limits.maxDeletes ?? 500;
+    this.#now = limits.now ?? Date.now;
     conn.onEvent((event, topic) => this.#dispatch(event, topic));
   }
 
@@ -76,10 +128,7 @@ export class SourceClient {
     if (type.subResource === "spec" && type.action === Action.resyncRequest) {
       const request = decodeSpecResyncRequest(event);
       if (request.consumer !== topicConsumer) return this.#conn.drop("consumer-mismatch", topic, event);
-      void this.#respondSpecResync(request.consumer, request.versions).catch((err: unknown) =>
-        this.#log.error("Failed to answer a spec resync request", err, { consumer: request.consumer }),
-      );
-      return;
+      return this.#limitSpecResync(request.consumer, request.versions);
     }
     if (type.subResource !== "status") return this.#conn.drop("unexpected-type", event.type, event);
     const update = decodeStatusEvent(event);
@@ -89,9 +138,46 @@ export class SourceClient {
     this.#onStatus(update);
   }
 
+  /** Answers now, or when the consumer's next answer is allowed; only the latest waiting request is kept. */
+  #limitSpecResync(consumer: string, versions: ResourceVersion[]): void {
+    const state = this.#resyncs.get(consumer) ?? { tokens: this.#burst, refilledMs: this.#now() };
+    this.#resyncs.set(consumer, state);
+    if (state.pending)
+      this.#conn.drop("resync-rate-limited", `${consumer} asked again before its last request was answered`);
+    state.pending = versions;
+    if (!state.timer) this.#answerWhenAllowed(consumer, state);
+  }
+
+  #answerWhenAllowed(consumer: string, state: ResyncState): void {
+    const waitMs = this.#takeToken(state);
+    if (waitMs > 0) {
+      state.timer = setTimeout(() => {
+        state.timer = undefined;
+        this.#answerWhenAllowed(consumer, state);
+      }, waitMs).unref();
+      return;
+    }
+    const versions = state.pending ?? [];
+    state.pending = undefined;
+    void this.#respondSpecResync(consumer, versions).catch((err: unknown) =>
+      this.#log.error("Failed to answer a spec resync request", err, { consumer }),
+    );
+  }
+
+  /** Takes a token and returns 0, or returns how long until one is there. */
+  #takeToken(state: ResyncState): number {
+    const now = this.#now();
+    state.tokens = Math.min(this.#burst, state.tokens + (now - state.refilledMs) / this.#minIntervalMs);
+    state.refilledMs = now;
+    if (state.tokens < 1) return Math.ceil((1 - state.tokens) * this.#minIntervalMs);
+    state.tokens -= 1;
+    return 0;
+  }
+
   /**
    * Sends what the agent lacks: every deleting work, every work newer than the agent's version,
-   * and a deletion for each work the agent holds that this source no longer has.
+   * and a deletion for each work the agent holds that this source no longer has (at most
+   * maxDeletes, and only for IDs shaped like resource IDs).
    */
   async #respondSpecResync(consumer: string, agentVersions: ResourceVersion[]): Promise<void> {
     const known = new Map(agentVersions.map((v) => [v.resourceID, v.resourceVersion]));
@@ -108,10 +194,23 @@ export class SourceClient {
       await this.publishSpec(work, Action.resyncResponse);
       sent++;
     }
-    for (const [uid, version] of known) {
-      await this.#conn.publish(encodeResyncDelete(consumer, uid, version));
-      sent++;
-    }
+    sent += await this.#sendDeletions(consumer, known);
     this.#log.info("Answered spec resync", { consumer, agentHolds: agentVersions.length, sent });
+  }
+
+  /** Deletions for listed IDs this source does not have, bounded; returns how many were sent. */
+  async #sendDeletions(consumer: string, unknown: Map<string, number>): Promise<number> {
+    const gone = [...unknown].filter(([uid]) => RESOURCE_ID_PATTERN.test(uid));
+    if (gone.length < unknown.size) {
+      const why = `${unknown.size - gone.length} IDs listed by ${consumer} are not resource IDs`;
+      this.#conn.drop("resync-bad-id", why);
+    }
+    if (gone.length > this.#maxDeletes) {
+      const why = `${gone.length - this.#maxDeletes} deletions for ${consumer} wait for a later resync`;
+      this.#conn.drop("resync-deletes-capped", why);
+    }
+    const sent = gone.slice(0, this.#maxDeletes);
+    for (const [uid, version] of sent) await this.#conn.publish(encodeResyncDelete(consumer, uid, version));
+    return sent.length;
   }
 }

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { ManifestWork } from "../../api/work/v1.ts";
 import { fromMessage, toBinaryMessage } from "../transport/mqtt.ts";
-import { Action, Ext, MANIFEST_BUNDLE_DATA_TYPE, STATUS_RESYNC_BATCH, parseEventType } from "../types.ts";
+import {
+  Action,
+  Ext,
+  MANIFEST_BUNDLE_DATA_TYPE,
+  MAX_PACKET_BYTES,
+  STATUS_RESYNC_BATCH,
+  parseEventType,
+} from "../types.ts";
 import {
   bundleProblems,
   decodeSpecEvent,
@@ -117,6 +124,24 @@ describe("spec events", () => {
     expect(decodeSpecEvent({ ...event, data: undefined }, "mgmt-1").deletionTimestamp).toBe(
       "2026-11-22T10:00:00Z",
     );
+  });
+
+  it("for a deletion fit in one packet however large the manifests are", () => {
+    const big = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "big" },
+      data: { x: "x".repeat(600_000) },
+    };
+    const deleting: ManifestWork = {
+      ...work,
+      metadata: { ...work.metadata, deletionTimestamp: "2026-11-22T10:00:00Z" },
+      spec: { workload: { manifests: [big] } },
+    };
+    const event = encodeSpecEvent(deleting, Action.delete);
+    expect(event.data).toBeUndefined();
+    expect(toBinaryMessage(event).payload.byteLength).toBeLessThan(MAX_PACKET_BYTES);
+    expect(decodeSpecEvent(event, "mgmt-1")).toMatchObject({ uid: work.metadata.uid, spec: {} });
   });
 });
 

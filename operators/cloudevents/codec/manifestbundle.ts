@@ -139,7 +139,9 @@ function bundleOf(spec: ManifestWorkSpec | undefined): ManifestBundle {
 
 /**
  * The spec event for a ManifestWork of the service cluster: resourceid = uid, resourceversion =
- * generation, clustername = namespace (the consumer). A deleting work carries deletiontimestamp.
+ * generation, clustername = namespace (the consumer). A deleting work carries deletiontimestamp
+ * and no data: agents ignore a deletion's data, and without it a deletion fits in one packet
+ * whatever the size of the manifests it removes.
  */
 export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudEvent {
   const { uid, generation, namespace, deletionTimestamp } = work.metadata;
@@ -153,7 +155,7 @@ export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudE
     [Ext.metadata]: JSON.stringify(specMetadata(work, uid)),
   });
   if (deletionTimestamp) event.extensions[Ext.deletionTimestamp] = deletionTimestamp;
-  event.data = bundleOf(work.spec);
+  else event.data = bundleOf(work.spec);
   return event;
 }
 

@@ -5,26 +5,83 @@
  * every agent again, and the first status per work is accepted.
  */
 import type { StatusUpdate } from "../codec/manifestbundle.ts";
-import { isNewerSequence } from "../snowflake.ts";
+import { isNewerSequence, parseSnowflake } from "../snowflake.ts";
 
-export type StatusVerdict = "accepted" | "stale-sequence";
+export type StatusVerdict = "accepted" | "stale-sequence" | "future-sequence";
+
+/**
+ * How far a sequence ID's clock may run ahead of the server's, and how late a status may
+ * plausibly arrive behind a newer one of the same work (broker redelivery, reordering).
+ */
+export const MAX_SEQUENCE_SKEW_MS = 5 * 60_000;
+
+/** The reported status was not written as it came; the work shows why instead. */
+export interface StatusRefusal {
+  reason: string;
+  message: string;
+}
+
+export interface StoredStatus extends StatusUpdate {
+  /** Set when the report cannot be written to the work (too large, or refused by the apiserver). */
+  refusal?: StatusRefusal;
+}
+
+export interface StatusStoreOptions {
+  /** The server's clock, in milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
+  /** Default MAX_SEQUENCE_SKEW_MS. */
+  maxSkewMs?: number;
+}
 
 export class StatusStore {
-  readonly #byId = new Map<string, StatusUpdate>();
+  readonly #byId = new Map<string, StoredStatus>();
+  readonly #now: () => number;
+  readonly #maxSkewMs: number;
 
-  get(resourceId: string): StatusUpdate | undefined {
+  constructor(opts: StatusStoreOptions = {}) {
+    this.#now = opts.now ?? Date.now;
+    this.#maxSkewMs = opts.maxSkewMs ?? MAX_SEQUENCE_SKEW_MS;
+  }
+
+  get(resourceId: string): StoredStatus | undefined {
     return this.#byId.get(resourceId);
   }
 
-  /** Keeps the update unless an equal or newer sequence ID was already accepted. */
-  offer(update: StatusUpdate): StatusVerdict {
+  /**
+   * Keeps the update unless it is ordered before the one already accepted. The order comes from
+   * the agent's clock, so it is bounded: an ID more than maxSkewMs ahead of the server's clock is
+   * refused (one such ID would otherwise outrank every real status until the work is gone), and
+   * an accepted ID stops ordering what follows when
+   * - the update is of another generation: the caller passes only statuses of the work's current
+   *   generation, so the stored one is older whatever its sequence says; or
+   * - the update is more than maxSkewMs behind it: nothing stays in flight that long, so the
+   *   agent's clock was set back (or the stored ID came from a clock that was ahead).
+   * A status of the same generation that is behind by less than that is a late delivery, and dropped.
+   */
+  offer(update: StatusUpdate, refusal?: StatusRefusal): StatusVerdict {
     const current = this.#byId.get(update.resourceId);
     // Deleted is final whatever its order: the agent has nothing left to report.
-    if (!update.deleted && update.sequenceId && current?.sequenceId) {
-      if (!isNewerSequence(update.sequenceId, current.sequenceId)) return "stale-sequence";
+    if (!update.deleted && update.sequenceId) {
+      const verdict = this.#order(update.sequenceId, update.resourceVersion, current);
+      if (verdict !== "accepted") return verdict;
     }
-    this.#byId.set(update.resourceId, update);
+    this.#byId.set(update.resourceId, refusal ? { ...update, refusal } : update);
     return "accepted";
+  }
+
+  #order(sequenceId: string, resourceVersion: number, current: StatusUpdate | undefined): StatusVerdict {
+    const candidateMs = parseSnowflake(sequenceId).timeMs;
+    if (candidateMs > this.#now() + this.#maxSkewMs) return "future-sequence";
+    if (!current?.sequenceId || current.resourceVersion !== resourceVersion) return "accepted";
+    if (isNewerSequence(sequenceId, current.sequenceId)) return "accepted";
+    const behindMs = parseSnowflake(current.sequenceId).timeMs - candidateMs;
+    return behindMs > this.#maxSkewMs ? "accepted" : "stale-sequence";
+  }
+
+  /** Marks the stored report as not writable; its sequence and hash stay, so it is not asked for again. */
+  refuse(resourceId: string, refusal: StatusRefusal): void {
+    const current = this.#byId.get(resourceId);
+    if (current) this.#byId.set(resourceId, { ...current, refusal });
   }
 
   statusHash(resourceId: string): string | undefined {

@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import type { ManifestWork } from "../../api/work/v1.ts";
+import type { Logger, LogValues } from "../../runtime/logger.ts";
+import { encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
+import { Ext, parseEventType, topics, type CloudEvent } from "../types.ts";
+import { SourceClient, type SourceConnection, type SpecResyncLimits } from "./source.ts";
+
+/** A connection that records what is published and dropped, and delivers what the test sends. */
+class FakeConnection implements SourceConnection {
+  readonly published: CloudEvent[] = [];
+  readonly dropped: string[] = [];
+  #handler: (event: CloudEvent, topic: string) => void = () => undefined;
+  onEvent(handler: (event: CloudEvent, topic: string) => void): void {
+    this.#handler = handler;
+  }
+  publish(event: CloudEvent): Promise<void> {
+    this.published.push(event);
+    return Promise.resolve();
+  }
+  drop(reason: string): void {
+    this.dropped.push(reason);
+  }
+  deliver(consumer: string, versions: ResourceVersion[]): void {
+    this.#handler(
+      encodeSpecResyncRequest(`${consumer}-work-agent`, consumer, versions),
+      topics.agentEvents(consumer),
+    );
+  }
+}
+
+/** Resolves the waiters of "Answered spec resync" lines: the evidence that an answer is complete. */
+class AnswerLog implements Logger {
+  readonly answers: LogValues[] = [];
+  #waiters: Array<() => void> = [];
+  info(msg: string, values?: LogValues): void {
+    if (msg !== "Answered spec resync") return;
+    this.answers.push(values ?? {});
+    for (const w of this.#waiters.splice(0)) w();
+  }
+  debug(): void {}
+  error(): void {}
+  child(): Logger {
+    return this;
+  }
+  async answered(count: number): Promise<void> {
+    while (this.answers.length < count) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+const work = (consumer: string, generation: number): ManifestWork => ({
+  metadata: { name: randomUUID(), namespace: consumer, uid: randomUUID(), generation },
+  spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } }] } },
+});
+
+function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
+  const conn = new FakeConnection();
+  const log = new AnswerLog();
+  new SourceClient(
+    conn,
+    {
+      consumers: () => [...new Set(works.map((w) => w.metadata.namespace ?? ""))],
+      worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer),
+      statusHash: () => undefined,
+    },
+    log,
+    limits,
+  );
+  const actions = () => conn.published.map((e) => (e.extensions[Ext.deletionTimestamp] ? "delete" : "spec"));
+  const typesOf = () => conn.published.map((e) => parseEventType(e.type).action);
+  return { conn, log, actions, typesOf };
+}
+
+describe("spec resync answers are bounded", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  test("6,000 made-up resource IDs cause no publish, and are counted", async () => {
+    const t = setup([]);
+    t.conn.deliver(
+      "mgmt-1",
+      Array.from({ length: 6000 }, (_, i) => ({ resourceID: `made-up-${i}`, resourceVersion: 1 })),
+    );
+    await t.log.answered(1);
+    expect(t.conn.published).toEqual([]);
+    expect(t.conn.dropped).toEqual(["resync-bad-id"]);
+  });
+
+  test("deletions for IDs the source lacks are capped per answer, and the rest counted", async () => {
+    const t = setup([], { maxDeletes: 100 });
+    t.conn.deliver(
+      "mgmt-1",
+      Array.from({ length: 6000 }, () => ({ resourceID: randomUUID(), resourceVersion: 1 })),
+    );
+    await t.log.answered(1);
+    expect(t.conn.published).toHaveLength(100);
+    expect(t.conn.dropped).toEqual(["resync-deletes-capped"]);
+  });
+
+  test("only the asking consumer's works are answered, and an ID listed twice once", async () => {
+    const mine = work("mgmt-1", 2);
+    const theirs = work("mgmt-2", 2);
+    const t = setup([mine, theirs]);
+    const uid = mine.metadata.uid ?? "";
+    t.conn.deliver("mgmt-1", [
+      { resourceID: uid, resourceVersion: 1 },
+      { resourceID: uid, resourceVersion: 1 },
+    ]);
+    await t.log.answered(1);
+    expect(t.conn.published.map((e) => e.extensions[Ext.resourceId])).toEqual([uid]);
+    expect(t.actions()).toEqual(["spec"]);
+  });
+
+  test("after the burst, requests wait; the latest replaces the one waiting, which is counted", async () => {
+    const t = setup([work("mgmt-1", 1)], { minIntervalMs: 10_000, burst: 2 });
+    t.conn.deliver("mgmt-1", []);
+    t.conn.deliver("mgmt-1", []);
+    await t.log.answered(2);
+    expect(t.conn.published).toHaveLength(2);
+    t.conn.deliver("mgmt-1", []);
+    t.conn.deliver("mgmt-1", []);
+    t.conn.deliver("mgmt-2", []);
+    await t.log.answered(3);
+    expect(t.conn.dropped).toEqual(["resync-rate-limited"]);
+    expect(t.conn.published).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await t.log.answered(4);
+    expect(t.log.answers.map((a) => a["consumer"])).toEqual(["mgmt-1", "mgmt-1", "mgmt-2", "mgmt-1"]);
+    expect(t.conn.published).toHaveLength(3);
+  });
+});
