@@ -24,12 +24,14 @@ export type StatusDecision =
       work: ManifestWork;
       /** Parts of the status left out or cut to fit the schema. */
       trimmed: TrimReason[];
+      /** Its sequence ID was too far ahead of the server's clock to order later statuses. */
+      unordered: boolean;
       /** Set when the status, even cut, is over MAX_STATUS_BYTES and is not written. */
       refusal?: StatusRefusal;
     }
   | {
       verdict: "dropped";
-      reason: "unknown-resource" | "not-owner" | "stale-version" | "stale-sequence" | "future-sequence";
+      reason: "unknown-resource" | "not-owner" | "stale-version" | "stale-sequence";
       why: string;
     };
 
@@ -74,7 +76,8 @@ export function acceptStatus(
   const bounded = boundStatus(update.status, work.spec?.workload?.manifests?.length ?? 0);
   const refusal = sizeRefusal(bounded.bytes);
   const verdict = statuses.offer({ ...update, status: bounded.status }, refusal);
-  if (verdict !== "accepted")
+  if (verdict === "stale-sequence")
     return { verdict: "dropped", reason: verdict, why: `sequence ${update.sequenceId ?? ""}` };
-  return { verdict: "accepted", work, trimmed: bounded.trimmed, ...(refusal ? { refusal } : {}) };
+  const unordered = verdict === "accepted-unordered";
+  return { verdict: "accepted", work, trimmed: bounded.trimmed, unordered, ...(refusal ? { refusal } : {}) };
 }

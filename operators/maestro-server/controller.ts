@@ -121,6 +121,7 @@ export class MaestroServer implements Runnable {
     const decision = acceptStatus(update, this.#works, this.statuses);
     if (decision.verdict === "dropped") return this.connection.drop(decision.reason, decision.why);
     for (const reason of decision.trimmed) this.#bounded.labels(reason).inc();
+    if (decision.unordered) this.#bounded.labels("future-sequence").inc();
     if (decision.refusal) {
       this.#bounded.labels("status-too-large").inc();
       this.#log.info("Refused an agent's status", { uid: update.resourceId, why: decision.refusal.message });

@@ -7,7 +7,12 @@
 import type { StatusUpdate } from "../codec/manifestbundle.ts";
 import { isNewerSequence, parseSnowflake } from "../snowflake.ts";
 
-export type StatusVerdict = "accepted" | "stale-sequence" | "future-sequence";
+/**
+ * `accepted-unordered`: the content is kept, but its sequence ID is ahead of the server's clock by
+ * more than the bound, so it is not kept to order what follows (an agent whose clock runs ahead
+ * still converges; a forged ID from the year 2100 cannot outrank every later status).
+ */
+export type StatusVerdict = "accepted" | "accepted-unordered" | "stale-sequence";
 
 /**
  * How far a sequence ID's clock may run ahead of the server's, and how late a status may
@@ -50,8 +55,9 @@ export class StatusStore {
   /**
    * Keeps the update unless it is ordered before the one already accepted. The order comes from
    * the agent's clock, so it is bounded: an ID more than maxSkewMs ahead of the server's clock is
-   * refused (one such ID would otherwise outrank every real status until the work is gone), and
-   * an accepted ID stops ordering what follows when
+   * kept without its ID (one such ID would otherwise outrank every real status until the work is
+   * gone; refusing it instead would leave an agent whose clock runs ahead unheard), and an accepted
+   * ID stops ordering what follows when
    * - the update is of another generation: the caller passes only statuses of the work's current
    *   generation, so the stored one is older whatever its sequence says; or
    * - the update is more than maxSkewMs behind it: nothing stays in flight that long, so the
@@ -61,17 +67,19 @@ export class StatusStore {
   offer(update: StatusUpdate, refusal?: StatusRefusal): StatusVerdict {
     const current = this.#byId.get(update.resourceId);
     // Deleted is final whatever its order: the agent has nothing left to report.
+    let verdict: StatusVerdict = "accepted";
     if (!update.deleted && update.sequenceId) {
-      const verdict = this.#order(update.sequenceId, update.resourceVersion, current);
-      if (verdict !== "accepted") return verdict;
+      verdict = this.#order(update.sequenceId, update.resourceVersion, current);
+      if (verdict === "stale-sequence") return verdict;
     }
-    this.#byId.set(update.resourceId, refusal ? { ...update, refusal } : update);
-    return "accepted";
+    const kept = verdict === "accepted-unordered" ? { ...update, sequenceId: undefined } : update;
+    this.#byId.set(update.resourceId, refusal ? { ...kept, refusal } : kept);
+    return verdict;
   }
 
   #order(sequenceId: string, resourceVersion: number, current: StatusUpdate | undefined): StatusVerdict {
     const candidateMs = parseSnowflake(sequenceId).timeMs;
-    if (candidateMs > this.#now() + this.#maxSkewMs) return "future-sequence";
+    if (candidateMs > this.#now() + this.#maxSkewMs) return "accepted-unordered";
     if (!current?.sequenceId || current.resourceVersion !== resourceVersion) return "accepted";
     if (isNewerSequence(sequenceId, current.sequenceId)) return "accepted";
     const behindMs = parseSnowflake(current.sequenceId).timeMs - candidateMs;
