@@ -539,3 +539,37 @@ describe("ManifestWorkReconciler: an agent status the work cannot hold", () => {
     ]);
   });
 });
+
+describe("ManifestWorkReconciler after a restart", () => {
+  const publishedAt = (generation: number): WorkCondition => ({
+    type: "Published",
+    status: "True",
+    reason: "Published",
+    message: `Generation ${generation} was published to consumer ${CONSUMER}`,
+    observedGeneration: generation,
+    lastTransitionTime: "2030-01-01T00:00:00Z",
+  });
+
+  test("a generation the work shows published and applied is not sent again, evented or written", async () => {
+    const work = {
+      ...manifestWork({ generation: 2 }),
+      status: { conditions: [{ ...appliedCondition, observedGeneration: 2 }, publishedAt(2)] },
+    };
+    const t = setup(work);
+    await t.reconcile();
+    expect(t.publisher.sent).toEqual([]);
+    expect(t.events.reasons).toEqual([]);
+    // The fake records every status apply; the Applier skips one equal to what the work has.
+    for (const status of t.writer.statuses) expect(status).toEqual(work.status);
+  });
+
+  test("a generation applied only at an older one is sent", async () => {
+    const work = {
+      ...manifestWork({ generation: 3 }),
+      status: { conditions: [{ ...appliedCondition, observedGeneration: 2 }, publishedAt(3)] },
+    };
+    const t = setup(work);
+    await t.reconcile();
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+  });
+});

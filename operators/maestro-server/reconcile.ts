@@ -99,6 +99,12 @@ export class ManifestWorkReconciler implements Reconciler {
       }
       return;
     }
+    if (this.#published.get(uid) === undefined && deliveredBefore(work, generation)) {
+      // A restart: the work itself says this generation was published and applied. Sending it
+      // again, an event and a status write per work would be a restart's only effect.
+      this.#published.set(uid, String(generation));
+      this.#publishedAt.set(uid, this.#now());
+    }
     const isNew = this.#published.get(uid) !== String(generation);
     if (isNew || this.#undelivered(scope, generation)) {
       const sent = await this.#send(ctx, scope, Action.update);
@@ -220,4 +226,13 @@ export class ManifestWorkReconciler implements Reconciler {
   forgetPublished(): void {
     this.#published.clear();
   }
+}
+
+/** The work's status shows this generation published and applied by the agent. */
+function deliveredBefore(work: ManifestWork, generation: number): boolean {
+  const at = (type: string): boolean =>
+    work.status?.conditions?.some(
+      (c) => c.type === type && c.status === "True" && c.observedGeneration === generation,
+    ) ?? false;
+  return at("Published") && at("Applied");
 }
