@@ -17,7 +17,7 @@
  * Ours is compared with the real pair: at least 2× its works/s and at most half its p99.
  */
 import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startRegion, type Region } from "./harness/region.ts";
 import { ClusterRegistry } from "../operators/runtime/clusters.ts";
@@ -83,7 +83,8 @@ function positiveInt(value: string, flag: string): number {
  *   --shape-rounds <n>      bursts of each size (default 2)
  *   --shape-interval-s <s>  seconds between bursts (default 30)
  *   --timeout-s <s>         wait for a batch's statuses at most this long (default 60 + N/4)
- *   --cpu-prof              run our processes with node --cpu-prof into .local/bench-prof/
+ *   --cpu-prof              run our processes with node --cpu-prof into .local/bench-prof/<setup>-<phase>/
+ * Our processes' logs are kept in .local/bench-logs/<setup>-<phase>/ (HCP_LOG_LEVEL, default error).
  */
 export function parseTransportOptions(argv: string[], n: number | undefined): TransportOptions {
   const { values } = parseArgs({
@@ -200,7 +201,12 @@ async function sampleAll(components: Component[]): Promise<Map<string, ProcessSa
 }
 
 /** Starts a fresh region, the setup's server and agents, runs `body`, and stops everything. */
-async function withSetup<T>(id: SetupId, opts: TransportOptions, body: (env: SetupEnv) => Promise<T>) {
+async function withSetup<T>(
+  id: SetupId,
+  phase: "throughput" | "shape",
+  opts: TransportOptions,
+  body: (env: SetupEnv) => Promise<T>,
+) {
   const setup = SETUPS[id];
   progress(`${id}: starting a region`);
   const region: Region = await startRegion({ managementClusters: CONSUMERS.length });
@@ -212,7 +218,12 @@ async function withSetup<T>(id: SetupId, opts: TransportOptions, body: (env: Set
       });
       await ensureNamespace(mgmt.client, TARGET_NAMESPACE);
     }
-    const sideOpts = { region, consumers: CONSUMERS, cpuProfileDir: opts.cpuProfileDir };
+    const sideOpts = {
+      region,
+      consumers: CONSUMERS,
+      cpuProfileDir: opts.cpuProfileDir && join(opts.cpuProfileDir, `${id}-${phase}`),
+      logDir: resolve(`.local/bench-logs/${id}-${phase}`),
+    };
     progress(`${id}: starting ${setup.label}`);
     const server = await startServer(setup.server, sideOpts);
     let agents: AgentSide | undefined;
@@ -261,7 +272,7 @@ interface ThroughputResult {
 }
 
 async function throughput(id: SetupId, opts: TransportOptions): Promise<ThroughputResult> {
-  return withSetup(id, opts, async (env) => {
+  return withSetup(id, "throughput", opts, async (env) => {
     const components = [...env.server.components, ...env.agents.components];
     const tracker = new StatusTracker(opts.works);
     env.trackers.add(tracker);
@@ -306,7 +317,7 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
 type ShapeResult = { p99BySize: Map<number, number>; figures: Figure[] };
 
 async function shape(id: SetupId, opts: TransportOptions): Promise<ShapeResult> {
-  return withSetup(id, opts, async (env) => {
+  return withSetup(id, "shape", opts, async (env) => {
     const bySize = new Map<number, StatusTracker[]>();
     for (const size of opts.shapeSizes) {
       for (let round = 0; round < opts.shapeRounds; round++) {

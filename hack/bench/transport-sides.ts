@@ -8,7 +8,7 @@
  *  - an agent side per consumer: operators/maestro-agent/main.ts, or `maestro agent`.
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, waitFor } from "../harness/ports.ts";
@@ -55,6 +55,8 @@ export interface SideOptions {
   consumers: string[];
   /** Run our node processes with --cpu-prof into this directory. */
   cpuProfileDir?: string;
+  /** Where our processes' logs are copied when they stop (the region's work dir is removed). */
+  logDir: string;
 }
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -111,6 +113,7 @@ async function startOurProcess(
   opts: SideOptions,
 ): Promise<ManagedProcess> {
   const port = await freePort();
+  if (opts.cpuProfileDir) await mkdir(opts.cpuProfileDir, { recursive: true });
   const profile = opts.cpuProfileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfileDir}`, `--cpu-prof-name=${name}.cpuprofile`]
     : [];
@@ -119,8 +122,20 @@ async function startOurProcess(
     command: process.execPath,
     args: [...profile, join(repoRoot, script), ...args, `--http-address=127.0.0.1:${port}`],
     dir: opts.region.workDir,
-    env: { ...process.env, HCP_LOG_LEVEL: "error" },
+    // Errors only unless asked for more: a log line per event would be charged to our figures.
+    env: { ...process.env, HCP_LOG_LEVEL: process.env.HCP_LOG_LEVEL ?? "error" },
   });
+  const stop = proc.stop;
+  const stopAndKeepLog = async (timeoutMs?: number): Promise<void> => {
+    // Its metrics too (workqueue waits, reconcile and apiserver request durations): where time went.
+    await mkdir(opts.logDir, { recursive: true });
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) })
+      .then((r) => r.text())
+      .catch((err: unknown) => `# not scraped: ${String(err)}\n`);
+    await writeFile(join(opts.logDir, `${name}.metrics`), metrics);
+    await stop(timeoutMs);
+    await copyFile(proc.logPath, join(opts.logDir, `${name}.log`));
+  };
   try {
     await waitFor(
       `${name} ready`,
@@ -129,10 +144,10 @@ async function startOurProcess(
     );
   } catch (err) {
     const log = await readFile(proc.logPath, "utf8").catch(() => "");
-    await proc.stop();
+    await stopAndKeepLog();
     throw new Error(`${String(err)}\n${log.slice(-2_000)}`, { cause: err });
   }
-  return proc;
+  return { ...proc, stop: stopAndKeepLog };
 }
 
 function brokerFlags(mqtt: MaestroMqttConfig, url: string): string[] {
