@@ -125,7 +125,7 @@ async function startOurProcess(
     // Errors only unless asked for more: a log line per event would be charged to our figures.
     env: { ...process.env, HCP_LOG_LEVEL: process.env.HCP_LOG_LEVEL ?? "error" },
   });
-  const stop = proc.stop;
+  const stop = (timeoutMs?: number): Promise<void> => proc.stop(timeoutMs);
   const stopAndKeepLog = async (timeoutMs?: number): Promise<void> => {
     // Its metrics too (workqueue waits, reconcile and apiserver request durations): where time went.
     await mkdir(opts.logDir, { recursive: true });
