@@ -55,6 +55,8 @@ export interface TransportOptions {
   shapeIntervalMs: number;
   /** Per batch: how long to wait for the last status before reporting the missing ones. */
   timeoutMs: number;
+  /** Per batch: give up on the rest when no status came back for this long. */
+  stallMs: number;
   cpuProfileDir?: string;
 }
 
@@ -83,6 +85,7 @@ function positiveInt(value: string, flag: string): number {
  *   --shape-rounds <n>      bursts of each size (default 2)
  *   --shape-interval-s <s>  seconds between bursts (default 30)
  *   --timeout-s <s>         wait for a batch's statuses at most this long (default 60 + N/4)
+ *   --stall-s <s>           stop waiting when no status came back for this long (default 60): lost
  *   --cpu-prof              run our processes with node --cpu-prof into .local/bench-prof/<setup>-<phase>/
  * Our processes' logs are kept in .local/bench-logs/<setup>-<phase>/ (HCP_LOG_LEVEL, default error).
  */
@@ -98,6 +101,7 @@ export function parseTransportOptions(argv: string[], n: number | undefined): Tr
       "shape-rounds": { type: "string", default: "2" },
       "shape-interval-s": { type: "string", default: "30" },
       "timeout-s": { type: "string" },
+      "stall-s": { type: "string", default: "60" },
       "cpu-prof": { type: "boolean", default: false },
     },
   });
@@ -117,6 +121,7 @@ export function parseTransportOptions(argv: string[], n: number | undefined): Tr
     timeoutMs: values["timeout-s"]
       ? positiveInt(str("timeout-s"), "--timeout-s") * 1000
       : 60_000 + works * 250,
+    stallMs: positiveInt(str("stall-s"), "--stall-s") * 1000,
     cpuProfileDir: values["cpu-prof"] ? resolve(".local/bench-prof") : undefined,
   };
 }
@@ -132,6 +137,8 @@ class StatusTracker {
   readonly #expected: number;
   #resolve: () => void = () => undefined;
   readonly allBack: Promise<void>;
+  /** performance.now() of the latest status counted, or of the tracker's creation. */
+  lastBackAt = performance.now();
 
   constructor(expected: number) {
     this.#expected = expected;
@@ -147,12 +154,31 @@ class StatusTracker {
     const t0 = this.#sentAt.get(key);
     if (t0 === undefined) return; // another batch's, or a later status of one already counted
     this.#sentAt.delete(key);
-    this.latenciesMs.push(performance.now() - t0);
+    this.lastBackAt = performance.now();
+    this.latenciesMs.push(this.lastBackAt - t0);
     if (this.latenciesMs.length === this.#expected) this.#resolve();
   }
 
   get missing(): number {
     return this.#expected - this.latenciesMs.length;
+  }
+
+  /** Latencies ascending, a status that never came back counting as Infinity. */
+  sorted(): number[] {
+    return [...this.latenciesMs.toSorted((a, b) => a - b), ...Array<number>(this.missing).fill(Infinity)];
+  }
+}
+
+/**
+ * Waits for every status of the batch: true once all are back, false when none came for `stallMs`
+ * (a lost status never comes: Maestro resends statuses only on a resync) or after `timeoutMs`.
+ */
+async function waitForStatuses(tracker: StatusTracker, timeoutMs: number, stallMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await within(tracker.allBack, 1_000)) return true;
+    const now = performance.now();
+    if (now > deadline || now - tracker.lastBackAt > stallMs) return false;
   }
 }
 
@@ -266,6 +292,8 @@ function usageFigures(
 
 interface ThroughputResult {
   worksPerSecond: number;
+  /** Statuses that never came back. */
+  lost: number;
   p50: number;
   p99: number;
   figures: Figure[];
@@ -281,22 +309,27 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
     const started = performance.now();
     await submitAll(env, tracker, take(env, opts.works), opts.concurrency);
     const createdMs = performance.now() - started;
-    const complete = await within(tracker.allBack, opts.timeoutMs - createdMs);
-    const totalMs = performance.now() - started;
+    const complete = await waitForStatuses(tracker, opts.timeoutMs - createdMs, opts.stallMs);
+    const waitedMs = performance.now() - started;
     const after = await sampleAll(components);
-    const sorted = tracker.latenciesMs.toSorted((a, b) => a - b);
-    const back = sorted.length;
+    const sorted = tracker.sorted();
+    const back = tracker.latenciesMs.length;
+    // Over the time to the last status back, so a wait for lost ones does not count.
+    const totalMs = tracker.lastBackAt - started;
     const worksPerSecond = Math.round((back / totalMs) * 1000 * 10) / 10;
     const detail = complete
       ? `${back} over ${CONSUMERS.length} consumers in ${Math.round(totalMs)} ms (all created after ${Math.round(createdMs)} ms)`
-      : `TIMED OUT: ${tracker.missing} of ${opts.works} not back after ${Math.round(totalMs)} ms`;
+      : `${tracker.missing} of ${opts.works} LOST (none back for ${opts.stallMs / 1000} s or timed out after ${Math.round(waitedMs)} ms); ${back} back in ${Math.round(totalMs)} ms`;
     const p50 = ms(sorted, 50);
     const p99 = ms(sorted, 99);
-    progress(`${id}: ${worksPerSecond} works/s, p50 ${p50} ms, p99 ${p99} ms`);
+    progress(
+      `${id}: ${worksPerSecond} works/s, p50 ${p50} ms, p99 ${p99} ms${complete ? "" : `, ${tracker.missing} lost`}`,
+    );
     return {
-      worksPerSecond: complete ? worksPerSecond : NaN,
+      worksPerSecond,
       p50,
-      p99: complete ? p99 : NaN,
+      p99,
+      lost: tracker.missing,
       figures: [
         {
           name: `${id} works/s`,
@@ -341,10 +374,10 @@ async function shape(id: SetupId, opts: TransportOptions): Promise<ShapeResult> 
     );
     const p99BySize = new Map<number, number>();
     const figures = [...bySize].flatMap(([size, list]) => {
-      const sorted = list.flatMap((t) => t.latenciesMs).sort((a, b) => a - b);
+      const sorted = list.flatMap((t) => t.sorted()).sort((a, b) => a - b);
       const missing = list.reduce((sum, t) => sum + t.missing, 0);
       const missed = missing > 0 ? `; ${missing} NOT BACK` : "";
-      p99BySize.set(size, missing > 0 ? NaN : ms(sorted, 99));
+      p99BySize.set(size, ms(sorted, 99));
       const name = `${id} shape ${size}/${opts.shapeIntervalMs / 1000}s`;
       return [
         {
@@ -379,6 +412,10 @@ function comparisons(runs: Map<SetupId, ThroughputResult>, shapes: Map<SetupId, 
   const out: Comparison[] = [];
   const against = "real Maestro";
   if (ours && real) {
+    const lost =
+      ours.lost || real.lost
+        ? `statuses lost: ours ${ours.lost}, real ${real.lost} (lost = Infinity)`
+        : undefined;
     out.push(
       compare(
         {
@@ -396,6 +433,7 @@ function comparisons(runs: Map<SetupId, ThroughputResult>, shapes: Map<SetupId, 
       ),
       compare({ name: "transport status-back p50", unit: "ms", ours: ours.p50, against, peer: real.p50 }),
     );
+    if (lost) for (const c of out) c.note = lost;
   }
   const ourShape = shapes.get("ours");
   const realShape = shapes.get("real");

@@ -142,7 +142,7 @@ function comparisonTable(comparisons: Comparison[]): string {
     comparisons
       .map((c) => {
         const met = c.met === undefined ? "" : c.met ? "yes" : "NO";
-        return `${c.name.padEnd(32)} ${String(c.ours).padStart(9)} ${String(c.peer).padStart(9)} ${String(c.ratio).padStart(7)}  ${(c.target ?? "").padEnd(8)} ${met.padEnd(4)} ${c.against} (${c.unit})\n`;
+        return `${c.name.padEnd(32)} ${String(c.ours).padStart(9)} ${String(c.peer).padStart(9)} ${String(c.ratio).padStart(7)}  ${(c.target ?? "").padEnd(8)} ${met.padEnd(4)} ${c.against} (${c.unit})${c.note ? `; ${c.note}` : ""}\n`;
       })
       .join("")
   );

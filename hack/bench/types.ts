@@ -22,6 +22,8 @@ export interface Comparison {
   /** The target on the ratio, e.g. ">= 2" or "<= 0.5"; absent when the comparison is informational. */
   target?: string;
   met?: boolean;
+  /** What the figures alone do not say (statuses lost, a side that failed). */
+  note?: string;
 }
 
 export interface ScenarioResult {
