@@ -1,27 +1,27 @@
 /**
- * `npm run bench`: speed figures that tests do not assert.
- *  - local control plane: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
+ * `npm run bench [-- --scenario <name>[,<name>…]] [--n <count>] [scenario flags]`: speed figures
+ * that tests do not assert. Scenarios (all of them without --scenario):
+ *  - startup: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
  *  - workqueue: add/get/done throughput with dedup, one process;
- *  - Maestro transport: ManifestWork create → status-back latency for 1,000 works over two consumers;
- *  - ARM frontend: PUT and GET latency at 200 requests per second over mutual TLS.
- * Results go to stdout as a table and to .local/bench.json.
+ *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
+ *  - frontend: ARM frontend PUT and GET latency at 200 requests per second over mutual TLS.
+ * Each prints its figures, and where it has one its floor or peer from the same run with the
+ * ratio and target. Results go to stdout as tables and to .local/bench.json.
  */
 import { mkdir, writeFile } from "node:fs/promises";
+import { cpus, loadavg, totalmem } from "node:os";
+import { parseArgs } from "node:util";
 import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
-import { benchManifestWorkLatency } from "./bench-maestro.ts";
+import { transportScenario } from "./bench-maestro.ts";
 import { benchFrontend } from "./bench-frontend.ts";
-
-interface Figure {
-  name: string;
-  value: number;
-  unit: string;
-  detail?: string;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
+import {
+  percentile,
+  type Comparison,
+  type Figure,
+  type Scenario,
+  type ScenarioResult,
+} from "./bench/types.ts";
 
 async function benchRegionStartup(runs: number): Promise<Figure[]> {
   const times: number[] = [];
@@ -67,22 +67,6 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
   ];
 }
 
-async function benchMaestro(count: number): Promise<Figure[]> {
-  const region = await startRegion({ managementClusters: 2 });
-  try {
-    const { latenciesMs, totalMs } = await benchManifestWorkLatency(region, count);
-    const ms = (p: number): number => Math.round(percentile(latenciesMs, p));
-    const detail = `${latenciesMs.length} works, 2 consumers, all back in ${Math.round(totalMs)} ms`;
-    return [
-      { name: "manifestwork status-back p50", value: ms(50), unit: "ms", detail },
-      { name: "manifestwork status-back p99", value: ms(99), unit: "ms" },
-      { name: "manifestwork status-back max", value: ms(100), unit: "ms" },
-    ];
-  } finally {
-    await region.stop();
-  }
-}
-
 /** PUT and GET latency at each offered rate (requests per second), one fresh region for all. */
 async function benchFrontendLatency(count: number, rates: number[]): Promise<Figure[]> {
   const region = await startRegion({ managementClusters: 0, broker: false });
@@ -105,19 +89,97 @@ async function benchFrontendLatency(count: number, rates: number[]): Promise<Fig
   }
 }
 
+const figuresOnly = (run: () => Promise<Figure[]>) => async (): Promise<ScenarioResult> => ({
+  figures: await run(),
+  comparisons: [],
+});
+
+/** Scenario name → what it measures and how; `--scenario` picks among these, in this order. */
+const scenarios: Record<string, Scenario> = {
+  frontend: {
+    describe: "ARM frontend PUT and GET latency at 200/s and 60/s",
+    run: ({ n }) =>
+      figuresOnly(() =>
+        benchFrontendLatency(n ?? Number(process.env.BENCH_FRONTEND_REQUESTS ?? 2000), [200, 60]),
+      )(),
+  },
+  transport: transportScenario,
+  workqueue: {
+    describe: "workqueue add/get/done throughput",
+    run: ({ n }) => figuresOnly(() => benchWorkQueue(n ?? 200_000))(),
+  },
+  startup: {
+    describe: "region start-up, warm binaries",
+    run: ({ n }) => figuresOnly(() => benchRegionStartup(n ?? Number(process.env.BENCH_REGION_RUNS ?? 3)))(),
+  },
+};
+
+function chosenScenarios(value: string | undefined): string[] {
+  if (!value) return Object.keys(scenarios);
+  const names = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of names)
+    if (!(name in scenarios))
+      throw new Error(`--scenario: unknown scenario "${name}" (${Object.keys(scenarios).join(", ")})`);
+  return names;
+}
+
+function figureTable(figures: Figure[]): string {
+  return figures
+    .map(
+      (f) => `${f.name.padEnd(40)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`,
+    )
+    .join("");
+}
+
+function comparisonTable(comparisons: Comparison[]): string {
+  if (comparisons.length === 0) return "";
+  const head = `${"compared".padEnd(32)} ${"ours".padStart(9)} ${"peer".padStart(9)} ${"ratio".padStart(7)}  target   met  peer\n`;
+  return (
+    head +
+    comparisons
+      .map((c) => {
+        const met = c.met === undefined ? "" : c.met ? "yes" : "NO";
+        return `${c.name.padEnd(32)} ${String(c.ours).padStart(9)} ${String(c.peer).padStart(9)} ${String(c.ratio).padStart(7)}  ${(c.target ?? "").padEnd(8)} ${met.padEnd(4)} ${c.against} (${c.unit})${c.note ? `; ${c.note}` : ""}\n`;
+      })
+      .join("")
+  );
+}
+
 async function main(): Promise<void> {
-  const figures = [
-    ...(await benchFrontendLatency(Number(process.env.BENCH_FRONTEND_REQUESTS ?? 2000), [200, 60])),
-    ...(await benchMaestro(Number(process.env.BENCH_WORKS ?? 1000))),
-    ...(await benchWorkQueue(200_000)),
-    ...(await benchRegionStartup(Number(process.env.BENCH_REGION_RUNS ?? 3))),
-  ];
-  for (const f of figures)
-    process.stdout.write(
-      `${f.name.padEnd(28)} ${String(f.value).padStart(10)} ${f.unit.padEnd(8)} ${f.detail ?? ""}\n`,
-    );
+  const argv = process.argv.slice(2);
+  const { values } = parseArgs({
+    args: argv,
+    strict: false,
+    options: { scenario: { type: "string" }, n: { type: "string" } },
+  });
+  const n = values.n === undefined ? undefined : Number(values.n);
+  if (n !== undefined && (!Number.isInteger(n) || n <= 0))
+    throw new Error(`--n must be a positive integer, not "${String(values.n)}"`);
+  const scenarioFlag = typeof values.scenario === "string" ? values.scenario : undefined;
+  const results: Record<string, ScenarioResult & { seconds: number }> = {};
+  for (const name of chosenScenarios(scenarioFlag)) {
+    const started = performance.now();
+    const result = await scenarios[name]!.run({ n, argv });
+    const seconds = Math.round((performance.now() - started) / 100) / 10;
+    results[name] = { ...result, seconds };
+    process.stdout.write(`\n== ${name}: ${scenarios[name]!.describe} (${seconds} s)\n`);
+    process.stdout.write(figureTable(result.figures));
+    process.stdout.write(comparisonTable(result.comparisons));
+  }
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "",
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
   await mkdir(".local", { recursive: true });
-  await writeFile(".local/bench.json", JSON.stringify(figures, null, 2));
+  await writeFile(
+    ".local/bench.json",
+    JSON.stringify({ finishedAt: new Date().toISOString(), argv, machine, scenarios: results }, null, 2),
+  );
 }
 
 main().catch((err: unknown) => {
