@@ -3,6 +3,8 @@
  * that tests do not assert. Scenarios (all of them without --scenario):
  *  - startup: time to a ready region (etcd + 3 kube-apiservers + CRDs), warm binaries;
  *  - workqueue: add/get/done throughput with dedup, one process;
+ *  - lifecycle: N clusters with a node pool each created, a restart, deleted; each component a
+ *    process of its own; a raw-client floor (hack/bench/lifecycle.ts, its flags there);
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
  *  - frontend: ARM frontend PUT and GET latency at 200 requests per second over mutual TLS.
  * Each prints its figures, and where it has one its floor or peer from the same run with the
@@ -14,6 +16,7 @@ import { parseArgs } from "node:util";
 import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { transportScenario } from "./bench-maestro.ts";
+import { lifecycleScenario } from "./bench/lifecycle.ts";
 import { benchFrontend } from "./bench-frontend.ts";
 import {
   percentile,
@@ -103,6 +106,7 @@ const scenarios: Record<string, Scenario> = {
         benchFrontendLatency(n ?? Number(process.env.BENCH_FRONTEND_REQUESTS ?? 2000), [200, 60]),
       )(),
   },
+  lifecycle: lifecycleScenario,
   transport: transportScenario,
   workqueue: {
     describe: "workqueue add/get/done throughput",

@@ -15,6 +15,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import {
@@ -49,6 +50,7 @@ import {
   type RequestCounts,
 } from "./apiserver-metrics.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
+import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
 
 const NAMESPACE = "hcp-system";
 
@@ -547,83 +549,104 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
   }
 }
 
-/** One row of the bench table: a figure, the floor it is measured against, and the ratio. */
-export interface BenchRow {
-  name: string;
-  value: number;
-  unit: string;
-  floor?: number;
-  ratio?: number;
-  detail?: string;
-}
-
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
-const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
+const tenth = (x: number): number => Math.round(x * 10) / 10;
 
-export function lifecycleRows(r: LifecycleReport): BenchRow[] {
+function lifecycleFigures(r: LifecycleReport): Figure[] {
   const where = `N=${r.n}, ${r.managementClusters} management clusters, concurrency ${r.concurrency}`;
   const w = (x: { service: number; management: number }): string =>
-    `${Math.round(x.service * 10) / 10} service + ${Math.round(x.management * 10) / 10} management`;
-  const rows: BenchRow[] = [
-    {
-      name: "lifecycle create → all Ready",
-      value: seconds(r.createMs),
-      unit: "s",
-      floor: seconds(r.createFloorMs),
-      ratio: ratio(r.createMs, r.createFloorMs),
-      detail: where,
-    },
-    {
-      name: "lifecycle delete → all gone",
-      value: seconds(r.deleteMs),
-      unit: "s",
-      floor: seconds(r.deleteFloorMs),
-      ratio: ratio(r.deleteMs, r.deleteFloorMs),
-      detail: where,
-    },
+    `${tenth(x.service)} on the service cluster + ${tenth(x.management)} on management clusters`;
+  const figures: Figure[] = [
+    { name: "create → all Ready", value: seconds(r.createMs), unit: "s", detail: where },
+    { name: "delete → all gone", value: seconds(r.deleteMs), unit: "s", detail: where },
     {
       name: "writes per cluster, create",
-      value: Math.round((r.createWritesPerCluster.service + r.createWritesPerCluster.management) * 10) / 10,
+      value: tenth(r.createWritesPerCluster.service + r.createWritesPerCluster.management),
       unit: "writes",
       detail: w(r.createWritesPerCluster),
     },
     {
       name: "writes per cluster, delete",
-      value: Math.round((r.deleteWritesPerCluster.service + r.deleteWritesPerCluster.management) * 10) / 10,
+      value: tenth(r.deleteWritesPerCluster.service + r.deleteWritesPerCluster.management),
       unit: "writes",
       detail: w(r.deleteWritesPerCluster),
     },
     {
       name: "etcd at Ready, compacted",
-      value: Math.round(r.etcd.compactedBytes / 1024 / 1024),
+      value: Math.round(r.etcd.compactedBytes / 2 ** 20),
       unit: "MB",
-      detail: `${Math.round((r.etcd.compactedBytes - r.etcd.beforeBytes) / r.n / 1024)} KB per cluster; ${Math.round(r.etcd.readyBytes / 1024 / 1024)} MB before compaction`,
+      detail: `${Math.round((r.etcd.readyBytes - r.etcd.beforeBytes) / r.n / 1024)} KB per cluster grown before compaction; ${Math.round(r.etcd.readyBytes / 2 ** 20)} MB before compaction`,
     },
   ];
   for (const u of r.usage)
-    rows.push({
+    figures.push({
       name: `peak RSS ${u.name}`,
       value: u.peakRssMb,
       unit: "MB",
       detail: `${Math.round(u.cpuSeconds)} CPU s`,
     });
   if (r.restart) {
-    const writesAfter = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
-    rows.push(
+    const total = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
+    figures.push(
       { name: "restart → ready", value: seconds(r.restart.readyMs), unit: "s", detail: `N=${r.n}` },
       {
         name: "restart → resynced",
         value: seconds(r.restart.resyncedMs),
         unit: "s",
-        detail: `every cluster and pool reconciled again`,
+        detail: "every cluster and pool reconciled again",
       },
-      {
-        name: "restart writes",
-        value: writesAfter,
-        unit: "writes",
-        detail: JSON.stringify(r.restart.writes),
-      },
+      { name: "restart writes", value: total, unit: "writes", detail: JSON.stringify(r.restart.writes) },
     );
   }
-  return rows;
+  return figures;
 }
+
+function lifecycleComparisons(r: LifecycleReport): Comparison[] {
+  const floor = "raw client, same writes per cluster and concurrency";
+  return [
+    compare(
+      {
+        name: "create → all Ready",
+        unit: "s",
+        ours: seconds(r.createMs),
+        against: floor,
+        peer: seconds(r.createFloorMs),
+      },
+      { atMost: 1.5 },
+    ),
+    compare(
+      {
+        name: "delete → all gone",
+        unit: "s",
+        ours: seconds(r.deleteMs),
+        against: floor,
+        peer: seconds(r.deleteFloorMs),
+      },
+      { atMost: 1.5 },
+    ),
+  ];
+}
+
+function flag(argv: string[], name: string, fallback: number): number {
+  const { values } = parseArgs({ args: argv, strict: false, options: { [name]: { type: "string" } } });
+  const raw = values[name];
+  return typeof raw === "string" ? Number(raw) : fallback;
+}
+
+/**
+ * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50]
+ * [--phase-timeout-s 3600] [--no-restart]`: scenarios 1 and 4 in one run.
+ */
+export const lifecycleScenario: Scenario = {
+  describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
+  async run({ n, argv }) {
+    const report = await benchLifecycle({
+      n: n ?? 1000,
+      managementClusters: flag(argv, "management-clusters", 5),
+      concurrency: flag(argv, "concurrency", 50),
+      restart: !argv.includes("--no-restart"),
+      phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
+    });
+    return { figures: lifecycleFigures(report), comparisons: lifecycleComparisons(report), report };
+  },
+};

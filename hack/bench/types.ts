@@ -29,6 +29,8 @@ export interface Comparison {
 export interface ScenarioResult {
   figures: Figure[];
   comparisons: Comparison[];
+  /** The scenario's whole measurement, kept in .local/bench.json (requests by verb, per component). */
+  report?: unknown;
 }
 
 export interface ScenarioOptions {
