@@ -35,6 +35,7 @@ export interface NodePoolControllerOptions {
   /** The operators' namespace: where the release catalog ConfigMap lives. */
   namespace: string;
   region: RegionSettings;
+  /** Default 8: a reconcile waits on the apiserver, and every cluster status change wakes its pools. */
   workers?: number;
   log?: Logger;
 }
@@ -58,7 +59,7 @@ export class NodePoolController implements Runnable {
     const client = cluster.client;
     this.#controller = new Controller({
       name: NODE_POOL_CONTROLLER,
-      maxConcurrentReconciles: opts.workers ?? 4,
+      maxConcurrentReconciles: opts.workers ?? 8,
       log,
       reconciler: new NodePoolReconciler({
         pools,
