@@ -36,6 +36,7 @@ import { freePort, waitFor } from "../harness/ports.ts";
 import { startRegion, type Region } from "../harness/region.ts";
 import {
   catalogConfigMap,
+  lifecycleProcess,
   LOCAL_BASE_DOMAIN,
   SERVICE_RESOURCE_GROUP,
   SERVICE_SUBSCRIPTION,
@@ -180,30 +181,24 @@ async function startOperators(region: Region, arm: ArmInfo, logDir: string): Pro
   const creds = await broker.credentials("maestro");
   const port = await freePort();
   const service = region.clusters.find((c) => c.role === "service")!;
+  const operators = lifecycleProcess({
+    serviceKubeconfig: service.kubeconfigPath,
+    namespace: NAMESPACE,
+    httpAddress: `127.0.0.1:${port}`,
+    arm,
+  });
   const spawnOnce = async (): Promise<Component> => {
     const { component } = await spawnComponent({
       name: "operators",
       script: script("operators/main.ts"),
       args: [
-        `--kubeconfig=${service.kubeconfigPath}`,
-        `--namespace=${NAMESPACE}`,
-        `--http-address=127.0.0.1:${port}`,
+        ...operators.args,
         `--broker-url=${broker.url}`,
         `--broker-ca=${creds.caPath}`,
         `--broker-cert=${creds.certPath}`,
         `--broker-key=${creds.keyPath}`,
-        `--base-domain=${LOCAL_BASE_DOMAIN}`,
-        `--parent-zone-subscription=${SERVICE_SUBSCRIPTION}`,
-        `--parent-zone-resource-group=${SERVICE_RESOURCE_GROUP}`,
-        `--azure-endpoint=${arm.endpoint}`,
-        `--azure-authority-host=${arm.endpoint}`,
-        `--azure-ca=${arm.caPath}`,
       ],
-      env: {
-        AZURE_TENANT_ID: arm.tenantId,
-        AZURE_CLIENT_ID: arm.clientId,
-        AZURE_CLIENT_SECRET: arm.clientSecret,
-      },
+      env: operators.env,
       logDir,
     });
     return component;

@@ -70,6 +70,38 @@ export async function catalogConfigMap(namespace: string): Promise<KubeObject> {
   return { ...cm, metadata: { ...cm.metadata, namespace } };
 }
 
+/**
+ * The flags and environment of an operators process (operators/main.ts) that runs the lifecycle
+ * controllers against a local region and its ARM emulator, for tests and benchmarks that run it
+ * apart.
+ */
+export function lifecycleProcess(opts: {
+  serviceKubeconfig: string;
+  namespace: string;
+  httpAddress: string;
+  arm: Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">;
+}): { args: string[]; env: Record<string, string> } {
+  const { arm } = opts;
+  return {
+    args: [
+      `--kubeconfig=${opts.serviceKubeconfig}`,
+      `--namespace=${opts.namespace}`,
+      `--http-address=${opts.httpAddress}`,
+      `--base-domain=${LOCAL_BASE_DOMAIN}`,
+      `--parent-zone-subscription=${SERVICE_SUBSCRIPTION}`,
+      `--parent-zone-resource-group=${SERVICE_RESOURCE_GROUP}`,
+      `--azure-endpoint=${arm.endpoint}`,
+      `--azure-authority-host=${arm.endpoint}`,
+      `--azure-ca=${arm.caPath}`,
+    ],
+    env: {
+      AZURE_TENANT_ID: arm.tenantId,
+      AZURE_CLIENT_ID: arm.clientId,
+      AZURE_CLIENT_SECRET: arm.clientSecret,
+    },
+  };
+}
+
 /** Writes what the service cluster holds before any customer arrives. */
 async function seedServiceCluster(
   service: KubeClient,

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
-import { SERVICE_RESOURCE_GROUP, SERVICE_SUBSCRIPTION } from "../../hack/harness/stack.ts";
+import { lifecycleProcess } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
@@ -31,31 +31,16 @@ function startOperators(failpoints: string): {
   child: ChildProcess;
   exited: Promise<NodeJS.Signals | number | null>;
 } {
-  const child = spawn(
-    process.execPath,
-    [
-      operatorsMain,
-      `--kubeconfig=${clusterInfo("service").kubeconfigPath}`,
-      `--namespace=${namespace}`,
-      "--http-address=127.0.0.1:0",
-      "--base-domain=hcp.example.com",
-      `--parent-zone-subscription=${SERVICE_SUBSCRIPTION}`,
-      `--parent-zone-resource-group=${SERVICE_RESOURCE_GROUP}`,
-      `--azure-endpoint=${arm.endpoint}`,
-      `--azure-authority-host=${arm.endpoint}`,
-      `--azure-ca=${arm.caPath}`,
-    ],
-    {
-      env: {
-        ...process.env,
-        AZURE_TENANT_ID: arm.tenantId,
-        AZURE_CLIENT_ID: arm.clientId,
-        AZURE_CLIENT_SECRET: arm.clientSecret,
-        HCP_FAILPOINTS: failpoints,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
+  const operators = lifecycleProcess({
+    serviceKubeconfig: clusterInfo("service").kubeconfigPath,
+    namespace,
+    httpAddress: "127.0.0.1:0",
+    arm,
+  });
+  const child = spawn(process.execPath, [operatorsMain, ...operators.args], {
+    env: { ...process.env, ...operators.env, HCP_FAILPOINTS: failpoints },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(child);
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
     child.once("exit", (code, signal) => resolve(signal ?? code)),
