@@ -33,6 +33,7 @@ import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { freePort, waitFor } from "../harness/ports.ts";
+import { brokerFlags } from "../harness/broker.ts";
 import { startRegion, type Region } from "../harness/region.ts";
 import {
   catalogConfigMap,
@@ -191,13 +192,7 @@ async function startOperators(region: Region, arm: ArmInfo, logDir: string): Pro
     const { component } = await spawnComponent({
       name: "operators",
       script: script("operators/main.ts"),
-      args: [
-        ...operators.args,
-        `--broker-url=${broker.url}`,
-        `--broker-ca=${creds.caPath}`,
-        `--broker-cert=${creds.certPath}`,
-        `--broker-key=${creds.keyPath}`,
-      ],
+      args: [...operators.args, ...brokerFlags(broker.url, creds)],
       env: operators.env,
       logDir,
     });
@@ -221,10 +216,7 @@ async function startManagementSide(region: Region, logDir: string): Promise<Comp
       args: [
         `--consumer=${c.name}`,
         `--kubeconfig=${c.kubeconfigPath}`,
-        `--broker-url=${broker.url}`,
-        `--broker-ca=${creds.caPath}`,
-        `--broker-cert=${creds.certPath}`,
-        `--broker-key=${creds.keyPath}`,
+        ...brokerFlags(broker.url, creds),
         `--http-address=127.0.0.1:${agentPort}`,
       ],
       logDir,

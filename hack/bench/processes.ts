@@ -4,10 +4,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-
-const CLOCK_TICKS = 100; // USER_HZ on Linux
+import { sampleProcess } from "./usage.ts";
 
 export interface ComponentUsage {
   name: string;
@@ -38,16 +36,12 @@ export interface SpawnOptions {
   firstLine?: boolean;
 }
 
-async function procUsage(pid: number, name: string): Promise<ComponentUsage> {
-  const [status, stat] = await Promise.all([
-    readFile(`/proc/${pid}/status`, "utf8").catch(() => ""),
-    readFile(`/proc/${pid}/stat`, "utf8").catch(() => ""),
-  ]);
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-  // Fields after the command name (which may hold spaces) start at ")"; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-  return { name, peakRssMb: Math.round(Number(hwm ?? 0) / 1024), cpuSeconds: ticks / CLOCK_TICKS };
+/** Peak RSS and CPU of a live process; the last reading stands once it has exited. */
+async function procUsage(pid: number, name: string, last: ComponentUsage): Promise<ComponentUsage> {
+  return sampleProcess(pid).then(
+    (sample) => ({ name, ...sample }),
+    () => last,
+  );
 }
 
 export async function spawnComponent(opts: SpawnOptions): Promise<{ component: Component; line?: string }> {
@@ -64,7 +58,7 @@ export async function spawnComponent(opts: SpawnOptions): Promise<{ component: C
     child,
     exited,
     async usage() {
-      if (child.exitCode === null && child.pid) last = await procUsage(child.pid, opts.name);
+      if (child.exitCode === null && child.pid) last = await procUsage(child.pid, opts.name, last);
       return last;
     },
     async stop(graceMs = 10_000) {

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { brokerFlags } from "../harness/broker.ts";
 import { freePort, waitFor } from "../harness/ports.ts";
 import { startProcess, type ManagedProcess } from "../harness/process.ts";
 import type { Region } from "../harness/region.ts";
@@ -150,15 +151,6 @@ async function startOurProcess(
   return { ...proc, stop: stopAndKeepLog };
 }
 
-function brokerFlags(mqtt: MaestroMqttConfig, url: string): string[] {
-  return [
-    `--broker-url=${url}`,
-    `--broker-ca=${mqtt.caPath}`,
-    `--broker-cert=${mqtt.certPath}`,
-    `--broker-key=${mqtt.keyPath}`,
-  ];
-}
-
 /** Our maestro-server (operators/main.ts) and a ManifestWork informer of the bench's own. */
 export async function startOurServer(opts: SideOptions): Promise<ServerSide> {
   const registry = new ClusterRegistry();
@@ -168,7 +160,7 @@ export async function startOurServer(opts: SideOptions): Promise<ServerSide> {
   const proc = await startOurProcess(
     "hcp-maestro-server",
     "operators/main.ts",
-    [`--kubeconfig=${kubeconfigOf(opts.region, "service")}`, ...brokerFlags(mqtt, brokerOf(opts.region).url)],
+    [`--kubeconfig=${kubeconfigOf(opts.region, "service")}`, ...brokerFlags(brokerOf(opts.region).url, mqtt)],
     opts,
   );
   const handlers: Array<(key: string) => void> = [];
@@ -257,7 +249,7 @@ async function startOurAgent(opts: SideOptions, consumer: string): Promise<Manag
     [
       `--consumer=${consumer}`,
       `--kubeconfig=${kubeconfigOf(opts.region, consumer)}`,
-      ...brokerFlags(mqtt, brokerOf(opts.region).url),
+      ...brokerFlags(brokerOf(opts.region).url, mqtt),
     ],
     opts,
   );

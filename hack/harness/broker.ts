@@ -30,6 +30,16 @@ export interface BrokerCredentials {
   keyPath: string;
 }
 
+/** The flags our processes (operators/main.ts, maestro-agent/main.ts) take to reach the broker. */
+export function brokerFlags(url: string, creds: BrokerCredentials): string[] {
+  return [
+    `--broker-url=${url}`,
+    `--broker-ca=${creds.caPath}`,
+    `--broker-cert=${creds.certPath}`,
+    `--broker-key=${creds.keyPath}`,
+  ];
+}
+
 export interface BrokerInfo {
   /** mqtts://127.0.0.1:<port> */
   url: string;
