@@ -7,7 +7,14 @@
 import type { HcpCluster, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";
 import type { ClusterNames } from "../hcp/names.ts";
-import { blockerMessage, firstNotReady, firstUserFailure, stepCondition, type Steps } from "../hcp/steps.ts";
+import {
+  blockerMessage,
+  firstNotReady,
+  firstUserFailure,
+  heldBy,
+  stepCondition,
+  type Steps,
+} from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const CONDITIONS = {
@@ -80,13 +87,7 @@ function degradedCondition(facts: ClusterFacts): ConditionInput {
 /** Ready: every step done and nothing degraded; otherwise the step (or problem) that holds it. */
 function readyCondition(facts: ClusterFacts, degraded: ConditionInput): ConditionInput {
   const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
-  if (blocker)
-    return {
-      type: CONDITIONS.Ready,
-      status: "False",
-      reason: blocker.step?.reason ?? "Pending",
-      message: blockerMessage(blocker),
-    };
+  if (blocker) return heldBy(CONDITIONS.Ready, "False", blocker);
   if (degraded.status === "True")
     return { type: CONDITIONS.Ready, status: "False", reason: degraded.reason, message: degraded.message };
   const where = facts.managementCluster ?? "";
@@ -112,13 +113,7 @@ function progressingCondition(facts: ClusterFacts, degraded: ConditionInput): Co
       message: `Upgrading the control plane to ${updating}`,
     };
   const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
-  if (blocker)
-    return {
-      type,
-      status: "True",
-      reason: blocker.step?.reason ?? "Pending",
-      message: blockerMessage(blocker),
-    };
+  if (blocker) return heldBy(type, "True", blocker);
   return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
 }
 

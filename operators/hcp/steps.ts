@@ -54,6 +54,15 @@ export function blockerMessage(blocker: { type: string; step: StepState | undefi
   return `${blocker.type}: ${blocker.step?.message ?? "not started"}`;
 }
 
+/** A summary condition held by the first step not ready: that step's reason ("Pending" before it ran) and message. */
+export function heldBy(
+  type: string,
+  status: ConditionInput["status"],
+  blocker: { type: string; step: StepState | undefined },
+): ConditionInput {
+  return { type, status, reason: blocker.step?.reason ?? "Pending", message: blockerMessage(blocker) };
+}
+
 /**
  * A ManifestWork as a step: published and applied at its current generation, or why not.
  * maestro-server's `Published` condition is False when the work can never be sent as it is

@@ -12,6 +12,7 @@ import { clusterNames } from "../hcp/names.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
+import { isTrue } from "../runtime/conditions.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { nodePoolWork, poolNames } from "./nodepool.ts";
 import { poolWork, type PoolScope } from "./scope.ts";
@@ -75,8 +76,7 @@ export const findCluster: Phase<PoolScope> = (_ctx, scope) => {
   const mc = deps.managementClusters
     .list()
     .find((m) => m.metadata.name === cluster.status?.managementCluster);
-  const hostedApplied =
-    cluster.status?.conditions?.find((c) => c.type === "HostedClusterApplied")?.status === "True";
+  const hostedApplied = isTrue(cluster.status?.conditions, "HostedClusterApplied");
   if (!mc || !hostedApplied) return record(scope, POOL_CONDITIONS.ClusterReady, clusterHold(cluster, ref));
   scope.consumer = mc.spec.consumerName;
   return record(scope, POOL_CONDITIONS.ClusterReady, {

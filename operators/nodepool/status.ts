@@ -6,7 +6,14 @@
  */
 import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { PoolReport } from "../hcp/feedback.ts";
-import { blockerMessage, firstNotReady, firstUserFailure, stepCondition, type Steps } from "../hcp/steps.ts";
+import {
+  blockerMessage,
+  firstNotReady,
+  firstUserFailure,
+  heldBy,
+  stepCondition,
+  type Steps,
+} from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const POOL_CONDITIONS = {
@@ -52,13 +59,7 @@ export function readyCondition(facts: PoolFacts): ConditionInput {
   const type = POOL_CONDITIONS.Ready;
   if (facts.deleting) return { type, status: "False", reason: "Deleting", message: facts.deleting.message };
   const blocker = firstNotReady(POOL_STEPS, facts.steps);
-  if (blocker)
-    return {
-      type,
-      status: "False",
-      reason: blocker.step?.reason ?? "Pending",
-      message: blockerMessage(blocker),
-    };
+  if (blocker) return heldBy(type, "False", blocker);
   return { type, status: "True", reason: "AsExpected", message: "The nodes are ready" };
 }
 
@@ -76,13 +77,7 @@ export function progressingCondition(facts: PoolFacts, degraded: ConditionInput)
       message: `Upgrading the nodes to ${facts.updatingTo}`,
     };
   const blocker = firstNotReady(POOL_STEPS, facts.steps);
-  if (blocker)
-    return {
-      type,
-      status: "True",
-      reason: blocker.step?.reason ?? "Pending",
-      message: blockerMessage(blocker),
-    };
+  if (blocker) return heldBy(type, "True", blocker);
   return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
 }
 
