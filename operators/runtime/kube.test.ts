@@ -12,6 +12,7 @@ import { Applier } from "./apply.ts";
 import { EventRecorder } from "./events.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 import { KubeApiError, KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
+import { rejection } from "../../test/support/rejection.ts";
 
 const configMaps: ResourceType = {
   group: "",
@@ -80,15 +81,6 @@ function clientFor(url: string): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromClusterAndUser({ name: "held", server: url, skipTLSVerify: true }, { name: "anon" });
   return new KubeClient("held", kc);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("KubeClient cancellation", () => {

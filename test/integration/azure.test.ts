@@ -40,6 +40,7 @@ import {
   type Ready,
 } from "../../operators/azure/index.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
+import { rejection } from "../support/rejection.ts";
 
 const location = "eastus";
 const platform: Owner = { id: "platform-uid", cluster: "service" };
@@ -96,15 +97,6 @@ async function settle<T>(call: () => Promise<Outcome<T>>, attempts = 100): Promi
     await new Promise((r) => setTimeout(r, outcome.retryAfterMs));
   }
   throw new Error(`not done after ${attempts} calls`);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
 }
 
 /** A raw https request to the emulator, trusting its CA for this request only. */

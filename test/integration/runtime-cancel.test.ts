@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Applier } from "../../operators/runtime/apply.ts";
 import { KubeApiError, type KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, configMap, configMapType, tempNamespace } from "../support/fixtures.ts";
+import { rejection } from "../support/rejection.ts";
 
 const client = clientFor("service");
 let ns: { name: string; remove(): Promise<void> };
@@ -18,15 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ns.remove();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("KubeClient cancellation", () => {
   it("a watch in flight ends with the signal's reason, after the events it got", async () => {
