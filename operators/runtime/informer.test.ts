@@ -179,3 +179,44 @@ describe("informer indexers added later (client-go's AddIndexers)", () => {
     expect(() => informer.byIndex("name", "a")).toThrow("has no index name");
   });
 });
+
+describe("informer cache shape", () => {
+  const stop = new AbortController();
+  let server: Stalling | undefined;
+  afterEach(async () => {
+    stop.abort();
+    const running = server?.server;
+    server = undefined;
+    if (!running) return;
+    running.closeAllConnections();
+    await new Promise((r) => running.close(r));
+  });
+
+  it("lists one namespace from its index, following adds and deletes, and trims with the transform", async () => {
+    const other = {
+      ...configMap("x", "red"),
+      metadata: { namespace: "other", name: "x", resourceVersion: "6" },
+    };
+    const withFields = {
+      ...configMap("b", "blue"),
+      metadata: { ...configMap("b", "blue").metadata, managedFields: [{ manager: "m" }] },
+    };
+    const events: WatchEvent[] = [
+      { type: "ADDED", object: configMap("c", "blue", "12") },
+      { type: "DELETED", object: configMap("a", "red", "13") },
+    ];
+    server = await stallingServer(false, { items: [configMap("a", "red"), withFields, other], events });
+    const informer = new Informer({
+      client: clientFor(server.url),
+      type: configMaps,
+      transform: (o) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined } }),
+    });
+    void informer.run(stop.signal);
+    await vi.waitFor(() => expect(informer.resourceVersion).toBe("13"), { timeout: 5_000, interval: 20 });
+    expect(names(informer.list("ns"))).toEqual(["b", "c"]);
+    expect(names(informer.list("other"))).toEqual(["x"]);
+    expect(informer.list("none")).toEqual([]);
+    expect(names(informer.list())).toEqual(["b", "c", "x"]);
+    expect(informer.get("ns", "b")?.metadata.managedFields).toBeUndefined();
+  });
+});

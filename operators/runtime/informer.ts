@@ -52,6 +52,11 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: BackoffOptions;
   /** Items per LIST page. Default 500. */
   pageSize?: number;
+  /**
+   * Trims each object before it is cached (client-go's SetTransform): drop what no reader needs,
+   * such as managedFields, so the cache holds less. Runs once per listed or watched object.
+   */
+  transform?: (obj: T) => T;
 }
 
 /** Gone (410): the resourceVersion we resume from is compacted away; relist. */
@@ -71,6 +76,8 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   readonly #store = new Map<string, T>();
   readonly #indexers = new Map<string, IndexFunc<T>>();
   readonly #indices = new Map<string, Map<string, Set<string>>>();
+  /** Keys by namespace: list(namespace) must not walk every object of the type. */
+  readonly #byNamespace = new Map<string, Set<string>>();
   readonly #handlers: EventHandlers<T>[] = [];
   readonly #syncWaiters: Array<() => void> = [];
   #resourceVersion = "";
@@ -160,8 +167,9 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   }
 
   list(namespace?: string): T[] {
-    const all = [...this.#store.values()];
-    return namespace === undefined ? all : all.filter((o) => (o.metadata.namespace ?? "") === namespace);
+    if (namespace === undefined) return [...this.#store.values()];
+    const keys = this.#byNamespace.get(namespace) ?? [];
+    return [...keys].map((k) => this.#store.get(k)).filter((o): o is T => o !== undefined);
   }
 
   byIndex(indexName: string, value: string): T[] {
@@ -247,10 +255,14 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
       // List items carry no apiVersion/kind; handlers and caches want them.
       item.apiVersion ??= apiVersionOf(type);
       item.kind ??= type.kind;
-      fresh.set(objectKey(item), item);
+      fresh.set(objectKey(item), this.#trim(item));
     }
     for (const [key, old] of this.#store) if (!fresh.has(key)) this.#apply("DELETED", old);
     for (const item of fresh.values()) this.#apply("MODIFIED", item);
+  }
+
+  #trim(obj: T): T {
+    return this.#opts.transform ? this.#opts.transform(obj) : obj;
   }
 
   #markSynced(): void {
@@ -305,7 +317,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
       throw new Error(`watch error ${status.code ?? "?"}: ${status.message ?? "unknown"}`);
     }
     const rv = event.object.metadata?.resourceVersion;
-    if (event.type !== "BOOKMARK") this.#apply(event.type, event.object);
+    if (event.type !== "BOOKMARK") this.#apply(event.type, this.#trim(event.object));
     if (rv) this.#resourceVersion = rv;
   }
 
@@ -329,6 +341,10 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
 
   #index(key: string, obj: T): void {
     for (const [name, fn] of this.#indexers) this.#addToIndex(name, fn(obj), key);
+    const namespace = obj.metadata.namespace ?? "";
+    let keys = this.#byNamespace.get(namespace);
+    if (!keys) this.#byNamespace.set(namespace, (keys = new Set()));
+    keys.add(key);
   }
 
   #addToIndex(name: string, values: string[], key: string): void {
@@ -342,6 +358,10 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   }
 
   #unindex(key: string, obj: T): void {
+    const namespace = obj.metadata.namespace ?? "";
+    const inNamespace = this.#byNamespace.get(namespace);
+    inNamespace?.delete(key);
+    if (inNamespace?.size === 0) this.#byNamespace.delete(namespace);
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name);
       for (const value of fn(obj)) {
