@@ -28,7 +28,7 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import { CLUSTER_UID_INDEX } from "./scope.ts";
+import { CLUSTER_UID_INDEX, MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "./scope.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
 
@@ -79,7 +79,9 @@ export class ClusterController implements Runnable {
   constructor(opts: ClusterControllerOptions) {
     const log = (opts.log ?? silentLogger).child({ component: CLUSTER_CONTROLLER });
     const { cluster } = opts;
-    this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource);
+    this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource, {
+      indexers: { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster },
+    });
     const nodePools = cluster.informer<NodePool>(NodePoolResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
@@ -118,9 +120,11 @@ export class ClusterController implements Runnable {
     ]);
     // Room on a management cluster or a new release: every cluster still waiting may go on.
     const all = () => this.#clusters.list().map((c) => req(c.metadata.namespace, c.metadata.name));
-    enqueueMapped(managementClusters, this.#controller, () =>
-      all().filter((r) => !this.#clusters.get(r.namespace, r.name)?.status?.managementCluster),
-    );
+    const unplaced = () =>
+      this.#clusters
+        .byIndex(MANAGEMENT_CLUSTER_INDEX, "")
+        .map((c) => req(c.metadata.namespace, c.metadata.name));
+    enqueueMapped(managementClusters, this.#controller, unplaced);
     enqueueMapped(catalog.informer, this.#controller, (cm) =>
       cm.metadata.name === CATALOG_CONFIGMAP ? all() : [],
     );

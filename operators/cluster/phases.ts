@@ -6,6 +6,7 @@
  * (an earlier step) does nothing, and its condition keeps saying why. Every phase reads the world
  * before it writes, so a crash at any line and a restart converge.
  */
+import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
@@ -15,7 +16,13 @@ import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
-import { AZURE_POLL_MS, clusterWork, recheckMs, type ClusterScope } from "./scope.ts";
+import {
+  AZURE_POLL_MS,
+  MANAGEMENT_CLUSTER_INDEX,
+  clusterWork,
+  recheckMs,
+  type ClusterScope,
+} from "./scope.ts";
 import { CONDITIONS, type StepCondition } from "./status.ts";
 
 /** Thrown (after the step is recorded) so the queue retries with backoff. */
@@ -60,13 +67,19 @@ async function azureStep<R extends InfraResult>(
 
 // ---- placement and release ---------------------------------------------------------------
 
-/** Control planes per ManagementCluster, counting choices the informer may not show yet. */
-function placementLoad(scope: ClusterScope): Map<string, number> {
+/**
+ * Control planes per ManagementCluster, counting choices the informer may not show yet (a
+ * reservation lasts until the status naming it is written). From the index: placing one cluster
+ * costs the load of the candidates, not a walk over every cluster of the region.
+ */
+function placementLoad(scope: ClusterScope, candidates: readonly ManagementCluster[]): Map<string, number> {
   const load = new Map<string, number>();
-  for (const c of scope.deps.clusters.list()) {
-    const mc = c.status?.managementCluster ?? scope.memory.reservations.get(c.metadata.uid ?? "");
-    if (mc) load.set(mc, (load.get(mc) ?? 0) + 1);
+  for (const m of candidates) {
+    const name = m.metadata.name ?? "";
+    load.set(name, scope.deps.clusters.byIndex(MANAGEMENT_CLUSTER_INDEX, name).length);
   }
+  for (const mc of scope.memory.reservations.values())
+    if (load.has(mc)) load.set(mc, (load.get(mc) ?? 0) + 1);
   return load;
 }
 
@@ -92,9 +105,10 @@ export const place: Phase<ClusterScope> = (_ctx, scope) => {
   const { deps, cluster, facts } = scope;
   let chosen = existingPlacement(scope);
   if (!chosen) {
+    const candidates = deps.managementClusters.list();
     const placement = choosePlacement(
-      deps.managementClusters.list(),
-      placementLoad(scope),
+      candidates,
+      placementLoad(scope, candidates),
       cluster.spec.placement?.managementClusterSelector,
     );
     if (!placement.placed) {

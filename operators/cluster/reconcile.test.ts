@@ -20,7 +20,13 @@ import {
 import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
 import { RetryableStepError } from "./phases.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX } from "./scope.ts";
+import {
+  AZURE_POLL_MS,
+  CLUSTER_FINALIZER,
+  CLUSTER_UID_INDEX,
+  MANAGEMENT_CLUSTER_INDEX,
+  byManagementCluster,
+} from "./scope.ts";
 
 const RECHECK_MS = 60_000;
 
@@ -74,7 +80,9 @@ function world(
   const infra = new ScriptedInfra();
   const writer = new RecordingWriter();
   const events = new RecordingEvents();
-  const clusters = new FakeLister(opts.clusters ?? [cluster()]);
+  const clusters = new FakeLister(opts.clusters ?? [cluster()], {
+    [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster,
+  });
   const works = new FakeLister<ManifestWork>(opts.works ?? [], {
     [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
   });
