@@ -7,6 +7,7 @@
  *   --broker-url <mqtts://h:p>     the MQTT 5 broker
  *   --broker-ca/-cert/-key <path>  its CA and this agent's client certificate (CN = consumer)
  *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
+ *   --status-sync-seconds <n>      how often objects no watch covers are read for status (default 60)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
 import { KubeConfig } from "@kubernetes/client-node";
@@ -26,10 +27,13 @@ async function main(): Promise<void> {
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
       "allowed-kinds": { type: "string" },
+      "status-sync-seconds": { type: "string", default: "60" },
       "http-address": { type: "string", default: "0.0.0.0:8080" },
     },
   });
   if (!values.consumer || !values["broker-url"]) throw new Error("--consumer and --broker-url are required");
+  const statusSyncSeconds = Number(values["status-sync-seconds"]);
+  if (!(statusSyncSeconds > 0)) throw new Error("--status-sync-seconds must be a positive number");
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
@@ -38,6 +42,7 @@ async function main(): Promise<void> {
     consumer: values.consumer,
     kube: new KubeClient(values.consumer, kc),
     log,
+    statusSyncMs: statusSyncSeconds * 1000,
     allowedKinds: values["allowed-kinds"]
       ?.split(",")
       .map((k) => k.trim())

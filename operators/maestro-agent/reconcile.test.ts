@@ -16,6 +16,7 @@ import { KubeApiError, type KubeObject, type ResourceType } from "../runtime/kub
 import { silentLogger } from "../runtime/logger.ts";
 import { DEFAULT_ALLOWED_KINDS, DEFAULT_FIELD_MANAGER, KindAllowList, type KindMapper } from "./apply.ts";
 import { AppliedManifestWorkResource, AppliedWorks, type AppliedManifestWork } from "./appliedwork.ts";
+import { AppliedObjects, type ObjectWatch } from "./objects.ts";
 import { AgentWorkReconciler, type StatusPublisher } from "./reconcile.ts";
 import { KindNotFoundError } from "./restmapper.ts";
 
@@ -96,7 +97,40 @@ class RecordingPublisher implements StatusPublisher {
   }
 }
 
-function setup(spec: WorkSpec = {}, allowed: readonly string[] = DEFAULT_ALLOWED_KINDS) {
+/** A watch whose cache and sync state the test sets, and whose events it sends. */
+class FakeWatch implements ObjectWatch {
+  readonly objects = new Map<string, KubeObject>();
+  synced = false;
+  readonly #handlers: Parameters<ObjectWatch["addEventHandler"]>[0][] = [];
+  hasSynced(): boolean {
+    return this.synced;
+  }
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.objects.get(`${namespace}/${name}`);
+  }
+  list(): KubeObject[] {
+    return [...this.objects.values()];
+  }
+  addEventHandler(h: Parameters<ObjectWatch["addEventHandler"]>[0]): void {
+    this.#handlers.push(h);
+  }
+  run(): Promise<void> {
+    return Promise.resolve();
+  }
+  /** The object as the apiserver now has it, delivered as an update. */
+  update(obj: KubeObject): void {
+    const key = `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
+    const old = this.objects.get(key) ?? obj;
+    this.objects.set(key, obj);
+    for (const h of this.#handlers) h.onUpdate?.(old, obj);
+  }
+}
+
+function setup(
+  spec: WorkSpec = {},
+  allowed: readonly string[] = DEFAULT_ALLOWED_KINDS,
+  watched: readonly string[] = [],
+) {
   const kube = new RecordingKube();
   const store = new WorkStore();
   store.upsert(received(spec));
@@ -119,6 +153,19 @@ function setup(spec: WorkSpec = {}, allowed: readonly string[] = DEFAULT_ALLOWED
     hubHash: HUB,
     agentId: AGENT_ID,
   });
+  const watches = new Map<string, FakeWatch>();
+  const changed: string[] = [];
+  const objects = new AppliedObjects({
+    watch: (type) => {
+      const w = new FakeWatch();
+      watches.set(type.plural, w);
+      return w;
+    },
+    watched,
+    existenceTtlMs: STATUS_SYNC_MS,
+    onChange: (uid) => changed.push(uid),
+    now: () => clock.ms,
+  });
   const reconciler = new AgentWorkReconciler({
     consumer: CONSUMER,
     store,
@@ -127,6 +174,7 @@ function setup(spec: WorkSpec = {}, allowed: readonly string[] = DEFAULT_ALLOWED
     mapper,
     allowed: new KindAllowList(allowed),
     applied,
+    objects,
     statusSyncMs: STATUS_SYNC_MS,
     reapplyMs: REAPPLY_MS,
     now: () => clock.ms,
@@ -136,7 +184,7 @@ function setup(spec: WorkSpec = {}, allowed: readonly string[] = DEFAULT_ALLOWED
     reconciler.reconcile(ctx, { cluster: CONSUMER, namespace: CONSUMER, name: UID });
   const record = () => kube.peek<AppliedManifestWork>(AppliedManifestWorkResource, `${HUB}-${UID}`);
   const recorded = () => (record()?.status?.appliedResources ?? []).map((r) => r.name);
-  return { kube, store, publisher, clock, reconcile, record, recorded };
+  return { kube, store, publisher, clock, reconcile, record, recorded, watches, changed };
 }
 
 function condition(status: ManifestWorkStatus | undefined, type: string): WorkCondition | undefined {
@@ -383,13 +431,47 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
   });
 
-  test("an object deleted behind the agent's back is applied again at once", async () => {
+  test("an object deleted behind the agent's back is applied again at the next status sync", async () => {
     const t = setup();
     await t.reconcile();
     await t.kube.delete(configMapType, { name: "cm-1", namespace: "ns" });
+    t.clock.ms += STATUS_SYNC_MS;
     expect(await t.reconcile()).toEqual({ requeueAfterMs: 1 });
     expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
     expect(t.kube.peek(configMapType, "cm-1", "ns")).toBeDefined();
+  });
+
+  test("a sync before the status sync period is over reads no unwatched object again", async () => {
+    const t = setup();
+    await t.reconcile();
+    t.clock.ms += STATUS_SYNC_MS - 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
+    t.clock.ms += 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "find ns/cm-1"]);
+  });
+
+  test("a watched kind: read from the watch once synced, changes enqueue the work, no polling", async () => {
+    const rules = [
+      {
+        resourceIdentifier: { resource: "configmaps", name: "cm-1", namespace: "ns" },
+        feedbackRules: [{ type: "JSONPaths" as const, jsonPaths: [{ name: "v", path: ".data.key" }] }],
+      },
+    ];
+    const t = setup({ manifestConfigs: rules }, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
+    // Until the watch has synced the work is polled like any other.
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    const watch = t.watches.get("configmaps")!;
+    watch.synced = true;
+    watch.update(configMap("cm-1", { key: "from-watch" }) as KubeObject);
+    expect(t.changed).toEqual([UID]);
+    // Synced: the status comes from the watch's cache and the next look is the drift-repair apply.
+    t.clock.ms += 1000;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REAPPLY_MS - 1000 + 1 });
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
+    const feedback = t.publisher.last?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
+    expect(feedback).toEqual([{ name: "v", fieldValue: { type: "String", string: "from-watch" } }]);
   });
 
   test("an unchanged status is published once", async () => {

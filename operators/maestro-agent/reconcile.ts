@@ -20,6 +20,7 @@ import {
   type ManifestOutcome,
 } from "./apply.ts";
 import { isOrphaned, sameResource, type AppliedResource, type AppliedWorks } from "./appliedwork.ts";
+import type { AppliedObjects } from "./objects.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
 
 /** What the reconciler sends to the source: the agent client's status side. */
@@ -33,7 +34,12 @@ export interface AgentReconcilerDeps {
   mapper: KindMapper;
   allowed: KindAllowList;
   applied: AppliedWorks;
-  /** How often feedback and availability are read again. */
+  /** Where status syncs read the applied objects: watches and remembered existence (objects.ts). */
+  objects: AppliedObjects;
+  /**
+   * How often the status of objects no watch covers is read again. A work whose objects are all
+   * watched is synced by their events and otherwise only at its next drift-repair apply.
+   */
   statusSyncMs: number;
   /** How often manifests are applied again even if nothing changed (drift repair). */
   reapplyMs: number;
@@ -73,9 +79,17 @@ export class AgentWorkReconciler implements Reconciler {
     if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
     const due = this.#applyDue(work);
     const outcomes = due ? await this.#applyAll(work) : await this.#resolveAll(work, false);
+    this.#d.objects.track(work.uid, outcomes, due);
     const reapplyNow = this.#recordApplied(work, due, outcomes);
     await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
-    return { requeueAfterMs: reapplyNow ? 1 : this.#d.statusSyncMs };
+    return { requeueAfterMs: reapplyNow ? 1 : this.#nextSyncMs(work, outcomes) };
+  }
+
+  /** Watched works wait for their objects' events or the drift-repair apply; others poll. */
+  #nextSyncMs(work: AgentWork, outcomes: ManifestOutcome[]): number {
+    if (!this.#d.objects.watchesAll(outcomes)) return this.#d.statusSyncMs;
+    const appliedAt = this.#d.store.get(work.uid)?.appliedAtMs ?? this.#now();
+    return Math.max(this.#d.statusSyncMs, appliedAt + this.#d.reapplyMs - this.#now() + 1);
   }
 
   /** A full apply is due for a new generation, and every reapplyMs to repair drift. */
@@ -106,7 +120,12 @@ export class AgentWorkReconciler implements Reconciler {
     const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
     const input = this.#input(work, write);
     const outcomes = await Promise.all(manifests.map((m, i) => resolveManifest(input, m, i)));
-    if (!write) await Promise.all(outcomes.map((o, i) => applyResolved(input, o, manifests[i] as Manifest)));
+    if (write) return outcomes;
+    const read = (o: ManifestOutcome): ApplyInput => ({
+      ...input,
+      client: this.#d.objects.readerFor(o, input.client),
+    });
+    await Promise.all(outcomes.map((o, i) => applyResolved(read(o), o, manifests[i] as Manifest)));
     return outcomes;
   }
 
@@ -147,6 +166,7 @@ export class AgentWorkReconciler implements Reconciler {
     // Deleted must reach the source: without a connection this throws and the queue retries.
     await this.#d.client.publishStatus(work, deletedStatus(work.status, work.generation, this.#d.consumer));
     this.#d.store.remove(work.uid);
+    this.#d.objects.forget(work.uid);
     ctx.log.info("Work deleted", {
       work: work.name,
       orphaned: (record?.status?.appliedResources?.length ?? 0) - resources.length,

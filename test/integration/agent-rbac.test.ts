@@ -1,16 +1,21 @@
 /**
  * maestro-agent runs with only the RBAC of config/management: a ServiceAccount token bound to that
  * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, HyperShift objects), records
- * it, and cleans it up; a kind outside the allow-list is refused with a condition. The
- * maestro-server across the broker runs with only the operators' RBAC of config/rbac.
+ * it, and cleans it up; a kind outside the allow-list is refused with a condition; a HostedCluster's
+ * status change reaches the work through the agent's watch (its status sync period is set far
+ * beyond the test, so only the watch can bring it). The maestro-server across the broker runs with
+ * only the operators' RBAC of config/rbac.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { asManifest } from "../../operators/hcp/work.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, configMapType, eventually, namespaceType } from "../support/fixtures.ts";
+import { hostedClusterFixture } from "../support/hypershift.ts";
 import { ensureNamespaceExists, kubectl, serviceAccountKubeConfig } from "../support/rbac.ts";
 import { brokerCredentials, region } from "../support/region.ts";
 
@@ -62,7 +67,8 @@ beforeAll(async () => {
     consumer,
     kube: agentKube,
     broker: await creds(consumer),
-    statusSyncMs: 500,
+    // Far beyond any wait here: status that arrives came from an apply or a watch event.
+    statusSyncMs: 3_600_000,
   });
   void server.start(stop.signal);
   void agent.start(stop.signal);
@@ -112,6 +118,71 @@ describe("maestro-agent with its own RBAC only", () => {
       60_000,
     );
     expect(await admin.find(configMapType, "cm", target)).toBeUndefined();
+  });
+
+  it("brings a HostedCluster's status change back through its watch, with no status poll", async () => {
+    const name = `rbac-watch-${Date.now().toString(36)}`;
+    const hcNamespace = `${target}-hc`;
+    await service.create<ManifestWork>(ManifestWorkResource, {
+      apiVersion: "work.open-cluster-management.io/v1",
+      kind: "ManifestWork",
+      metadata: { name, namespace: consumer },
+      spec: {
+        workload: {
+          manifests: [
+            { apiVersion: "v1", kind: "Namespace", metadata: { name: hcNamespace } },
+            asManifest(hostedClusterFixture(hcNamespace, "hc")),
+          ],
+        },
+        manifestConfigs: [
+          {
+            resourceIdentifier: {
+              group: "hypershift.openshift.io",
+              resource: "hostedclusters",
+              name: "hc",
+              namespace: hcNamespace,
+            },
+            feedbackRules: [
+              { type: "JSONPaths", jsonPaths: [{ name: "host", path: ".status.controlPlaneEndpoint.host" }] },
+            ],
+          },
+        ],
+      },
+    });
+    const feedback = async () => {
+      const w = await service.find<ManifestWork>(ManifestWorkResource, name, consumer);
+      const entry = w?.status?.resourceStatus?.manifests?.find(
+        (m) => m.resourceMeta.kind === "HostedCluster",
+      );
+      const value = entry?.statusFeedback?.values?.find((v) => v.name === "host")?.fieldValue;
+      return value?.type === "String" ? value.string : undefined;
+    };
+    await eventually(
+      "applied",
+      async () =>
+        condition(await service.find<ManifestWork>(ManifestWorkResource, name, consumer), "Applied")
+          ?.status === "True",
+      30_000,
+    );
+    expect(await feedback()).toBeUndefined();
+    // HyperShift reports: the status subresource changes on the management cluster.
+    await admin.mergePatch(
+      HostedClusterResource,
+      { name: "hc", namespace: hcNamespace },
+      { status: { controlPlaneEndpoint: { host: "api.watched.example.com", port: 443 } } },
+      { subresource: "status" },
+    );
+    await eventually(
+      "feedback from the watch",
+      async () => (await feedback()) === "api.watched.example.com",
+      30_000,
+    );
+    await service.delete(ManifestWorkResource, { name, namespace: consumer });
+    await eventually(
+      "deleted and confirmed",
+      async () => (await service.find(ManifestWorkResource, name, consumer)) === undefined,
+      60_000,
+    );
   });
 
   it("refuses a kind outside the allow-list with a condition", async () => {

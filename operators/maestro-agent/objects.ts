@@ -1,0 +1,207 @@
+/**
+ * Where the agent's status syncs read the objects its works applied, so that the status of
+ * thousands of works costs the management cluster's apiserver little:
+ *  - kinds whose status the source asks back and whose changes matter at once (HostedClusters,
+ *    NodePools) are watched: a change enqueues the works that hold the object, and a sync reads
+ *    the watch's cache (without managedFields) instead of the apiserver;
+ *  - any other object only has to exist for its status (Applied, Available); its existence is read
+ *    at most once per status sync period and remembered as metadata only, so a sync that a watch
+ *    event started does not read every Namespace and Secret of the work again.
+ * An object with feedback rules of a kind not watched is read on every sync, as OCM's agent does.
+ * Until a watch has synced, and for kinds it may not watch (RBAC), reads go to the apiserver.
+ */
+import { Informer } from "../runtime/informer.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
+import { silentLogger, type Logger } from "../runtime/logger.ts";
+import type { ManifestClient, ManifestOutcome } from "./apply.ts";
+
+/** The kinds the agent's ClusterRole lets it list and watch (config/management), as `plural.group`. */
+export const DEFAULT_WATCHED_RESOURCES = [
+  "hostedclusters.hypershift.openshift.io",
+  "nodepools.hypershift.openshift.io",
+] as const;
+
+/** What the agent needs of a watch (an Informer; a test gives a fake). */
+export type ObjectWatch = Pick<Informer, "hasSynced" | "get" | "list" | "addEventHandler" | "run">;
+
+/** A watch of one kind on the management cluster, caching objects without managedFields. */
+export function informerWatch(kube: KubeClient, log: Logger): (type: ResourceType) => ObjectWatch {
+  return (type) => new Informer({ client: kube, type, log, transform: withoutManagedFields });
+}
+
+export interface AppliedObjectsOptions {
+  /** Starts a watch of one kind (informerWatch). */
+  watch: (type: ResourceType) => ObjectWatch;
+  /** `plural.group` (or `plural` for the core group) of the kinds to watch. */
+  watched: readonly string[];
+  /** How long a read of an unwatched object's existence stands. */
+  existenceTtlMs: number;
+  /** Called with a work's UID when an object it holds changes. */
+  onChange: (workUid: string) => void;
+  now?: () => number;
+  log?: Logger;
+}
+
+interface Existence {
+  object: KubeObject | undefined;
+  readAtMs: number;
+}
+
+const resourceName = (t: Pick<ResourceType, "plural" | "group">): string =>
+  t.group ? `${t.plural}.${t.group}` : t.plural;
+
+const objectId = (t: ResourceType, namespace: string | undefined, name: string): string =>
+  `${resourceName(t)}/${namespace ?? ""}/${name}`;
+
+/** Only what a status without feedback needs: that the object exists, and which one (uid). */
+function metadataOnly(obj: KubeObject | undefined): KubeObject | undefined {
+  if (!obj) return undefined;
+  const { name, namespace, uid, resourceVersion } = obj.metadata;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace, uid, resourceVersion } };
+}
+
+function withoutManagedFields(obj: KubeObject): KubeObject {
+  if (!obj.metadata.managedFields) return obj;
+  const metadata = { ...obj.metadata };
+  delete metadata.managedFields;
+  return { ...obj, metadata };
+}
+
+function cachedFind(informer: ObjectWatch): ManifestClient["find"] {
+  return <T extends KubeObject>(_t: ResourceType, name: string, ns?: string) =>
+    Promise.resolve(informer.get(ns ?? "", name) as T | undefined);
+}
+
+export class AppliedObjects {
+  readonly #o: AppliedObjectsOptions;
+  readonly #now: () => number;
+  readonly #log: Logger;
+  readonly #watched: Set<string>;
+  readonly #informers = new Map<string, ObjectWatch>();
+  /** Object ID → UIDs of the works that hold it. */
+  readonly #holders = new Map<string, Set<string>>();
+  /** Work UID → the object IDs it holds. */
+  readonly #held = new Map<string, Set<string>>();
+  readonly #existence = new Map<string, Existence>();
+  #signal: AbortSignal | undefined;
+  readonly #running: Promise<void>[] = [];
+
+  constructor(opts: AppliedObjectsOptions) {
+    this.#o = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#log = opts.log ?? silentLogger;
+    this.#watched = new Set(opts.watched);
+  }
+
+  /** Runs the watches started so far and those started later, until the signal aborts. */
+  async start(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
+    for (const informer of this.#informers.values()) this.#running.push(informer.run(signal));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    await Promise.all(this.#running);
+  }
+
+  /**
+   * Records which objects a work holds after an apply (`applied`: what it found is fresh) or a
+   * sync; starts the watches they need.
+   */
+  track(workUid: string, outcomes: readonly ManifestOutcome[], applied: boolean): void {
+    const ids = new Set<string>();
+    for (const o of outcomes) {
+      if (!o.type) continue;
+      const id = objectId(o.type, o.meta.namespace, o.meta.name ?? "");
+      ids.add(id);
+      if (this.#isWatched(o.type)) this.#informerFor(o.type);
+      else if (applied && !o.failure)
+        this.#existence.set(id, { object: metadataOnly(o.object), readAtMs: this.#now() });
+    }
+    this.#setHeld(workUid, ids);
+  }
+
+  /** Forgets a work once it is deleted. */
+  forget(workUid: string): void {
+    this.#setHeld(workUid, new Set());
+  }
+
+  /**
+   * Whether every object of these outcomes is read from a synced watch: such a work needs no
+   * periodic status sync, its changes arrive as events.
+   */
+  watchesAll(outcomes: readonly ManifestOutcome[]): boolean {
+    return outcomes.every((o) => o.type && this.#syncedInformer(o.type) !== undefined);
+  }
+
+  /** A read-only client for one outcome's status sync (see the file comment for the rules). */
+  readerFor(outcome: ManifestOutcome, fallback: ManifestClient): ManifestClient {
+    const type = outcome.type;
+    const informer = type && this.#syncedInformer(type);
+    if (informer) return { ...fallback, find: cachedFind(informer) };
+    if (!type || (outcome.config?.feedbackRules?.length ?? 0) > 0) return fallback;
+    return { ...fallback, find: this.#rememberedFind(fallback) };
+  }
+
+  #rememberedFind(fallback: ManifestClient): ManifestClient["find"] {
+    return async <T extends KubeObject>(t: ResourceType, name: string, ns?: string) => {
+      const id = objectId(t, ns, name);
+      const known = this.#existence.get(id);
+      if (known && this.#now() - known.readAtMs < this.#o.existenceTtlMs)
+        return known.object as T | undefined;
+      const object = await fallback.find<T>(t, name, ns);
+      this.#existence.set(id, { object: metadataOnly(object), readAtMs: this.#now() });
+      return object;
+    };
+  }
+
+  /** How many objects are cached by watches, for metrics and tests. */
+  watchedObjectCount(): number {
+    let n = 0;
+    for (const informer of this.#informers.values()) n += informer.list().length;
+    return n;
+  }
+
+  #isWatched(t: ResourceType): boolean {
+    return this.#watched.has(resourceName(t));
+  }
+
+  #syncedInformer(t: ResourceType): ObjectWatch | undefined {
+    const informer = this.#informers.get(resourceName(t));
+    return informer?.hasSynced() ? informer : undefined;
+  }
+
+  #informerFor(t: ResourceType): void {
+    const key = resourceName(t);
+    if (this.#informers.has(key)) return;
+    const informer = this.#o.watch(t);
+    const changed = (obj: KubeObject): void => {
+      const id = objectId(t, obj.metadata.namespace, obj.metadata.name ?? "");
+      for (const uid of this.#holders.get(id) ?? []) this.#o.onChange(uid);
+    };
+    informer.addEventHandler({ onAdd: changed, onUpdate: (_old, obj) => changed(obj), onDelete: changed });
+    this.#informers.set(key, informer);
+    this.#log.info("Watching applied objects", { resource: key });
+    if (this.#signal) this.#running.push(informer.run(this.#signal));
+  }
+
+  #setHeld(workUid: string, ids: Set<string>): void {
+    const before = this.#held.get(workUid) ?? new Set<string>();
+    for (const id of before) {
+      if (ids.has(id)) continue;
+      const holders = this.#holders.get(id);
+      holders?.delete(workUid);
+      if (holders?.size === 0) {
+        this.#holders.delete(id);
+        this.#existence.delete(id);
+      }
+    }
+    for (const id of ids) {
+      let holders = this.#holders.get(id);
+      if (!holders) this.#holders.set(id, (holders = new Set()));
+      holders.add(workUid);
+    }
+    if (ids.size > 0) this.#held.set(workUid, ids);
+    else this.#held.delete(workUid);
+  }
+}
