@@ -18,6 +18,25 @@ function ownsOnlyMetadata(fields: unknown): boolean {
   );
 }
 
+/**
+ * An informer transform: managedFields cut down to what applyIfChanged reads after a restart
+ * (which manager owns which top-level fields, and through which subresource). The full field sets
+ * are often the largest part of a cached object.
+ */
+export function summariseManagedFields<T extends KubeObject>(obj: T): T {
+  const managed = obj.metadata.managedFields;
+  if (!managed) return obj;
+  const summary = managed.map(({ manager, operation, subresource, fieldsV1 }) => ({
+    ...(manager !== undefined ? { manager } : {}),
+    ...(operation !== undefined ? { operation } : {}),
+    ...(subresource !== undefined ? { subresource } : {}),
+    fieldsV1: Object.fromEntries(
+      Object.keys(typeof fieldsV1 === "object" && fieldsV1 !== null ? fieldsV1 : {}).map((k) => [k, {}]),
+    ),
+  }));
+  return { ...obj, metadata: { ...obj.metadata, managedFields: summary } };
+}
+
 function withDigest(obj: KubeObject, digest: string): KubeObject {
   const annotations = { ...obj.metadata.annotations, [DIGEST_ANNOTATION]: digest };
   return { ...obj, metadata: { ...obj.metadata, annotations } };

@@ -6,6 +6,7 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { ClusterNotConnectedError } from "./errors.ts";
+import { summariseManagedFields } from "./apply.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
 import { silentLogger, type Logger } from "./logger.ts";
@@ -32,7 +33,8 @@ export class Cluster {
 
   /**
    * The shared informer for a resource type (one per type and namespace scope), started on first
-   * use and stopped with the cluster. A later caller's indexers are merged into it (a name taken
+   * use and stopped with the cluster. Cached objects carry managedFields only as a summary
+   * (summariseManagedFields) unless the caller passes its own transform. A later caller's indexers are merged into it (a name taken
    * by a different function throws here, not at the first byIndex); its other options do not
    * change it.
    */
@@ -43,7 +45,13 @@ export class Cluster {
     const key = `${type.group}/${type.version}/${type.plural}/${opts.namespace ?? ""}/${opts.labelSelector ?? ""}`;
     let informer = this.#informers.get(key) as Informer<T> | undefined;
     if (!informer) {
-      informer = new Informer<T>({ ...opts, client: this.client, type, log: this.#log });
+      informer = new Informer<T>({
+        transform: summariseManagedFields,
+        ...opts,
+        client: this.client,
+        type,
+        log: this.#log,
+      });
       this.#informers.set(key, informer as unknown as Informer);
       void informer.run(this.#stop.signal);
     } else if (opts.indexers) {
