@@ -184,7 +184,7 @@ function setup(
     reconciler.reconcile(ctx, { cluster: CONSUMER, namespace: CONSUMER, name: UID });
   const record = () => kube.peek<AppliedManifestWork>(AppliedManifestWorkResource, `${HUB}-${UID}`);
   const recorded = () => (record()?.status?.appliedResources ?? []).map((r) => r.name);
-  return { kube, store, publisher, clock, reconcile, record, recorded, watches, changed };
+  return { kube, store, publisher, clock, reconcile, record, recorded, watches, changed, objects };
 }
 
 function condition(status: ManifestWorkStatus | undefined, type: string): WorkCondition | undefined {
@@ -472,6 +472,24 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
     const feedback = t.publisher.last?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
     expect(feedback).toEqual([{ name: "v", fieldValue: { type: "String", string: "from-watch" } }]);
+  });
+
+  test("a change the apply sets off at once still finds the work (it is tracked before the apply)", async () => {
+    const t = setup({}, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
+    // Another work's object started the watch of the kind, and it has synced.
+    const other = { meta: { ordinal: 0, name: "other", namespace: "ns" }, strategy: "Update" as const };
+    t.objects.track("uid-other", [{ ...other, type: configMapType }], true);
+    const watch = t.watches.get("configmaps")!;
+    watch.synced = true;
+    // The controller owning the object reports before the agent's apply call has even returned.
+    const apply = t.kube.apply.bind(t.kube);
+    t.kube.apply = async (type, obj, opts) => {
+      const written = await apply(type, obj, opts);
+      watch.update({ ...written, data: { key: "reported" } } as KubeObject);
+      return written as never;
+    };
+    await t.reconcile();
+    expect(t.changed).toEqual([UID]);
   });
 
   test("an unchanged status is published once", async () => {

@@ -136,6 +136,8 @@ export class AgentWorkReconciler implements Reconciler {
     const record = await applied.get(work.name);
     const before = record?.status?.appliedResources ?? [];
     const outcomes = await this.#resolveAll(work, true);
+    // Before the apply: a change the apply sets off (HyperShift reporting at once) must find the work.
+    this.#d.objects.track(work.uid, outcomes, false);
     const planned = outcomes.flatMap((o) => appliedResourceOf(o) ?? []);
     const added = planned.filter((p) => !before.some((b) => sameResource(b, p)));
     // The record must cover an object before it can exist; already covered objects need no write.
