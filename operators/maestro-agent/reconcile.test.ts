@@ -485,7 +485,7 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     const apply = t.kube.apply.bind(t.kube);
     t.kube.apply = async (type, obj, opts) => {
       const written = await apply(type, obj, opts);
-      watch.update({ ...written, data: { key: "reported" } } as KubeObject);
+      watch.update({ ...written, data: { key: "reported" } });
       return written as never;
     };
     await t.reconcile();
