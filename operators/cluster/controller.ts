@@ -33,7 +33,10 @@ import { CLUSTER_UID_INDEX, MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from
 export const CLUSTER_CONTROLLER = "cluster-controller";
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
-const byClusterUid = (w: ManifestWork): string[] => [w.metadata.labels?.[LABELS.clusterUid] ?? ""];
+const byClusterUid = (w: ManifestWork): string[] => {
+  const uid = w.metadata.labels?.[LABELS.clusterUid];
+  return uid ? [uid] : [];
+};
 
 export interface ClusterControllerOptions {
   /** The service cluster. */
@@ -84,8 +87,9 @@ export class ClusterController implements Runnable {
     });
     const nodePools = cluster.informer<NodePool>(NodePoolResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
+    // The one ManifestWork informer of the process (maestro-server and node pools share it): a
+    // label selector here would cache every work a second time.
     const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
-      labelSelector: LABELS.clusterUid,
       indexers: { [CLUSTER_UID_INDEX]: byClusterUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);
@@ -115,9 +119,11 @@ export class ClusterController implements Runnable {
     });
     enqueueForObject(this.#clusters, this.#controller);
     enqueueMapped(nodePools, this.#controller, (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)]);
-    enqueueMapped(works, this.#controller, (w) => [
-      req(w.metadata.labels?.[LABELS.clusterNamespace], w.metadata.labels?.[LABELS.clusterName]),
-    ]);
+    enqueueMapped(works, this.#controller, (w) => {
+      const labels = w.metadata.labels ?? {};
+      const name = labels[LABELS.clusterName];
+      return name ? [req(labels[LABELS.clusterNamespace], name)] : [];
+    });
     // Room on a management cluster or a new release: every cluster still waiting may go on.
     const all = () => this.#clusters.list().map((c) => req(c.metadata.namespace, c.metadata.name));
     const unplaced = () =>

@@ -28,7 +28,10 @@ import { NODE_POOL_UID_INDEX } from "./scope.ts";
 export const NODE_POOL_CONTROLLER = "nodepool-controller";
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
-const byNodePoolUid = (w: ManifestWork): string[] => [w.metadata.labels?.[LABELS.nodePool] ?? ""];
+const byNodePoolUid = (w: ManifestWork): string[] => {
+  const uid = w.metadata.labels?.[LABELS.nodePool];
+  return uid ? [uid] : [];
+};
 
 export interface NodePoolControllerOptions {
   cluster: Cluster;
@@ -51,8 +54,8 @@ export class NodePoolController implements Runnable {
     const pools = cluster.informer<NodePool>(NodePoolResource);
     const clusters = cluster.informer<HcpCluster>(HcpClusterResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
+    // The process's one ManifestWork informer, shared with the cluster controller and maestro-server.
     const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
-      labelSelector: LABELS.nodePool,
       indexers: { [NODE_POOL_UID_INDEX]: byNodePoolUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);
@@ -84,12 +87,16 @@ export class NodePoolController implements Runnable {
         .map(toReq);
     enqueueForObject(pools, this.#controller);
     enqueueMapped(clusters, this.#controller, (c) => poolsOf(c.metadata.namespace, c.metadata.name));
-    enqueueMapped(works, this.#controller, (w) =>
-      pools
-        .list(w.metadata.labels?.[LABELS.clusterNamespace])
-        .filter((p) => p.metadata.uid === w.metadata.labels?.[LABELS.nodePool])
-        .map(toReq),
-    );
+    enqueueMapped(works, this.#controller, (w) => {
+      const labels = w.metadata.labels ?? {};
+      const uid = labels[LABELS.nodePool];
+      const namespace = labels[LABELS.clusterNamespace];
+      if (!uid || !namespace) return [];
+      return pools
+        .list(namespace)
+        .filter((p) => p.metadata.uid === uid)
+        .map(toReq);
+    });
     enqueueMapped(catalog.informer, this.#controller, (cm) =>
       cm.metadata.name === CATALOG_CONFIGMAP ? pools.list().map(toReq) : [],
     );
