@@ -22,10 +22,26 @@ import type { KubeObject } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import { isDeepStrictEqual } from "node:util";
 import { NodePoolReconciler } from "./reconcile.ts";
 import { NODE_POOL_UID_INDEX } from "./scope.ts";
 
 export const NODE_POOL_CONTROLLER = "nodepool-controller";
+
+/** The conditions of its cluster a pool quotes or waits on (phases.ts findCluster). */
+const CLUSTER_CONDITIONS_POOLS_READ = new Set(["Ready", "Degraded", "HostedClusterApplied"]);
+
+/**
+ * What of an HcpCluster its node pools read: a cluster status change elsewhere (a DNS record's
+ * condition, the console URL) wakes none of them. Spec changes show in the generation.
+ */
+export function clusterAsPoolsSeeIt(c: HcpCluster): unknown {
+  const { generation, deletionTimestamp } = c.metadata;
+  const conditions = (c.status?.conditions ?? [])
+    .filter((x) => CLUSTER_CONDITIONS_POOLS_READ.has(x.type))
+    .map(({ type, status, reason, message }) => [type, status, reason, message]);
+  return [generation, deletionTimestamp, c.status?.managementCluster, c.status?.version, conditions];
+}
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
 const byNodePoolUid = (w: ManifestWork): string[] => {
@@ -86,7 +102,12 @@ export class NodePoolController implements Runnable {
         .filter((p) => p.spec.clusterRef.name === clusterName)
         .map(toReq);
     enqueueForObject(pools, this.#controller);
-    enqueueMapped(clusters, this.#controller, (c) => poolsOf(c.metadata.namespace, c.metadata.name));
+    enqueueMapped(
+      clusters,
+      this.#controller,
+      (c) => poolsOf(c.metadata.namespace, c.metadata.name),
+      (before, after) => !isDeepStrictEqual(clusterAsPoolsSeeIt(before), clusterAsPoolsSeeIt(after)),
+    );
     enqueueMapped(works, this.#controller, (w) => {
       const labels = w.metadata.labels ?? {};
       const uid = labels[LABELS.nodePool];

@@ -19,11 +19,16 @@ export function enqueueForObject<T extends KubeObject>(informer: Informer<T>, ta
   ]);
 }
 
-/** Enqueues whatever `map` returns for each changed object (e.g. its owner on another cluster). */
+/**
+ * Enqueues whatever `map` returns for each changed object (e.g. its owner on another cluster).
+ * `relevant` (controller-runtime's update predicate) drops updates that change nothing the
+ * targets read; adds and deletes always pass.
+ */
 export function enqueueMapped<T extends KubeObject>(
-  informer: Informer<T>,
+  informer: Pick<Informer<T>, "addEventHandler">,
   target: Enqueuer,
   map: MapFunc<T>,
+  relevant?: (oldObj: T, newObj: T) => boolean,
 ): void {
   const push = (obj: T): void => {
     for (const req of map(obj)) target.enqueue(req);
@@ -31,6 +36,7 @@ export function enqueueMapped<T extends KubeObject>(
   informer.addEventHandler({
     onAdd: push,
     onUpdate: (oldObj, newObj) => {
+      if (relevant && oldObj !== newObj && !relevant(oldObj, newObj)) return;
       push(newObj);
       // A mapping can change with the object (a new owner label): the old target must hear too.
       if (oldObj !== newObj) push(oldObj);
