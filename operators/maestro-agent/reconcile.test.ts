@@ -558,6 +558,21 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
     expect(t.store.get(UID)).toBeUndefined();
   });
 
+  test("a Namespace is deleted only once the work's other objects are gone", async () => {
+    const namespace: Manifest = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } };
+    const spec = { manifests: [namespace, configMap("cm-1")] };
+    const t = setup(spec);
+    await t.reconcile();
+    t.store.upsert(received(spec, "2030-01-01T00:00:00Z"));
+    const deletes = () => t.kube.calls.filter((c) => c.verb === "delete").map((c) => c.resource);
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(deletes()).toEqual(["configmaps"]);
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(deletes()).toEqual(["configmaps", "namespaces"]);
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+  });
+
   test("a deletion that arrives without the spec (after a restart) keeps the recorded deleteOption", async () => {
     const t = setup({ deleteOption: { propagationPolicy: "Orphan" } });
     await t.reconcile();

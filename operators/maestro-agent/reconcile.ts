@@ -159,7 +159,7 @@ export class AgentWorkReconciler implements Reconciler {
     const record = await applied.get(work.name);
     const deleteOption = work.spec.deleteOption ?? applied.recordedDeleteOption(record);
     const resources = (record?.status?.appliedResources ?? []).filter((r) => !isOrphaned(deleteOption, r));
-    const remaining = await applied.deleteResources(resources);
+    const remaining = await this.#deleteInOrder(applied, resources);
     if (remaining.length > 0) {
       await this.#report(ctx, work, deletingStatus(work.status, work.generation, remaining.length));
       return { requeueAfterMs: DELETE_REQUEUE_AFTER_MS };
@@ -174,6 +174,20 @@ export class AgentWorkReconciler implements Reconciler {
       orphaned: (record?.status?.appliedResources?.length ?? 0) - resources.length,
     });
     return {};
+  }
+
+  /**
+   * Deletes a work's Namespaces only once its other objects are gone. Deleting all at once leaves
+   * the namespace controller finding content that is still finalizing (a HostedCluster), and its
+   * retries back off exponentially: at N=100 that held every cluster's deletion ~40 s after the
+   * HostedClusters were already gone.
+   */
+  async #deleteInOrder(applied: AppliedWorks, resources: AppliedResource[]): Promise<AppliedResource[]> {
+    const isNamespace = (r: AppliedResource): boolean => r.group === "" && r.resource === "namespaces";
+    const remaining = await applied.deleteResources(resources.filter((r) => !isNamespace(r)));
+    const namespaces = resources.filter(isNamespace);
+    if (remaining.length > 0) return [...remaining, ...namespaces];
+    return applied.deleteResources(namespaces);
   }
 
   /** Publishes the status when it changed; without a connection it is kept for the next resync. */
