@@ -15,6 +15,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
@@ -91,6 +92,8 @@ export interface LifecycleReport {
   deleteWritesPerCluster: { service: number; management: number };
   usage: ComponentUsage[];
   etcd: { beforeBytes: number; readyBytes: number; compactedBytes: number };
+  /** The operators' V8 heap in use with the region empty and with N clusters Ready (lowest of a few samples: near the live size). */
+  operatorsHeap: { idleBytes: number; readyBytes: number };
   restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
   logDir: string;
 }
@@ -377,6 +380,20 @@ async function scrape(url: string): Promise<string> {
   return (await fetch(url)).text();
 }
 
+/**
+ * The lowest `nodejs_heap_size_used_bytes` over a few seconds of an idle process: garbage is
+ * collected between samples, so the minimum is close to what is live.
+ */
+async function liveHeapBytes(metricsUrl: string): Promise<number> {
+  let lowest = Infinity;
+  for (let i = 0; i < 10; i++) {
+    const m = /^nodejs_heap_size_used_bytes ([0-9.e+]+)$/m.exec(await scrape(metricsUrl));
+    lowest = Math.min(lowest, Number(m?.[1] ?? Infinity));
+    await sleep(500);
+  }
+  return lowest;
+}
+
 function counter(text: string, metric: string, queue: string): number {
   const m = new RegExp(`^${metric}\\{[^}]*name="${queue}"[^}]*\\} ([0-9.e+]+)$`, "m").exec(text);
   return Number(m?.[1] ?? 0);
@@ -461,6 +478,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     await Promise.all([clusters.waitForSync(), pools.waitForSync(), works.waitForSync()]);
     progress(`region up; logs in ${running.logDir}`);
     const etcdBefore = await etcdDbSize(running.region.etcdUrl);
+    const heapIdle = await liveHeapBytes(running.operators.metricsUrl);
 
     const c0 = await phaseCounts(running);
     let started = performance.now();
@@ -475,6 +493,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const createMs = performance.now() - started;
     progress(`all Ready after ${Math.round(createMs)} ms`);
     const c1 = await phaseCounts(running);
+    const heapReady = await liveHeapBytes(running.operators.metricsUrl);
 
     const readyBytes = await etcdDbSize(running.region.etcdUrl);
     await compactAndDefrag(running.region.etcdUrl);
@@ -525,6 +544,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       deleteWritesPerCluster: deleteWrites,
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
+      operatorsHeap: { idleBytes: heapIdle, readyBytes: heapReady },
       restart,
       logDir: running.logDir,
     };
@@ -565,6 +585,13 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       detail: `${Math.round((r.etcd.readyBytes - r.etcd.beforeBytes) / r.n / 1024)} KB per cluster grown before compaction; ${Math.round(r.etcd.readyBytes / 2 ** 20)} MB before compaction`,
     },
   ];
+  const heapPerCluster = (r.operatorsHeap.readyBytes - r.operatorsHeap.idleBytes) / r.n;
+  figures.push({
+    name: "operators heap per cluster",
+    value: Math.round(heapPerCluster / 1024),
+    unit: "KB",
+    detail: `live heap ${Math.round(r.operatorsHeap.idleBytes / 2 ** 20)} MB idle → ${Math.round(r.operatorsHeap.readyBytes / 2 ** 20)} MB at Ready; at 10,000 clusters ≈ ${Math.round((r.operatorsHeap.idleBytes + heapPerCluster * 10_000) / 2 ** 20)} MB`,
+  });
   for (const u of r.usage)
     figures.push({
       name: `peak RSS ${u.name}`,
