@@ -28,7 +28,8 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import { CLUSTER_UID_INDEX, MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "./scope.ts";
+import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
+import { CLUSTER_UID_INDEX } from "./scope.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
 

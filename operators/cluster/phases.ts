@@ -9,6 +9,7 @@
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
+import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -16,13 +17,7 @@ import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
-import {
-  AZURE_POLL_MS,
-  MANAGEMENT_CLUSTER_INDEX,
-  clusterWork,
-  recheckMs,
-  type ClusterScope,
-} from "./scope.ts";
+import { AZURE_POLL_MS, clusterWork, recheckMs, type ClusterScope } from "./scope.ts";
 import { CONDITIONS, type StepCondition } from "./status.ts";
 
 /** Thrown (after the step is recorded) so the queue retries with backoff. */

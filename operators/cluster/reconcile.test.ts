@@ -20,13 +20,8 @@ import {
 import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
 import { RetryableStepError } from "./phases.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import {
-  AZURE_POLL_MS,
-  CLUSTER_FINALIZER,
-  CLUSTER_UID_INDEX,
-  MANAGEMENT_CLUSTER_INDEX,
-  byManagementCluster,
-} from "./scope.ts";
+import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
+import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX } from "./scope.ts";
 
 const RECHECK_MS = 60_000;
 

@@ -17,9 +17,6 @@ import type { UserErrorHold } from "./holds.ts";
 
 export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
 export const CLUSTER_UID_INDEX = "cluster-uid";
-/** HcpClusters by the ManagementCluster their status names ("" for not placed yet). */
-export const MANAGEMENT_CLUSTER_INDEX = "management-cluster";
-export const byManagementCluster = (c: HcpCluster): string[] => [c.status?.managementCluster ?? ""];
 
 /** How soon to look again while an Azure operation runs. */
 export const AZURE_POLL_MS = 5_000;

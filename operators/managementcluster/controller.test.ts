@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
+import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
 import type { HcpCluster, ManagementCluster, ManagementClusterStatus } from "../api/v1alpha1/index.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube.ts";
@@ -138,7 +139,7 @@ describe("LoadReconciler", () => {
       const writer = new RecordingStatusWriter();
       const reconciler = new LoadReconciler({
         managementClusters: new FakeLister([managementCluster(name, max)]),
-        clusters: new FakeLister(clusters),
+        clusters: new FakeLister(clusters, { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster }),
         applier: writer,
       });
       const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -151,7 +152,7 @@ describe("LoadReconciler", () => {
     const writer = new RecordingStatusWriter();
     const reconciler = new LoadReconciler({
       managementClusters: new FakeLister<ManagementCluster>(),
-      clusters: new FakeLister(clusters),
+      clusters: new FakeLister(clusters, { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster }),
       applier: writer,
     });
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };

@@ -11,6 +11,7 @@ import {
   type ManagementClusterPhase,
   type ManagementClusterStatus,
 } from "../api/v1alpha1/index.ts";
+import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
@@ -60,6 +61,7 @@ export function managementClusterStatus(mc: ManagementCluster, placed: number): 
 
 export interface LoadReconcilerDeps {
   managementClusters: Lister<ManagementCluster>;
+  /** Indexed by MANAGEMENT_CLUSTER_INDEX. */
   clusters: Lister<HcpCluster>;
   applier: StatusWriter;
 }
@@ -77,7 +79,7 @@ export class LoadReconciler implements Reconciler {
   async reconcile(_ctx: ReconcileContext, req: Request): Promise<Result> {
     const mc = this.#d.managementClusters.get("", req.name);
     if (!mc) return {};
-    const placed = this.#d.clusters.list().filter((c) => c.status?.managementCluster === req.name).length;
+    const placed = this.#d.clusters.byIndex(MANAGEMENT_CLUSTER_INDEX, req.name).length;
     await this.#d.applier.applyStatus(ManagementClusterResource, mc, managementClusterStatus(mc, placed));
     return {};
   }
@@ -92,7 +94,9 @@ export class ManagementClusterController implements Runnable {
   constructor(opts: { cluster: Cluster; log?: Logger }) {
     const { cluster } = opts;
     this.#mcs = cluster.informer<ManagementCluster>(ManagementClusterResource);
-    this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource);
+    this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource, {
+      indexers: { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster },
+    });
     this.#controller = new Controller({
       name: MANAGEMENT_CLUSTER_CONTROLLER,
       log: (opts.log ?? silentLogger).child({ component: MANAGEMENT_CLUSTER_CONTROLLER }),
@@ -103,10 +107,15 @@ export class ManagementClusterController implements Runnable {
       }),
     });
     enqueueForObject(this.#mcs, this.#controller);
-    enqueueMapped(this.#clusters, this.#controller, (c) =>
-      c.status?.managementCluster
-        ? [{ cluster: cluster.name, namespace: "", name: c.status.managementCluster }]
-        : [],
+    // Only a placement changes a load: the many other cluster status changes wake nothing here.
+    enqueueMapped(
+      this.#clusters,
+      this.#controller,
+      (c) =>
+        c.status?.managementCluster
+          ? [{ cluster: cluster.name, namespace: "", name: c.status.managementCluster }]
+          : [],
+      (before, after) => before.status?.managementCluster !== after.status?.managementCluster,
     );
   }
 
