@@ -60,6 +60,7 @@ export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) =
   const uid = cluster.metadata.uid ?? "";
   memory.reservations.delete(uid);
   memory.holds.forget(uid);
+  memory.verified.forget(uid);
   await deps.events.record(cluster, {
     type: "Normal",
     reason: "Deleted",

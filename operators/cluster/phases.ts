@@ -43,7 +43,8 @@ function stepReady(scope: ClusterScope, type: StepCondition): boolean {
 
 /**
  * Runs one Azure step unless a failure only the user can fix still stands for this generation
- * (see UserErrorHold), and records it. Resolves the step's result when it is ready.
+ * (see UserErrorHold) or the step was found ready recently (VerifiedSteps), and records it.
+ * Resolves the step's result when it is ready.
  */
 async function azureStep<R extends InfraResult>(
   scope: ClusterScope,
@@ -54,8 +55,12 @@ async function azureStep<R extends InfraResult>(
   const generation = scope.cluster.metadata.generation ?? 0;
   const held = scope.memory.holds.held(owner, type, generation);
   if (held) return { phase: recordStep(scope, type, held) };
+  const verified = scope.memory.verified.verified<R>(owner, type, generation);
+  if (verified) return { phase: recordStep(scope, type, verified.step), ready: verified };
   const result = await call();
   scope.memory.holds.note(owner, type, generation, result.step);
+  if (result.step.state === "ready") scope.memory.verified.note(owner, type, generation, result);
+  else scope.memory.verified.drop(owner, type);
   const phase = recordStep(scope, type, result.step);
   return result.step.state === "ready" ? { phase, ready: result } : { phase };
 }

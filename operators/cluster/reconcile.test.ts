@@ -21,7 +21,7 @@ import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../t
 import { RetryableStepError } from "./phases.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX } from "./scope.ts";
+import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX, INFRA_RECHECK_MS } from "./scope.ts";
 
 const RECHECK_MS = 60_000;
 
@@ -234,6 +234,30 @@ describe("ClusterReconciler", () => {
     expect(w.infra.calls.ensureIngress).toBe(3);
   });
 
+  it("trusts Azure steps found ready until the recheck, or a new generation, and says the same with what they found", async () => {
+    const w = world();
+    await w.reconcile();
+    const firstRecords = w.writer.lastStatus<HcpClusterStatus>();
+    const calls = () => AZURE_STEPS.map(([step]) => w.infra.calls[step] ?? 0);
+    expect(calls()).toEqual([1, 1, 1, 1]);
+    // A status change of the cluster's work wakes it: no Azure read, the same conditions.
+    w.observeStatus();
+    w.tick(INFRA_RECHECK_MS - 1);
+    await w.reconcile();
+    expect(calls()).toEqual([1, 1, 1, 1]);
+    for (const [, type] of AZURE_STEPS)
+      expect(condition(w.writer.lastStatus(), type)).toEqual(condition(firstRecords, type));
+    w.tick(1);
+    await w.reconcile();
+    expect(calls()).toEqual([2, 2, 2, 2]);
+    w.clusters.set({
+      ...w.clusters.get("default", "demo")!,
+      metadata: { ...cluster().metadata, generation: 2 },
+    });
+    await w.reconcile();
+    expect(calls()).toEqual([3, 3, 3, 3]);
+  });
+
   it("refuses a base domain that is not the region's zone, as a user error", async () => {
     const c = cluster();
     c.spec.dns.baseDomain = "example.org";
@@ -351,12 +375,14 @@ describe("ClusterReconciler", () => {
       };
       await w.reconcile();
       expect(w.reconciler.memory.holds.size).toBe(1);
+      expect(w.reconciler.memory.verified.size).toBe(3);
       w.clusters.set(deleting(w.clusters.get("default", "demo")!));
       expect(await w.reconcile()).toEqual({});
       expect(w.infra.calls.deleteAll).toBe(1);
       expect(w.writer.of("removeFinalizer")).toHaveLength(1);
       expect(w.reconciler.memory.holds.size).toBe(0);
       expect(w.reconciler.memory.reservations.size).toBe(0);
+      expect(w.reconciler.memory.verified.size).toBe(0);
       expect(w.events.reasons()).toContain("Deleted");
     });
 

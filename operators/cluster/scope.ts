@@ -13,7 +13,7 @@ import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import type { ClusterFacts } from "./status.ts";
-import type { UserErrorHold } from "./holds.ts";
+import type { UserErrorHold, VerifiedSteps } from "./holds.ts";
 
 export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
 export const CLUSTER_UID_INDEX = "cluster-uid";
@@ -22,6 +22,8 @@ export const CLUSTER_UID_INDEX = "cluster-uid";
 export const AZURE_POLL_MS = 5_000;
 /** How soon to look again at a step only the user can fix (a quota raised out of band). */
 export const USER_ACTION_RECHECK_MS = 300_000;
+/** How often Azure resources found ready are read again to find drift (VerifiedSteps). */
+export const INFRA_RECHECK_MS = 600_000;
 
 export interface ClusterReconcilerDeps {
   /** Indexed by MANAGEMENT_CLUSTER_INDEX. */
@@ -39,6 +41,8 @@ export interface ClusterReconcilerDeps {
   events: Pick<EventRecorder, "record">;
   /** How long a step that failed with a user error waits before it is tried again. Default 5 min. */
   userErrorRecheckMs?: number;
+  /** How long an Azure step found ready is trusted without reading it again. Default 10 min. */
+  infraRecheckMs?: number;
 }
 
 /** What the reconciler remembers between reconciles; every entry is dropped when its cluster goes. */
@@ -47,6 +51,8 @@ export interface ClusterMemory {
   holds: UserErrorHold;
   /** uid → ManagementCluster chosen but maybe not yet visible in the informer's status. */
   reservations: Map<string, string>;
+  /** Azure steps found ready, trusted until their recheck. */
+  verified: VerifiedSteps;
 }
 
 export interface ClusterScope {
