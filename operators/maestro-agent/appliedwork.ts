@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { WORK_GROUP, type DeleteOption, type ResourceIdentifier } from "../api/work/v1.ts";
+import { isDeepStrictEqual } from "node:util";
 import type { Applier } from "../runtime/apply.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
 
@@ -96,13 +97,26 @@ export class AppliedWorks {
    * Writes the record (creating it if needed) so that it lists exactly `resources`. The work's
    * deleteOption is kept beside it: after a restart a deletion may arrive without the spec.
    */
-  async record(workName: string, resources: AppliedResource[], deleteOption?: DeleteOption): Promise<void> {
+  async record(
+    workName: string,
+    resources: AppliedResource[],
+    deleteOption?: DeleteOption,
+    existing?: AppliedManifestWork,
+  ): Promise<void> {
     const annotations = { [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}) };
+    const spec = { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName };
+    const status = { appliedResources: resources };
+    // The drift-repair apply of an unchanged work finds the record as it would write it: no request.
+    const unchanged =
+      existing?.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === annotations[DELETE_OPTION_ANNOTATION] &&
+      isDeepStrictEqual(existing.spec, spec) &&
+      isDeepStrictEqual(existing.status, status);
+    if (unchanged) return;
     const current = await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
       metadata: { name: this.nameOf(workName), annotations },
-      spec: { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName },
+      spec,
     });
-    await this.#applier.applyStatus(AppliedManifestWorkResource, current, { appliedResources: resources });
+    await this.#applier.applyStatus(AppliedManifestWorkResource, current, status);
   }
 
   recordedDeleteOption(record: AppliedManifestWork | undefined): DeleteOption | undefined {

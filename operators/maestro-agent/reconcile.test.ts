@@ -425,10 +425,15 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     { name: "after reapplyMs: applied again (drift repair)", advanceMs: REAPPLY_MS + 1, applies: 2 },
   ])("$name", async ({ advanceMs, applies }) => {
     const t = setup();
+    const recordWrites = () =>
+      t.kube.calls.filter((c) => c.resource.startsWith("appliedmanifestworks") && c.verb === "apply").length;
     await t.reconcile();
+    const firstRecordWrites = recordWrites();
     t.clock.ms += advanceMs;
     expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
+    // The record of an unchanged work is already what the drift-repair apply would write.
+    expect(recordWrites()).toBe(firstRecordWrites);
   });
 
   test("an object deleted behind the agent's back is applied again at the next status sync", async () => {

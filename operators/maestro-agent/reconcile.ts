@@ -141,8 +141,11 @@ export class AgentWorkReconciler implements Reconciler {
     const planned = outcomes.flatMap((o) => appliedResourceOf(o) ?? []);
     const added = planned.filter((p) => !before.some((b) => sameResource(b, p)));
     // The record must cover an object before it can exist; already covered objects need no write.
-    if (added.length > 0 || !record)
+    let written = record;
+    if (added.length > 0 || !record) {
       await applied.record(work.name, [...before, ...added], work.spec.deleteOption);
+      written = undefined;
+    }
     const input = this.#input(work, true);
     for (const [i, o] of outcomes.entries()) await applyResolved(input, o, manifests[i] as Manifest);
     const current = outcomes.flatMap((o) => (o.object ? (appliedResourceOf(o) ?? []) : []));
@@ -150,7 +153,7 @@ export class AgentWorkReconciler implements Reconciler {
     const stillThere = await applied.deleteResources(
       dropped.filter((r) => !isOrphaned(work.spec.deleteOption, r)),
     );
-    await applied.record(work.name, [...current, ...stillThere], work.spec.deleteOption);
+    await applied.record(work.name, [...current, ...stillThere], work.spec.deleteOption, written);
     return outcomes;
   }
 
