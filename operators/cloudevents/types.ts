@@ -22,6 +22,21 @@ export const Action = {
 
 export type EventAction = (typeof Action)[keyof typeof Action];
 
+/**
+ * An inbound message or event this protocol does not take. `field` says where the fault is: a
+ * CloudEvent attribute (`type`, `extensions.resourceversion`), a path into its data
+ * (`data.manifests[0].kind`), or `payload` for a message that is no CloudEvent at all. The client
+ * layer counts and drops the event; nothing else may be thrown at it by a decoder.
+ */
+export class DecodeError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string, options?: ErrorOptions) {
+    super(`${field}: ${message}`, options);
+    this.name = "DecodeError";
+    this.field = field;
+  }
+}
+
 /** `<group>.<version>.<resource>.<subresource>.<action>`, e.g. `…manifestbundles.spec.create_request`. */
 export interface CloudEventsType {
   dataType: string;
@@ -35,11 +50,11 @@ export function formatEventType(t: CloudEventsType): string {
 
 export function parseEventType(type: string): CloudEventsType {
   const parts = type.split(".");
-  if (parts.length < 5) throw new Error(`event type "${type}" does not have five dot-separated parts`);
+  if (parts.length < 5) throw new DecodeError("type", `"${type}" does not have five dot-separated parts`);
   const action = parts[parts.length - 1] ?? "";
   const subResource = parts[parts.length - 2];
   if (subResource !== "spec" && subResource !== "status") {
-    throw new Error(`event type "${type}" has subresource "${subResource}", want spec or status`);
+    throw new DecodeError("type", `"${type}" has subresource "${subResource}", want spec or status`);
   }
   return { dataType: parts.slice(0, -2).join("."), subResource, action };
 }

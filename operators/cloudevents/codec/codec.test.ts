@@ -3,6 +3,7 @@ import type { ManifestWork } from "../../api/work/v1.ts";
 import { fromMessage, toBinaryMessage } from "../transport/mqtt.ts";
 import {
   Action,
+  DecodeError,
   Ext,
   MANIFEST_BUNDLE_DATA_TYPE,
   MAX_PACKET_BYTES,
@@ -112,6 +113,14 @@ describe("spec events", () => {
       decodeSpecEvent({ ...event, extensions: { ...event.extensions, resourceid: "" } }, "mgmt-1"),
     ).toThrow(/lacks extension resourceid/);
     expect(() => decodeSpecEvent({ ...event, data: { manifests: [] } }, "mgmt-1")).toThrow(/no manifests/);
+    let refusal: unknown;
+    try {
+      decodeSpecEvent({ ...event, extensions: { ...event.extensions, resourceversion: "x" } }, "mgmt-1");
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(DecodeError);
+    expect(refusal).toMatchObject({ field: "extensions.resourceversion" });
     expect(() => fromMessage({ payload: Buffer.from("{}"), properties: {} })).toThrow(
       /neither a binary-mode nor a structured-mode/,
     );

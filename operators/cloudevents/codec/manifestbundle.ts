@@ -2,8 +2,8 @@
  * The manifestbundle codec, both directions: a ManifestWork's spec becomes a spec event
  * (server → agent) and an agent's status becomes a status event (agent → server). The wire
  * payloads (ManifestBundle, ManifestBundleStatus) are their own types, apart from the CRD's, and
- * extensions are read and written only through `Ext`. Decoders throw an Error that says what is
- * wrong; the client logs it and drops the event.
+ * extensions are read and written only through `Ext`. Decoders throw a DecodeError that says what
+ * is wrong and where; the client logs it and drops the event.
  */
 import { randomUUID } from "node:crypto";
 import type {
@@ -20,6 +20,7 @@ import type {
 import type { ObjectMeta } from "../../runtime/kube.ts";
 import {
   Action,
+  DecodeError,
   Ext,
   MANIFEST_BUNDLE_DATA_TYPE,
   MAX_BUNDLE_MANIFEST_BYTES,
@@ -66,14 +67,17 @@ export function newEvent(
 /** Parses the type and checks the data type and subresource; returns the action. */
 export function checkEventType(event: CloudEvent, subResource: SubResource): string {
   const t = parseEventType(event.type);
-  if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE) throw new Error(`unsupported data type ${t.dataType}`);
-  if (t.subResource !== subResource) throw new Error(`expected a ${subResource} event, got ${event.type}`);
+  if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE)
+    throw new DecodeError("type", `unsupported data type ${t.dataType}`);
+  if (t.subResource !== subResource)
+    throw new DecodeError("type", `expected a ${subResource} event, got ${event.type}`);
   return t.action;
 }
 
 export function requireExtension(event: CloudEvent, name: string): string {
   const value = event.extensions[name];
-  if (value === undefined || value === "") throw new Error(`event ${event.id} lacks extension ${name}`);
+  if (value === undefined || value === "")
+    throw new DecodeError(`extensions.${name}`, `event ${event.id} lacks extension ${name}`);
   return value;
 }
 
@@ -81,7 +85,7 @@ export function integerExtension(event: CloudEvent, name: string): number {
   const text = requireExtension(event, name);
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n < 0)
-    throw new Error(`extension ${name}="${text}" is not a non-negative integer`);
+    throw new DecodeError(`extensions.${name}`, `"${text}" is not a non-negative integer`);
   return n;
 }
 
@@ -179,15 +183,18 @@ function parseMetadata(event: CloudEvent): ObjectMeta {
   const text = event.extensions[Ext.metadata];
   if (!text) return {};
   const meta: unknown = JSON.parse(text);
-  if (typeof meta !== "object" || meta === null) throw new Error("extension metadata is not a JSON object");
+  if (typeof meta !== "object" || meta === null)
+    throw new DecodeError(`extensions.${Ext.metadata}`, "is not a JSON object");
   return meta;
 }
 
 function specOf(data: unknown): ManifestWorkSpec {
-  if (typeof data !== "object" || data === null) throw new Error("spec event data is not a manifest bundle");
+  if (typeof data !== "object" || data === null)
+    throw new DecodeError("data", "spec event data is not a manifest bundle");
   const bundle = data as Partial<ManifestBundle>;
   const problems = bundleProblems(bundle.manifests);
-  if (problems.length > 0) throw new Error(`invalid manifest bundle: ${problems.join("; ")}`);
+  if (problems.length > 0)
+    throw new DecodeError("data.manifests", `invalid manifest bundle: ${problems.join("; ")}`);
   return {
     workload: { manifests: bundle.manifests },
     ...(bundle.deleteOption ? { deleteOption: bundle.deleteOption } : {}),
@@ -199,10 +206,13 @@ function specOf(data: unknown): ManifestWorkSpec {
 /** Decodes a spec event addressed to `consumer` (any spec action but resync_request). */
 export function decodeSpecEvent(event: CloudEvent, consumer: string): ReceivedWork {
   const action = checkEventType(event, "spec");
-  if (action === Action.resyncRequest) throw new Error("a spec resync request is not a work");
+  if (action === Action.resyncRequest) throw new DecodeError("type", "a spec resync request is not a work");
   const clusterName = requireExtension(event, Ext.clusterName);
   if (clusterName !== consumer)
-    throw new Error(`event for consumer ${clusterName}, this agent is ${consumer}`);
+    throw new DecodeError(
+      `extensions.${Ext.clusterName}`,
+      `event for consumer ${clusterName}, this agent is ${consumer}`,
+    );
   const uid = requireExtension(event, Ext.resourceId);
   const metadata = parseMetadata(event);
   const deletionTimestamp = event.extensions[Ext.deletionTimestamp] || undefined;
@@ -255,11 +265,12 @@ export interface StatusUpdate {
 
 function statusOf(data: unknown): ManifestWorkStatus {
   if (typeof data !== "object" || data === null)
-    throw new Error("status event data is not a manifest bundle status");
+    throw new DecodeError("data", "status event data is not a manifest bundle status");
   const { conditions, resourceStatus } = data as Partial<ManifestBundleStatus>;
-  if (conditions != null && !Array.isArray(conditions)) throw new Error("status conditions is not a list");
+  if (conditions != null && !Array.isArray(conditions))
+    throw new DecodeError("data.conditions", "status conditions is not a list");
   if (resourceStatus != null && !Array.isArray(resourceStatus))
-    throw new Error("status resourceStatus is not a list");
+    throw new DecodeError("data.resourceStatus", "status resourceStatus is not a list");
   return {
     conditions: conditions ?? [],
     ...(resourceStatus && resourceStatus.length > 0 ? { resourceStatus: { manifests: resourceStatus } } : {}),
@@ -269,9 +280,14 @@ function statusOf(data: unknown): ManifestWorkStatus {
 /** Decodes a status event (any status action but resync_request) addressed to this source. */
 export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
   const action = checkEventType(event, "status");
-  if (action === Action.resyncRequest) throw new Error("a status resync request is not a status update");
+  if (action === Action.resyncRequest)
+    throw new DecodeError("type", "a status resync request is not a status update");
   const originalSource = event.extensions[Ext.originalSource];
-  if (originalSource !== SOURCE_ID) throw new Error(`unmatched original source id "${originalSource ?? ""}"`);
+  if (originalSource !== SOURCE_ID)
+    throw new DecodeError(
+      `extensions.${Ext.originalSource}`,
+      `unmatched original source id "${originalSource ?? ""}"`,
+    );
   const status = statusOf(event.data);
   return {
     resourceId: requireExtension(event, Ext.resourceId),

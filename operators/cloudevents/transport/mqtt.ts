@@ -16,7 +16,7 @@ import mqtt, {
   type MqttClient,
 } from "mqtt";
 import type { BackoffOptions } from "../../runtime/backoff.ts";
-import type { CloudEvent } from "../types.ts";
+import { DecodeError, type CloudEvent } from "../types.ts";
 import { NotConnectedError, PacketTooLargeError, RetainedMessageError, type Transport } from "./transport.ts";
 
 export interface MqttTransportOptions {
@@ -87,7 +87,7 @@ function fromBinary(props: UserProperties, contentType: string | undefined, payl
 function fromStructured(payload: Buffer): CloudEvent {
   const body = parsePayload(payload);
   if (typeof body !== "object" || body === null)
-    throw new Error("structured event body is not a JSON object");
+    throw new DecodeError("payload", "structured event body is not a JSON object");
   const { specversion, id, source, type, time, datacontenttype, data, data_base64, ...rest } = body as Record<
     string,
     unknown
@@ -108,7 +108,7 @@ function fromStructured(payload: Buffer): CloudEvent {
   };
 }
 
-/** The event in an MQTT message, binary or structured mode; throws on anything else. */
+/** The event in an MQTT message, binary or structured mode; throws a DecodeError on anything else. */
 export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties">): CloudEvent {
   const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
   const props = packet.properties?.userProperties ?? {};
@@ -119,9 +119,11 @@ export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties
       : contentType?.startsWith(STRUCTURED_CONTENT_TYPE)
         ? fromStructured(payload)
         : undefined;
-  if (!event) throw new Error("message is neither a binary-mode nor a structured-mode CloudEvent");
+  if (!event)
+    throw new DecodeError("payload", "message is neither a binary-mode nor a structured-mode CloudEvent");
   const missing = CORE_ATTRIBUTES.filter((a) => a !== "time" && !event[a]);
-  if (missing.length > 0) throw new Error(`CloudEvent lacks required attributes: ${missing.join(", ")}`);
+  const [first] = missing;
+  if (first) throw new DecodeError(first, `CloudEvent lacks required attributes: ${missing.join(", ")}`);
   return event;
 }
 
