@@ -74,6 +74,19 @@ export function checkResourceName(kind: ResourceKind, name: string): void {
     });
 }
 
+/** Validates the names in a path's parameters (B.1 patterns) and returns the resource they identify, if any. */
+export function resourceIdFromPath(params: Record<string, string>): ResourceId | undefined {
+  const { subscriptionId, resourceGroup, cluster, nodePool } = params;
+  if (subscriptionId !== undefined) checkSubscriptionId(subscriptionId);
+  if (resourceGroup !== undefined) checkResourceGroup(resourceGroup);
+  if (cluster !== undefined) checkResourceName("cluster", cluster);
+  if (nodePool !== undefined) checkResourceName("nodePool", nodePool);
+  if (subscriptionId === undefined || resourceGroup === undefined || cluster === undefined) return undefined;
+  return nodePool === undefined
+    ? { kind: "cluster", subscriptionId, resourceGroup, cluster }
+    : { kind: "nodePool", subscriptionId, resourceGroup, cluster, nodePool };
+}
+
 /** Normalises an ARM location ("East US" → "eastus"). */
 export function normalizeLocation(location: string): string {
   return location.toLowerCase().replace(/\s+/g, "");

@@ -19,12 +19,7 @@ import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
 import { preflight } from "./preflight.ts";
-import {
-  checkResourceGroup,
-  checkResourceName,
-  checkSubscriptionId,
-  type ResourceId,
-} from "./resource-id.ts";
+import { resourceIdFromPath, type ResourceId } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
 import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
 import { isObject } from "./body-schema.ts";
@@ -192,19 +187,6 @@ function checkApiVersion(r: Route, version: string | null, resourceType: string)
     });
 }
 
-/** Validates the names in the path (B.1 patterns) and returns the resource they identify, if any. */
-function resourceIdOf(params: Record<string, string>): ResourceId | undefined {
-  const { subscriptionId, resourceGroup, cluster, nodePool } = params;
-  if (subscriptionId !== undefined) checkSubscriptionId(subscriptionId);
-  if (resourceGroup !== undefined) checkResourceGroup(resourceGroup);
-  if (cluster !== undefined) checkResourceName("cluster", cluster);
-  if (nodePool !== undefined) checkResourceName("nodePool", nodePool);
-  if (subscriptionId === undefined || resourceGroup === undefined || cluster === undefined) return undefined;
-  return nodePool === undefined
-    ? { kind: "cluster", subscriptionId, resourceGroup, cluster }
-    : { kind: "nodePool", subscriptionId, resourceGroup, cluster, nodePool };
-}
-
 const typeOfRoute = (r: Route): string =>
   r.name.includes("nodePools")
     ? "nodePools"
@@ -290,7 +272,7 @@ export class Frontend implements Runnable {
   #table(): Route[] {
     const res = this.#resources;
     const id = (req: ArmRequest): ResourceId => {
-      const found = resourceIdOf(req.params);
+      const found = resourceIdFromPath(req.params);
       if (!found) throw internalError(); // only routes with a cluster in their path use it
       return found;
     };
@@ -367,7 +349,7 @@ export class Frontend implements Runnable {
         code: CODES.MethodNotAllowed,
         message: `The method '${base.method}' is not allowed here.`,
       });
-    resourceIdOf(params);
+    resourceIdFromPath(params);
     const version = url.searchParams.get("api-version");
     checkApiVersion(r, version, `${"Microsoft.RedHatOpenShift"}/${typeOfRoute(r)}`);
     const armReq: ArmRequest = { ...base, path: url.pathname, query: url.searchParams, params, body };
