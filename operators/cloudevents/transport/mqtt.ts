@@ -61,8 +61,14 @@ function firstValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function parsePayload(payload: Buffer): unknown {
-  return payload.length === 0 ? undefined : JSON.parse(payload.toString("utf8"));
+/** The JSON in `payload` (undefined when empty); `field` names it in the refusal of anything else. */
+function parsePayload(payload: Buffer, field: string): unknown {
+  if (payload.length === 0) return undefined;
+  try {
+    return JSON.parse(payload.toString("utf8"));
+  } catch (err) {
+    throw new DecodeError(field, `is not JSON (${err instanceof Error ? err.message.slice(0, 200) : ""})`);
+  }
 }
 
 function fromBinary(props: UserProperties, contentType: string | undefined, payload: Buffer): CloudEvent {
@@ -80,12 +86,12 @@ function fromBinary(props: UserProperties, contentType: string | undefined, payl
     time,
     datacontenttype: contentType,
     extensions,
-    data: parsePayload(payload),
+    data: parsePayload(payload, "data"),
   };
 }
 
 function fromStructured(payload: Buffer): CloudEvent {
-  const body = parsePayload(payload);
+  const body = parsePayload(payload, "payload");
   if (typeof body !== "object" || body === null)
     throw new DecodeError("payload", "structured event body is not a JSON object");
   const { specversion, id, source, type, time, datacontenttype, data, data_base64, ...rest } = body as Record<
@@ -94,7 +100,8 @@ function fromStructured(payload: Buffer): CloudEvent {
   >;
   const extensions: Record<string, string> = {};
   for (const [k, v] of Object.entries(rest)) extensions[k] = typeof v === "string" ? v : JSON.stringify(v);
-  const decoded = typeof data_base64 === "string" ? parsePayload(Buffer.from(data_base64, "base64")) : data;
+  const decoded =
+    typeof data_base64 === "string" ? parsePayload(Buffer.from(data_base64, "base64"), "data_base64") : data;
   const str = (v: unknown): string => (typeof v === "string" ? v : "");
   return {
     specversion: str(specversion),
