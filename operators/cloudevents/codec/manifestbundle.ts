@@ -192,6 +192,8 @@ function specOf(data: unknown): ManifestWorkSpec {
   if (typeof data !== "object" || data === null)
     throw new DecodeError("data", "spec event data is not a manifest bundle");
   const bundle = data as Partial<ManifestBundle>;
+  if (bundle.manifests != null && !Array.isArray(bundle.manifests))
+    throw new DecodeError("data.manifests", "is not a list");
   const problems = bundleProblems(bundle.manifests);
   if (problems.length > 0)
     throw new DecodeError("data.manifests", `invalid manifest bundle: ${problems.join("; ")}`);
