@@ -179,13 +179,45 @@ export interface ReceivedWork {
   spec: ManifestWorkSpec;
 }
 
+/** The fields of ObjectMeta a received work's metadata is read for, and what each must be. */
+const META_STRINGS = [
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "creationTimestamp",
+  "deletionTimestamp",
+];
+const META_MAPS = ["labels", "annotations"];
+
+/** Where `meta` breaks ObjectMeta's types for the fields a work's metadata carries, or undefined. */
+function metadataFault(meta: Record<string, unknown>): string | undefined {
+  const badString = META_STRINGS.find((f) => meta[f] !== undefined && typeof meta[f] !== "string");
+  if (badString) return `${badString} is not a string`;
+  for (const f of META_MAPS) {
+    const m = meta[f];
+    if (m === undefined || m === null) continue;
+    if (!isObject(m)) return `${f} is not a map`;
+    const key = Object.keys(m).find((k) => typeof (m as Record<string, unknown>)[k] !== "string");
+    if (key !== undefined) return `${f}[${JSON.stringify(key.slice(0, 100))}] is not a string`;
+  }
+  return undefined;
+}
+
 function parseMetadata(event: CloudEvent): ObjectMeta {
+  const field = `extensions.${Ext.metadata}`;
   const text = event.extensions[Ext.metadata];
   if (!text) return {};
-  const meta: unknown = JSON.parse(text);
-  if (typeof meta !== "object" || meta === null)
-    throw new DecodeError(`extensions.${Ext.metadata}`, "is not a JSON object");
-  return meta;
+  let meta: unknown;
+  try {
+    meta = JSON.parse(text);
+  } catch {
+    throw new DecodeError(field, "is not JSON");
+  }
+  if (!isObject(meta)) throw new DecodeError(field, "is not a JSON object");
+  const fault = metadataFault(meta as Record<string, unknown>);
+  if (fault) throw new DecodeError(field, fault);
+  return meta as ObjectMeta;
 }
 
 function specOf(data: unknown): ManifestWorkSpec {
