@@ -303,6 +303,8 @@ function statusOf(data: unknown): ManifestWorkStatus {
   const { conditions, resourceStatus } = data as Partial<ManifestBundleStatus>;
   if (conditions != null && !Array.isArray(conditions))
     throw new DecodeError("data.conditions", "status conditions is not a list");
+  const notObject = (conditions ?? []).findIndex((c) => !isObject(c));
+  if (notObject !== -1) throw new DecodeError(`data.conditions[${notObject}]`, "is not an object");
   if (resourceStatus != null && !Array.isArray(resourceStatus))
     throw new DecodeError("data.resourceStatus", "status resourceStatus is not a list");
   return {
