@@ -188,9 +188,30 @@ export function applyMutation(value: Json, m: Mutation): Json {
   return root[0] ?? null;
 }
 
-/** A valid value with up to `max` mutations. */
+/**
+ * The most JSON text an input may stand for (1 MiB, twice the broker's packet limit and the
+ * frontend's body limit): repeats of repeats would otherwise grow past anything a peer can send.
+ */
+export const MAX_INPUT_CHARS = 1024 * 1024;
+
+/** Whether `v` stands for more than `budget` characters of JSON; stops counting once it does. */
+function larger(v: Json, budget: { left: number }): boolean {
+  budget.left -= typeof v === "string" ? v.length + 2 : 4;
+  if (budget.left < 0) return true;
+  if (typeof v !== "object" || v === null) return false;
+  for (const [k, x] of Object.entries(v)) {
+    budget.left -= k.length;
+    if (larger(x, budget)) return true;
+  }
+  return false;
+}
+
+/** A valid value with up to `max` mutations; one that would make it too large is left out. */
 export function mutated<T extends Json>(valid: fc.Arbitrary<T>, max = 4): fc.Arbitrary<Json> {
-  return fc
-    .tuple(valid, fc.array(mutation, { maxLength: max }))
-    .map(([v, ms]) => ms.reduce<Json>((acc, m) => applyMutation(acc, m), v));
+  return fc.tuple(valid, fc.array(mutation, { maxLength: max })).map(([v, ms]) =>
+    ms.reduce<Json>((acc, m) => {
+      const next = applyMutation(acc, m);
+      return larger(next, { left: MAX_INPUT_CHARS }) ? acc : next;
+    }, v),
+  );
 }
