@@ -220,6 +220,19 @@ function parseMetadata(event: CloudEvent): ObjectMeta {
   return meta as ObjectMeta;
 }
 
+/** The bundle's options have the shapes the agent reads them in (it reads no further than that). */
+function checkBundleOptions(bundle: Partial<ManifestBundle>): void {
+  for (const field of ["deleteOption", "executer"] as const) {
+    const v = bundle[field];
+    if (v != null && !isObject(v)) throw new DecodeError(`data.${field}`, "is not an object");
+  }
+  const configs = bundle.manifestConfigs;
+  if (configs != null && !Array.isArray(configs))
+    throw new DecodeError("data.manifestConfigs", "is not a list");
+  const bad = (configs ?? []).findIndex((c) => !isObject(c));
+  if (bad !== -1) throw new DecodeError(`data.manifestConfigs[${bad}]`, "is not an object");
+}
+
 function specOf(data: unknown): ManifestWorkSpec {
   if (typeof data !== "object" || data === null)
     throw new DecodeError("data", "spec event data is not a manifest bundle");
@@ -229,6 +242,7 @@ function specOf(data: unknown): ManifestWorkSpec {
   const problems = bundleProblems(bundle.manifests);
   if (problems.length > 0)
     throw new DecodeError("data.manifests", `invalid manifest bundle: ${problems.join("; ")}`);
+  checkBundleOptions(bundle);
   return {
     workload: { manifests: bundle.manifests },
     ...(bundle.deleteOption ? { deleteOption: bundle.deleteOption } : {}),
