@@ -18,6 +18,7 @@ import type {
   WorkCondition,
 } from "../../api/work/v1.ts";
 import type { ObjectMeta } from "../../runtime/kube.ts";
+import { isSnowflake } from "../snowflake.ts";
 import {
   Action,
   DecodeError,
@@ -339,11 +340,18 @@ export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
       `unmatched original source id "${originalSource ?? ""}"`,
     );
   const status = statusOf(event.data);
+  const sequenceId = event.extensions[Ext.sequenceId] || undefined;
+  // The server orders a work's statuses by it; one it cannot read is refused here, not there.
+  if (sequenceId !== undefined && !isSnowflake(sequenceId))
+    throw new DecodeError(
+      `extensions.${Ext.sequenceId}`,
+      `"${sequenceId.slice(0, 40)}" is not a decimal snowflake ID`,
+    );
   return {
     resourceId: requireExtension(event, Ext.resourceId),
     resourceVersion: integerExtension(event, Ext.resourceVersion),
     consumer: requireExtension(event, Ext.clusterName),
-    sequenceId: event.extensions[Ext.sequenceId] || undefined,
+    sequenceId,
     statusHash: event.extensions[Ext.statusHash] || undefined,
     status,
     deleted: (status.conditions ?? []).some((c) => c.type === "Deleted" && c.status === "True"),
