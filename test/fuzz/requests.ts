@@ -49,7 +49,7 @@ const segmentChange: fc.Arbitrary<SegmentChange> = fc.record({
 function changeSegments(segments: string[], c: SegmentChange): string[] {
   const out = [...segments];
   const i = out.length === 0 ? 0 : c.at % out.length;
-  if (c.op === "replace") out[i] = c.encode ? encodeURIComponent(c.value) : c.value;
+  if (c.op === "replace") out[i] = c.encode ? encodeURIComponent(c.value.toWellFormed()) : c.value;
   else if (c.op === "case") out[i] = (out[i] ?? "").toUpperCase();
   else if (c.op === "drop") out.splice(i, 1);
   else out.splice(i, 0, c.value);
