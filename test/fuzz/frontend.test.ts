@@ -225,7 +225,13 @@ const refusal: fc.Arbitrary<Refusal> = fc.record({
   message: crText,
   causes: fc.array(
     fc.record({
-      field: fc.option(crText, { nil: undefined }),
+      // The API server names a field by its path (an index or a key may follow); the message is free text.
+      field: fc.option(
+        fc
+          .tuple(fc.constantFrom(...CR_FIELDS), fc.constantFrom("", "[0]", "[12]", ".name"))
+          .map(([f, suffix]) => f + suffix),
+        { nil: undefined },
+      ),
       message: fc.option(crText, { nil: undefined }),
     }),
     { maxLength: 4 },
