@@ -108,7 +108,7 @@ describe("spec events", () => {
 
   it("are refused for another consumer, without a resource ID, or with a bad bundle", () => {
     const event = encodeSpecEvent(work, Action.create);
-    expect(() => decodeSpecEvent(event, "mgmt-2")).toThrow(/event for consumer mgmt-1/);
+    expect(() => decodeSpecEvent(event, "mgmt-2")).toThrow(/event for consumer "mgmt-1"/);
     expect(() =>
       decodeSpecEvent({ ...event, extensions: { ...event.extensions, resourceid: "" } }, "mgmt-1"),
     ).toThrow(/lacks extension resourceid/);

@@ -23,6 +23,7 @@ import {
   Action,
   DecodeError,
   Ext,
+  quoted,
   MANIFEST_BUNDLE_DATA_TYPE,
   MAX_BUNDLE_MANIFEST_BYTES,
   SOURCE_ID,
@@ -69,16 +70,16 @@ export function newEvent(
 export function checkEventType(event: CloudEvent, subResource: SubResource): string {
   const t = parseEventType(event.type);
   if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE)
-    throw new DecodeError("type", `unsupported data type ${t.dataType}`);
+    throw new DecodeError("type", `unsupported data type ${quoted(t.dataType)}`);
   if (t.subResource !== subResource)
-    throw new DecodeError("type", `expected a ${subResource} event, got ${event.type}`);
+    throw new DecodeError("type", `expected a ${subResource} event, got ${quoted(event.type)}`);
   return t.action;
 }
 
 export function requireExtension(event: CloudEvent, name: string): string {
   const value = event.extensions[name];
   if (value === undefined || value === "")
-    throw new DecodeError(`extensions.${name}`, `event ${event.id} lacks extension ${name}`);
+    throw new DecodeError(`extensions.${name}`, `event ${quoted(event.id)} lacks extension ${name}`);
   return value;
 }
 
@@ -86,7 +87,7 @@ export function integerExtension(event: CloudEvent, name: string): number {
   const text = requireExtension(event, name);
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n < 0)
-    throw new DecodeError(`extensions.${name}`, `"${text}" is not a non-negative integer`);
+    throw new DecodeError(`extensions.${name}`, `${quoted(text)} is not a non-negative integer`);
   return n;
 }
 
@@ -260,7 +261,7 @@ export function decodeSpecEvent(event: CloudEvent, consumer: string): ReceivedWo
   if (clusterName !== consumer)
     throw new DecodeError(
       `extensions.${Ext.clusterName}`,
-      `event for consumer ${clusterName}, this agent is ${consumer}`,
+      `event for consumer ${quoted(clusterName)}, this agent is ${consumer}`,
     );
   const uid = requireExtension(event, Ext.resourceId);
   const metadata = parseMetadata(event);
@@ -337,7 +338,7 @@ export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
   if (originalSource !== SOURCE_ID)
     throw new DecodeError(
       `extensions.${Ext.originalSource}`,
-      `unmatched original source id "${originalSource ?? ""}"`,
+      `unmatched original source id ${quoted(originalSource ?? "")}`,
     );
   const status = statusOf(event.data);
   const sequenceId = event.extensions[Ext.sequenceId] || undefined;
@@ -345,7 +346,7 @@ export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
   if (sequenceId !== undefined && !isSnowflake(sequenceId))
     throw new DecodeError(
       `extensions.${Ext.sequenceId}`,
-      `"${sequenceId.slice(0, 40)}" is not a decimal snowflake ID`,
+      `${quoted(sequenceId, 40)} is not a decimal snowflake ID`,
     );
   return {
     resourceId: requireExtension(event, Ext.resourceId),

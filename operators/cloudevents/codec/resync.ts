@@ -10,6 +10,7 @@ import {
   MAX_PACKET_BYTES,
   SOURCE_ID,
   STATUS_RESYNC_BATCH,
+  quoted,
   type CloudEvent,
 } from "../types.ts";
 import { checkEventType, newEvent, requireExtension } from "./manifestbundle.ts";
@@ -52,10 +53,10 @@ export function decodeSpecResyncRequest(event: CloudEvent): {
   versions: ResourceVersion[];
 } {
   if (checkEventType(event, "spec") !== Action.resyncRequest)
-    throw new DecodeError("type", `${event.type} is not a resync request`);
+    throw new DecodeError("type", `${quoted(event.type)} is not a resync request`);
   const versions = listField<ResourceVersion>(event.data, "resourceVersions").map((v, i) => {
     if (typeof v?.resourceID !== "string" || !Number.isSafeInteger(v.resourceVersion)) {
-      throw new DecodeError(`data.resourceVersions[${i}]`, `bad entry ${JSON.stringify(v)}`);
+      throw new DecodeError(`data.resourceVersions[${i}]`, `bad entry ${quoted(JSON.stringify(v) ?? "")}`);
     }
     return v;
   });
@@ -108,10 +109,10 @@ export function decodeStatusResyncRequest(event: CloudEvent): {
   hashes: StatusHashEntry[];
 } {
   if (checkEventType(event, "status") !== Action.resyncRequest)
-    throw new DecodeError("type", `${event.type} is not a resync request`);
+    throw new DecodeError("type", `${quoted(event.type)} is not a resync request`);
   const hashes = listField<StatusHashEntry>(event.data, "statusHashes").map((h, i) => {
     if (typeof h?.resourceID !== "string" || typeof h.statusHash !== "string") {
-      throw new DecodeError(`data.statusHashes[${i}]`, `bad entry ${JSON.stringify(h)}`);
+      throw new DecodeError(`data.statusHashes[${i}]`, `bad entry ${quoted(JSON.stringify(h) ?? "")}`);
     }
     return h;
   });
