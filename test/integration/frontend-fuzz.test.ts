@@ -85,7 +85,8 @@ const headerValue = (v: string): string => v.replace(/[^\x20-\x7e]/g, "?");
 function wire(r: RawRequest): string {
   const path = r.path.toWellFormed();
   const target = encodeURI(path.startsWith("/") ? path : `/${path}`).replace(/%25([0-9A-Fa-f]{2})/g, "%$1");
-  const q = r.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+  const encode = (v: string): string => encodeURIComponent(v.toWellFormed());
+  const q = r.query.map(([k, v]) => `${encode(k)}=${encode(v)}`).join("&");
   const body = r.body === null ? "" : "json" in r.body ? JSON.stringify(r.body.json) : r.body.text;
   const lines = [
     `${r.method} ${target}${q ? `?${q}` : ""} HTTP/1.1`,
