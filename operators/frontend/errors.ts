@@ -25,6 +25,9 @@ export const CODES = {
   Unauthorized: "Unauthorized",
   MethodNotAllowed: "MethodNotAllowed",
   OperationNotSupported: "OperationNotSupported",
+  BadRequest: "BadRequest",
+  RequestTimeout: "RequestTimeout",
+  RequestHeaderFieldsTooLarge: "RequestHeaderFieldsTooLarge",
 } as const;
 
 export interface CloudErrorBody {
