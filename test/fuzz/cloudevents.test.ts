@@ -83,7 +83,7 @@ const binaryMessage: fc.Arbitrary<MessageInput> = fc
         const properties = options.properties ?? {};
         return {
           contentType: properties.contentType ?? null,
-          userProperties: (properties.userProperties ?? {}) as Json,
+          userProperties: properties.userProperties ?? {},
           ...(payload.length > 0 ? { data: JSON.parse(payload.toString("utf8")) as Json } : {}),
         };
       }),

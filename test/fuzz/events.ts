@@ -219,20 +219,27 @@ function expectStringMap(v: unknown, what: string): void {
     expect(typeof x, `${what}.${k} is a string`).toBe("string");
 }
 
+function expectWorkMetadata(w: ReceivedWork): void {
+  expect(isRecord(w.metadata), "metadata is an object").toBe(true);
+  for (const f of ["name", "namespace", "uid", "deletionTimestamp", "creationTimestamp"] as const)
+    expect(["string", "undefined"], `metadata.${f}`).toContain(typeof w.metadata[f]);
+  expectStringMap(w.metadata.labels, "metadata.labels");
+  expectStringMap(w.metadata.annotations, "metadata.annotations");
+}
+
 /** A decoded work has the types ReceivedWork declares. */
 export function expectReceivedWork(w: ReceivedWork): void {
   expect(typeof w.uid === "string" && w.uid !== "", "uid").toBe(true);
   expect(typeof w.name, "name").toBe("string");
   expect(Number.isSafeInteger(w.generation) && w.generation >= 0, "generation").toBe(true);
   expect(typeof w.originalSource, "originalSource").toBe("string");
-  expect(isRecord(w.metadata), "metadata is an object").toBe(true);
-  for (const f of ["name", "namespace", "uid", "deletionTimestamp", "creationTimestamp"] as const)
-    expect(["string", "undefined"], `metadata.${f}`).toContain(typeof w.metadata[f]);
-  expectStringMap(w.metadata.labels, "metadata.labels");
-  expectStringMap(w.metadata.annotations, "metadata.annotations");
+  expectWorkMetadata(w);
   expect(["string", "undefined"], "deletionTimestamp").toContain(typeof w.deletionTimestamp);
   expect(isRecord(w.spec), "spec").toBe(true);
-  if (w.deletionTimestamp) return;
+  if (!w.deletionTimestamp) expectWorkSpec(w);
+}
+
+function expectWorkSpec(w: ReceivedWork): void {
   const manifests = w.spec.workload?.manifests;
   expect(Array.isArray(manifests) && manifests.length > 0, "manifests").toBe(true);
   for (const m of manifests ?? []) {

@@ -219,7 +219,7 @@ function parseMetadata(event: CloudEvent): ObjectMeta {
   if (!isObject(meta)) throw new DecodeError(field, "is not a JSON object");
   const fault = metadataFault(meta as Record<string, unknown>);
   if (fault) throw new DecodeError(field, fault);
-  return meta as ObjectMeta;
+  return meta;
 }
 
 /** The bundle's options have the shapes the agent reads them in (it reads no further than that). */
