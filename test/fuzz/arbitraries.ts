@@ -6,6 +6,12 @@
  */
 import fc from "fast-check";
 
+/**
+ * The most JSON text an input may stand for (1 MiB, twice the broker's packet limit and the
+ * frontend's body limit): repeats of repeats would otherwise grow past anything a peer can send.
+ */
+export const MAX_INPUT_CHARS = 1024 * 1024;
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Strings that mean something to a parser, a lookup or a pattern. */
@@ -156,7 +162,12 @@ function changed(v: Json, m: Mutation): Json | undefined {
     case "wrap":
       return [v];
     case "repeat":
-      return typeof v === "string" ? v.repeat(m.times) : Array.isArray(v) ? Array(m.times).fill(v) : v;
+      // A string is not repeated past the input limit (a longer one cannot even be built).
+      return typeof v === "string"
+        ? v.repeat(Math.min(m.times, Math.floor(MAX_INPUT_CHARS / Math.max(1, v.length))))
+        : Array.isArray(v)
+          ? Array<Json>(m.times).fill(v)
+          : v;
   }
 }
 
@@ -187,12 +198,6 @@ export function applyMutation(value: Json, m: Mutation): Json {
     });
   return root[0] ?? null;
 }
-
-/**
- * The most JSON text an input may stand for (1 MiB, twice the broker's packet limit and the
- * frontend's body limit): repeats of repeats would otherwise grow past anything a peer can send.
- */
-export const MAX_INPUT_CHARS = 1024 * 1024;
 
 /** Whether `v` stands for more than `budget` characters of JSON; stops counting once it does. */
 function larger(v: Json, budget: { left: number }): boolean {
