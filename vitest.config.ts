@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Pure unit tests beside the code (and the lint rules' own, in test/lint); integration/e2e tests that share one local region (etcd +
+// Pure unit tests beside the code (and the lint rules' own, in test/lint, and the fuzz targets in
+// test/fuzz); integration/e2e tests that share one local region (etcd +
 // kube-apiservers) started once by the global setup; and the interop suite against the real
 // Maestro, run on its own by `npm run test:interop` because the Maestro build is slow cold.
 export default defineConfig({
@@ -9,7 +10,12 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["operators/**/*.test.ts", "hack/**/*.test.ts", "test/lint/**/*.test.ts"],
+          include: [
+            "operators/**/*.test.ts",
+            "hack/**/*.test.ts",
+            "test/lint/**/*.test.ts",
+            "test/fuzz/**/*.test.ts",
+          ],
           testTimeout: 20_000,
         },
       },

@@ -52,8 +52,13 @@ function monotonicWallClock(): () => number {
   return () => Math.floor(offset + performance.now());
 }
 
+/** A sequence ID as bwmarrin/snowflake formats one: a decimal number. */
+export function isSnowflake(id: string): boolean {
+  return /^\d{1,20}$/.test(id);
+}
+
 export function parseSnowflake(id: string): SnowflakeParts {
-  if (!/^\d{1,20}$/.test(id)) throw new Error(`sequence id "${id}" is not a decimal snowflake`);
+  if (!isSnowflake(id)) throw new Error(`sequence id "${id}" is not a decimal snowflake`);
   const n = BigInt(id);
   return {
     timeMs: Number((n >> (NODE_BITS + STEP_BITS)) + EPOCH_MS),

@@ -22,6 +22,31 @@ export const Action = {
 
 export type EventAction = (typeof Action)[keyof typeof Action];
 
+/** The longest message a DecodeError carries. */
+export const MAX_REFUSAL_CHARS = 1000;
+
+/** A value of the input as a refusal quotes it: JSON-quoted, at most `max` characters of it. */
+export function quoted(v: string, max = 80): string {
+  return JSON.stringify(v.length > max ? `${v.slice(0, max)}…` : v);
+}
+
+/**
+ * An inbound message or event this protocol does not take. `field` says where the fault is: a
+ * CloudEvent attribute (`type`, `extensions.resourceversion`), a path into its data
+ * (`data.manifests[0].kind`), or `payload` for a message that is no CloudEvent at all. The client
+ * layer counts and drops the event; nothing else may be thrown at it by a decoder.
+ */
+export class DecodeError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string, options?: ErrorOptions) {
+    // Logged for every dropped event: however much of the input a message quotes, it stays short.
+    const text = `${field.slice(0, 100)}: ${message}`;
+    super(text.length <= MAX_REFUSAL_CHARS ? text : `${text.slice(0, MAX_REFUSAL_CHARS)}… (cut)`, options);
+    this.name = "DecodeError";
+    this.field = field;
+  }
+}
+
 /** `<group>.<version>.<resource>.<subresource>.<action>`, e.g. `…manifestbundles.spec.create_request`. */
 export interface CloudEventsType {
   dataType: string;
@@ -35,11 +60,15 @@ export function formatEventType(t: CloudEventsType): string {
 
 export function parseEventType(type: string): CloudEventsType {
   const parts = type.split(".");
-  if (parts.length < 5) throw new Error(`event type "${type}" does not have five dot-separated parts`);
+  if (parts.length < 5)
+    throw new DecodeError("type", `${quoted(type)} does not have five dot-separated parts`);
   const action = parts[parts.length - 1] ?? "";
   const subResource = parts[parts.length - 2];
   if (subResource !== "spec" && subResource !== "status") {
-    throw new Error(`event type "${type}" has subresource "${subResource}", want spec or status`);
+    throw new DecodeError(
+      "type",
+      `${quoted(type)} has subresource ${quoted(subResource ?? "")}, want spec or status`,
+    );
   }
   return { dataType: parts.slice(0, -2).join("."), subResource, action };
 }

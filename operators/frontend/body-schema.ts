@@ -428,13 +428,20 @@ export function project<S extends Schema>(s: S, v: unknown): TypeOf<S> | undefin
   return projectAny(s, v) as TypeOf<S> | undefined;
 }
 
-/** RFC 7386 JSON merge patch: objects merge, null removes, anything else replaces. */
+/**
+ * RFC 7386 JSON merge patch: objects merge, null removes, anything else replaces. Keys are set as
+ * own properties: a body's "__proto__" is a key like any other (dropped later as unknown), never
+ * the merged object's prototype, whose fields the schema walk would otherwise read unchecked.
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: JsonObject = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
+    else {
+      const value = mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v);
+      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
   return out;
 }

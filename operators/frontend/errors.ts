@@ -25,6 +25,9 @@ export const CODES = {
   Unauthorized: "Unauthorized",
   MethodNotAllowed: "MethodNotAllowed",
   OperationNotSupported: "OperationNotSupported",
+  BadRequest: "BadRequest",
+  RequestTimeout: "RequestTimeout",
+  RequestHeaderFieldsTooLarge: "RequestHeaderFieldsTooLarge",
 } as const;
 
 export interface CloudErrorBody {
@@ -55,18 +58,25 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * The most field errors one refusal lists: a body of a thousand bad items would otherwise be
+ * answered with a thousand details, hundreds of kilobytes for a few of request.
+ */
+export const MAX_ERROR_DETAILS = 100;
+
 /** Field errors as ARM reports them: one InvalidRequestContent, or MultipleErrorsOccurred with details. */
 export function fieldErrors(errors: FieldError[]): CloudError {
-  const details = errors.map((e) => ({
+  const details = errors.slice(0, MAX_ERROR_DETAILS).map((e) => ({
     code: CODES.InvalidRequestContent,
     message: e.message,
     ...(e.target ? { target: e.target } : {}),
   }));
   const [only] = details;
-  if (details.length === 1 && only) return new CloudError(400, only);
+  if (errors.length === 1 && only) return new CloudError(400, only);
+  const listed = errors.length > details.length ? `; the first ${details.length} are listed` : "";
   return new CloudError(400, {
     code: CODES.MultipleErrorsOccurred,
-    message: `${details.length} errors occurred`,
+    message: `${errors.length} errors occurred${listed}`,
     details,
   });
 }

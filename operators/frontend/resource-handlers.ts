@@ -10,21 +10,12 @@ import type { Logger } from "../runtime/logger.ts";
 import {
   carryHidden,
   propertiesToHub,
-  schemaFor,
   toVersioned,
   type ArmResource,
   type HubProperties,
   type VersionedBody,
 } from "./hub-conversion.ts";
-import {
-  CloudError,
-  CODES,
-  conflict,
-  fieldErrors,
-  invalidContent,
-  resourceNotFound,
-  type FieldError,
-} from "./errors.ts";
+import { CloudError, CODES, conflict, fieldErrors, resourceNotFound } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { crType, kubeWrite } from "./service-cluster.ts";
 import {
@@ -53,16 +44,8 @@ import {
   type ResourceId,
   type ResourceKind,
 } from "./resource-id.ts";
-import {
-  applyDefaults,
-  checkRequired,
-  isObject,
-  keepCreateOnly,
-  mergePatch,
-  readValue,
-  text,
-  type JsonObject,
-} from "./body-schema.ts";
+import type { JsonObject } from "./body-schema.ts";
+import { readPatchBody, readPutBody } from "./request-body.ts";
 import {
   isTerminal,
   resourceState,
@@ -261,35 +244,6 @@ export class ResourceHandlers {
     };
   }
 
-  /** The versioned body of a PUT, defaulted (create) or completed from the stored resource (update). */
-  #readPut(req: ArmRequest, id: ResourceId, old: VersionedBody | undefined): VersionedBody {
-    const body = req.body;
-    if (!isObject(body)) throw invalidContent("the body must be a JSON object");
-    checkBodyName(body, resourceName(id));
-    const schema = schemaFor(req.apiVersion, id.kind);
-    const errors: FieldError[] = [];
-    const read = readValue(schema, body, "", errors);
-    const doc = (old ? keepCreateOnly(schema, old, read, errors) : applyDefaults(schema, read)) ?? {};
-    checkRequired(schema, doc, "", errors);
-    if (errors.length > 0) throw fieldErrors(errors);
-    return doc;
-  }
-
-  /** The versioned body of a PATCH: the request merged onto the stored resource. */
-  #readPatch(req: ArmRequest, id: ResourceId, old: VersionedBody): VersionedBody {
-    const body = req.body ?? {};
-    if (!isObject(body)) throw invalidContent("the body must be a JSON object");
-    if (body["name"] !== undefined) checkBodyName(body, resourceName(id));
-    const schema = schemaFor(req.apiVersion, id.kind);
-    const errors: FieldError[] = [];
-    readValue(schema, body, "", errors);
-    const merged = readValue(schema, mergePatch(old, body), "", []);
-    const doc = keepCreateOnly(schema, old, merged, errors) ?? {};
-    checkRequired(schema, doc, "", errors);
-    if (errors.length > 0) throw fieldErrors(errors);
-    return doc;
-  }
-
   /** Hub resource from a versioned body; `stored` is the resource before the change, if any. */
   async #toHub(
     req: ArmRequest,
@@ -357,7 +311,7 @@ export class ResourceHandlers {
     const versionFixOnly = existing ? this.#checkSettled(existing) : false;
     const stored = existing ? fromCR(id.kind, existing) : undefined;
     const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
-    const doc = this.#readPut(req, id, old);
+    const doc = readPutBody(req, id, old);
     const hub = await this.#toHub(req, id, doc, stored);
     if (versionFixOnly && existing && stored) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
@@ -375,7 +329,7 @@ export class ResourceHandlers {
     await this.#checkParent(id, "update");
     const versionFixOnly = this.#checkSettled(existing);
     const stored = fromCR(id.kind, existing);
-    const doc = this.#readPatch(req, id, toVersioned(stored, req.apiVersion, id.kind));
+    const doc = readPatchBody(req, id, toVersioned(stored, req.apiVersion, id.kind));
     const hub = await this.#toHub(req, id, doc, stored);
     if (versionFixOnly) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, "Update", hub.location);
@@ -542,16 +496,6 @@ function tenantOfCR(cr: CR | undefined): string | undefined {
 function tenantOf(req: ArmRequest): string | undefined {
   const tenant = header(req, "x-ms-home-tenant-id") ?? req.subscription?.properties?.tenantId;
   return typeof tenant === "string" && tenant !== "" ? tenant : undefined;
-}
-
-export function checkBodyName(body: JsonObject, name: string): void {
-  const given = body["name"];
-  if (given !== undefined && (typeof given !== "string" || given.toLowerCase() !== name.toLowerCase()))
-    throw new CloudError(400, {
-      code: CODES.InvalidRequestContent,
-      message: `The resource name '${text(given)}' in the request body does not match the name '${name}' in the request URL.`,
-      target: "name",
-    });
 }
 
 /**

@@ -2,6 +2,7 @@
  * ARM resource IDs of the two resource types, the name rules of their path segments, and the
  * links (operation status and result, nextLink) built from them.
  */
+import { shorten } from "./body-schema.ts";
 import { CODES, CloudError } from "./errors.ts";
 
 export const PROVIDER = "Microsoft.RedHatOpenShift";
@@ -52,7 +53,7 @@ export function checkSubscriptionId(subscriptionId: string): void {
   if (!UUID.test(subscriptionId))
     throw new CloudError(400, {
       code: CODES.InvalidSubscriptionID,
-      message: `The provided subscription identifier '${subscriptionId}' is malformed or invalid.`,
+      message: `The provided subscription identifier '${shorten(subscriptionId)}' is malformed or invalid.`,
     });
 }
 
@@ -60,7 +61,7 @@ export function checkResourceGroup(resourceGroup: string): void {
   if (!RESOURCE_GROUP.test(resourceGroup))
     throw new CloudError(400, {
       code: CODES.InvalidResourceGroupName,
-      message: `Resource group '${resourceGroup}' is invalid: 1-90 letters, digits, '_', '-', '.', '(', ')', not ending in '.'.`,
+      message: `Resource group '${shorten(resourceGroup)}' is invalid: 1-90 letters, digits, '_', '-', '.', '(', ')', not ending in '.'.`,
     });
 }
 
@@ -69,9 +70,22 @@ export function checkResourceName(kind: ResourceKind, name: string): void {
   if (!pattern.test(name))
     throw new CloudError(400, {
       code: CODES.InvalidResourceName,
-      message: `The resource name '${name}' is invalid for ${resourceType(kind)}: it must match ${pattern.source}.`,
+      message: `The resource name '${shorten(name)}' is invalid for ${resourceType(kind)}: it must match ${pattern.source}.`,
       target: "name",
     });
+}
+
+/** Validates the names in a path's parameters (B.1 patterns) and returns the resource they identify, if any. */
+export function resourceIdFromPath(params: Record<string, string>): ResourceId | undefined {
+  const { subscriptionId, resourceGroup, cluster, nodePool } = params;
+  if (subscriptionId !== undefined) checkSubscriptionId(subscriptionId);
+  if (resourceGroup !== undefined) checkResourceGroup(resourceGroup);
+  if (cluster !== undefined) checkResourceName("cluster", cluster);
+  if (nodePool !== undefined) checkResourceName("nodePool", nodePool);
+  if (subscriptionId === undefined || resourceGroup === undefined || cluster === undefined) return undefined;
+  return nodePool === undefined
+    ? { kind: "cluster", subscriptionId, resourceGroup, cluster }
+    : { kind: "nodePool", subscriptionId, resourceGroup, cluster, nodePool };
 }
 
 /** Normalises an ARM location ("East US" → "eastus"). */

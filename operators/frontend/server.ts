@@ -5,7 +5,9 @@
  * api-version, subscription state, system data. Handlers read and write CRs only.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { createServer, type Server } from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { Registry } from "prom-client";
@@ -19,12 +21,7 @@ import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
 import { preflight } from "./preflight.ts";
-import {
-  checkResourceGroup,
-  checkResourceName,
-  checkSubscriptionId,
-  type ResourceId,
-} from "./resource-id.ts";
+import { resourceIdFromPath, type ResourceId } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
 import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
 import { isObject } from "./body-schema.ts";
@@ -192,19 +189,6 @@ function checkApiVersion(r: Route, version: string | null, resourceType: string)
     });
 }
 
-/** Validates the names in the path (B.1 patterns) and returns the resource they identify, if any. */
-function resourceIdOf(params: Record<string, string>): ResourceId | undefined {
-  const { subscriptionId, resourceGroup, cluster, nodePool } = params;
-  if (subscriptionId !== undefined) checkSubscriptionId(subscriptionId);
-  if (resourceGroup !== undefined) checkResourceGroup(resourceGroup);
-  if (cluster !== undefined) checkResourceName("cluster", cluster);
-  if (nodePool !== undefined) checkResourceName("nodePool", nodePool);
-  if (subscriptionId === undefined || resourceGroup === undefined || cluster === undefined) return undefined;
-  return nodePool === undefined
-    ? { kind: "cluster", subscriptionId, resourceGroup, cluster }
-    : { kind: "nodePool", subscriptionId, resourceGroup, cluster, nodePool };
-}
-
 const typeOfRoute = (r: Route): string =>
   r.name.includes("nodePools")
     ? "nodePools"
@@ -223,6 +207,54 @@ interface IncomingRequest {
   clientRequestId: string | undefined;
   /** Carries the request, correlation and client request IDs. */
   log: Logger;
+}
+
+/**
+ * What Node's HTTP parser refuses before a request reaches the router (a lowercase or unknown
+ * method, a malformed request line or header, headers too large, a request too slow), answered
+ * as a CloudError like everything else, with the status Node itself would give.
+ */
+function clientErrorOf(err: NodeJS.ErrnoException): CloudError {
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT")
+    return new CloudError(408, {
+      code: CODES.RequestTimeout,
+      message: "The request did not arrive in time.",
+    });
+  if (err.code === "HPE_HEADER_OVERFLOW")
+    return new CloudError(431, {
+      code: CODES.RequestHeaderFieldsTooLarge,
+      message: "The request's headers are too large.",
+    });
+  return new CloudError(400, {
+    code: CODES.BadRequest,
+    message: `The request is not valid HTTP/1.1 (${err.code ?? "unknown"}).`,
+  });
+}
+
+/** Whether the error is about an HTTP request (rather than the TLS handshake or the connection). */
+const isRequestError = (err: NodeJS.ErrnoException): boolean =>
+  err.code === "ERR_HTTP_REQUEST_TIMEOUT" || err.code?.startsWith("HPE_") === true;
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // Answered already: the parser reports the rest of a bad request too, and the answer must
+  // reach the client before the connection closes (destroying it now would reset it).
+  if (!socket.writable) return;
+  // A failed handshake or a reset has no request to answer; a connection already carrying a
+  // response cannot take another. With a clientError listener, closing them is ours to do.
+  if (!isRequestError(err) || (socket as Partial<Socket>).bytesWritten) {
+    socket.destroy();
+    return;
+  }
+  const e = clientErrorOf(err);
+  const body = JSON.stringify({ error: e.body });
+  // What the client still sends is read and dropped: closing with it unread would reset the
+  // connection, and the client would see the reset instead of this answer.
+  socket.resume();
+  socket.end(
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ""}\r\n` +
+      `Content-Type: application/json\r\nX-Ms-Error-Code: ${e.body.code}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function errorReply(err: unknown): Reply {
@@ -290,7 +322,7 @@ export class Frontend implements Runnable {
   #table(): Route[] {
     const res = this.#resources;
     const id = (req: ArmRequest): ResourceId => {
-      const found = resourceIdOf(req.params);
+      const found = resourceIdFromPath(req.params);
       if (!found) throw internalError(); // only routes with a cluster in their path use it
       return found;
     };
@@ -367,7 +399,7 @@ export class Frontend implements Runnable {
         code: CODES.MethodNotAllowed,
         message: `The method '${base.method}' is not allowed here.`,
       });
-    resourceIdOf(params);
+    resourceIdFromPath(params);
     const version = url.searchParams.get("api-version");
     checkApiVersion(r, version, `${"Microsoft.RedHatOpenShift"}/${typeOfRoute(r)}`);
     const armReq: ArmRequest = { ...base, path: url.pathname, query: url.searchParams, params, body };
@@ -493,6 +525,10 @@ export class Frontend implements Runnable {
     server.maxConnections = limits.maxConnections;
     server.setTimeout(limits.idleTimeoutMs);
     server.on("tlsClientError", (err) => this.#log.debug("A TLS connection failed", { err: err.message }));
+    server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+      this.#log.debug("A request was not valid HTTP", { err: err.message, code: err.code });
+      answerClientError(err, socket);
+    });
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

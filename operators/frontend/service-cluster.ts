@@ -17,7 +17,7 @@ import {
 } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
 import type { ResourceKind } from "./resource-id.ts";
-import { isObject, text } from "./body-schema.ts";
+import { isObject, shorten, text } from "./body-schema.ts";
 import { armFieldPath } from "./cr-mapping.ts";
 
 export const namespaceType: ResourceType = NamespaceResource;
@@ -54,6 +54,9 @@ const ARM_FIELD = /^(properties|location|tags|identity|name|id)(\.|\[|$)/;
 /** Words of a refusal that name the CR rather than the ARM request (its metadata, status, kind). */
 const CR_INTERNALS = /metadata\.|status\.|<nil>|\bself\b|hcp\.aro\.dev|HcpCluster|NodePool\b/;
 
+/** The longest refusal message passed on: the API server's may quote a whole value. */
+const MAX_MESSAGE = 512;
+
 const GENERIC_REFUSAL =
   "The resource could not be stored: a value the service derives from the request is invalid.";
 const TOO_LARGE_TO_STORE = "The resource is too large to store: shorten its tags, identity or properties.";
@@ -66,9 +69,9 @@ function armCause(cause: StatusCause): FieldError {
   const field = cause.field ?? "";
   if (field.startsWith("metadata.annotations")) return { target: "", message: TOO_LARGE_TO_STORE };
   const target = armFieldPath(field);
-  const message = armFieldPath(cause.message ?? cause.reason ?? "invalid");
+  const message = armFieldPath(cause.message || cause.reason || "");
   if (!ARM_FIELD.test(target)) return { target: "", message: GENERIC_REFUSAL };
-  if (!CR_INTERNALS.test(message)) return { target, message };
+  if (message && !CR_INTERNALS.test(message)) return { target, message: shorten(message, MAX_MESSAGE) };
   // A rule without a message of its own: `self == oldSelf` is the CRD's immutability rule.
   const immutable = /oldSelf/.test(message);
   return {
@@ -83,7 +86,7 @@ function armCause(cause: StatusCause): FieldError {
 function armMessage(err: KubeApiError): string {
   const raw = isObject(err.status) ? text(err.status["message"]) || err.message : err.message;
   const message = armFieldPath(raw);
-  return CR_INTERNALS.test(message) ? GENERIC_REFUSAL : message;
+  return !message || CR_INTERNALS.test(message) ? GENERIC_REFUSAL : shorten(message, MAX_MESSAGE);
 }
 
 /** etcd's refusal of an object over its size limit, which the API server passes on. */

@@ -130,6 +130,17 @@ describe("sequence IDs are bounded by the server's clock and recover", () => {
     expect(verdicts).toEqual(["accepted", verdict]);
   });
 
+  test("an ID of another snowflake node is kept unordered: neither node's next status is blocked", () => {
+    const otherNode = new SnowflakeGenerator(7, () => T0 + 1000).next();
+    const { verdicts, statuses } = offerAll(
+      update({ sequenceId: idAt(T0 - 1000), statusHash: "node-1" }),
+      update({ sequenceId: otherNode, statusHash: "node-7" }),
+      update({ sequenceId: idAt(T0 - 500), statusHash: "node-1-again" }),
+    );
+    expect(verdicts).toEqual(["accepted", "accepted", "accepted"]);
+    expect(statuses.get("uid-1")?.statusHash).toBe("node-1-again");
+  });
+
   test("a status of a newer generation is accepted whatever the sequence of the older one", () => {
     const statuses = new StatusStore({ now: () => T0 });
     statuses.offer(update({ resourceVersion: 1, sequenceId: idAt(T0 + 4 * MINUTE) }));

@@ -3,6 +3,7 @@ import type { ManifestWork } from "../../api/work/v1.ts";
 import { fromMessage, toBinaryMessage } from "../transport/mqtt.ts";
 import {
   Action,
+  DecodeError,
   Ext,
   MANIFEST_BUNDLE_DATA_TYPE,
   MAX_PACKET_BYTES,
@@ -107,11 +108,19 @@ describe("spec events", () => {
 
   it("are refused for another consumer, without a resource ID, or with a bad bundle", () => {
     const event = encodeSpecEvent(work, Action.create);
-    expect(() => decodeSpecEvent(event, "mgmt-2")).toThrow(/event for consumer mgmt-1/);
+    expect(() => decodeSpecEvent(event, "mgmt-2")).toThrow(/event for consumer "mgmt-1"/);
     expect(() =>
       decodeSpecEvent({ ...event, extensions: { ...event.extensions, resourceid: "" } }, "mgmt-1"),
     ).toThrow(/lacks extension resourceid/);
     expect(() => decodeSpecEvent({ ...event, data: { manifests: [] } }, "mgmt-1")).toThrow(/no manifests/);
+    let refusal: unknown;
+    try {
+      decodeSpecEvent({ ...event, extensions: { ...event.extensions, resourceversion: "x" } }, "mgmt-1");
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(DecodeError);
+    expect(refusal).toMatchObject({ field: "extensions.resourceversion" });
     expect(() => fromMessage({ payload: Buffer.from("{}"), properties: {} })).toThrow(
       /neither a binary-mode nor a structured-mode/,
     );

@@ -2,8 +2,8 @@
  * The manifestbundle codec, both directions: a ManifestWork's spec becomes a spec event
  * (server → agent) and an agent's status becomes a status event (agent → server). The wire
  * payloads (ManifestBundle, ManifestBundleStatus) are their own types, apart from the CRD's, and
- * extensions are read and written only through `Ext`. Decoders throw an Error that says what is
- * wrong; the client logs it and drops the event.
+ * extensions are read and written only through `Ext`. Decoders throw a DecodeError that says what
+ * is wrong and where; the client logs it and drops the event.
  */
 import { randomUUID } from "node:crypto";
 import type {
@@ -18,9 +18,12 @@ import type {
   WorkCondition,
 } from "../../api/work/v1.ts";
 import type { ObjectMeta } from "../../runtime/kube.ts";
+import { isSnowflake } from "../snowflake.ts";
 import {
   Action,
+  DecodeError,
   Ext,
+  quoted,
   MANIFEST_BUNDLE_DATA_TYPE,
   MAX_BUNDLE_MANIFEST_BYTES,
   SOURCE_ID,
@@ -66,14 +69,17 @@ export function newEvent(
 /** Parses the type and checks the data type and subresource; returns the action. */
 export function checkEventType(event: CloudEvent, subResource: SubResource): string {
   const t = parseEventType(event.type);
-  if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE) throw new Error(`unsupported data type ${t.dataType}`);
-  if (t.subResource !== subResource) throw new Error(`expected a ${subResource} event, got ${event.type}`);
+  if (t.dataType !== MANIFEST_BUNDLE_DATA_TYPE)
+    throw new DecodeError("type", `unsupported data type ${quoted(t.dataType)}`);
+  if (t.subResource !== subResource)
+    throw new DecodeError("type", `expected a ${subResource} event, got ${quoted(event.type)}`);
   return t.action;
 }
 
 export function requireExtension(event: CloudEvent, name: string): string {
   const value = event.extensions[name];
-  if (value === undefined || value === "") throw new Error(`event ${event.id} lacks extension ${name}`);
+  if (value === undefined || value === "")
+    throw new DecodeError(`extensions.${name}`, `event ${quoted(event.id)} lacks extension ${name}`);
   return value;
 }
 
@@ -81,7 +87,7 @@ export function integerExtension(event: CloudEvent, name: string): number {
   const text = requireExtension(event, name);
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n < 0)
-    throw new Error(`extension ${name}="${text}" is not a non-negative integer`);
+    throw new DecodeError(`extensions.${name}`, `${quoted(text)} is not a non-negative integer`);
   return n;
 }
 
@@ -175,19 +181,70 @@ export interface ReceivedWork {
   spec: ManifestWorkSpec;
 }
 
+/** The fields of ObjectMeta a received work's metadata is read for, and what each must be. */
+const META_STRINGS = [
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "creationTimestamp",
+  "deletionTimestamp",
+];
+const META_MAPS = ["labels", "annotations"];
+
+/** Where `meta` breaks ObjectMeta's types for the fields a work's metadata carries, or undefined. */
+function metadataFault(meta: Record<string, unknown>): string | undefined {
+  const badString = META_STRINGS.find((f) => meta[f] !== undefined && typeof meta[f] !== "string");
+  if (badString) return `${badString} is not a string`;
+  for (const f of META_MAPS) {
+    const m = meta[f];
+    if (m === undefined || m === null) continue;
+    if (!isObject(m)) return `${f} is not a map`;
+    const key = Object.keys(m).find((k) => typeof (m as Record<string, unknown>)[k] !== "string");
+    if (key !== undefined) return `${f}[${JSON.stringify(key.slice(0, 100))}] is not a string`;
+  }
+  return undefined;
+}
+
 function parseMetadata(event: CloudEvent): ObjectMeta {
+  const field = `extensions.${Ext.metadata}`;
   const text = event.extensions[Ext.metadata];
   if (!text) return {};
-  const meta: unknown = JSON.parse(text);
-  if (typeof meta !== "object" || meta === null) throw new Error("extension metadata is not a JSON object");
+  let meta: unknown;
+  try {
+    meta = JSON.parse(text);
+  } catch {
+    throw new DecodeError(field, "is not JSON");
+  }
+  if (!isObject(meta)) throw new DecodeError(field, "is not a JSON object");
+  const fault = metadataFault(meta as Record<string, unknown>);
+  if (fault) throw new DecodeError(field, fault);
   return meta;
 }
 
+/** The bundle's options have the shapes the agent reads them in (it reads no further than that). */
+function checkBundleOptions(bundle: Partial<ManifestBundle>): void {
+  for (const field of ["deleteOption", "executer"] as const) {
+    const v = bundle[field];
+    if (v != null && !isObject(v)) throw new DecodeError(`data.${field}`, "is not an object");
+  }
+  const configs = bundle.manifestConfigs;
+  if (configs != null && !Array.isArray(configs))
+    throw new DecodeError("data.manifestConfigs", "is not a list");
+  const bad = (configs ?? []).findIndex((c) => !isObject(c));
+  if (bad !== -1) throw new DecodeError(`data.manifestConfigs[${bad}]`, "is not an object");
+}
+
 function specOf(data: unknown): ManifestWorkSpec {
-  if (typeof data !== "object" || data === null) throw new Error("spec event data is not a manifest bundle");
+  if (typeof data !== "object" || data === null)
+    throw new DecodeError("data", "spec event data is not a manifest bundle");
   const bundle = data as Partial<ManifestBundle>;
+  if (bundle.manifests != null && !Array.isArray(bundle.manifests))
+    throw new DecodeError("data.manifests", "is not a list");
   const problems = bundleProblems(bundle.manifests);
-  if (problems.length > 0) throw new Error(`invalid manifest bundle: ${problems.join("; ")}`);
+  if (problems.length > 0)
+    throw new DecodeError("data.manifests", `invalid manifest bundle: ${problems.join("; ")}`);
+  checkBundleOptions(bundle);
   return {
     workload: { manifests: bundle.manifests },
     ...(bundle.deleteOption ? { deleteOption: bundle.deleteOption } : {}),
@@ -199,10 +256,13 @@ function specOf(data: unknown): ManifestWorkSpec {
 /** Decodes a spec event addressed to `consumer` (any spec action but resync_request). */
 export function decodeSpecEvent(event: CloudEvent, consumer: string): ReceivedWork {
   const action = checkEventType(event, "spec");
-  if (action === Action.resyncRequest) throw new Error("a spec resync request is not a work");
+  if (action === Action.resyncRequest) throw new DecodeError("type", "a spec resync request is not a work");
   const clusterName = requireExtension(event, Ext.clusterName);
   if (clusterName !== consumer)
-    throw new Error(`event for consumer ${clusterName}, this agent is ${consumer}`);
+    throw new DecodeError(
+      `extensions.${Ext.clusterName}`,
+      `event for consumer ${quoted(clusterName)}, this agent is ${consumer}`,
+    );
   const uid = requireExtension(event, Ext.resourceId);
   const metadata = parseMetadata(event);
   const deletionTimestamp = event.extensions[Ext.deletionTimestamp] || undefined;
@@ -255,11 +315,14 @@ export interface StatusUpdate {
 
 function statusOf(data: unknown): ManifestWorkStatus {
   if (typeof data !== "object" || data === null)
-    throw new Error("status event data is not a manifest bundle status");
+    throw new DecodeError("data", "status event data is not a manifest bundle status");
   const { conditions, resourceStatus } = data as Partial<ManifestBundleStatus>;
-  if (conditions != null && !Array.isArray(conditions)) throw new Error("status conditions is not a list");
+  if (conditions != null && !Array.isArray(conditions))
+    throw new DecodeError("data.conditions", "status conditions is not a list");
+  const notObject = (conditions ?? []).findIndex((c) => !isObject(c));
+  if (notObject !== -1) throw new DecodeError(`data.conditions[${notObject}]`, "is not an object");
   if (resourceStatus != null && !Array.isArray(resourceStatus))
-    throw new Error("status resourceStatus is not a list");
+    throw new DecodeError("data.resourceStatus", "status resourceStatus is not a list");
   return {
     conditions: conditions ?? [],
     ...(resourceStatus && resourceStatus.length > 0 ? { resourceStatus: { manifests: resourceStatus } } : {}),
@@ -269,15 +332,27 @@ function statusOf(data: unknown): ManifestWorkStatus {
 /** Decodes a status event (any status action but resync_request) addressed to this source. */
 export function decodeStatusEvent(event: CloudEvent): StatusUpdate {
   const action = checkEventType(event, "status");
-  if (action === Action.resyncRequest) throw new Error("a status resync request is not a status update");
+  if (action === Action.resyncRequest)
+    throw new DecodeError("type", "a status resync request is not a status update");
   const originalSource = event.extensions[Ext.originalSource];
-  if (originalSource !== SOURCE_ID) throw new Error(`unmatched original source id "${originalSource ?? ""}"`);
+  if (originalSource !== SOURCE_ID)
+    throw new DecodeError(
+      `extensions.${Ext.originalSource}`,
+      `unmatched original source id ${quoted(originalSource ?? "")}`,
+    );
   const status = statusOf(event.data);
+  const sequenceId = event.extensions[Ext.sequenceId] || undefined;
+  // The server orders a work's statuses by it; one it cannot read is refused here, not there.
+  if (sequenceId !== undefined && !isSnowflake(sequenceId))
+    throw new DecodeError(
+      `extensions.${Ext.sequenceId}`,
+      `${quoted(sequenceId, 40)} is not a decimal snowflake ID`,
+    );
   return {
     resourceId: requireExtension(event, Ext.resourceId),
     resourceVersion: integerExtension(event, Ext.resourceVersion),
     consumer: requireExtension(event, Ext.clusterName),
-    sequenceId: event.extensions[Ext.sequenceId] || undefined,
+    sequenceId,
     statusHash: event.extensions[Ext.statusHash] || undefined,
     status,
     deleted: (status.conditions ?? []).some((c) => c.type === "Deleted" && c.status === "True"),

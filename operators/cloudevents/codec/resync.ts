@@ -3,7 +3,16 @@
  * (spec.resync_request); the server asks for statuses whose hashes differ from the ones it lists
  * (status.resync_request), in batches that fit the broker's packet limit.
  */
-import { Action, Ext, MAX_PACKET_BYTES, SOURCE_ID, STATUS_RESYNC_BATCH, type CloudEvent } from "../types.ts";
+import {
+  Action,
+  DecodeError,
+  Ext,
+  MAX_PACKET_BYTES,
+  SOURCE_ID,
+  STATUS_RESYNC_BATCH,
+  quoted,
+  type CloudEvent,
+} from "../types.ts";
 import { checkEventType, newEvent, requireExtension } from "./manifestbundle.ts";
 
 export interface ResourceVersion {
@@ -18,10 +27,10 @@ export interface StatusHashEntry {
 
 function listField<T>(data: unknown, field: string): T[] {
   if (data === undefined || data === null) return [];
-  if (typeof data !== "object") throw new Error(`resync payload is not an object`);
+  if (typeof data !== "object") throw new DecodeError("data", "resync payload is not an object");
   const list = (data as Record<string, unknown>)[field];
   if (list === undefined || list === null) return [];
-  if (!Array.isArray(list)) throw new Error(`resync payload field ${field} is not a list`);
+  if (!Array.isArray(list)) throw new DecodeError(`data.${field}`, "is not a list");
   return list as T[];
 }
 
@@ -44,10 +53,10 @@ export function decodeSpecResyncRequest(event: CloudEvent): {
   versions: ResourceVersion[];
 } {
   if (checkEventType(event, "spec") !== Action.resyncRequest)
-    throw new Error(`${event.type} is not a resync request`);
-  const versions = listField<ResourceVersion>(event.data, "resourceVersions").map((v) => {
+    throw new DecodeError("type", `${quoted(event.type)} is not a resync request`);
+  const versions = listField<ResourceVersion>(event.data, "resourceVersions").map((v, i) => {
     if (typeof v?.resourceID !== "string" || !Number.isSafeInteger(v.resourceVersion)) {
-      throw new Error(`bad resourceVersions entry ${JSON.stringify(v)}`);
+      throw new DecodeError(`data.resourceVersions[${i}]`, `bad entry ${quoted(JSON.stringify(v) ?? "")}`);
     }
     return v;
   });
@@ -100,10 +109,10 @@ export function decodeStatusResyncRequest(event: CloudEvent): {
   hashes: StatusHashEntry[];
 } {
   if (checkEventType(event, "status") !== Action.resyncRequest)
-    throw new Error(`${event.type} is not a resync request`);
-  const hashes = listField<StatusHashEntry>(event.data, "statusHashes").map((h) => {
+    throw new DecodeError("type", `${quoted(event.type)} is not a resync request`);
+  const hashes = listField<StatusHashEntry>(event.data, "statusHashes").map((h, i) => {
     if (typeof h?.resourceID !== "string" || typeof h.statusHash !== "string") {
-      throw new Error(`bad statusHashes entry ${JSON.stringify(h)}`);
+      throw new DecodeError(`data.statusHashes[${i}]`, `bad entry ${quoted(JSON.stringify(h) ?? "")}`);
     }
     return h;
   });

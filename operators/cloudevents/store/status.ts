@@ -61,7 +61,9 @@ export class StatusStore {
    * - the update is of another generation: the caller passes only statuses of the work's current
    *   generation, so the stored one is older whatever its sequence says; or
    * - the update is more than maxSkewMs behind it: nothing stays in flight that long, so the
-   *   agent's clock was set back (or the stored ID came from a clock that was ahead).
+   *   agent's clock was set back (or the stored ID came from a clock that was ahead); or
+   * - the update's ID is of another snowflake node: the two cannot be ordered, so the update is
+   *   kept without its ID.
    * A status of the same generation that is behind by less than that is a late delivery, and dropped.
    */
   offer(update: StatusUpdate, refusal?: StatusRefusal): StatusVerdict {
@@ -81,6 +83,10 @@ export class StatusStore {
     const candidateMs = parseSnowflake(sequenceId).timeMs;
     if (candidateMs > this.#now() + this.#maxSkewMs) return "accepted-unordered";
     if (!current?.sequenceId || current.resourceVersion !== resourceVersion) return "accepted";
+    // IDs of two snowflake nodes cannot be ordered (Maestro refuses the later one); keeping the
+    // content without the ID lets the next status of either node land, so one odd ID blocks nothing.
+    if (parseSnowflake(current.sequenceId).node !== parseSnowflake(sequenceId).node)
+      return "accepted-unordered";
     if (isNewerSequence(sequenceId, current.sequenceId)) return "accepted";
     const behindMs = parseSnowflake(current.sequenceId).timeMs - candidateMs;
     return behindMs > this.#maxSkewMs ? "accepted" : "stale-sequence";

@@ -16,7 +16,7 @@ import mqtt, {
   type MqttClient,
 } from "mqtt";
 import type { BackoffOptions } from "../../runtime/backoff.ts";
-import type { CloudEvent } from "../types.ts";
+import { DecodeError, type CloudEvent } from "../types.ts";
 import { NotConnectedError, PacketTooLargeError, RetainedMessageError, type Transport } from "./transport.ts";
 
 export interface MqttTransportOptions {
@@ -61,8 +61,14 @@ function firstValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function parsePayload(payload: Buffer): unknown {
-  return payload.length === 0 ? undefined : JSON.parse(payload.toString("utf8"));
+/** The JSON in `payload` (undefined when empty); `field` names it in the refusal of anything else. */
+function parsePayload(payload: Buffer, field: string): unknown {
+  if (payload.length === 0) return undefined;
+  try {
+    return JSON.parse(payload.toString("utf8"));
+  } catch (err) {
+    throw new DecodeError(field, `is not JSON (${err instanceof Error ? err.message.slice(0, 200) : ""})`);
+  }
 }
 
 function fromBinary(props: UserProperties, contentType: string | undefined, payload: Buffer): CloudEvent {
@@ -80,21 +86,22 @@ function fromBinary(props: UserProperties, contentType: string | undefined, payl
     time,
     datacontenttype: contentType,
     extensions,
-    data: parsePayload(payload),
+    data: parsePayload(payload, "data"),
   };
 }
 
 function fromStructured(payload: Buffer): CloudEvent {
-  const body = parsePayload(payload);
+  const body = parsePayload(payload, "payload");
   if (typeof body !== "object" || body === null)
-    throw new Error("structured event body is not a JSON object");
+    throw new DecodeError("payload", "structured event body is not a JSON object");
   const { specversion, id, source, type, time, datacontenttype, data, data_base64, ...rest } = body as Record<
     string,
     unknown
   >;
   const extensions: Record<string, string> = {};
   for (const [k, v] of Object.entries(rest)) extensions[k] = typeof v === "string" ? v : JSON.stringify(v);
-  const decoded = typeof data_base64 === "string" ? parsePayload(Buffer.from(data_base64, "base64")) : data;
+  const decoded =
+    typeof data_base64 === "string" ? parsePayload(Buffer.from(data_base64, "base64"), "data_base64") : data;
   const str = (v: unknown): string => (typeof v === "string" ? v : "");
   return {
     specversion: str(specversion),
@@ -108,7 +115,7 @@ function fromStructured(payload: Buffer): CloudEvent {
   };
 }
 
-/** The event in an MQTT message, binary or structured mode; throws on anything else. */
+/** The event in an MQTT message, binary or structured mode; throws a DecodeError on anything else. */
 export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties">): CloudEvent {
   const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
   const props = packet.properties?.userProperties ?? {};
@@ -119,9 +126,11 @@ export function fromMessage(packet: Pick<IPublishPacket, "payload" | "properties
       : contentType?.startsWith(STRUCTURED_CONTENT_TYPE)
         ? fromStructured(payload)
         : undefined;
-  if (!event) throw new Error("message is neither a binary-mode nor a structured-mode CloudEvent");
+  if (!event)
+    throw new DecodeError("payload", "message is neither a binary-mode nor a structured-mode CloudEvent");
   const missing = CORE_ATTRIBUTES.filter((a) => a !== "time" && !event[a]);
-  if (missing.length > 0) throw new Error(`CloudEvent lacks required attributes: ${missing.join(", ")}`);
+  const [first] = missing;
+  if (first) throw new DecodeError(first, `CloudEvent lacks required attributes: ${missing.join(", ")}`);
   return event;
 }
 
