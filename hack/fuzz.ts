@@ -1,6 +1,6 @@
 /**
  * `npm run fuzz [-- --seconds N] [--target NAME] [--http]`: the fuzz targets of test/fuzz for longer
- * than CI gives them (default 300 s each instead of at most 8 s), saving every counterexample
+ * than CI gives them (default 300 s each instead of at most 6 s), saving every counterexample
  * fast-check shrinks to into test/fuzz/corpus/<target>/found-<digest>.json. A plain `npm test`
  * replays the corpus first, so a saved input fails there until the defect is fixed; commit it
  * with the fix. `--http` also runs the frontend's HTTP fuzz test against a local region

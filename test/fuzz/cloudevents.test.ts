@@ -219,7 +219,7 @@ fuzzTarget<Json>({
 fuzzTarget<ManifestWork>({
   name: "spec-roundtrip",
   arbitrary: validWork,
-  runs: 300,
+  runs: 500,
   property(work) {
     const { payload, options } = toBinaryMessage(encodeSpecEvent(work, Action.update));
     const back = decodeSpecEvent(fromMessage({ payload, properties: options.properties ?? {} }), CONSUMER);
@@ -240,7 +240,7 @@ fuzzTarget<{ status: ManifestWorkStatus; generation: number; sequenceId: string 
     generation: fc.integer({ min: 1, max: 2 ** 40 }),
     sequenceId: fc.constantFrom(...Array.from({ length: 8 }, () => new SnowflakeGenerator(1).next())),
   }),
-  runs: 300,
+  runs: 500,
   property({ status, generation, sequenceId }) {
     const work = {
       uid: "r1",

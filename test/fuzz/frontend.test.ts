@@ -60,7 +60,7 @@ const pathInput = armPath(SUB).map((path) => ({ path }));
 fuzzTarget<{ path: string }>({
   name: "frontend-path",
   arbitrary: pathInput,
-  runs: 3000,
+  runs: 10_000,
   property({ path }) {
     const url = URL.parse(path, "https://frontend");
     if (!url) return; // answered 400 before routing
@@ -174,7 +174,7 @@ const withProtoKeys = hostileJson(3).map((v) => JSON.parse(JSON.stringify(v)) as
 fuzzTarget<{ target: Json; patch: Json }>({
   name: "frontend-merge-patch",
   arbitrary: fc.record({ target: withProtoKeys, patch: withProtoKeys }),
-  runs: 3000,
+  runs: 5000,
   property({ target, patch }) {
     const merged = mergePatch(target, patch);
     expectPlain(merged);
@@ -241,7 +241,7 @@ const refusal: fc.Arbitrary<Refusal> = fc.record({
 fuzzTarget<Refusal>({
   name: "frontend-kube-refusal",
   arbitrary: refusal,
-  runs: 2000,
+  runs: 3000,
   property({ code, reason, message, causes }) {
     const status = { kind: "Status", code, reason, message, details: { causes } };
     const err = cloudErrorFromKube(new KubeApiError(code, reason, message, status));

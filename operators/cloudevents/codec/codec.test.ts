@@ -126,6 +126,18 @@ describe("spec events", () => {
     );
   });
 
+  it("take metadata as Maestro's Go server marshals it, and refuse metadata of the wrong types", () => {
+    const event = encodeSpecEvent(work, Action.create);
+    const withMeta = (metadata: unknown) => ({
+      ...event,
+      extensions: { ...event.extensions, metadata: JSON.stringify(metadata) },
+    });
+    const goMeta = { name: "w1", namespace: "mgmt-1", creationTimestamp: null, labels: null, generation: 3 };
+    expect(decodeSpecEvent(withMeta(goMeta), "mgmt-1").name).toBe("w1");
+    for (const bad of [["w1"], { name: 5 }, { labels: { a: 1 } }, { annotations: "x" }])
+      expect(() => decodeSpecEvent(withMeta(bad), "mgmt-1")).toThrow(DecodeError);
+  });
+
   it("for a deletion carry deletiontimestamp and need no valid data", () => {
     const deleting = { ...work, metadata: { ...work.metadata, deletionTimestamp: "2026-11-22T10:00:00Z" } };
     const event = encodeSpecEvent(deleting, Action.delete);

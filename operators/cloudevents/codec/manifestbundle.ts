@@ -194,7 +194,8 @@ const META_MAPS = ["labels", "annotations"];
 
 /** Where `meta` breaks ObjectMeta's types for the fields a work's metadata carries, or undefined. */
 function metadataFault(meta: Record<string, unknown>): string | undefined {
-  const badString = META_STRINGS.find((f) => meta[f] !== undefined && typeof meta[f] !== "string");
+  // null is absent: Go's ObjectMeta marshals an unset creationTimestamp as null.
+  const badString = META_STRINGS.find((f) => meta[f] != null && typeof meta[f] !== "string");
   if (badString) return `${badString} is not a string`;
   for (const f of META_MAPS) {
     const m = meta[f];
