@@ -168,16 +168,6 @@ function published(status: ManifestWorkStatus | undefined): WorkCondition | unde
 describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
   test.each([
     {
-      name: "a work without the finalizer gets it first, and nothing else happens",
-      work: manifestWork({ finalizer: false }),
-      reported: undefined,
-      ops: ["addFinalizer"],
-      sent: [],
-      events: [],
-      agentConditions: [],
-      result: {},
-    },
-    {
       name: "a new generation is published and Published=True written; it looks again at redelivery time",
       work: manifestWork({ generation: 3 }),
       reported: undefined,
@@ -222,6 +212,28 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
       });
       expect(status?.conditions?.map((c) => c.type)).toEqual([...agentConditions, "Published"]);
     }
+  });
+
+  test("a work without the finalizer gets it before it is published, in the same reconcile", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    const opsAtSend: string[][] = [];
+    const publish = t.publisher.publishSpec.bind(t.publisher);
+    t.publisher.publishSpec = (work, action) => {
+      opsAtSend.push([...t.writer.ops]);
+      return publish(work, action);
+    };
+    await t.reconcile();
+    expect(opsAtSend).toEqual([["addFinalizer"]]);
+    expect(t.writer.ops[0]).toBe("addFinalizer");
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 1, action: Action.update }]);
+  });
+
+  test("a failed finalizer write publishes nothing", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    t.writer.addFinalizer = () =>
+      Promise.reject(new KubeApiError(409, "Conflict", "the object was changed", undefined));
+    await expect(t.reconcile()).rejects.toThrow(/changed/);
+    expect(t.publisher.sent).toEqual([]);
   });
 
   test.each([

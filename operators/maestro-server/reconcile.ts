@@ -73,8 +73,10 @@ export class ManifestWorkReconciler implements Reconciler {
     if (!work?.metadata.uid) return {};
     const scope: Scope = { work, uid: work.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER))
-      return {};
+    // The finalizer is on the work before anything is published, so a deletion always waits for
+    // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
+    // first cost each new work a second trip through the queue.
+    await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
     try {
       await this.#publish(ctx, scope);
     } finally {
