@@ -21,6 +21,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startRegion, type Region } from "./harness/region.ts";
 import { ClusterRegistry } from "../operators/runtime/clusters.ts";
+import type { KubeClient } from "../operators/runtime/kube.ts";
+import { difference, requestCounts, writes, type RequestCounts } from "./bench/apiserver-metrics.ts";
 import {
   ensureNamespace,
   startAgents,
@@ -192,6 +194,8 @@ async function within(promise: Promise<void>, ms: number): Promise<boolean> {
 }
 
 interface SetupEnv {
+  /** The service cluster's client: its apiserver's request counts show what our server wrote. */
+  service: KubeClient;
   server: ServerSide;
   agents: AgentSide;
   /** Status reports go to every tracker registered here. */
@@ -238,6 +242,9 @@ async function withSetup<T>(
   const region: Region = await startRegion({ managementClusters: CONSUMERS.length });
   const registry = new ClusterRegistry();
   try {
+    const service = registry.add("service", {
+      path: region.clusters.find((c) => c.name === "service")!.kubeconfigPath,
+    }).client;
     for (const consumer of CONSUMERS) {
       const mgmt = registry.add(consumer, {
         path: region.clusters.find((c) => c.name === consumer)!.kubeconfigPath,
@@ -255,7 +262,7 @@ async function withSetup<T>(
     let agents: AgentSide | undefined;
     try {
       agents = await startAgents(setup.agent, sideOpts);
-      const env: SetupEnv = { server, agents, trackers: new Set(), nextIndex: 0 };
+      const env: SetupEnv = { service, server, agents, trackers: new Set(), nextIndex: 0 };
       server.onApplied((key) => {
         for (const t of env.trackers) t.applied(key);
       });
@@ -272,6 +279,17 @@ async function withSetup<T>(
 
 function ms(sorted: number[], p: number): number {
   return Math.round(percentile(sorted, p));
+}
+
+/** The service apiserver's writes per work during the run (ours: the bench's create and the server's writes). */
+function serviceWrites(id: SetupId, requests: RequestCounts, works: number): Figure {
+  const perWork = (n: number): number => Math.round((n / works) * 100) / 100;
+  const detail = [...requests]
+    .filter(([verb]) => !verb.startsWith("GET") && !verb.startsWith("LIST"))
+    .sort((a, b) => b[1] - a[1])
+    .map(([verb, n]) => `${verb} ${perWork(n)}`)
+    .join(", ");
+  return { name: `${id} service writes/work`, value: perWork(writes(requests)), unit: "writes", detail };
 }
 
 function usageFigures(
@@ -306,12 +324,14 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
     env.trackers.add(tracker);
     progress(`${id}: ${opts.works} bundles, ${opts.concurrency} in flight`);
     const before = await sampleAll(components);
+    const counts0 = await requestCounts(env.service);
     const started = performance.now();
     await submitAll(env, tracker, take(env, opts.works), opts.concurrency);
     const createdMs = performance.now() - started;
     const complete = await waitForStatuses(tracker, opts.timeoutMs - createdMs, opts.stallMs);
     const waitedMs = performance.now() - started;
     const after = await sampleAll(components);
+    const requests = difference(await requestCounts(env.service), counts0);
     const sorted = tracker.sorted();
     const back = tracker.latenciesMs.length;
     // Over the time to the last status back, so a wait for lost ones does not count.
@@ -340,6 +360,7 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
         { name: `${id} status-back p50`, value: p50, unit: "ms" },
         { name: `${id} status-back p99`, value: p99, unit: "ms" },
         { name: `${id} status-back max`, value: ms(sorted, 100), unit: "ms" },
+        ...(SETUPS[id].server === "ours" ? [serviceWrites(id, requests, opts.works)] : []),
         ...usageFigures(id, components, before, after),
       ],
     };
