@@ -37,6 +37,11 @@ export interface MaestroServerOptions {
   staleDeleteMs?: number;
   /** Publish a work again when no status of its generation arrived after this long. Default 30 s. */
   redeliverAfterMs?: number;
+  /**
+   * How long a freshly published generation's status write waits for the agent's first report,
+   * so that one write carries both. Default 2 s.
+   */
+  publishedStatusDelayMs?: number;
   /** Default 4. */
   workers?: number;
   log?: Logger;
@@ -95,6 +100,7 @@ export class MaestroServer implements Runnable {
         events: new EventRecorder(client, SERVER_NAME, this.#log),
         staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
         redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
+        publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 2_000,
       }),
     });
     enqueueForObject(this.#works, this.#controller);

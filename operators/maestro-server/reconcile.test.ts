@@ -28,6 +28,7 @@ const CONSUMER = "mgmt-1";
 const UID = "uid-1";
 const HOUR_MS = 3_600_000;
 const REDELIVER_MS = 30_000;
+const STATUS_DELAY_MS = 2_000;
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 
 const configMap = (name: string, data: Record<string, string> = {}) => ({
@@ -153,6 +154,7 @@ function setup(work: ManifestWork, reported?: StatusUpdate) {
     events,
     staleDeleteMs: HOUR_MS,
     redeliverAfterMs: REDELIVER_MS,
+    publishedStatusDelayMs: STATUS_DELAY_MS,
     now: () => clock.ms,
   });
   const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -166,52 +168,73 @@ function published(status: ManifestWorkStatus | undefined): WorkCondition | unde
 }
 
 describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
-  test.each([
-    {
-      name: "a new generation is published and Published=True written; it looks again at redelivery time",
-      work: manifestWork({ generation: 3 }),
-      reported: undefined,
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 3, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: [],
-      result: { requeueAfterMs: REDELIVER_MS },
-    },
-    {
-      name: "the agent's report of this generation is written with Published on top; no requeue",
-      work: manifestWork({ generation: 1 }),
-      reported: agentStatus({ resourceVersion: 1 }),
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 1, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: ["Applied"],
-      result: {},
-    },
-    {
-      name: "a report of an older generation is shown until the new one arrives",
-      work: manifestWork({ generation: 2 }),
-      reported: agentStatus({ resourceVersion: 1 }),
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 2, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: ["Applied"],
-      result: { requeueAfterMs: REDELIVER_MS },
-    },
-  ])("$name", async ({ work, reported, ops, sent, events, agentConditions, result }) => {
-    const t = setup(work, reported);
-    expect(await t.reconcile()).toEqual(result);
-    expect(t.writer.ops).toEqual(ops);
-    expect(t.publisher.sent).toEqual(sent);
-    expect(t.events.reasons).toEqual(events);
+  /** Publishes, then runs the reconcile the agent's report or the delay brings; returns both results. */
+  async function publishThenReport(work: ManifestWork, report: StatusUpdate | undefined, afterMs: number) {
+    const t = setup(work);
+    const first = await t.reconcile();
+    const opsAfterPublish = [...t.writer.ops];
+    if (report) t.statuses.offer(report);
+    t.clock.ms += afterMs;
+    const second = await t.reconcile();
+    return { t, first, opsAfterPublish, second };
+  }
+
+  test("a new generation is published; the status waits for the agent's report, and one write carries both", async () => {
+    const { t, first, opsAfterPublish, second } = await publishThenReport(
+      manifestWork({ generation: 3 }),
+      agentStatus({ resourceVersion: 3 }),
+      100,
+    );
+    expect(first).toEqual({ requeueAfterMs: STATUS_DELAY_MS });
+    expect(opsAfterPublish).toEqual([]);
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+    expect(t.events.reasons).toEqual(["Normal/Published"]);
+    expect(second).toEqual({});
+    expect(t.writer.ops).toEqual(["applyStatus"]);
     const status = t.writer.statuses[0];
-    if (ops.includes("applyStatus")) {
-      expect(published(status)).toMatchObject({
-        status: "True",
-        reason: "Published",
-        observedGeneration: work.metadata.generation,
-      });
-      expect(status?.conditions?.map((c) => c.type)).toEqual([...agentConditions, "Published"]);
-    }
+    expect(published(status)).toMatchObject({ status: "True", reason: "Published", observedGeneration: 3 });
+    expect(status?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+  });
+
+  test("without a report within the delay, Published=True is written alone; it looks again at redelivery time", async () => {
+    const { t, second } = await publishThenReport(
+      manifestWork({ generation: 3 }),
+      undefined,
+      STATUS_DELAY_MS,
+    );
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 3 });
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Published"]);
+    expect(second).toEqual({ requeueAfterMs: REDELIVER_MS });
+  });
+
+  test("another reconcile within the delay (the finalizer's watch event) writes nothing and keeps the deadline", async () => {
+    const t = setup(manifestWork({ generation: 3 }));
+    await t.reconcile();
+    t.clock.ms += 500;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_DELAY_MS - 500 });
+    expect(t.writer.ops).toEqual([]);
+    expect(t.publisher.sent).toHaveLength(1);
+  });
+
+  test("a report of this generation already held is written with Published on top at once; no requeue", async () => {
+    const t = setup(manifestWork({ generation: 1 }), agentStatus({ resourceVersion: 1 }));
+    expect(await t.reconcile()).toEqual({});
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 1, action: Action.update }]);
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 1 });
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+  });
+
+  test("a report of an older generation is shown until the new one arrives", async () => {
+    const t = setup(manifestWork({ generation: 2 }), agentStatus({ resourceVersion: 1 }));
+    await t.reconcile();
+    t.clock.ms += STATUS_DELAY_MS;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REDELIVER_MS });
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 2, action: Action.update }]);
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 2 });
   });
 
   test("a work without the finalizer gets it before it is published, in the same reconcile", async () => {
@@ -274,6 +297,7 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
       events: new RecordingEvents(),
       staleDeleteMs: HOUR_MS,
       redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
       now: () => T0,
     });
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -367,6 +391,8 @@ describe("ManifestWorkReconciler: why a work is not published", () => {
     t.publisher.refusal = undefined;
     await t.reconcile();
     expect(t.publisher.sent).toHaveLength(1);
+    t.clock.ms += STATUS_DELAY_MS;
+    await t.reconcile();
     expect(t.writer.statuses.map((s) => published(s)?.reason)).toEqual(["BrokerNotConnected", "Published"]);
   });
 });
@@ -522,6 +548,7 @@ describe("ManifestWorkReconciler: an agent status the work cannot hold", () => {
       events: new RecordingEvents(),
       staleDeleteMs: HOUR_MS,
       redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
       now: () => T0,
     });
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };

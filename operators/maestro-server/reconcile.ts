@@ -1,9 +1,10 @@
 /**
  * Reconciles one ManifestWork of the service cluster: finalizer first, then either publish the
- * current generation or publish the deletion and wait for the agent's `Deleted`, and always one
- * status write at the end. Level-triggered: what was published is remembered per connection
- * only to avoid resending; losing that memory (a restart) just resends, which agents apply
- * idempotently.
+ * current generation or publish the deletion and wait for the agent's `Deleted`, and one status
+ * write at the end, except right after a new generation is sent: that status waits briefly for the
+ * agent's report, so that one write carries both. Level-triggered: what was published is
+ * remembered per connection only to avoid resending; losing that memory (a restart) just resends,
+ * which agents apply idempotently.
  */
 import { MANIFEST_WORK_CLEANUP_FINALIZER, ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
@@ -41,6 +42,13 @@ export interface ServerReconcilerDeps {
   staleDeleteMs: number;
   /** Publish again when no agent reported on the published generation after this long. */
   redeliverAfterMs: number;
+  /**
+   * How long the status write of a freshly published generation waits for the agent's first
+   * report, so that one write carries Published and the agent's conditions (the report usually
+   * comes within milliseconds; each write also wakes every controller watching the work). After
+   * this, Published is written alone.
+   */
+  publishedStatusDelayMs: number;
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number;
 }
@@ -52,6 +60,11 @@ interface Scope {
   consumer: string;
   /** Set by publish or publishDelete. */
   facts?: PublishFacts;
+  /**
+   * Set by publish: milliseconds until the status of a just-sent generation is written even
+   * without the agent's report; until then no status is written.
+   */
+  statusHeldMs?: number;
 }
 
 export class ManifestWorkReconciler implements Reconciler {
@@ -60,6 +73,8 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #published = new Map<string, string>();
   /** uid → when the current generation was last published. */
   readonly #publishedAt = new Map<string, number>();
+  /** uid → when a new generation was sent whose status is not written yet. */
+  readonly #statusHeldSince = new Map<string, number>();
 
   readonly #now: () => number;
 
@@ -80,7 +95,7 @@ export class ManifestWorkReconciler implements Reconciler {
     try {
       await this.#publish(ctx, scope);
     } finally {
-      await this.#writeStatus(scope);
+      if (!scope.statusHeldMs) await this.#writeStatus(scope);
     }
     return this.#requeue(scope);
   }
@@ -113,6 +128,7 @@ export class ManifestWorkReconciler implements Reconciler {
       if (!sent) return;
       this.#published.set(uid, String(generation));
       this.#publishedAt.set(uid, this.#now());
+      if (isNew) this.#statusHeldSince.set(uid, this.#now());
       if (isNew)
         await this.#d.events.event(
           work,
@@ -122,6 +138,21 @@ export class ManifestWorkReconciler implements Reconciler {
         );
     }
     scope.facts = { outcome: "published", generation, consumer };
+    scope.statusHeldMs = this.#statusHeld(uid, generation);
+  }
+
+  /**
+   * Milliseconds the status of a generation sent by this reconciler still waits for the agent's
+   * report (whichever reconcile comes first: the report's, the finalizer's watch event, the delay);
+   * 0 once the report is there or the wait is over, and from then on.
+   */
+  #statusHeld(uid: string, generation: number): number {
+    const since = this.#statusHeldSince.get(uid);
+    if (since === undefined) return 0;
+    const leftMs = this.#d.publishedStatusDelayMs - (this.#now() - since);
+    if (leftMs > 0 && !this.#reported(uid, generation)) return leftMs;
+    this.#statusHeldSince.delete(uid);
+    return 0;
   }
 
   /**
@@ -131,14 +162,22 @@ export class ManifestWorkReconciler implements Reconciler {
    * detector covers the same gap.
    */
   #undelivered(scope: Scope, generation: number): boolean {
-    if (this.#d.statuses.get(scope.uid)?.resourceVersion === generation) return false;
+    if (this.#reported(scope.uid, generation)) return false;
     return this.#now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
   }
 
-  /** How soon to look again: while no status of the current generation arrived, at redelivery time. */
+  #reported(uid: string, generation: number): boolean {
+    return this.#d.statuses.get(uid)?.resourceVersion === generation;
+  }
+
+  /**
+   * How soon to look again: just published, when the status is due (the agent's report enqueues
+   * the work sooner); while no status of the current generation arrived, at redelivery time.
+   */
   #requeue(scope: Scope): Result {
+    if (scope.statusHeldMs) return { requeueAfterMs: scope.statusHeldMs };
     if (scope.facts?.outcome !== "published") return {};
-    if (this.#d.statuses.get(scope.uid)?.resourceVersion === scope.facts.generation) return {};
+    if (this.#reported(scope.uid, scope.facts.generation)) return {};
     return { requeueAfterMs: this.#d.redeliverAfterMs };
   }
 
@@ -202,6 +241,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#d.statuses.delete(uid);
     this.#published.delete(uid);
     this.#publishedAt.delete(uid);
+    this.#statusHeldSince.delete(uid);
     return {};
   }
 
