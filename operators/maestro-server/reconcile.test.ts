@@ -188,7 +188,8 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
     expect(first).toEqual({ requeueAfterMs: STATUS_DELAY_MS });
     expect(opsAfterPublish).toEqual([]);
     expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
-    expect(t.events.reasons).toEqual(["Normal/Published"]);
+    // The Published condition tells of it; no event on the normal path.
+    expect(t.events.reasons).toEqual([]);
     expect(second).toEqual({});
     expect(t.writer.ops).toEqual(["applyStatus"]);
     const status = t.writer.statuses[0];
@@ -272,8 +273,7 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
     t.clock.ms += advanceMs;
     await t.reconcile();
     expect(t.publisher.sent).toHaveLength(sentTimes);
-    // One Published event per generation, however often it is sent.
-    expect(t.events.reasons).toEqual(["Normal/Published"]);
+    expect(t.events.reasons).toEqual([]);
   });
 
   test("a generation the agent reported on is not sent again, however long ago it was published", async () => {
@@ -384,16 +384,28 @@ describe("ManifestWorkReconciler: why a work is not published", () => {
     expect(t.writer.ops).toEqual(["applyStatus"]);
   });
 
-  test("once the broker is back the work is published and Published turns True", async () => {
-    const t = setup(manifestWork());
+  test("once the broker is back the work is published, Published turns True, and that is an event", async () => {
+    const work = manifestWork();
+    const t = setup(work);
     t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
     await t.reconcile();
+    t.works.set({ ...work, status: t.writer.statuses[0] });
     t.publisher.refusal = undefined;
     await t.reconcile();
     expect(t.publisher.sent).toHaveLength(1);
     t.clock.ms += STATUS_DELAY_MS;
     await t.reconcile();
     expect(t.writer.statuses.map((s) => published(s)?.reason)).toEqual(["BrokerNotConnected", "Published"]);
+    expect(t.events.reasons).toEqual(["Normal/Published"]);
+  });
+
+  test("a generation that fixes an invalid bundle is published, and that is an event", async () => {
+    const t = setup(manifestWork({ manifests: [] }));
+    await t.reconcile();
+    t.works.set({ ...manifestWork({ generation: 2 }), status: t.writer.statuses[0] });
+    await t.reconcile();
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 2, action: Action.update }]);
+    expect(t.events.reasons).toEqual(["Warning/NotPublished", "Normal/Published"]);
   });
 });
 

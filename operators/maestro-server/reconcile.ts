@@ -129,7 +129,10 @@ export class ManifestWorkReconciler implements Reconciler {
       this.#published.set(uid, String(generation));
       this.#publishedAt.set(uid, this.#now());
       if (isNew) this.#statusHeldSince.set(uid, this.#now());
-      if (isNew)
+      // An event only when publishing recovers (the work showed Published False or Unknown): the
+      // Published condition already tells of every generation sent, and an event per work and
+      // generation was a quarter of the apiserver writes a work cost.
+      if (isNew && recovered(work))
         await this.#d.events.event(
           work,
           "Normal",
@@ -268,6 +271,12 @@ export class ManifestWorkReconciler implements Reconciler {
   forgetPublished(): void {
     this.#published.clear();
   }
+}
+
+/** The work shows that it could not be published (Published False or Unknown). */
+function recovered(work: ManifestWork): boolean {
+  const published = work.status?.conditions?.find((c) => c.type === "Published");
+  return published !== undefined && published.status !== "True";
 }
 
 /** The work's status shows this generation published and applied by the agent. */
