@@ -252,6 +252,23 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
     expect(t.publisher.sent).toEqual([{ uid: UID, generation: 1, action: Action.update }]);
   });
 
+  test("a cached copy the watch has not brought the finalizer to yet is not given it again", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    await t.reconcile();
+    t.statuses.offer(agentStatus({ resourceVersion: 1 }));
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["addFinalizer", "applyStatus"]);
+  });
+
+  test("a newer copy without the finalizer (someone removed it) gets it again", async () => {
+    const work = manifestWork({ finalizer: false });
+    const t = setup(work);
+    await t.reconcile();
+    t.works.set({ ...work, metadata: { ...work.metadata, resourceVersion: "8" } });
+    await t.reconcile();
+    expect(t.writer.ops.filter((op) => op === "addFinalizer")).toHaveLength(2);
+  });
+
   test("a failed finalizer write publishes nothing", async () => {
     const t = setup(manifestWork({ finalizer: false }));
     t.writer.addFinalizer = () =>

@@ -75,6 +75,13 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #publishedAt = new Map<string, number>();
   /** uid → when a new generation was sent whose status is not written yet. */
   readonly #statusHeldSince = new Map<string, number>();
+  /**
+   * uid → the resourceVersion of the copy this reconciler added the finalizer to. A cached copy
+   * still at that version is one the watch has not caught up with, not one without the finalizer:
+   * adding it again would only meet a conflict (the agent's report can come back before the
+   * finalizer's watch event).
+   */
+  readonly #finalizerAddedTo = new Map<string, string>();
 
   readonly #now: () => number;
 
@@ -91,13 +98,24 @@ export class ManifestWorkReconciler implements Reconciler {
     // The finalizer is on the work before anything is published, so a deletion always waits for
     // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
     // first cost each new work a second trip through the queue.
-    await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
+    await this.#ensureFinalizer(scope);
     try {
       await this.#publish(ctx, scope);
     } finally {
       if (!scope.statusHeldMs) await this.#writeStatus(scope);
     }
     return this.#requeue(scope);
+  }
+
+  async #ensureFinalizer({ work, uid }: Scope): Promise<void> {
+    if (work.metadata.finalizers?.includes(MANIFEST_WORK_CLEANUP_FINALIZER)) {
+      this.#finalizerAddedTo.delete(uid);
+      return;
+    }
+    const version = work.metadata.resourceVersion ?? "";
+    if (this.#finalizerAddedTo.get(uid) === version) return;
+    await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
+    this.#finalizerAddedTo.set(uid, version);
   }
 
   async #publish(ctx: ReconcileContext, scope: Scope): Promise<void> {
@@ -245,6 +263,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#published.delete(uid);
     this.#publishedAt.delete(uid);
     this.#statusHeldSince.delete(uid);
+    this.#finalizerAddedTo.delete(uid);
     return {};
   }
 
