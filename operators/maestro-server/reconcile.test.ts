@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
@@ -639,5 +640,64 @@ describe("ManifestWorkReconciler after a restart", () => {
     const t = setup(work);
     await t.reconcile();
     expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+  });
+});
+
+describe("ManifestWorkReconciler: its own status write, before the watch brings it", () => {
+  /** Writes as the Applier does: skips a status the given copy already has, else returns the new version. */
+  class ServerLikeWriter extends RecordingWriter {
+    #version = 100;
+    override applyStatus<T extends KubeObject>(type: ResourceType, current: KubeObject, status: unknown) {
+      if (isDeepStrictEqual(current["status"], status)) return Promise.resolve<T | undefined>(undefined);
+      void super.applyStatus<T>(type, current, status);
+      const metadata = { ...current.metadata, resourceVersion: String(++this.#version) };
+      return Promise.resolve({ ...current, metadata, status } as unknown as T);
+    }
+  }
+
+  function setupServerLike() {
+    const work = manifestWork();
+    const works = new FakeLister<ManifestWork>([work]);
+    const statuses = new StatusStore();
+    statuses.offer(agentStatus());
+    const writer = new ServerLikeWriter();
+    const clock = { ms: T0 };
+    const reconciler = new ManifestWorkReconciler({
+      works,
+      client: new RecordingPublisher(),
+      statuses,
+      applier: writer,
+      events: new RecordingEvents(),
+      staleDeleteMs: HOUR_MS,
+      redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
+      now: () => clock.ms,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    const reconcile = () =>
+      reconciler.reconcile(ctx, { cluster: "service", namespace: CONSUMER, name: "w1" });
+    return { work, works, writer, clock, reconcile };
+  }
+
+  test("a reconcile on the stale cached copy writes nothing again (nor a new lastTransitionTime)", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    t.clock.ms += 5_000;
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+  });
+
+  test("once the watch brings that version the cached copy is used again", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    const written = t.writer.statuses[0];
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: written });
+    await t.reconcile();
+    // A status changed by someone else after that is put back.
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: {} });
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus", "applyStatus"]);
+    expect(t.writer.statuses[1]).toEqual(written);
   });
 });

@@ -6,7 +6,12 @@
  * remembered per connection only to avoid resending; losing that memory (a restart) just resends,
  * which agents apply idempotently.
  */
-import { MANIFEST_WORK_CLEANUP_FINALIZER, ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
+  ManifestWorkResource,
+  type ManifestWork,
+  type ManifestWorkStatus,
+} from "../api/work/v1.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
@@ -82,6 +87,13 @@ export class ManifestWorkReconciler implements Reconciler {
    * finalizer's watch event).
    */
   readonly #finalizerAddedTo = new Map<string, string>();
+  /**
+   * uid → the status this reconciler last wrote and the resourceVersion that write made, until the
+   * watch delivers that version. maestro-server is the only writer of a work's status, so until
+   * then its own write is newer than the cached copy: composing from the cache wrote the same
+   * status again, with a new lastTransitionTime for a Published condition it did not show yet.
+   */
+  readonly #written = new Map<string, { resourceVersion: string; status: ManifestWorkStatus }>();
 
   readonly #now: () => number;
 
@@ -91,9 +103,10 @@ export class ManifestWorkReconciler implements Reconciler {
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
-    const work = this.#d.works.get(req.namespace, req.name);
-    if (!work?.metadata.uid) return {};
-    const scope: Scope = { work, uid: work.metadata.uid, consumer: req.namespace };
+    const cached = this.#d.works.get(req.namespace, req.name);
+    if (!cached?.metadata.uid) return {};
+    const work = this.#withWrittenStatus(cached);
+    const scope: Scope = { work, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     // The finalizer is on the work before anything is published, so a deletion always waits for
     // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
@@ -105,6 +118,16 @@ export class ManifestWorkReconciler implements Reconciler {
       if (!scope.statusHeldMs) await this.#writeStatus(scope);
     }
     return this.#requeue(scope);
+  }
+
+  /** The cached work, with the status this reconciler wrote last if the watch has not brought it yet. */
+  #withWrittenStatus(work: ManifestWork): ManifestWork {
+    const uid = work.metadata.uid ?? "";
+    const written = this.#written.get(uid);
+    if (!written) return work;
+    if (written.resourceVersion !== work.metadata.resourceVersion) return { ...work, status: written.status };
+    this.#written.delete(uid);
+    return work;
   }
 
   async #ensureFinalizer({ work, uid }: Scope): Promise<void> {
@@ -264,6 +287,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#publishedAt.delete(uid);
     this.#statusHeldSince.delete(uid);
     this.#finalizerAddedTo.delete(uid);
+    this.#written.delete(uid);
     return {};
   }
 
@@ -271,7 +295,7 @@ export class ManifestWorkReconciler implements Reconciler {
     const reported = this.#d.statuses.get(scope.uid);
     const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
     try {
-      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status);
+      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status));
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
       // retry, so the report is marked refused and the work says why, until the agent reports again.
@@ -282,8 +306,14 @@ export class ManifestWorkReconciler implements Reconciler {
       };
       this.#d.statuses.refuse(scope.uid, refusal);
       const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
-      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback);
+      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback));
     }
+  }
+
+  #remember(written: ManifestWork | undefined): void {
+    const { uid, resourceVersion } = written?.metadata ?? {};
+    if (!uid || !resourceVersion || !written?.status) return;
+    this.#written.set(uid, { resourceVersion, status: written.status });
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
