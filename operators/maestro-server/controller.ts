@@ -42,7 +42,10 @@ export interface MaestroServerOptions {
    * so that one write carries both. Default 2 s.
    */
   publishedStatusDelayMs?: number;
-  /** Default 4. */
+  /**
+   * Reconciles at once. Default 32: a reconcile mostly waits on the apiserver (the finalizer, the
+   * status write) and the broker, so 4 kept 1,000 works queued ~20 s each while the process idled.
+   */
   workers?: number;
   log?: Logger;
 }
@@ -90,7 +93,7 @@ export class MaestroServer implements Runnable {
     const client = opts.cluster.client;
     this.#controller = new Controller({
       name: SERVER_NAME,
-      maxConcurrentReconciles: opts.workers ?? 4,
+      maxConcurrentReconciles: opts.workers ?? 32,
       log: this.#log,
       reconciler: new ManifestWorkReconciler({
         works: this.#works,
