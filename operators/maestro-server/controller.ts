@@ -39,7 +39,7 @@ export interface MaestroServerOptions {
   redeliverAfterMs?: number;
   /**
    * How long a freshly published generation's status write waits for the agent's first report,
-   * so that one write carries both. Default 2 s.
+   * so that one write carries both. Default 10 s.
    */
   publishedStatusDelayMs?: number;
   /**
@@ -103,7 +103,7 @@ export class MaestroServer implements Runnable {
         events: new EventRecorder(client, SERVER_NAME, this.#log),
         staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
         redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
-        publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 2_000,
+        publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 10_000,
       }),
     });
     enqueueForObject(this.#works, this.#controller);
