@@ -333,11 +333,10 @@ function infrastructureFigures(
 function cpuPerWork(
   id: SetupId,
   all: Component[],
-  before: Map<string, ProcessSample>,
-  after: Map<string, ProcessSample>,
+  samples: { before: Map<string, ProcessSample>; after: Map<string, ProcessSample> },
   works: number,
 ): Figure {
-  const seconds = all.reduce((sum, c) => sum + cpuOf(c, before, after), 0);
+  const seconds = all.reduce((sum, c) => sum + cpuOf(c, samples.before, samples.after), 0);
   return {
     name: `${id} cpu per work`,
     value: Math.round((seconds / Math.max(1, works)) * 1000 * 10) / 10,
@@ -418,7 +417,7 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
         ...(SETUPS[id].server === "ours" ? [serviceWrites(id, requests, opts.works)] : []),
         ...usageFigures(id, components, before, after),
         ...infrastructureFigures(id, env.infrastructure, before, after),
-        cpuPerWork(id, everything, before, after, back),
+        cpuPerWork(id, everything, { before, after }, back),
       ],
     };
   });
