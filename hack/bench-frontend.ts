@@ -3,16 +3,16 @@
  * floor, in one run against one fresh service apiserver (no controllers).
  *
  * The frontend runs as a process of its own (operators/frontend/main.ts, mutual TLS), as in a
- * cluster; the load comes from this process. Four phases, each `--frontend-rate` requests per
- * second for `--frontend-seconds`, not waiting for one request before sending the next:
- *  1. floor create: the HcpCluster the frontend writes for a PUT, created through the Kubernetes
- *     client (the same CR, a new name each time);
- *  2. PUT: ARM cluster creates through the frontend (a 201 each);
- *  3. floor get: those floor CRs read through the Kubernetes client;
- *  4. GET: the PUT's clusters read through the frontend (a 200 each).
- * The floor goes first, so any slowdown from a growing etcd is charged to ours. A request's latency
- * is measured from its scheduled send time, so a stall is not hidden by requests never sent during
- * it. A short warm-up of each kind (not counted) precedes the phases.
+ * cluster; the load comes from this process, `--frontend-rate` requests per second for
+ * `--frontend-seconds` of each kind, not waiting for one request before sending the next:
+ *  - PUT (ARM cluster creates through the frontend, a 201 each) beside the floor create: the
+ *    HcpCluster such a PUT writes, created through the Kubernetes client (a new name each time);
+ *  - then GET of those clusters through the frontend beside the floor get of the floor's CRs.
+ * Ours and its floor take turns in slices of `--frontend-slice-s` at the full rate, so a stall of
+ * the shared machine lands on both alike rather than on whichever phase it happens in. A request's
+ * latency is measured from its scheduled send time, so a stall is not hidden by requests never
+ * sent during it. Each kind is first run alone for a short warm-up (not counted), which is also
+ * where its apiserver calls per request are counted.
  *
  * Targets (issue 11): PUT p99 ≤ 50 ms and ≤ 1.5 × the floor create's p99; GET p99 ≤ 10 ms.
  */
@@ -27,7 +27,13 @@ import { subscriptionNamespace } from "../operators/frontend/names.ts";
 import { configMapType } from "../operators/releases/catalog.ts";
 import { KubeClient } from "../operators/runtime/kube.ts";
 import { ArmClient, clusterBody, clusterPath, frontendCerts } from "../test/support/frontend.ts";
-import { difference, requestCounts, type RequestCounts } from "./bench/apiserver-metrics.ts";
+import {
+  difference,
+  meanMs,
+  requestCounts,
+  requestSeconds,
+  type RequestCounts,
+} from "./bench/apiserver-metrics.ts";
 import { startOurProcess } from "./bench/transport-sides.ts";
 import { compare, percentile, type Comparison, type Figure, type Scenario } from "./bench/types.ts";
 import { sampleProcess } from "./bench/usage.ts";
@@ -42,6 +48,8 @@ export interface FrontendOptions {
   requests: number;
   /** Requests of each kind sent first and not counted. */
   warmup: number;
+  /** Requests in each turn of ours or its floor. */
+  slice: number;
   cpuProfileDir?: string;
 }
 
@@ -54,6 +62,7 @@ const GET_P99_MS = 10;
  *   --frontend-rate <n>       requests per second in each phase (default 200)
  *   --frontend-seconds <s>    length of each phase (default 60); --n gives the requests per phase instead
  *   --frontend-warmup-s <s>   warm-up of each kind, not counted (default 3)
+ *   --frontend-slice-s <s>    length of each turn of ours or its floor (default 5)
  *   --cpu-prof                run the frontend with node --cpu-prof into .local/bench-prof/frontend/
  */
 export function parseFrontendOptions(argv: string[], n: number | undefined): FrontendOptions {
@@ -64,6 +73,7 @@ export function parseFrontendOptions(argv: string[], n: number | undefined): Fro
       "frontend-rate": { type: "string", default: "200" },
       "frontend-seconds": { type: "string", default: "60" },
       "frontend-warmup-s": { type: "string", default: "3" },
+      "frontend-slice-s": { type: "string", default: "5" },
       "cpu-prof": { type: "boolean", default: false },
     },
   });
@@ -74,9 +84,13 @@ export function parseFrontendOptions(argv: string[], n: number | undefined): Fro
   };
   const rate = num("frontend-rate");
   if (rate <= 0) throw new Error("--frontend-rate must be positive");
+  const slice = Math.max(1, Math.round(rate * num("frontend-slice-s")));
+  const requests = n ?? Math.round(rate * num("frontend-seconds"));
   return {
     rate,
-    requests: n ?? Math.round(rate * num("frontend-seconds")),
+    // Whole turns, so ours and its floor send the same number.
+    requests: Math.ceil(requests / slice) * slice,
+    slice,
     warmup: Math.round(rate * num("frontend-warmup-s")),
     cpuProfileDir: values["cpu-prof"] ? resolve(".local/bench-prof/frontend") : undefined,
   };
@@ -86,51 +100,67 @@ function progress(message: string): void {
   process.stderr.write(`[bench frontend] ${message}\n`);
 }
 
-interface PhaseResult {
+/** One kind of request: its latencies and failures. */
+interface Latencies {
   /** Milliseconds per request from its scheduled send time, ascending; a failed request counts too. */
   latenciesMs: number[];
   errors: number;
   firstError?: string;
-  /** Requests completed per second over the phase. */
+}
+
+/** A run of the open loop: each kind's latencies, and what held for all of them. */
+interface LoopResult {
+  kinds: Latencies[];
+  /** Requests completed per second over the run, all kinds together. */
   achievedRps: number;
   /** How late this process sent its latest request: over a few ms, the load generator lagged. */
   maxSendLagMs: number;
-  /** Requests the service apiserver served during the phase, by verb and resource. */
+  /** Requests the service apiserver served during the run, by verb and resource. */
   apiserver: RequestCounts;
-  /** CPU seconds of the frontend process during the phase. */
+  /** The apiserver's own mean milliseconds per request during the run, by verb and resource. */
+  apiserverMs: Map<string, number>;
+  /** CPU seconds of the frontend process during the run. */
   frontendCpuSeconds: number;
 }
 
-/** Sends `count` requests at `rps`, not waiting for one before the next; `send` resolves true on success. */
+type Send = (i: number) => Promise<boolean>;
+
+/**
+ * Sends `perKind` requests of each kind at `rps`, not waiting for one before the next; the kinds
+ * take turns of `slice` requests (one kind: one turn). `send` resolves true on success.
+ */
 async function openLoop(
-  count: number,
+  perKind: number,
   rps: number,
-  send: (i: number) => Promise<boolean>,
-): Promise<Omit<PhaseResult, "apiserver" | "frontendCpuSeconds">> {
+  slice: number,
+  sends: Send[],
+): Promise<Pick<LoopResult, "kinds" | "achievedRps" | "maxSendLagMs">> {
   const intervalMs = 1000 / rps;
   const started = performance.now();
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
+  const kinds: Latencies[] = sends.map(() => ({ latenciesMs: [], errors: 0 }));
   let maxSendLagMs = 0;
   const inflight: Promise<void>[] = [];
-  const failed = (why: string): void => {
-    errors++;
-    firstError ??= why;
-  };
-  for (let i = 0; i < count; i++) {
-    const due = started + i * intervalMs;
+  const total = perKind * sends.length;
+  for (let k = 0; k < total; k++) {
+    const turn = Math.floor(k / slice);
+    const kind = kinds[turn % sends.length]!;
+    const i = Math.floor(turn / sends.length) * slice + (k % slice);
+    const due = started + k * intervalMs;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     maxSendLagMs = Math.max(maxSendLagMs, performance.now() - due);
+    const failed = (why: string): void => {
+      kind.errors++;
+      kind.firstError ??= why;
+    };
     inflight.push(
-      send(i).then(
+      sends[turn % sends.length]!(i).then(
         (ok) => {
-          latencies.push(performance.now() - due);
+          kind.latenciesMs.push(performance.now() - due);
           if (!ok) failed("unexpected status");
         },
         (err: unknown) => {
-          latencies.push(performance.now() - due);
+          kind.latenciesMs.push(performance.now() - due);
           failed(err instanceof Error ? err.message : String(err));
         },
       ),
@@ -138,14 +168,8 @@ async function openLoop(
   }
   await Promise.all(inflight);
   const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    latenciesMs: latencies,
-    errors,
-    ...(firstError ? { firstError } : {}),
-    achievedRps: count / seconds,
-    maxSendLagMs,
-  };
+  for (const kind of kinds) kind.latenciesMs.sort((a, b) => a - b);
+  return { kinds, achievedRps: total / seconds, maxSendLagMs };
 }
 
 /** The cluster a PUT made, renamed: what the floor creates, so both write the same bytes. */
@@ -226,30 +250,41 @@ async function startBench(opts: FrontendOptions): Promise<Bench> {
   }
 }
 
-/** One phase with the apiserver's request counts and the frontend's CPU around it. */
-async function phase(
+/** One run of the open loop with the apiserver's requests and the frontend's CPU around it. */
+async function run(
   bench: Bench,
-  name: string,
   opts: FrontendOptions,
-  send: (i: number) => Promise<boolean>,
-): Promise<PhaseResult> {
-  progress(`${name}: ${opts.requests} at ${opts.rate}/s`);
+  what: { names: string[]; perKind: number; sends: Send[] },
+): Promise<LoopResult> {
+  const { names, perKind, sends } = what;
+  progress(`${names.join(" and ")}: ${perKind} each at ${opts.rate}/s`);
   const counts0 = await requestCounts(bench.kube);
+  const seconds0 = await requestSeconds(bench.kube);
   const cpu0 = (await sampleProcess(bench.frontendPid)).cpuSeconds;
-  const result = await openLoop(opts.requests, opts.rate, send);
+  const result = await openLoop(perKind, opts.rate, sends.length > 1 ? opts.slice : perKind, sends);
   const cpu1 = (await sampleProcess(bench.frontendPid)).cpuSeconds;
   const apiserver = difference(await requestCounts(bench.kube), counts0);
-  const ms = (p: number): number => Math.round(percentile(result.latenciesMs, p) * 10) / 10;
-  progress(
-    `${name}: p50 ${ms(50)} ms, p99 ${ms(99)} ms, ${result.errors} errors${result.firstError ? ` (${result.firstError})` : ""}`,
-  );
-  return { ...result, apiserver, frontendCpuSeconds: Math.round((cpu1 - cpu0) * 10) / 10 };
+  const apiserverMs = meanMs(await requestSeconds(bench.kube), seconds0);
+  result.kinds.forEach((k, i) => {
+    const ms = (p: number): number => Math.round(percentile(k.latenciesMs, p) * 10) / 10;
+    const why = k.firstError ? ` (${k.firstError})` : "";
+    progress(`${names[i] ?? ""}: p50 ${ms(50)} ms, p99 ${ms(99)} ms, ${k.errors} errors${why}`);
+  });
+  return { ...result, apiserver, apiserverMs, frontendCpuSeconds: Math.round((cpu1 - cpu0) * 10) / 10 };
 }
 
 function total(counts: RequestCounts): number {
   let n = 0;
   for (const v of counts.values()) n += v;
   return n;
+}
+
+/** The apiserver's mean time for the kinds of request a run sent (at least one per 100 requests). */
+function meansText(r: LoopResult, requests: number): string {
+  return [...r.apiserverMs]
+    .filter(([k]) => (r.apiserver.get(k) ?? 0) / requests >= 0.01)
+    .map(([k, ms]) => `${k} ${ms} ms`)
+    .join(", ");
 }
 
 function countsText(counts: RequestCounts, per: number): string {
@@ -260,24 +295,41 @@ function countsText(counts: RequestCounts, per: number): string {
     .join(", ");
 }
 
-function phaseFigures(name: string, r: PhaseResult, opts: FrontendOptions, viaFrontend: boolean): Figure[] {
-  const ms = (p: number): number => Math.round(percentile(r.latenciesMs, p) * 10) / 10;
-  const errors = r.errors > 0 ? `, ${r.errors} FAILED (${r.firstError ?? ""})` : "";
-  const detail = `${r.latenciesMs.length} at ${opts.rate}/s, done at ${Math.round(r.achievedRps)}/s, send lag ≤ ${Math.round(r.maxSendLagMs)} ms${errors}`;
-  const per = r.latenciesMs.length || 1;
+/** Latency figures of one kind in an interleaved run. */
+function latencyFigures(name: string, k: Latencies, opts: FrontendOptions, run: LoopResult): Figure[] {
+  const ms = (p: number): number => Math.round(percentile(k.latenciesMs, p) * 10) / 10;
+  const errors = k.errors > 0 ? `, ${k.errors} FAILED (${k.firstError ?? ""})` : "";
+  const detail = `${k.latenciesMs.length} at ${opts.rate}/s in turns of ${opts.slice}; all done at ${Math.round(run.achievedRps)}/s, send lag ≤ ${Math.round(run.maxSendLagMs)} ms${errors}`;
   return [
     { name: `${name} p50`, value: ms(50), unit: "ms", detail },
     { name: `${name} p99`, value: ms(99), unit: "ms" },
     { name: `${name} max`, value: ms(100), unit: "ms" },
+  ];
+}
+
+/** What one request of a kind cost, from its warm-up run (that kind alone). */
+function callFigures(name: string, warm: LoopResult | undefined, opts: FrontendOptions): Figure[] {
+  if (!warm) return [];
+  const per = opts.warmup || 1;
+  return [
     {
       name: `${name} apiserver calls`,
-      value: Math.round((total(r.apiserver) / per) * 100) / 100,
+      value: Math.round((total(warm.apiserver) / per) * 100) / 100,
       unit: "per req",
-      detail: countsText(r.apiserver, per),
+      detail: `${countsText(warm.apiserver, per)} (warm-up, alone)`,
     },
-    ...(viaFrontend
-      ? [{ name: `${name} frontend cpu`, value: r.frontendCpuSeconds, unit: "s", detail: "during the phase" }]
-      : []),
+  ];
+}
+
+/** The frontend's CPU and the apiserver's mean times over an interleaved run. */
+function runFigures(name: string, run: LoopResult, opts: FrontendOptions): Figure[] {
+  return [
+    {
+      name: `${name} frontend cpu per request`,
+      value: Math.round((run.frontendCpuSeconds / opts.requests) * 1000 * 100) / 100,
+      unit: "ms",
+      detail: `${run.frontendCpuSeconds} s over the run; the apiserver's mean: ${meansText(run, 2 * opts.requests)}`,
+    },
   ];
 }
 
@@ -304,25 +356,41 @@ export async function runFrontend(
       await kube.get(HcpClusterResource, floorName(offset + i), ns);
       return true;
     };
-    // Warm-up: each kind at the rate, on names the phases do not use.
-    const warm = { ...opts, requests: opts.warmup };
+    // Warm-up: each kind alone at the rate, on names the measured runs do not use.
     const w = 1_000_000;
-    if (opts.warmup > 0) {
-      await phase(bench, "warm-up floor create", warm, floorCreate(w));
-      await phase(bench, "warm-up PUT", warm, armPut(w));
-      await phase(bench, "warm-up floor get", warm, floorGet(w));
-      await phase(bench, "warm-up GET", warm, armGet(w));
-    }
-    const rawCreate = await phase(bench, "floor create", opts, floorCreate(0));
-    const put = await phase(bench, "PUT", opts, armPut(0));
-    const rawGet = await phase(bench, "floor get", opts, floorGet(0));
-    const get = await phase(bench, "GET", opts, armGet(0));
-    const p99 = (r: PhaseResult): number => Math.round(percentile(r.latenciesMs, 99) * 10) / 10;
+    const warm = async (name: string, send: Send): Promise<LoopResult | undefined> =>
+      opts.warmup > 0
+        ? run(bench, opts, { names: [`warm-up ${name}`], perKind: opts.warmup, sends: [send] })
+        : undefined;
+    const warmFloorCreate = await warm("floor create", floorCreate(w));
+    const warmPut = await warm("PUT", armPut(w));
+    const warmFloorGet = await warm("floor get", floorGet(w));
+    const warmGet = await warm("GET", armGet(w));
+    const perKind = opts.requests;
+    const creates = await run(bench, opts, {
+      names: ["floor create", "PUT"],
+      perKind,
+      sends: [floorCreate(0), armPut(0)],
+    });
+    const reads = await run(bench, opts, {
+      names: ["floor get", "GET"],
+      perKind,
+      sends: [floorGet(0), armGet(0)],
+    });
+    const [rawCreate, put] = creates.kinds as [Latencies, Latencies];
+    const [rawGet, get] = reads.kinds as [Latencies, Latencies];
+    const p99 = (r: Latencies): number => Math.round(percentile(r.latenciesMs, 99) * 10) / 10;
     const figures = [
-      ...phaseFigures("floor create (raw HcpCluster)", rawCreate, opts, false),
-      ...phaseFigures("frontend PUT (create)", put, opts, true),
-      ...phaseFigures("floor get (raw HcpCluster)", rawGet, opts, false),
-      ...phaseFigures("frontend GET", get, opts, true),
+      ...latencyFigures("floor create (raw HcpCluster)", rawCreate, opts, creates),
+      ...callFigures("floor create (raw HcpCluster)", warmFloorCreate, opts),
+      ...latencyFigures("frontend PUT (create)", put, opts, creates),
+      ...callFigures("frontend PUT (create)", warmPut, opts),
+      ...runFigures("frontend PUT (create)", creates, opts),
+      ...latencyFigures("floor get (raw HcpCluster)", rawGet, opts, reads),
+      ...callFigures("floor get (raw HcpCluster)", warmFloorGet, opts),
+      ...latencyFigures("frontend GET", get, opts, reads),
+      ...callFigures("frontend GET", warmGet, opts),
+      ...runFigures("frontend GET", reads, opts),
     ];
     const failed = put.errors + get.errors + rawCreate.errors + rawGet.errors;
     const note = failed > 0 ? `${failed} requests failed (counted at their latency)` : undefined;
