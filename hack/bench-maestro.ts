@@ -16,11 +16,13 @@
  * databases behind the servers (PostgreSQL, etcd through the apiserver) are not counted.
  * Ours is compared with the real pair: at least 2× its works/s and at most half its p99.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startRegion, type Region } from "./harness/region.ts";
 import { ClusterRegistry } from "../operators/runtime/clusters.ts";
+import type { KubeClient } from "../operators/runtime/kube.ts";
+import { difference, requestCounts, writes, type RequestCounts } from "./bench/apiserver-metrics.ts";
 import {
   ensureNamespace,
   startAgents,
@@ -192,6 +194,10 @@ async function within(promise: Promise<void>, ms: number): Promise<boolean> {
 }
 
 interface SetupEnv {
+  /** The service cluster's client: its apiserver's request counts show what our server wrote. */
+  service: KubeClient;
+  /** The region's own processes (apiservers, etcd, mosquitto, controller managers). */
+  infrastructure: Component[];
   server: ServerSide;
   agents: AgentSide;
   /** Status reports go to every tracker registered here. */
@@ -220,6 +226,18 @@ function take(env: SetupEnv, count: number): number[] {
   return Array.from({ length: count }, (_, k) => first + k);
 }
 
+/** The processes the region runs, by the pid files it keeps in its work dir; ours and Maestro's are not among them. */
+async function regionProcesses(region: Region): Promise<Component[]> {
+  const names = (await readdir(region.workDir)).filter((f) => f.endsWith(".pid"));
+  const out: Component[] = [];
+  for (const file of names) {
+    const name = file.slice(0, -".pid".length);
+    if (!/^(etcd|mosquitto|kube-apiserver-.+|kube-controller-manager-.+)$/.test(name)) continue;
+    out.push({ name, pid: Number((await readFile(join(region.workDir, file), "utf8")).trim()) });
+  }
+  return out;
+}
+
 async function sampleAll(components: Component[]): Promise<Map<string, ProcessSample>> {
   const samples = new Map<string, ProcessSample>();
   for (const c of components) samples.set(c.name, await sampleProcess(c.pid));
@@ -238,6 +256,9 @@ async function withSetup<T>(
   const region: Region = await startRegion({ managementClusters: CONSUMERS.length });
   const registry = new ClusterRegistry();
   try {
+    const service = registry.add("service", {
+      path: region.clusters.find((c) => c.name === "service")!.kubeconfigPath,
+    }).client;
     for (const consumer of CONSUMERS) {
       const mgmt = registry.add(consumer, {
         path: region.clusters.find((c) => c.name === consumer)!.kubeconfigPath,
@@ -255,7 +276,8 @@ async function withSetup<T>(
     let agents: AgentSide | undefined;
     try {
       agents = await startAgents(setup.agent, sideOpts);
-      const env: SetupEnv = { server, agents, trackers: new Set(), nextIndex: 0 };
+      const infrastructure = await regionProcesses(region);
+      const env: SetupEnv = { service, infrastructure, server, agents, trackers: new Set(), nextIndex: 0 };
       server.onApplied((key) => {
         for (const t of env.trackers) t.applied(key);
       });
@@ -272,6 +294,55 @@ async function withSetup<T>(
 
 function ms(sorted: number[], p: number): number {
   return Math.round(percentile(sorted, p));
+}
+
+/** The service apiserver's writes per work during the run (ours: the bench's create and the server's writes). */
+function serviceWrites(id: SetupId, requests: RequestCounts, works: number): Figure {
+  const perWork = (n: number): number => Math.round((n / works) * 100) / 100;
+  const detail = [...requests]
+    .filter(([verb]) => !verb.startsWith("GET") && !verb.startsWith("LIST"))
+    .sort((a, b) => b[1] - a[1])
+    .map(([verb, n]) => `${verb} ${perWork(n)}`)
+    .join(", ");
+  return { name: `${id} service writes/work`, value: perWork(writes(requests)), unit: "writes", detail };
+}
+
+const cpuOf = (c: Component, before: Map<string, ProcessSample>, after: Map<string, ProcessSample>): number =>
+  (after.get(c.name)?.cpuSeconds ?? 0) - (before.get(c.name)?.cpuSeconds ?? 0);
+
+/** CPU of the region's processes during the run, grouped (apiservers of the management clusters together). */
+function infrastructureFigures(
+  id: SetupId,
+  infrastructure: Component[],
+  before: Map<string, ProcessSample>,
+  after: Map<string, ProcessSample>,
+): Figure[] {
+  const groups = new Map<string, number>();
+  for (const c of infrastructure) {
+    const group = c.name.replace(/-mgmt-\d+$/, " (management clusters)").replace(/-service$/, " (service)");
+    groups.set(group, (groups.get(group) ?? 0) + cpuOf(c, before, after));
+  }
+  return [...groups].map(([group, cpu]) => ({
+    name: `${id} ${group} cpu`,
+    value: Math.round(cpu * 10) / 10,
+    unit: "s",
+  }));
+}
+
+/** CPU milliseconds per work come back, over every process the bench can see (not PostgreSQL). */
+function cpuPerWork(
+  id: SetupId,
+  all: Component[],
+  samples: { before: Map<string, ProcessSample>; after: Map<string, ProcessSample> },
+  works: number,
+): Figure {
+  const seconds = all.reduce((sum, c) => sum + cpuOf(c, samples.before, samples.after), 0);
+  return {
+    name: `${id} cpu per work`,
+    value: Math.round((seconds / Math.max(1, works)) * 1000 * 10) / 10,
+    unit: "ms",
+    detail: "server, agents, apiservers, etcd, mosquitto, controller managers (not PostgreSQL)",
+  };
 }
 
 function usageFigures(
@@ -302,16 +373,19 @@ interface ThroughputResult {
 async function throughput(id: SetupId, opts: TransportOptions): Promise<ThroughputResult> {
   return withSetup(id, "throughput", opts, async (env) => {
     const components = [...env.server.components, ...env.agents.components];
+    const everything = [...components, ...env.infrastructure];
     const tracker = new StatusTracker(opts.works);
     env.trackers.add(tracker);
     progress(`${id}: ${opts.works} bundles, ${opts.concurrency} in flight`);
-    const before = await sampleAll(components);
+    const before = await sampleAll(everything);
+    const counts0 = await requestCounts(env.service);
     const started = performance.now();
     await submitAll(env, tracker, take(env, opts.works), opts.concurrency);
     const createdMs = performance.now() - started;
     const complete = await waitForStatuses(tracker, opts.timeoutMs - createdMs, opts.stallMs);
     const waitedMs = performance.now() - started;
-    const after = await sampleAll(components);
+    const after = await sampleAll(everything);
+    const requests = difference(await requestCounts(env.service), counts0);
     const sorted = tracker.sorted();
     const back = tracker.latenciesMs.length;
     // Over the time to the last status back, so a wait for lost ones does not count.
@@ -340,7 +414,10 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
         { name: `${id} status-back p50`, value: p50, unit: "ms" },
         { name: `${id} status-back p99`, value: p99, unit: "ms" },
         { name: `${id} status-back max`, value: ms(sorted, 100), unit: "ms" },
+        ...(SETUPS[id].server === "ours" ? [serviceWrites(id, requests, opts.works)] : []),
         ...usageFigures(id, components, before, after),
+        ...infrastructureFigures(id, env.infrastructure, before, after),
+        cpuPerWork(id, everything, { before, after }, back),
       ],
     };
   });

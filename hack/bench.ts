@@ -6,7 +6,8 @@
  *  - lifecycle: N clusters with a node pool each created, a restart, deleted; each component a
  *    process of its own; a raw-client floor (hack/bench/lifecycle.ts, its flags there);
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
- *  - frontend: ARM frontend PUT and GET latency at 200 requests per second over mutual TLS.
+ *  - frontend: ARM frontend PUT and GET, open loop at 200/s for 60 s, beside a raw HcpCluster create
+ *    and get at the same rate (hack/bench-frontend.ts, its flags there).
  * Each prints its figures, and where it has one its floor or peer from the same run with the
  * ratio and target. Results go to stdout as tables and to .local/bench.json.
  */
@@ -17,7 +18,7 @@ import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { transportScenario } from "./bench-maestro.ts";
 import { lifecycleScenario } from "./bench/lifecycle.ts";
-import { benchFrontend } from "./bench-frontend.ts";
+import { frontendScenario } from "./bench-frontend.ts";
 import {
   percentile,
   type Comparison,
@@ -70,28 +71,6 @@ async function benchWorkQueue(items: number): Promise<Figure[]> {
   ];
 }
 
-/** PUT and GET latency at each offered rate (requests per second), one fresh region for all. */
-async function benchFrontendLatency(count: number, rates: number[]): Promise<Figure[]> {
-  const region = await startRegion({ managementClusters: 0, broker: false });
-  try {
-    const figures: Figure[] = [];
-    for (const rps of rates) {
-      const result = await benchFrontend(region, count, rps);
-      for (const verb of ["put", "get"] as const) {
-        const r = result[verb];
-        const ms = (p: number): number => Math.round(percentile(r.latenciesMs, p) * 10) / 10;
-        const detail = `${r.latenciesMs.length} offered at ${rps}/s, done at ${Math.round(r.achievedRps)}/s, ${r.errors} errors`;
-        const name = `frontend ${verb.toUpperCase()} @${rps}/s`;
-        figures.push({ name: `${name} p50`, value: ms(50), unit: "ms", detail });
-        figures.push({ name: `${name} p99`, value: ms(99), unit: "ms" });
-      }
-    }
-    return figures;
-  } finally {
-    await region.stop();
-  }
-}
-
 const figuresOnly = (run: () => Promise<Figure[]>) => async (): Promise<ScenarioResult> => ({
   figures: await run(),
   comparisons: [],
@@ -99,13 +78,7 @@ const figuresOnly = (run: () => Promise<Figure[]>) => async (): Promise<Scenario
 
 /** Scenario name → what it measures and how; `--scenario` picks among these, in this order. */
 const scenarios: Record<string, Scenario> = {
-  frontend: {
-    describe: "ARM frontend PUT and GET latency at 200/s and 60/s",
-    run: ({ n }) =>
-      figuresOnly(() =>
-        benchFrontendLatency(n ?? Number(process.env.BENCH_FRONTEND_REQUESTS ?? 2000), [200, 60]),
-      )(),
-  },
+  frontend: frontendScenario,
   lifecycle: lifecycleScenario,
   transport: transportScenario,
   workqueue: {

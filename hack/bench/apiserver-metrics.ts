@@ -30,6 +30,39 @@ export async function requestCounts(client: KubeClient): Promise<RequestCounts> 
   return counts;
 }
 
+/** "VERB resource[/subresource]" → the apiserver's own time spent serving those requests (its latency histogram). */
+export type RequestSeconds = Map<string, { seconds: number; count: number }>;
+
+const DURATION_LINE = /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+]+)$/;
+
+export async function requestSeconds(client: KubeClient): Promise<RequestSeconds> {
+  const text = await client.text("/metrics");
+  const out: RequestSeconds = new Map();
+  for (const line of text.split("\n")) {
+    const m = DURATION_LINE.exec(line);
+    if (!m) continue;
+    const l = labelsOf(m[2] ?? "");
+    if (!l["resource"] || l["verb"] === "WATCH") continue;
+    const key = `${l["verb"]} ${l["resource"]}${l["subresource"] ? `/${l["subresource"]}` : ""}`;
+    const entry = out.get(key) ?? { seconds: 0, count: 0 };
+    if (m[1] === "sum") entry.seconds += Number(m[3]);
+    else entry.count += Number(m[3]);
+    out.set(key, entry);
+  }
+  return out;
+}
+
+/** Mean milliseconds per request of each kind between two readings. */
+export function meanMs(after: RequestSeconds, before: RequestSeconds): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, a] of after) {
+    const b = before.get(k) ?? { seconds: 0, count: 0 };
+    const count = a.count - b.count;
+    if (count > 0) out.set(k, Math.round(((a.seconds - b.seconds) / count) * 1000 * 10) / 10);
+  }
+  return out;
+}
+
 export function difference(after: RequestCounts, before: RequestCounts): RequestCounts {
   const out: RequestCounts = new Map();
   for (const [k, v] of after) {

@@ -106,12 +106,15 @@ function kubeconfigOf(region: Region, name: string): string {
   return cluster.kubeconfigPath;
 }
 
-/** Starts one of our entry points as a node process and waits for its /readyz. */
-async function startOurProcess(
+/**
+ * Starts one of our entry points as a node process and waits for its /readyz; stopping it keeps
+ * its log and its metrics in `opts.logDir`.
+ */
+export async function startOurProcess(
   name: string,
   script: string,
   args: string[],
-  opts: SideOptions,
+  opts: Pick<SideOptions, "region" | "cpuProfileDir" | "logDir">,
 ): Promise<ManagedProcess> {
   const port = await freePort();
   if (opts.cpuProfileDir) await mkdir(opts.cpuProfileDir, { recursive: true });

@@ -37,7 +37,15 @@ export interface MaestroServerOptions {
   staleDeleteMs?: number;
   /** Publish a work again when no status of its generation arrived after this long. Default 30 s. */
   redeliverAfterMs?: number;
-  /** Default 4. */
+  /**
+   * How long a freshly published generation's status write waits for the agent's first report,
+   * so that one write carries both. Default 10 s.
+   */
+  publishedStatusDelayMs?: number;
+  /**
+   * Reconciles at once. Default 32: a reconcile mostly waits on the apiserver (the finalizer, the
+   * status write) and the broker, so 4 kept 1,000 works queued ~20 s each while the process idled.
+   */
   workers?: number;
   log?: Logger;
 }
@@ -85,7 +93,7 @@ export class MaestroServer implements Runnable {
     const client = opts.cluster.client;
     this.#controller = new Controller({
       name: SERVER_NAME,
-      maxConcurrentReconciles: opts.workers ?? 4,
+      maxConcurrentReconciles: opts.workers ?? 32,
       log: this.#log,
       reconciler: new ManifestWorkReconciler({
         works: this.#works,
@@ -95,6 +103,7 @@ export class MaestroServer implements Runnable {
         events: new EventRecorder(client, SERVER_NAME, this.#log),
         staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
         redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
+        publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 10_000,
       }),
     });
     enqueueForObject(this.#works, this.#controller);

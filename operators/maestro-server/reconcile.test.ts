@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
@@ -28,6 +29,7 @@ const CONSUMER = "mgmt-1";
 const UID = "uid-1";
 const HOUR_MS = 3_600_000;
 const REDELIVER_MS = 30_000;
+const STATUS_DELAY_MS = 2_000;
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 
 const configMap = (name: string, data: Record<string, string> = {}) => ({
@@ -153,6 +155,7 @@ function setup(work: ManifestWork, reported?: StatusUpdate) {
     events,
     staleDeleteMs: HOUR_MS,
     redeliverAfterMs: REDELIVER_MS,
+    publishedStatusDelayMs: STATUS_DELAY_MS,
     now: () => clock.ms,
   });
   const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -166,62 +169,113 @@ function published(status: ManifestWorkStatus | undefined): WorkCondition | unde
 }
 
 describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
-  test.each([
-    {
-      name: "a work without the finalizer gets it first, and nothing else happens",
-      work: manifestWork({ finalizer: false }),
-      reported: undefined,
-      ops: ["addFinalizer"],
-      sent: [],
-      events: [],
-      agentConditions: [],
-      result: {},
-    },
-    {
-      name: "a new generation is published and Published=True written; it looks again at redelivery time",
-      work: manifestWork({ generation: 3 }),
-      reported: undefined,
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 3, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: [],
-      result: { requeueAfterMs: REDELIVER_MS },
-    },
-    {
-      name: "the agent's report of this generation is written with Published on top; no requeue",
-      work: manifestWork({ generation: 1 }),
-      reported: agentStatus({ resourceVersion: 1 }),
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 1, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: ["Applied"],
-      result: {},
-    },
-    {
-      name: "a report of an older generation is shown until the new one arrives",
-      work: manifestWork({ generation: 2 }),
-      reported: agentStatus({ resourceVersion: 1 }),
-      ops: ["applyStatus"],
-      sent: [{ uid: UID, generation: 2, action: Action.update }],
-      events: ["Normal/Published"],
-      agentConditions: ["Applied"],
-      result: { requeueAfterMs: REDELIVER_MS },
-    },
-  ])("$name", async ({ work, reported, ops, sent, events, agentConditions, result }) => {
-    const t = setup(work, reported);
-    expect(await t.reconcile()).toEqual(result);
-    expect(t.writer.ops).toEqual(ops);
-    expect(t.publisher.sent).toEqual(sent);
-    expect(t.events.reasons).toEqual(events);
+  /** Publishes, then runs the reconcile the agent's report or the delay brings; returns both results. */
+  async function publishThenReport(work: ManifestWork, report: StatusUpdate | undefined, afterMs: number) {
+    const t = setup(work);
+    const first = await t.reconcile();
+    const opsAfterPublish = [...t.writer.ops];
+    if (report) t.statuses.offer(report);
+    t.clock.ms += afterMs;
+    const second = await t.reconcile();
+    return { t, first, opsAfterPublish, second };
+  }
+
+  test("a new generation is published; the status waits for the agent's report, and one write carries both", async () => {
+    const { t, first, opsAfterPublish, second } = await publishThenReport(
+      manifestWork({ generation: 3 }),
+      agentStatus({ resourceVersion: 3 }),
+      100,
+    );
+    expect(first).toEqual({ requeueAfterMs: STATUS_DELAY_MS });
+    expect(opsAfterPublish).toEqual([]);
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+    // The Published condition tells of it; no event on the normal path.
+    expect(t.events.reasons).toEqual([]);
+    expect(second).toEqual({});
+    expect(t.writer.ops).toEqual(["applyStatus"]);
     const status = t.writer.statuses[0];
-    if (ops.includes("applyStatus")) {
-      expect(published(status)).toMatchObject({
-        status: "True",
-        reason: "Published",
-        observedGeneration: work.metadata.generation,
-      });
-      expect(status?.conditions?.map((c) => c.type)).toEqual([...agentConditions, "Published"]);
-    }
+    expect(published(status)).toMatchObject({ status: "True", reason: "Published", observedGeneration: 3 });
+    expect(status?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+  });
+
+  test("without a report within the delay, Published=True is written alone; it looks again at redelivery time", async () => {
+    const { t, second } = await publishThenReport(
+      manifestWork({ generation: 3 }),
+      undefined,
+      STATUS_DELAY_MS,
+    );
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 3 });
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Published"]);
+    expect(second).toEqual({ requeueAfterMs: REDELIVER_MS });
+  });
+
+  test("another reconcile within the delay (the finalizer's watch event) writes nothing and keeps the deadline", async () => {
+    const t = setup(manifestWork({ generation: 3 }));
+    await t.reconcile();
+    t.clock.ms += 500;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_DELAY_MS - 500 });
+    expect(t.writer.ops).toEqual([]);
+    expect(t.publisher.sent).toHaveLength(1);
+  });
+
+  test("a report of this generation already held is written with Published on top at once; no requeue", async () => {
+    const t = setup(manifestWork({ generation: 1 }), agentStatus({ resourceVersion: 1 }));
+    expect(await t.reconcile()).toEqual({});
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 1, action: Action.update }]);
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 1 });
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+  });
+
+  test("a report of an older generation is shown until the new one arrives", async () => {
+    const t = setup(manifestWork({ generation: 2 }), agentStatus({ resourceVersion: 1 }));
+    await t.reconcile();
+    t.clock.ms += STATUS_DELAY_MS;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REDELIVER_MS });
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 2, action: Action.update }]);
+    expect(t.writer.statuses[0]?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+    expect(published(t.writer.statuses[0])).toMatchObject({ status: "True", observedGeneration: 2 });
+  });
+
+  test("a work without the finalizer gets it before it is published, in the same reconcile", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    const opsAtSend: string[][] = [];
+    const publish = t.publisher.publishSpec.bind(t.publisher);
+    t.publisher.publishSpec = (work, action) => {
+      opsAtSend.push([...t.writer.ops]);
+      return publish(work, action);
+    };
+    await t.reconcile();
+    expect(opsAtSend).toEqual([["addFinalizer"]]);
+    expect(t.writer.ops[0]).toBe("addFinalizer");
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 1, action: Action.update }]);
+  });
+
+  test("a cached copy the watch has not brought the finalizer to yet is not given it again", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    await t.reconcile();
+    t.statuses.offer(agentStatus({ resourceVersion: 1 }));
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["addFinalizer", "applyStatus"]);
+  });
+
+  test("a newer copy without the finalizer (someone removed it) gets it again", async () => {
+    const work = manifestWork({ finalizer: false });
+    const t = setup(work);
+    await t.reconcile();
+    t.works.set({ ...work, metadata: { ...work.metadata, resourceVersion: "8" } });
+    await t.reconcile();
+    expect(t.writer.ops.filter((op) => op === "addFinalizer")).toHaveLength(2);
+  });
+
+  test("a failed finalizer write publishes nothing", async () => {
+    const t = setup(manifestWork({ finalizer: false }));
+    t.writer.addFinalizer = () =>
+      Promise.reject(new KubeApiError(409, "Conflict", "the object was changed", undefined));
+    await expect(t.reconcile()).rejects.toThrow(/changed/);
+    expect(t.publisher.sent).toEqual([]);
   });
 
   test.each([
@@ -237,8 +291,7 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
     t.clock.ms += advanceMs;
     await t.reconcile();
     expect(t.publisher.sent).toHaveLength(sentTimes);
-    // One Published event per generation, however often it is sent.
-    expect(t.events.reasons).toEqual(["Normal/Published"]);
+    expect(t.events.reasons).toEqual([]);
   });
 
   test("a generation the agent reported on is not sent again, however long ago it was published", async () => {
@@ -262,6 +315,7 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
       events: new RecordingEvents(),
       staleDeleteMs: HOUR_MS,
       redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
       now: () => T0,
     });
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -348,14 +402,28 @@ describe("ManifestWorkReconciler: why a work is not published", () => {
     expect(t.writer.ops).toEqual(["applyStatus"]);
   });
 
-  test("once the broker is back the work is published and Published turns True", async () => {
-    const t = setup(manifestWork());
+  test("once the broker is back the work is published, Published turns True, and that is an event", async () => {
+    const work = manifestWork();
+    const t = setup(work);
     t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
     await t.reconcile();
+    t.works.set({ ...work, status: t.writer.statuses[0] });
     t.publisher.refusal = undefined;
     await t.reconcile();
     expect(t.publisher.sent).toHaveLength(1);
+    t.clock.ms += STATUS_DELAY_MS;
+    await t.reconcile();
     expect(t.writer.statuses.map((s) => published(s)?.reason)).toEqual(["BrokerNotConnected", "Published"]);
+    expect(t.events.reasons).toEqual(["Normal/Published"]);
+  });
+
+  test("a generation that fixes an invalid bundle is published, and that is an event", async () => {
+    const t = setup(manifestWork({ manifests: [] }));
+    await t.reconcile();
+    t.works.set({ ...manifestWork({ generation: 2 }), status: t.writer.statuses[0] });
+    await t.reconcile();
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 2, action: Action.update }]);
+    expect(t.events.reasons).toEqual(["Warning/NotPublished", "Normal/Published"]);
   });
 });
 
@@ -510,6 +578,7 @@ describe("ManifestWorkReconciler: an agent status the work cannot hold", () => {
       events: new RecordingEvents(),
       staleDeleteMs: HOUR_MS,
       redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
       now: () => T0,
     });
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -571,5 +640,64 @@ describe("ManifestWorkReconciler after a restart", () => {
     const t = setup(work);
     await t.reconcile();
     expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+  });
+});
+
+describe("ManifestWorkReconciler: its own status write, before the watch brings it", () => {
+  /** Writes as the Applier does: skips a status the given copy already has, else returns the new version. */
+  class ServerLikeWriter extends RecordingWriter {
+    #version = 100;
+    override applyStatus<T extends KubeObject>(type: ResourceType, current: KubeObject, status: unknown) {
+      if (isDeepStrictEqual(current["status"], status)) return Promise.resolve<T | undefined>(undefined);
+      void super.applyStatus<T>(type, current, status);
+      const metadata = { ...current.metadata, resourceVersion: String(++this.#version) };
+      return Promise.resolve({ ...current, metadata, status } as unknown as T);
+    }
+  }
+
+  function setupServerLike() {
+    const work = manifestWork();
+    const works = new FakeLister<ManifestWork>([work]);
+    const statuses = new StatusStore();
+    statuses.offer(agentStatus());
+    const writer = new ServerLikeWriter();
+    const clock = { ms: T0 };
+    const reconciler = new ManifestWorkReconciler({
+      works,
+      client: new RecordingPublisher(),
+      statuses,
+      applier: writer,
+      events: new RecordingEvents(),
+      staleDeleteMs: HOUR_MS,
+      redeliverAfterMs: REDELIVER_MS,
+      publishedStatusDelayMs: STATUS_DELAY_MS,
+      now: () => clock.ms,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    const reconcile = () =>
+      reconciler.reconcile(ctx, { cluster: "service", namespace: CONSUMER, name: "w1" });
+    return { work, works, writer, clock, reconcile };
+  }
+
+  test("a reconcile on the stale cached copy writes nothing again (nor a new lastTransitionTime)", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    t.clock.ms += 5_000;
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+  });
+
+  test("once the watch brings that version the cached copy is used again", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    const written = t.writer.statuses[0];
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: written });
+    await t.reconcile();
+    // A status changed by someone else after that is put back.
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: {} });
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus", "applyStatus"]);
+    expect(t.writer.statuses[1]).toEqual(written);
   });
 });

@@ -1,11 +1,17 @@
 /**
  * Reconciles one ManifestWork of the service cluster: finalizer first, then either publish the
- * current generation or publish the deletion and wait for the agent's `Deleted`, and always one
- * status write at the end. Level-triggered: what was published is remembered per connection
- * only to avoid resending; losing that memory (a restart) just resends, which agents apply
- * idempotently.
+ * current generation or publish the deletion and wait for the agent's `Deleted`, and one status
+ * write at the end, except right after a new generation is sent: that status waits briefly for the
+ * agent's report, so that one write carries both. Level-triggered: what was published is
+ * remembered per connection only to avoid resending; losing that memory (a restart) just resends,
+ * which agents apply idempotently.
  */
-import { MANIFEST_WORK_CLEANUP_FINALIZER, ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
+  ManifestWorkResource,
+  type ManifestWork,
+  type ManifestWorkStatus,
+} from "../api/work/v1.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
@@ -41,6 +47,13 @@ export interface ServerReconcilerDeps {
   staleDeleteMs: number;
   /** Publish again when no agent reported on the published generation after this long. */
   redeliverAfterMs: number;
+  /**
+   * How long the status write of a freshly published generation waits for the agent's first
+   * report, so that one write carries Published and the agent's conditions (the report usually
+   * comes within milliseconds; each write also wakes every controller watching the work). After
+   * this, Published is written alone.
+   */
+  publishedStatusDelayMs: number;
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number;
 }
@@ -52,6 +65,11 @@ interface Scope {
   consumer: string;
   /** Set by publish or publishDelete. */
   facts?: PublishFacts;
+  /**
+   * Set by publish: milliseconds until the status of a just-sent generation is written even
+   * without the agent's report; until then no status is written.
+   */
+  statusHeldMs?: number;
 }
 
 export class ManifestWorkReconciler implements Reconciler {
@@ -60,6 +78,22 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #published = new Map<string, string>();
   /** uid → when the current generation was last published. */
   readonly #publishedAt = new Map<string, number>();
+  /** uid → when a new generation was sent whose status is not written yet. */
+  readonly #statusHeldSince = new Map<string, number>();
+  /**
+   * uid → the resourceVersion of the copy this reconciler added the finalizer to. A cached copy
+   * still at that version is one the watch has not caught up with, not one without the finalizer:
+   * adding it again would only meet a conflict (the agent's report can come back before the
+   * finalizer's watch event).
+   */
+  readonly #finalizerAddedTo = new Map<string, string>();
+  /**
+   * uid → the status this reconciler last wrote and the resourceVersion that write made, until the
+   * watch delivers that version. maestro-server is the only writer of a work's status, so until
+   * then its own write is newer than the cached copy: composing from the cache wrote the same
+   * status again, with a new lastTransitionTime for a Published condition it did not show yet.
+   */
+  readonly #written = new Map<string, { resourceVersion: string; status: ManifestWorkStatus }>();
 
   readonly #now: () => number;
 
@@ -69,18 +103,42 @@ export class ManifestWorkReconciler implements Reconciler {
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
-    const work = this.#d.works.get(req.namespace, req.name);
-    if (!work?.metadata.uid) return {};
-    const scope: Scope = { work, uid: work.metadata.uid, consumer: req.namespace };
+    const cached = this.#d.works.get(req.namespace, req.name);
+    if (!cached?.metadata.uid) return {};
+    const work = this.#withWrittenStatus(cached);
+    const scope: Scope = { work, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER))
-      return {};
+    // The finalizer is on the work before anything is published, so a deletion always waits for
+    // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
+    // first cost each new work a second trip through the queue.
+    await this.#ensureFinalizer(scope);
     try {
       await this.#publish(ctx, scope);
     } finally {
-      await this.#writeStatus(scope);
+      if (!scope.statusHeldMs) await this.#writeStatus(scope);
     }
     return this.#requeue(scope);
+  }
+
+  /** The cached work, with the status this reconciler wrote last if the watch has not brought it yet. */
+  #withWrittenStatus(work: ManifestWork): ManifestWork {
+    const uid = work.metadata.uid ?? "";
+    const written = this.#written.get(uid);
+    if (!written) return work;
+    if (written.resourceVersion !== work.metadata.resourceVersion) return { ...work, status: written.status };
+    this.#written.delete(uid);
+    return work;
+  }
+
+  async #ensureFinalizer({ work, uid }: Scope): Promise<void> {
+    if (work.metadata.finalizers?.includes(MANIFEST_WORK_CLEANUP_FINALIZER)) {
+      this.#finalizerAddedTo.delete(uid);
+      return;
+    }
+    const version = work.metadata.resourceVersion ?? "";
+    if (this.#finalizerAddedTo.get(uid) === version) return;
+    await this.#d.applier.addFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
+    this.#finalizerAddedTo.set(uid, version);
   }
 
   async #publish(ctx: ReconcileContext, scope: Scope): Promise<void> {
@@ -111,7 +169,11 @@ export class ManifestWorkReconciler implements Reconciler {
       if (!sent) return;
       this.#published.set(uid, String(generation));
       this.#publishedAt.set(uid, this.#now());
-      if (isNew)
+      if (isNew) this.#statusHeldSince.set(uid, this.#now());
+      // An event only when publishing recovers (the work showed Published False or Unknown): the
+      // Published condition already tells of every generation sent, and an event per work and
+      // generation was a quarter of the apiserver writes a work cost.
+      if (isNew && recovered(work))
         await this.#d.events.event(
           work,
           "Normal",
@@ -120,6 +182,21 @@ export class ManifestWorkReconciler implements Reconciler {
         );
     }
     scope.facts = { outcome: "published", generation, consumer };
+    scope.statusHeldMs = this.#statusHeld(uid, generation);
+  }
+
+  /**
+   * Milliseconds the status of a generation sent by this reconciler still waits for the agent's
+   * report (whichever reconcile comes first: the report's, the finalizer's watch event, the delay);
+   * 0 once the report is there or the wait is over, and from then on.
+   */
+  #statusHeld(uid: string, generation: number): number {
+    const since = this.#statusHeldSince.get(uid);
+    if (since === undefined) return 0;
+    const leftMs = this.#d.publishedStatusDelayMs - (this.#now() - since);
+    if (leftMs > 0 && !this.#reported(uid, generation)) return leftMs;
+    this.#statusHeldSince.delete(uid);
+    return 0;
   }
 
   /**
@@ -129,14 +206,22 @@ export class ManifestWorkReconciler implements Reconciler {
    * detector covers the same gap.
    */
   #undelivered(scope: Scope, generation: number): boolean {
-    if (this.#d.statuses.get(scope.uid)?.resourceVersion === generation) return false;
+    if (this.#reported(scope.uid, generation)) return false;
     return this.#now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
   }
 
-  /** How soon to look again: while no status of the current generation arrived, at redelivery time. */
+  #reported(uid: string, generation: number): boolean {
+    return this.#d.statuses.get(uid)?.resourceVersion === generation;
+  }
+
+  /**
+   * How soon to look again: just published, when the status is due (the agent's report enqueues
+   * the work sooner); while no status of the current generation arrived, at redelivery time.
+   */
   #requeue(scope: Scope): Result {
+    if (scope.statusHeldMs) return { requeueAfterMs: scope.statusHeldMs };
     if (scope.facts?.outcome !== "published") return {};
-    if (this.#d.statuses.get(scope.uid)?.resourceVersion === scope.facts.generation) return {};
+    if (this.#reported(scope.uid, scope.facts.generation)) return {};
     return { requeueAfterMs: this.#d.redeliverAfterMs };
   }
 
@@ -200,6 +285,9 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#d.statuses.delete(uid);
     this.#published.delete(uid);
     this.#publishedAt.delete(uid);
+    this.#statusHeldSince.delete(uid);
+    this.#finalizerAddedTo.delete(uid);
+    this.#written.delete(uid);
     return {};
   }
 
@@ -207,7 +295,7 @@ export class ManifestWorkReconciler implements Reconciler {
     const reported = this.#d.statuses.get(scope.uid);
     const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
     try {
-      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status);
+      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status));
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
       // retry, so the report is marked refused and the work says why, until the agent reports again.
@@ -218,14 +306,26 @@ export class ManifestWorkReconciler implements Reconciler {
       };
       this.#d.statuses.refuse(scope.uid, refusal);
       const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
-      await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback);
+      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback));
     }
+  }
+
+  #remember(written: ManifestWork | undefined): void {
+    const { uid, resourceVersion } = written?.metadata ?? {};
+    if (!uid || !resourceVersion || !written?.status) return;
+    this.#written.set(uid, { resourceVersion, status: written.status });
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
   forgetPublished(): void {
     this.#published.clear();
   }
+}
+
+/** The work shows that it could not be published (Published False or Unknown). */
+function recovered(work: ManifestWork): boolean {
+  const published = work.status?.conditions?.find((c) => c.type === "Published");
+  return published !== undefined && published.status !== "True";
 }
 
 /** The work's status shows this generation published and applied by the agent. */
