@@ -7,6 +7,7 @@
  *   --broker-url <mqtts://h:p>     the MQTT 5 broker
  *   --broker-ca/-cert/-key <path>  its CA and this agent's client certificate (CN = consumer)
  *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
+ *   --status-sync-ms <ms>          how often applied objects' status and feedback are read (default 10000, OCM's)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
 import { KubeConfig } from "@kubernetes/client-node";
@@ -26,10 +27,14 @@ async function main(): Promise<void> {
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
       "allowed-kinds": { type: "string" },
+      "status-sync-ms": { type: "string" },
       "http-address": { type: "string", default: "0.0.0.0:8080" },
     },
   });
   if (!values.consumer || !values["broker-url"]) throw new Error("--consumer and --broker-url are required");
+  const statusSyncMs = values["status-sync-ms"] === undefined ? undefined : Number(values["status-sync-ms"]);
+  if (statusSyncMs !== undefined && !(statusSyncMs > 0))
+    throw new Error("--status-sync-ms must be a positive number");
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
       ?.split(",")
       .map((k) => k.trim())
       .filter(Boolean),
+    statusSyncMs,
     broker: {
       url: values["broker-url"],
       caFile: values["broker-ca"],
