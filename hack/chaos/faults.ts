@@ -32,6 +32,8 @@ export interface FaultContext {
   injected(): void;
   /** A fact for the report (what was hit, counted, seen). */
   note(text: string): void;
+  /** A fact read once the run has converged (or given up), for what happens after the fault. */
+  noteAfterwards(text: () => string): void;
   progress(text: string): void;
 }
 
@@ -333,18 +335,19 @@ const brokerUnreachable: Fault = {
     await lasting(60_000);
     proxy.heal();
     const s = proxy.stats;
-    ctx.note(
-      `queued messages delivered later: ${s.queueDelivered}; dropped with an overflowing session: ${s.queueDiscarded} (${s.sessionsTerminated} sessions)`,
+    ctx.noteAfterwards(
+      () =>
+        `queued messages delivered on reconnect: ${s.queueDelivered}; dropped with an overflowing session: ${s.queueDiscarded} (${s.sessionsTerminated} sessions); ${s.refused} connections refused while cut off`,
     );
   },
 };
 
 const deliveryChaos: Fault = {
   name: "broker-reorder-duplicate",
-  what: "for 120 s every MQTT message delayed by a random 0–3 s (so out of order) and half of them delivered twice, both directions",
+  what: "for 120 s every MQTT message delayed by a random 0–3 s (so out of order) and half of them delivered again up to 10 s later, both directions",
   async run(ctx) {
     const { proxy } = ctx.chaos;
-    proxy.setDeliveryChaos({ duplicateRatio: 0.5, maxDelayMs: 3_000 });
+    proxy.setDeliveryChaos({ duplicateRatio: 0.5, maxDelayMs: 3_000, maxDuplicateDelayMs: 10_000 });
     ctx.injected();
     await lasting(120_000);
     proxy.setDeliveryChaos(undefined);

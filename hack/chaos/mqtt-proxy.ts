@@ -9,7 +9,7 @@
  *    1 MB, and a session that overflows it is terminated (queue lost); the queue is delivered when
  *    the identity connects again;
  *  - delivers PUBLISH packets late (each by its own random delay, so out of order) and twice
- *    (the copy as QoS 0, so no acknowledgement is owed twice);
+ *    (the copy as QoS 0, so no acknowledgement is owed twice, and possibly much later);
  *  - refuses connections that present a revoked certificate;
  *  - drops an identity's connections (a network blip).
  * Only PUBLISH packets are ever delayed, copied or queued; everything else passes as it came.
@@ -124,6 +124,8 @@ export interface DeliveryChaos {
   duplicateRatio: number;
   /** Each PUBLISH waits a random time up to this before it goes on. */
   maxDelayMs: number;
+  /** A copy waits a random time up to this (a redelivery can come much later than the original). */
+  maxDuplicateDelayMs: number;
 }
 
 export interface ProxyStats {
@@ -343,7 +345,7 @@ class Proxy {
     setTimeout(() => send(p), Math.random() * chaos.maxDelayMs);
     if (Math.random() >= chaos.duplicateRatio) return;
     this.stats.duplicated++;
-    setTimeout(() => send(asQos0(p)), Math.random() * chaos.maxDelayMs);
+    setTimeout(() => send(asQos0(p)), Math.random() * chaos.maxDuplicateDelayMs);
   }
 
   #end(session: Session): void {

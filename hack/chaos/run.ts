@@ -129,6 +129,7 @@ export async function runFault(
   );
   await Promise.all([workload.delete(batch.deleteBefore), workload.scale(batch.scaleBefore)]);
 
+  const afterwards: Array<() => string> = [];
   let markInjected = (): void => undefined;
   const injected = new Promise<void>((resolve) => (markInjected = resolve));
   const ctx = {
@@ -137,6 +138,7 @@ export async function runFault(
     settings,
     injected: () => markInjected(),
     note: (t: string) => void notes.push(t),
+    noteAfterwards: (t: () => string) => void afterwards.push(t),
     progress: (t: string) => settings.progress(t),
   };
   settings.progress(`injecting ${fault.name}`);
@@ -145,10 +147,16 @@ export async function runFault(
     (err: unknown) => errorMessage(err),
   );
   await Promise.race([injected, running]);
-  await Promise.all([workload.delete(batch.deleteDuring), workload.scale(batch.scaleDuring)]);
+  // Those deleted under the fault are scaled first: an update and a deletion close together.
+  const scaleThenDelete = async (): Promise<void> => {
+    await workload.scale(batch.deleteDuring);
+    await workload.delete(batch.deleteDuring);
+  };
+  await Promise.all([scaleThenDelete(), workload.scale(batch.scaleDuring)]);
   const error = await running;
   if (error) notes.push(`the fault failed: ${error}`);
   settings.progress(`${fault.name} removed; waiting for convergence`);
   const { verdict, atMs } = await converge(chaos, workload, settings);
+  notes.push(...afterwards.map((t) => t()));
   return result(verdict, { convergeMs: atMs, ...(error ? { error } : {}) });
 }
