@@ -344,10 +344,10 @@ const brokerUnreachable: Fault = {
 
 const deliveryChaos: Fault = {
   name: "broker-reorder-duplicate",
-  what: "for 120 s every MQTT message delayed by a random 0–3 s (so out of order) and half of them delivered again up to 10 s later, both directions",
+  what: "for 120 s every MQTT message delayed by a random 0–3 s (so out of order) and half of them delivered again up to 30 s later, both directions",
   async run(ctx) {
     const { proxy } = ctx.chaos;
-    proxy.setDeliveryChaos({ duplicateRatio: 0.5, maxDelayMs: 3_000, maxDuplicateDelayMs: 10_000 });
+    proxy.setDeliveryChaos({ duplicateRatio: 0.5, maxDelayMs: 3_000, maxDuplicateDelayMs: 30_000 });
     ctx.injected();
     await lasting(120_000);
     proxy.setDeliveryChaos(undefined);
