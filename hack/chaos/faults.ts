@@ -18,6 +18,8 @@ import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
 import type { Workload } from "./workload.ts";
 
 export interface FaultSettings {
+  /** Clusters (each with a pool) per run. */
+  n: number;
   /** How long a management cluster's apiserver stays away (the figure is 10 minutes). */
   managementOutageMs: number;
   /** Only these failpoints, for the failpoint faults (a CI subset); all of them when unset. */
@@ -327,12 +329,14 @@ const armHungLro: Fault = {
 
 const brokerUnreachable: Fault = {
   name: "broker-unreachable",
-  what: "every management cluster cut off from the broker for 60 s; their sessions kept with Event Grid's offline queue (100 messages or 1 MB, then the session and its queue are dropped)",
+  what: "every management cluster cut off from the broker for 60 s while N more clusters are created; their sessions kept with Event Grid's offline queue (100 messages or 1 MB, then the session and its queue are dropped)",
   async run(ctx) {
     const { proxy, management } = ctx.chaos;
     proxy.cut(management.map((m) => m.cluster));
     ctx.injected();
-    await lasting(60_000);
+    // New clusters while they are away: their works are what fills the offline queues.
+    const extra = Array.from({ length: ctx.settings.n }, () => ctx.workload.createOne());
+    await Promise.all([lasting(60_000), ...extra]);
     proxy.heal();
     const s = proxy.stats;
     ctx.noteAfterwards(

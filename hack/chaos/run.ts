@@ -13,8 +13,6 @@ import type { ChaosRegion } from "./region.ts";
 import type { Workload } from "./workload.ts";
 
 export interface RunSettings extends FaultSettings {
-  /** Clusters (each with a pool) per run. */
-  n: number;
   /** How long convergence may take after the fault is removed. */
   convergeTimeoutMs: number;
   /** Once converged, how long leftovers (orphans, duplicates) get to go before they count. */
