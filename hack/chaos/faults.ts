@@ -67,13 +67,13 @@ const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 const brokerKill: Fault = {
   name: "broker-kill",
-  what: "mosquitto killed with SIGKILL, down 10 s, started again (every session and in-flight message lost)",
+  what: "mosquitto killed with SIGKILL, down 3 s, started again (every session and in-flight message lost)",
   async run(ctx) {
     await ctx.chaos.region.broker!.restart({
       kill: true,
       whileDown: async () => {
         ctx.injected();
-        await lasting(10_000);
+        await lasting(3_000);
       },
     });
   },

@@ -26,6 +26,7 @@ let logDir = "";
 
 beforeAll(async () => {
   logDir = await mkdtemp(join(tmpdir(), "hcp-chaos-test-"));
+  const started = Date.now();
   const report = await runSuite({
     faults: allFaults().filter((f) => FAULTS.includes(f.name)),
     failpoints: FAILPOINTS,
@@ -39,7 +40,8 @@ beforeAll(async () => {
     agentStatusSyncMs: 1_000,
     logRoot: logDir,
     shareRegion: true,
-    progress: (text) => process.stderr.write(`[chaos] ${text}\n`),
+    progress: (text) =>
+      process.stderr.write(`[chaos] +${Math.round((Date.now() - started) / 1000)} s ${text}\n`),
   });
   results = report.results;
   process.stderr.write(`${formatTable(report.rows)}\n`);
