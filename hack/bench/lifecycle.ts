@@ -14,35 +14,22 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import {
   HcpClusterResource,
-  ManagementClusterResource,
   NodePoolResource,
   type HcpCluster,
-  type ManagementCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
-import { createAzureClients } from "../../operators/azure/clients.ts";
-import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { freePort, waitFor } from "../harness/ports.ts";
-import { brokerFlags } from "../harness/broker.ts";
 import { startRegion, type Region } from "../harness/region.ts";
-import {
-  catalogConfigMap,
-  lifecycleProcess,
-  LOCAL_BASE_DOMAIN,
-  SERVICE_RESOURCE_GROUP,
-  SERVICE_SUBSCRIPTION,
-} from "../harness/stack.ts";
 import {
   compactAndDefrag,
   difference,
@@ -52,6 +39,16 @@ import {
   writes,
   type RequestCounts,
 } from "./apiserver-metrics.ts";
+import {
+  ensureParentZone,
+  readyAt,
+  repoScript,
+  seedRegion,
+  spawnAgent,
+  spawnOperators,
+  spawnSimulator,
+  type ArmInfo,
+} from "./components.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
 
@@ -62,7 +59,6 @@ function progress(message: string): void {
   process.stderr.write(`[bench lifecycle] ${new Date().toISOString()} ${message}\n`);
 }
 const CLUSTERS_PER_NAMESPACE = 100;
-const script = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const samples = new URL("../../config/samples/", import.meta.url);
 
 export interface LifecycleOptions {
@@ -117,129 +113,52 @@ async function sample<T>(file: string): Promise<T> {
   return load(await readFile(new URL(file, samples), "utf8")) as T;
 }
 
-async function readyAt(url: string, timeoutMs: number): Promise<void> {
-  await waitFor(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).ok, {
-    timeoutMs,
-    intervalMs: 200,
-  });
-}
-
 // ---- the region --------------------------------------------------------------------------------
-
-async function seed(service: KubeClient, mcs: string[], capacity: number): Promise<void> {
-  await service.createIfAbsent(NamespaceResource, { metadata: { name: NAMESPACE } });
-  await service.apply(configMapType, await catalogConfigMap(NAMESPACE), { fieldManager: "hcp-bench" });
-  for (const name of mcs) {
-    await service.createIfAbsent(NamespaceResource, { metadata: { name } });
-    const mc: ManagementCluster = {
-      apiVersion: "hcp.aro.dev/v1alpha1",
-      kind: "ManagementCluster",
-      metadata: { name },
-      // The sample cluster asks for tier=standard.
-      spec: {
-        consumerName: name,
-        capacity: { maxHostedClusters: capacity },
-        schedulable: true,
-        region: "eastus",
-        labels: { tier: "standard" },
-      },
-    };
-    await service.createIfAbsent(ManagementClusterResource, mc);
-  }
-}
-
-interface ArmInfo {
-  endpoint: string;
-  caPath: string;
-  tenantId: string;
-  clientId: string;
-  clientSecret: string;
-}
 
 async function startArm(workDir: string, logDir: string): Promise<{ component: Component; arm: ArmInfo }> {
   const { component, line } = await spawnComponent({
     name: "arm-emulator",
-    script: script("hack/harness/arm-emulator/main.ts"),
+    script: repoScript("hack/harness/arm-emulator/main.ts"),
     args: ["--work-dir", workDir, "--async-delay-ms", "0"],
     logDir,
     firstLine: true,
   });
   const arm = JSON.parse(line ?? "{}") as ArmInfo;
-  const azure = await createAzureClients({
-    armEndpoint: arm.endpoint,
-    authorityHost: arm.endpoint,
-    caFile: arm.caPath,
-    credential: arm,
-  });
-  const parentZone = {
-    subscriptionId: SERVICE_SUBSCRIPTION,
-    resourceGroup: SERVICE_RESOURCE_GROUP,
-    name: LOCAL_BASE_DOMAIN,
-  };
-  await new AzureClusterInfrastructure(azure, parentZone).ensureParentZone();
+  await ensureParentZone(arm);
   return { component, arm };
 }
 
 async function startOperators(region: Region, arm: ArmInfo, logDir: string): Promise<Running["operators"]> {
   const broker = region.broker!;
-  const creds = await broker.credentials("maestro");
   const port = await freePort();
-  const service = region.clusters.find((c) => c.role === "service")!;
-  const operators = lifecycleProcess({
-    serviceKubeconfig: service.kubeconfigPath,
-    namespace: NAMESPACE,
-    httpAddress: `127.0.0.1:${port}`,
-    arm,
-  });
   const spawnOnce = async (): Promise<Component> => {
-    const { component } = await spawnComponent({
-      name: "operators",
-      script: script("operators/main.ts"),
-      args: [...operators.args, ...brokerFlags(broker.url, creds)],
-      env: operators.env,
+    const { component } = await spawnOperators({
+      serviceKubeconfig: region.clusters.find((c) => c.role === "service")!.kubeconfigPath,
+      namespace: NAMESPACE,
+      arm,
+      broker: { url: broker.url, credentials: await broker.credentials("maestro") },
       logDir,
+      port,
     });
     return component;
   };
   const url = `http://127.0.0.1:${port}`;
   const component = await spawnOnce();
-  await readyAt(url, 120_000);
+  await readyAt(url, 120_000, component.exited);
   return { component, metricsUrl: `${url}/metrics`, restart: spawnOnce };
 }
 
 async function startManagementSide(region: Region, logDir: string): Promise<Component[]> {
   const broker = region.broker!;
   const out: Component[] = [];
-  for (const c of region.clusters.filter((x) => x.role === "management")) {
-    const creds = await broker.credentials(c.name);
-    const [agentPort, simPort] = [await freePort(), await freePort()];
-    const agent = await spawnComponent({
-      name: `maestro-agent-${c.name}`,
-      script: script("operators/maestro-agent/main.ts"),
-      args: [
-        `--consumer=${c.name}`,
-        `--kubeconfig=${c.kubeconfigPath}`,
-        ...brokerFlags(broker.url, creds),
-        `--http-address=127.0.0.1:${agentPort}`,
-      ],
-      logDir,
-    });
-    const simulator = await spawnComponent({
-      name: `hypershift-simulator-${c.name}`,
-      script: script("hack/hypershift-simulator/main.ts"),
-      args: [
-        `--kubeconfig=${c.kubeconfigPath}`,
-        `--cluster=${c.name}`,
-        "--provision-delay-ms=0",
-        "--delete-delay-ms=0",
-        `--http-address=127.0.0.1:${simPort}`,
-      ],
-      logDir,
-    });
+  for (const cluster of region.clusters.filter((x) => x.role === "management")) {
+    const credentials = await broker.credentials(cluster.name);
+    const agent = await spawnAgent({ cluster, broker: { url: broker.url, credentials }, logDir });
+    const simulator = await spawnSimulator({ cluster, logDir, provisionDelayMs: 0, deleteDelayMs: 0 });
     out.push(agent.component, simulator.component);
     await Promise.all([
-      readyAt(`http://127.0.0.1:${agentPort}`, 60_000),
-      readyAt(`http://127.0.0.1:${simPort}`, 60_000),
+      readyAt(agent.url, 60_000, agent.component.exited),
+      readyAt(simulator.url, 60_000, simulator.component.exited),
     ]);
   }
   return out;
@@ -255,7 +174,7 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
     .filter((c) => c.role === "management")
     .map((c) => clientFor(c.kubeconfigPath, c.name));
   const mcNames = management.map((m) => m.cluster);
-  await seed(service, mcNames, Math.ceil(opts.n / mcNames.length) + 10);
+  await seedRegion(service, NAMESPACE, mcNames, Math.ceil(opts.n / mcNames.length) + 10);
   const { component: armComponent, arm } = await startArm(region.workDir, logDir);
   const operators = await startOperators(region, arm, logDir);
   const managementSide = await startManagementSide(region, logDir);

@@ -31,6 +31,8 @@ export interface SpawnOptions {
   script: string;
   args: string[];
   env?: Record<string, string>;
+  /** Flags for node itself, before the script (e.g. `--import` of a preload module). */
+  nodeArgs?: string[];
   logDir: string;
   /** Resolves with the first stdout line, for components that print what a client needs. */
   firstLine?: boolean;
@@ -45,8 +47,9 @@ async function procUsage(pid: number, name: string, last: ComponentUsage): Promi
 }
 
 export async function spawnComponent(opts: SpawnOptions): Promise<{ component: Component; line?: string }> {
-  const log = createWriteStream(join(opts.logDir, `${opts.name}.log`));
-  const child = spawn(process.execPath, [opts.script, ...opts.args], {
+  // Appended to: a component started again (a chaos run's restart) keeps one log.
+  const log = createWriteStream(join(opts.logDir, `${opts.name}.log`), { flags: "a" });
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script, ...opts.args], {
     env: { ...process.env, ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });

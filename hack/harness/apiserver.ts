@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createCA, createSigningKey, issueCert, type CertFiles } from "./certs.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
 import { freePort, waitFor } from "./ports.ts";
-import { startProcess, type ManagedProcess } from "./process.ts";
+import { bringDown, startProcess, type ManagedProcess, type RestartOptions } from "./process.ts";
 
 export interface StartApiServerOptions {
   /** Cluster name: used for the etcd prefix, file names and the kubeconfig context. */
@@ -28,8 +28,8 @@ export interface ApiServer {
   name: string;
   url: string;
   kubeconfigPath: string;
-  /** Stops and starts the same apiserver again (same port, certs and data). */
-  restart(): Promise<void>;
+  /** Stops (SIGKILL with `kill`) and starts the same apiserver again (same port, certs and data). */
+  restart(opts?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
   readonly process: ManagedProcess;
 }
@@ -155,8 +155,8 @@ export async function startApiServer(opts: StartApiServerOptions): Promise<ApiSe
     get process() {
       return current;
     },
-    restart: async () => {
-      await current.stop();
+    restart: async (restartOpts) => {
+      await bringDown(current, restartOpts);
       current = await launch();
     },
     stop: async () => {

@@ -13,7 +13,7 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCA, issueCert, type CertFiles, type CertificateAuthority } from "./certs.ts";
 import { freePort, waitFor } from "./ports.ts";
-import { startProcess, type ManagedProcess } from "./process.ts";
+import { bringDown, startProcess, type ManagedProcess, type RestartOptions } from "./process.ts";
 
 /** The maestro-server's certificate CN, hence its MQTT username. */
 export const SOURCE_IDENTITY = "maestro";
@@ -55,8 +55,11 @@ export interface Broker extends BrokerInfo {
   logPath: string;
   /** Issues (or returns the already issued) client certificate with CN = identity. */
   credentials(identity: string): Promise<BrokerCredentials>;
-  /** Stops mosquitto and starts it again on the same port with the same config (broker-restart tests). */
-  restart(): Promise<void>;
+  /**
+   * Stops mosquitto (SIGKILL with `kill`) and starts it again on the same port with the same
+   * config (broker-restart tests, chaos runs).
+   */
+  restart(opts?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -236,8 +239,8 @@ export async function startBroker(opts: StartBrokerOptions): Promise<Broker> {
       }
       return creds;
     },
-    restart: async () => {
-      await current.stop();
+    restart: async (restartOpts) => {
+      await bringDown(current, restartOpts);
       current = await launch();
     },
     stop: () => current.stop(),

@@ -16,6 +16,22 @@ export interface ManagedProcess {
   readonly exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL after timeoutMs. Resolves once the process is gone. */
   stop(timeoutMs?: number): Promise<void>;
+  /** SIGKILL at once (a crash, as chaos runs inject it). Resolves once the process is gone. */
+  kill(): Promise<void>;
+}
+
+/** How a harness component (apiserver, broker) is restarted. */
+export interface RestartOptions {
+  /** SIGKILL instead of SIGTERM: a crash rather than a shutdown. */
+  kill?: boolean;
+  /** Runs while the process is down; it starts again once this resolves (an outage). */
+  whileDown?: () => Promise<void>;
+}
+
+/** Stops `proc` as `opts` says and waits out the outage, if any. */
+export async function bringDown(proc: ManagedProcess, opts: RestartOptions = {}): Promise<void> {
+  await (opts.kill ? proc.kill() : proc.stop());
+  await opts.whileDown?.();
 }
 
 export interface StartProcessOptions {
@@ -66,7 +82,12 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
     await exited.catch(() => null);
     clearTimeout(timer);
   };
-  return { name: opts.name, pid, logPath, exited, stop };
+  const kill = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGKILL");
+    await exited.catch(() => null);
+  };
+  return { name: opts.name, pid, logPath, exited, stop, kill };
 }
 
 /** Whether the process runs. A zombie (dead, not yet reaped by a parent that is not us) counts as dead. */

@@ -38,6 +38,8 @@ export interface Region {
   clusters: RegionCluster[];
   assetsDir: string;
   etcdUrl: string;
+  /** Present when the harness runs etcd itself (chaos runs pause it). */
+  etcd?: Etcd;
   workDir: string;
   /** Milliseconds from start() to a ready region with CRDs installed. */
   startupMs: number;
@@ -178,7 +180,7 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
     // instead of picking new ones up at its next 30 s resync.
     await startControllerManagers(clusters, { assetsDir, workDir }, managers);
     broker = await brokerStarting;
-    return { clusters, assetsDir, etcdUrl, workDir, startupMs: Date.now() - started, broker, stop };
+    return { clusters, assetsDir, etcdUrl, etcd, workDir, startupMs: Date.now() - started, broker, stop };
   } catch (err) {
     broker ??= await brokerStarting?.catch(() => undefined);
     await stop();

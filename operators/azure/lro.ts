@@ -6,6 +6,7 @@
  * keeps the poller's state the same way.
  */
 import { sleep } from "../runtime/backoff.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import { callError, sdkCallOptions, type SdkCallOptions } from "./cancel.ts";
 import type { AzureClients } from "./clients.ts";
 import { classifyAzureError, isFailedOperation, statusCodeOf } from "./errors.ts";
@@ -43,6 +44,7 @@ export async function runOperation<T>(azure: AzureClients, op: Operation<T>): Pr
   } catch (err) {
     throw callError(err, op.what, op.signal);
   }
+  failpoint("azure/after-operation-started");
   return waitBounded(azure, op, poller);
 }
 

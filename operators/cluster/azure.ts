@@ -26,6 +26,7 @@ import {
   type Owner,
 } from "../azure/index.ts";
 import type { StepState } from "../hcp/steps.ts";
+import { failpoint, type Failpoint } from "../runtime/failpoints.ts";
 import type {
   ClusterInfraSpec,
   ClusterInfrastructure,
@@ -55,22 +56,25 @@ function failed(err: unknown): StepState {
   throw err;
 }
 
-/** Runs one Azure call and says how the step stands. */
+/** Runs one Azure call and says how the step stands; `written` is reached when it wrote. */
 async function step<T>(
   what: string,
   run: () => Promise<Outcome<T>>,
+  written?: Failpoint,
 ): Promise<{ step: StepState; value?: T }> {
+  let outcome: Outcome<T>;
   try {
-    const outcome = await run();
-    if (!outcome.done)
-      return { step: { state: "pending", reason: "InProgress", message: `${what}: ${outcome.reason}` } };
-    return {
-      step: { state: "ready", message: `${what} ${outcome.changed ? "created or updated" : "as expected"}` },
-      value: outcome.value,
-    };
+    outcome = await run();
   } catch (err) {
     return { step: failed(err) };
   }
+  if (!outcome.done)
+    return { step: { state: "pending", reason: "InProgress", message: `${what}: ${outcome.reason}` } };
+  if (written && outcome.changed) failpoint(written);
+  return {
+    step: { state: "ready", message: `${what} ${outcome.changed ? "created or updated" : "as expected"}` },
+    value: outcome.value,
+  };
 }
 
 type Deletion = [what: string, run: () => Promise<Outcome<DeleteResult>>];
@@ -122,8 +126,10 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
   }
 
   async ensureResourceGroup(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
-    return step(`Resource group ${spec.managedResourceGroup}`, () =>
-      ensureResourceGroup(this.#azure, { ...this.#group(spec), location: spec.location }, opts),
+    return step(
+      `Resource group ${spec.managedResourceGroup}`,
+      () => ensureResourceGroup(this.#azure, { ...this.#group(spec), location: spec.location }, opts),
+      "cluster/after-resource-group-created",
     );
   }
 
@@ -131,8 +137,10 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     spec: ClusterInfraSpec,
     opts: InfraOptions = {},
   ): Promise<InfraResult & { nameServers?: string[] }> {
-    const r = await step(`DNS zone ${spec.zoneName}`, () =>
-      ensureDnsZone(this.#azure, { ...this.#rg(spec), zoneName: spec.zoneName }, opts),
+    const r = await step(
+      `DNS zone ${spec.zoneName}`,
+      () => ensureDnsZone(this.#azure, { ...this.#rg(spec), zoneName: spec.zoneName }, opts),
+      "cluster/after-dns-zone-created",
     );
     return { step: r.step, nameServers: r.value?.nameServers };
   }
@@ -142,20 +150,26 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     nameServers: string[],
     opts: InfraOptions = {},
   ): Promise<InfraResult> {
-    return step(`NS delegation of ${spec.zoneName} in ${this.#parent.name}`, () =>
-      ensureNsDelegation(this.#azure, { ...this.#delegation(spec), nameServers }, opts),
+    return step(
+      `NS delegation of ${spec.zoneName} in ${this.#parent.name}`,
+      () => ensureNsDelegation(this.#azure, { ...this.#delegation(spec), nameServers }, opts),
+      "cluster/after-delegation-created",
     );
   }
 
   async ensureIngress(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
     const common = { ...this.#rg(spec), location: spec.location };
-    const ip = await step(`Public IP ${spec.ingressName}-pip`, () =>
-      ensurePublicIp(this.#azure, { ...common, name: `${spec.ingressName}-pip` }, opts),
+    const ip = await step(
+      `Public IP ${spec.ingressName}-pip`,
+      () => ensurePublicIp(this.#azure, { ...common, name: `${spec.ingressName}-pip` }, opts),
+      "cluster/after-public-ip-created",
     );
     if (ip.step.state !== "ready" || !ip.value) return { step: ip.step };
     const publicIpId = ip.value.id;
-    const lb = await step(`Load balancer ${spec.ingressName}-lb`, () =>
-      ensureLoadBalancer(this.#azure, { ...common, name: `${spec.ingressName}-lb`, publicIpId }, opts),
+    const lb = await step(
+      `Load balancer ${spec.ingressName}-lb`,
+      () => ensureLoadBalancer(this.#azure, { ...common, name: `${spec.ingressName}-lb`, publicIpId }, opts),
+      "cluster/after-load-balancer-created",
     );
     if (lb.step.state !== "ready") return { step: lb.step };
     return {
@@ -167,8 +181,10 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
   async ensureRecords(spec: ClusterInfraSpec, ip: string, opts: InfraOptions = {}): Promise<InfraResult> {
     for (const name of CLUSTER_RECORDS) {
       const record = { ...this.#rg(spec), zoneName: spec.zoneName, name, ipv4Addresses: [ip] };
-      const r = await step(`A record ${name}.${spec.zoneName}`, () =>
-        ensureARecord(this.#azure, record, opts),
+      const r = await step(
+        `A record ${name}.${spec.zoneName}`,
+        () => ensureARecord(this.#azure, record, opts),
+        "cluster/after-record-created",
       );
       if (r.step.state !== "ready") return { step: r.step };
     }
@@ -178,6 +194,7 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
   async deleteAll(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
     for (const [what, run] of this.#deletions(spec, opts)) {
       const r = await step(`Deleting ${what}`, run);
+      if (r.value === "deleted") failpoint("cluster/after-azure-resource-deleted");
       if (r.step.state !== "ready") return { step: r.step };
     }
     return { step: { state: "ready", message: "Every Azure resource of the cluster is gone" } };

@@ -7,6 +7,7 @@
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { RetryableStepError } from "./phases.ts";
 import { AZURE_POLL_MS, CLUSTER_FINALIZER, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
@@ -35,6 +36,7 @@ export const deleteWorks: Phase<ClusterScope> = async ({ signal }, scope) => {
   const works = worksOf(scope);
   if (works.length === 0) return {};
   await deleteManifestWorks(scope.deps.writer, works, signal);
+  failpoint("cluster/after-works-deleted");
   scope.facts.deleting = {
     reason: "DeletingHostedCluster",
     message: `Waiting for the agent of ${works[0]?.metadata.namespace ?? ""} to confirm the HostedCluster is deleted`,
@@ -56,6 +58,7 @@ export const deleteInfrastructure: Phase<ClusterScope> = async ({ signal }, scop
 export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
   const { cluster, deps, memory } = scope;
+  failpoint("cluster/before-finalizer-removed");
   await deps.writer.removeFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, { signal });
   const uid = cluster.metadata.uid ?? "";
   memory.reservations.delete(uid);

@@ -233,6 +233,7 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
     signal,
   });
   if (!scope.appliedWork) return {};
+  failpoint("cluster/after-work-applied");
   const work = `${consumer}/${facts.names.workName}`;
   scope.log.info("Applied the HostedCluster ManifestWork", { work });
   if (!current)

@@ -7,7 +7,8 @@
  *   --broker-url <mqtts://h:p>     the MQTT 5 broker
  *   --broker-ca/-cert/-key <path>  its CA and this agent's client certificate (CN = consumer)
  *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
- *   --status-sync-seconds <n>      how often objects no watch covers are read for status (default 60)
+ *   --status-sync-ms <ms>          how often objects no watch covers are read for status (default 60000;
+ *                                  HostedClusters and NodePools report through watches)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
 import { KubeConfig } from "@kubernetes/client-node";
@@ -27,13 +28,14 @@ async function main(): Promise<void> {
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
       "allowed-kinds": { type: "string" },
-      "status-sync-seconds": { type: "string", default: "60" },
+      "status-sync-ms": { type: "string" },
       "http-address": { type: "string", default: "0.0.0.0:8080" },
     },
   });
   if (!values.consumer || !values["broker-url"]) throw new Error("--consumer and --broker-url are required");
-  const statusSyncSeconds = Number(values["status-sync-seconds"]);
-  if (!(statusSyncSeconds > 0)) throw new Error("--status-sync-seconds must be a positive number");
+  const statusSyncMs = values["status-sync-ms"] === undefined ? undefined : Number(values["status-sync-ms"]);
+  if (statusSyncMs !== undefined && !(statusSyncMs > 0))
+    throw new Error("--status-sync-ms must be a positive number");
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
@@ -42,11 +44,11 @@ async function main(): Promise<void> {
     consumer: values.consumer,
     kube: new KubeClient(values.consumer, kc),
     log,
-    statusSyncMs: statusSyncSeconds * 1000,
     allowedKinds: values["allowed-kinds"]
       ?.split(",")
       .map((k) => k.trim())
       .filter(Boolean),
+    statusSyncMs,
     broker: {
       url: values["broker-url"],
       caFile: values["broker-ca"],

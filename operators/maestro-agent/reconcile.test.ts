@@ -130,9 +130,9 @@ function setup(
   spec: WorkSpec = {},
   allowed: readonly string[] = DEFAULT_ALLOWED_KINDS,
   watched: readonly string[] = [],
+  store = new WorkStore(),
 ) {
   const kube = new RecordingKube();
-  const store = new WorkStore();
   store.upsert(received(spec));
   const publisher = new RecordingPublisher();
   const clock = { ms: T0 };
@@ -579,7 +579,9 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
   });
 
   test("a deletion that arrives without the spec (after a restart) keeps the recorded deleteOption", async () => {
-    const t = setup({ deleteOption: { propagationPolicy: "Orphan" } });
+    // A restarted agent's store holds no tombstone of what the last process removed.
+    const restarted = new WorkStore({ maxTombstones: 0 });
+    const t = setup({ deleteOption: { propagationPolicy: "Orphan" } }, DEFAULT_ALLOWED_KINDS, [], restarted);
     await t.reconcile();
     t.store.remove(UID);
     t.store.upsert({ ...received({}, "2030-01-01T00:00:00Z"), spec: {} });

@@ -10,6 +10,7 @@ import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
 import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import {
   applyResolved,
   resolveManifest,
@@ -147,7 +148,10 @@ export class AgentWorkReconciler implements Reconciler {
       written = undefined;
     }
     const input = this.#input(work, true);
-    for (const [i, o] of outcomes.entries()) await applyResolved(input, o, manifests[i] as Manifest);
+    for (const [i, o] of outcomes.entries()) {
+      await applyResolved(input, o, manifests[i] as Manifest);
+      if (i === 0 && outcomes.length > 1) failpoint("maestro-agent/mid-apply");
+    }
     const current = outcomes.flatMap((o) => (o.object ? (appliedResourceOf(o) ?? []) : []));
     const dropped = before.filter((b) => !planned.some((p) => sameResource(b, p)));
     const stillThere = await applied.deleteResources(
@@ -168,6 +172,7 @@ export class AgentWorkReconciler implements Reconciler {
       return { requeueAfterMs: DELETE_REQUEUE_AFTER_MS };
     }
     if (record) await applied.remove(work.name);
+    failpoint("maestro-agent/before-deleted-confirmed");
     // Deleted must reach the source: without a connection this throws and the queue retries.
     await this.#d.client.publishStatus(work, deletedStatus(work.status, work.generation, this.#d.consumer));
     this.#d.store.remove(work.uid);

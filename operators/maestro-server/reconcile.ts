@@ -22,6 +22,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/c
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import { apiStatusCode, errorMessage } from "../runtime/errors.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import { composeStatus, type PublishFacts } from "./status.ts";
 
 /** The reason of AgentStatusAccepted=False when the apiserver refused the agent's report. */
@@ -167,6 +168,7 @@ export class ManifestWorkReconciler implements Reconciler {
     if (isNew || this.#undelivered(scope, generation)) {
       const sent = await this.#send(ctx, scope, Action.update);
       if (!sent) return;
+      failpoint("maestro-server/after-publish");
       this.#published.set(uid, String(generation));
       this.#publishedAt.set(uid, this.#now());
       if (isNew) this.#statusHeldSince.set(uid, this.#now());
@@ -261,6 +263,7 @@ export class ManifestWorkReconciler implements Reconciler {
     if (this.#published.get(uid) !== "delete") {
       try {
         await this.#d.client.publishSpec(work, Action.delete);
+        failpoint("maestro-server/after-delete-published");
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
       } catch (err) {

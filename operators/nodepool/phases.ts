@@ -13,6 +13,7 @@ import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
 import { isTrue } from "../runtime/conditions.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { nodePoolWork, poolNames } from "./nodepool.ts";
 import { poolWork, type PoolScope } from "./scope.ts";
@@ -152,6 +153,7 @@ export const applyWork: Phase<PoolScope> = async ({ signal }, scope) => {
     signal,
   });
   if (!scope.appliedWork) return {};
+  failpoint("nodepool/after-work-applied");
   const work = `${consumer}/${desired.metadata.name ?? ""}`;
   scope.log.info("Applied the NodePool ManifestWork", { work });
   if (!current)

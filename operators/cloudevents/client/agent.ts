@@ -90,6 +90,8 @@ export class AgentClient {
       const result = this.#opts.store.upsert(received);
       if (result === "stale")
         return this.#conn.drop("stale-version", `resourceversion ${received.generation}`, event);
+      if (result === "removed")
+        return this.#conn.drop("removed-work", `work ${received.uid} was deleted and removed`, event);
       this.#onChange(received.uid);
     } catch (err) {
       this.#conn.drop("invalid", err, event);

@@ -35,4 +35,27 @@ describe("WorkStore", () => {
     store.remove("r1");
     expect(store.list()).toEqual([]);
   });
+
+  it("drops an event, an update or a deletion, for a work it removed: delivered late or twice", () => {
+    let now = 0;
+    const store = new WorkStore({ tombstoneMs: 1000, now: () => now });
+    expect(store.upsert(received(2))).toBe("added");
+    expect(store.upsert(received(3, { deletionTimestamp: "t", spec: {} }))).toBe("deleting");
+    store.remove("r1");
+    expect(store.upsert(received(2))).toBe("removed");
+    expect(store.upsert(received(3, { deletionTimestamp: "t", spec: {} }))).toBe("removed");
+    expect(store.list()).toEqual([]);
+    now = 1001;
+    expect(store.upsert(received(2))).toBe("added");
+  });
+
+  it("keeps at most maxTombstones, dropping the oldest", () => {
+    const store = new WorkStore({ maxTombstones: 2 });
+    for (const uid of ["a", "b", "c"]) {
+      store.upsert(received(1, { uid, name: uid }));
+      store.remove(uid);
+    }
+    expect(store.upsert(received(1, { uid: "a", name: "a" }))).toBe("added");
+    expect(store.upsert(received(1, { uid: "c", name: "c" }))).toBe("removed");
+  });
 });

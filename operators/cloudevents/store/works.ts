@@ -2,8 +2,11 @@
  * The agent's works, by resource ID, in memory as the OCM agent keeps them (there is no
  * ManifestWork API on a management cluster). Spec events are merged in by the protocol's rules:
  * an older resourceversion is dropped, an equal one is taken again (duplicates are harmless), a
- * deletion marks the work and keeps it until the controller confirms. After a restart the store
- * starts empty and is refilled by the spec resync.
+ * deletion marks the work and keeps it until the controller confirms. A work removed after its
+ * deletion is remembered for a while (a tombstone): the broker may deliver an older event for it
+ * late or twice (Event Grid does not promise order), and taking that as a new work would apply
+ * manifests nobody wants any more. After a restart the store starts empty and is refilled by the
+ * spec resync.
  */
 import type { ManifestWorkStatus } from "../../api/work/v1.ts";
 import type { ReceivedWork } from "../codec/manifestbundle.ts";
@@ -18,10 +21,30 @@ export interface AgentWork extends ReceivedWork {
   appliedAtMs?: number;
 }
 
-export type UpsertResult = "added" | "updated" | "deleting" | "stale";
+/** "removed": an event for a work this store removed after its deletion, delivered late or again. */
+export type UpsertResult = "added" | "updated" | "deleting" | "stale" | "removed";
+
+export interface WorkStoreOptions {
+  /** How long a removed work's tombstone is kept. Default 1 h (Maestro retires unconfirmed deletions after 1 h). */
+  tombstoneMs?: number;
+  /** At most this many tombstones, the oldest dropped first. Default 50 000. */
+  maxTombstones?: number;
+  now?: () => number;
+}
 
 export class WorkStore {
   readonly #works = new Map<string, AgentWork>();
+  /** uid → when it was removed; in removal order. */
+  readonly #tombstones = new Map<string, number>();
+  readonly #tombstoneMs: number;
+  readonly #maxTombstones: number;
+  readonly #now: () => number;
+
+  constructor(opts: WorkStoreOptions = {}) {
+    this.#tombstoneMs = opts.tombstoneMs ?? 3_600_000;
+    this.#maxTombstones = opts.maxTombstones ?? 50_000;
+    this.#now = opts.now ?? Date.now;
+  }
 
   get(uid: string): AgentWork | undefined {
     return this.#works.get(uid);
@@ -33,6 +56,7 @@ export class WorkStore {
 
   upsert(received: ReceivedWork): UpsertResult {
     const current = this.#works.get(received.uid);
+    if (!current && this.#removed(received.uid)) return "removed";
     if (!current) {
       this.#works.set(received.uid, { ...received });
       return received.deletionTimestamp ? "deleting" : "added";
@@ -59,8 +83,23 @@ export class WorkStore {
     if (work) Object.assign(work, fields);
   }
 
+  /** Forgets a deleted work, keeping its tombstone. */
   remove(uid: string): void {
-    this.#works.delete(uid);
+    if (!this.#works.delete(uid)) return;
+    this.#tombstones.delete(uid);
+    this.#tombstones.set(uid, this.#now());
+    for (const oldest of this.#tombstones.keys()) {
+      if (this.#tombstones.size <= this.#maxTombstones) break;
+      this.#tombstones.delete(oldest);
+    }
+  }
+
+  #removed(uid: string): boolean {
+    const at = this.#tombstones.get(uid);
+    if (at === undefined) return false;
+    if (this.#now() - at <= this.#tombstoneMs) return true;
+    this.#tombstones.delete(uid);
+    return false;
   }
 
   /** What the agent holds, for a spec resync request. */

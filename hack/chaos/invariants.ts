@@ -1,0 +1,274 @@
+/**
+ * What a chaos run checks once a fault is gone, read from the world rather than from any
+ * component: the service cluster (HcpClusters, NodePools, ManifestWorks), every management
+ * cluster (namespaces, HostedClusters, HyperShift NodePools, AppliedManifestWorks) and the ARM
+ * emulator's inventory. `judge` is pure: it compares a snapshot with what the workload asked for.
+ *
+ *  - converged: every wanted cluster and pool Ready at its generation (the pool at its replicas),
+ *    every deleted one gone;
+ *  - lost: something a wanted cluster should have and does not (the object itself, its works,
+ *    its HostedCluster, its Azure resources once Ready);
+ *  - duplicated: two of something a cluster or pool should have one of;
+ *  - orphaned: anything of a cluster that no longer exists (Azure resources by owner tag,
+ *    management-cluster namespaces and HyperShift objects, ManifestWorks, AppliedManifestWorks),
+ *    a work without an owner, and any object still held by a finalizer after its deletion.
+ */
+import type { KubeObject } from "../../operators/api/meta/v1.ts";
+import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type { ManifestWork } from "../../operators/api/work/v1.ts";
+import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
+import { LABELS } from "../../operators/hcp/names.ts";
+import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
+import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
+import type { Expected } from "./workload.ts";
+
+/** The environment the operators run with (operators/main.ts's default): namespaces are `ocm-local-<uid>`. */
+export const ENVIRONMENT = "local";
+/** The owner id of the region's own Azure resources (the parent zone). */
+const SERVICE_OWNER_ID = "hcp-service";
+
+export interface ManagementSnapshot {
+  name: string;
+  namespaces: KubeObject[];
+  hostedClusters: KubeObject[];
+  nodePools: KubeObject[];
+  applied: AppliedManifestWork[];
+}
+
+export interface Snapshot {
+  clusters: HcpCluster[];
+  pools: NodePool[];
+  works: ManifestWork[];
+  management: ManagementSnapshot[];
+  azure: ArmResourceRecord[];
+}
+
+export interface Verdict {
+  converged: boolean;
+  /** Why not converged yet, in a few words each. */
+  pending: string[];
+  lost: string[];
+  duplicated: string[];
+  orphaned: string[];
+}
+
+/** Every kind of Azure resource a Ready cluster owns, and how many of each. */
+const AZURE_KINDS: Array<{ type: string; count: number }> = [
+  { type: "microsoft.resources/resourcegroups", count: 1 },
+  { type: "microsoft.network/dnszones", count: 1 },
+  { type: "microsoft.network/dnszones/ns", count: 1 },
+  { type: "microsoft.network/publicipaddresses", count: 1 },
+  { type: "microsoft.network/loadbalancers", count: 1 },
+  { type: "microsoft.network/dnszones/a", count: 2 },
+];
+
+const key = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
+const isTrue = (conditions: Array<{ type: string; status: string }> | undefined, type: string): boolean =>
+  conditions?.some((c) => c.type === type && c.status === "True") ?? false;
+
+/** The owner tag of a resource: its tags, or a record set's metadata. */
+export function azureOwner(r: ArmResourceRecord): string | undefined {
+  const metadata = (r.properties["metadata"] ?? {}) as Record<string, unknown>;
+  const all: Record<string, unknown> = { ...metadata, ...r.tags };
+  const found = Object.entries(all).find(([k]) => k.toLowerCase() === OWNER_TAG.toLowerCase());
+  return typeof found?.[1] === "string" ? found[1] : undefined;
+}
+
+/** The cluster uid a management-cluster namespace belongs to (`ocm-<env>-<uid>[-<name>]`). */
+export function namespaceOwner(namespace: string): string | undefined {
+  const m = new RegExp(
+    `^ocm-${ENVIRONMENT}-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`,
+  ).exec(namespace);
+  return m?.[1];
+}
+
+class Findings {
+  readonly pending: string[] = [];
+  readonly lost: string[] = [];
+  readonly duplicated: string[] = [];
+  readonly orphaned: string[] = [];
+
+  /** One of `what` is wanted: none is lost, more than one duplicated. */
+  exactlyOne(what: string, count: number): void {
+    if (count === 0) this.lost.push(what);
+    else if (count > 1) this.duplicated.push(`${what} ×${count}`);
+  }
+}
+
+export function judge(snapshot: Snapshot, expected: Expected[]): Verdict {
+  const f = new Findings();
+  const clusters = new Map(snapshot.clusters.map((c) => [key(c), c]));
+  const pools = new Map(snapshot.pools.map((p) => [key(p), p]));
+  for (const e of expected) {
+    const found = {
+      cluster: clusters.get(`${e.namespace}/${e.name}`),
+      pool: pools.get(`${e.namespace}/${e.pool}`),
+    };
+    if (e.present) checkWanted(f, snapshot, e, found);
+    else checkDeleted(f, found);
+  }
+  const live = new Set(snapshot.clusters.map((c) => c.metadata.uid ?? ""));
+  checkOrphans(f, snapshot, live);
+  return {
+    converged: f.pending.length === 0,
+    pending: f.pending,
+    lost: f.lost,
+    duplicated: f.duplicated,
+    orphaned: f.orphaned,
+  };
+}
+
+interface Found {
+  cluster: HcpCluster | undefined;
+  pool: NodePool | undefined;
+}
+
+function checkWanted(f: Findings, snapshot: Snapshot, e: Expected, { cluster, pool }: Found): void {
+  const name = `${e.namespace}/${e.name}`;
+  if (!cluster) {
+    f.lost.push(`HcpCluster ${name}`);
+    f.pending.push(`${name} missing`);
+    return;
+  }
+  if (!pool) {
+    f.lost.push(`NodePool ${e.namespace}/${e.pool}`);
+    f.pending.push(`${e.namespace}/${e.pool} missing`);
+  }
+  const ready =
+    isTrue(cluster.status?.conditions, "Ready") &&
+    cluster.status?.observedGeneration === cluster.metadata.generation;
+  if (!ready) f.pending.push(`${name} not Ready`);
+  if (pool) checkPool(f, e, pool);
+  const uid = cluster.metadata.uid ?? "";
+  checkWorks(f, snapshot, uid, { name, pool: pool?.metadata.uid });
+  checkManagement(f, snapshot, uid, name);
+  if (ready) checkAzure(f, snapshot, uid, name);
+}
+
+function checkPool(f: Findings, e: Expected, pool: NodePool): void {
+  const name = `${e.namespace}/${e.pool}`;
+  const ready =
+    isTrue(pool.status?.conditions, "Ready") &&
+    pool.status?.observedGeneration === pool.metadata.generation &&
+    pool.status?.replicas === e.replicas;
+  if (pool.spec.replicas !== e.replicas) f.lost.push(`NodePool ${name} scale to ${e.replicas}`);
+  if (!ready) f.pending.push(`${name} not Ready at ${e.replicas} replicas`);
+}
+
+/**
+ * A cluster's works: one of its own, one per pool (labelled with the pool's uid). The agent names
+ * its copy of a work, and so its AppliedManifestWork, after the work's uid (the resource ID).
+ */
+function checkWorks(f: Findings, snapshot: Snapshot, uid: string, of: { name: string; pool?: string }): void {
+  const works = snapshot.works.filter((w) => w.metadata.labels?.[LABELS.clusterUid] === uid);
+  const clusterWorks = works.filter((w) => !w.metadata.labels?.[LABELS.nodePool]);
+  f.exactlyOne(`ManifestWork of HcpCluster ${of.name}`, clusterWorks.length);
+  const poolWorks = of.pool ? works.filter((w) => w.metadata.labels?.[LABELS.nodePool] === of.pool) : [];
+  if (of.pool) f.exactlyOne(`ManifestWork of the NodePool of ${of.name}`, poolWorks.length);
+  for (const w of [...clusterWorks, ...poolWorks]) {
+    const records = snapshot.management
+      .flatMap((m) => m.applied)
+      .filter((a) => a.spec?.manifestWorkName === w.metadata.uid);
+    if (records.length > 1) f.duplicated.push(`AppliedManifestWork of ${key(w)} ×${records.length}`);
+  }
+}
+
+function checkManagement(f: Findings, snapshot: Snapshot, uid: string, name: string): void {
+  const ns = `ocm-${ENVIRONMENT}-${uid}`;
+  const hosted = snapshot.management.flatMap((m) =>
+    m.hostedClusters.filter((h) => h.metadata.namespace === ns),
+  );
+  const namespaces = snapshot.management.flatMap((m) => m.namespaces.filter((n) => n.metadata.name === ns));
+  const pools = snapshot.management.flatMap((m) => m.nodePools.filter((p) => p.metadata.namespace === ns));
+  f.exactlyOne(`HostedCluster of ${name}`, hosted.length);
+  f.exactlyOne(`namespace ${ns} of ${name}`, namespaces.length);
+  f.exactlyOne(`HyperShift NodePool of ${name}`, pools.length);
+}
+
+function checkAzure(f: Findings, snapshot: Snapshot, uid: string, name: string): void {
+  const owned = snapshot.azure.filter((r) => azureOwner(r) === uid);
+  for (const { type, count } of AZURE_KINDS) {
+    const found = owned.filter((r) => r.type.toLowerCase() === type).length;
+    if (found < count) f.lost.push(`${type} of ${name} (${found} of ${count})`);
+    if (found > count) f.duplicated.push(`${type} of ${name} ×${found}`);
+  }
+}
+
+function checkDeleted(f: Findings, { cluster, pool }: Found): void {
+  for (const [kind, obj] of [
+    ["HcpCluster", cluster],
+    ["NodePool", pool],
+  ] as const) {
+    if (!obj) continue;
+    f.pending.push(`${kind} ${key(obj)} not gone`);
+    f.orphaned.push(
+      `${kind} ${key(obj)} ${obj.metadata.deletionTimestamp ? "held by a finalizer" : "not deleted"}`,
+    );
+  }
+}
+
+function checkOrphans(f: Findings, snapshot: Snapshot, live: Set<string>): void {
+  const workNames = new Set(
+    snapshot.works.map((w) => `${w.metadata.namespace ?? ""}/${w.metadata.uid ?? ""}`),
+  );
+  const pools = new Set(snapshot.pools.map((p) => p.metadata.uid ?? ""));
+  for (const w of snapshot.works) orphanWork(f, w, live, pools);
+  for (const r of snapshot.azure) {
+    const owner = azureOwner(r);
+    if (owner === undefined || owner === SERVICE_OWNER_ID || live.has(owner)) continue;
+    const cluster = r.tags[CLUSTER_TAG] ?? "";
+    f.orphaned.push(`${r.type} ${r.id} of deleted ${cluster || owner}`);
+  }
+  for (const m of snapshot.management) orphanOnManagement(f, m, live, workNames);
+}
+
+function orphanWork(f: Findings, w: ManifestWork, live: Set<string>, pools: Set<string>): void {
+  const labels = w.metadata.labels ?? {};
+  const owner = labels[LABELS.clusterUid];
+  const pool = labels[LABELS.nodePool];
+  if (w.metadata.deletionTimestamp) f.orphaned.push(`ManifestWork ${key(w)} held by a finalizer`);
+  else if (!owner) f.orphaned.push(`ManifestWork ${key(w)} without an owner`);
+  else if (!live.has(owner)) f.orphaned.push(`ManifestWork ${key(w)} of a deleted cluster`);
+  else if (pool && !pools.has(pool)) f.orphaned.push(`ManifestWork ${key(w)} of a deleted NodePool`);
+}
+
+function orphanOnManagement(
+  f: Findings,
+  m: ManagementSnapshot,
+  live: Set<string>,
+  workNames: Set<string>,
+): void {
+  const owned = (namespace: string): boolean => {
+    const owner = namespaceOwner(namespace);
+    return owner === undefined || live.has(owner);
+  };
+  orphanNamespaces(f, m, owned);
+  orphanHyperShift(f, m, owned);
+  for (const a of m.applied) {
+    if (!workNames.has(`${m.name}/${a.spec?.manifestWorkName ?? ""}`))
+      f.orphaned.push(`${m.name} AppliedManifestWork ${a.metadata.name ?? ""} of a deleted work`);
+  }
+}
+
+function orphanNamespaces(f: Findings, m: ManagementSnapshot, owned: (namespace: string) => boolean): void {
+  for (const n of m.namespaces) {
+    const name = n.metadata.name ?? "";
+    if (!owned(name)) f.orphaned.push(`${m.name} namespace ${name} of a deleted cluster`);
+    else if (n.metadata.deletionTimestamp && namespaceOwner(name))
+      f.orphaned.push(`${m.name} namespace ${name} Terminating`);
+  }
+}
+
+function orphanHyperShift(f: Findings, m: ManagementSnapshot, owned: (namespace: string) => boolean): void {
+  for (const [kind, list] of [
+    ["HostedCluster", m.hostedClusters],
+    ["NodePool", m.nodePools],
+  ] as const) {
+    for (const o of list) {
+      if (!owned(o.metadata.namespace ?? ""))
+        f.orphaned.push(`${m.name} ${kind} ${key(o)} of a deleted cluster`);
+      else if (o.metadata.deletionTimestamp)
+        f.orphaned.push(`${m.name} ${kind} ${key(o)} held by a finalizer`);
+    }
+  }
+}

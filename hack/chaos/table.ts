@@ -1,0 +1,55 @@
+/** The chaos table: one row per fault, its runs summed up. */
+import type { RunResult } from "./run.ts";
+
+export interface Row {
+  fault: string;
+  runs: number;
+  /** Runs that converged. */
+  converged: number;
+  /** The slowest run's time to converge, seconds; undefined when none converged. */
+  convergeSeconds?: number;
+  lost: number;
+  duplicated: number;
+  orphaned: number;
+  /** The fault was not run (not implemented, or not chosen). */
+  notRun?: boolean;
+}
+
+export function summarize(fault: string, results: RunResult[]): Row {
+  const times = results
+    .filter((r) => r.converged && r.convergeMs !== undefined)
+    .map((r) => r.convergeMs ?? 0);
+  const sum = (pick: (r: RunResult) => string[]): number => results.reduce((n, r) => n + pick(r).length, 0);
+  return {
+    fault,
+    runs: results.length,
+    converged: results.filter((r) => r.converged).length,
+    ...(times.length > 0 ? { convergeSeconds: Math.round(Math.max(...times) / 100) / 10 } : {}),
+    lost: sum((r) => r.lost),
+    duplicated: sum((r) => r.duplicated),
+    orphaned: sum((r) => r.orphaned),
+  };
+}
+
+/** Whether every run of the row converged with nothing lost, duplicated or orphaned. */
+export const clean = (r: Row): boolean =>
+  !r.notRun && r.converged === r.runs && r.lost + r.duplicated + r.orphaned === 0;
+
+/** The table as Markdown, as the README shows it. */
+export function formatTable(rows: Row[]): string {
+  const lines = [
+    "| fault | runs | converged | time to converge | lost | duplicated | orphaned |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const r of rows) {
+    if (r.notRun) {
+      lines.push(`| ${r.fault} | not run | | | | | |`);
+      continue;
+    }
+    const time = r.convergeSeconds === undefined ? "–" : `${r.convergeSeconds} s`;
+    lines.push(
+      `| ${r.fault} | ${r.runs} | ${r.converged}/${r.runs} | ${time} | ${r.lost} | ${r.duplicated} | ${r.orphaned} |`,
+    );
+  }
+  return lines.join("\n");
+}
