@@ -146,24 +146,8 @@ export class ManifestWorkReconciler implements Reconciler {
     const { work, uid, consumer } = scope;
     const generation = work.metadata.generation ?? 0;
     const problems = bundleProblems(work.spec?.workload?.manifests);
-    if (problems.length > 0) {
-      scope.facts = {
-        outcome: "invalid",
-        problems,
-        tooLarge: problems.some((p) => p.includes("-byte limit")),
-      };
-      if (this.#published.get(uid) !== `invalid:${generation}`) {
-        this.#published.set(uid, `invalid:${generation}`);
-        await this.#d.events.event(work, "Warning", "NotPublished", scope.facts.problems.join("; "));
-      }
-      return;
-    }
-    if (this.#published.get(uid) === undefined && deliveredBefore(work, generation)) {
-      // A restart: the work itself says this generation was published and applied. Sending it
-      // again, an event and a status write per work would be a restart's only effect.
-      this.#published.set(uid, String(generation));
-      this.#publishedAt.set(uid, this.#now());
-    }
+    if (problems.length > 0) return this.#refuse(scope, generation, problems);
+    this.#trustAfterRestart(scope, generation);
     const isNew = this.#published.get(uid) !== String(generation);
     if (isNew || this.#undelivered(scope, generation)) {
       const sent = await this.#send(ctx, scope, Action.update);
@@ -185,6 +169,25 @@ export class ManifestWorkReconciler implements Reconciler {
     }
     scope.facts = { outcome: "published", generation, consumer };
     scope.statusHeldMs = this.#statusHeld(uid, generation);
+  }
+
+  /**
+   * A restart: the work itself says this generation was published and applied. Sending it again,
+   * an event and a status write per work would be a restart's only effect.
+   */
+  #trustAfterRestart(scope: Scope, generation: number): void {
+    if (this.#published.get(scope.uid) !== undefined || !deliveredBefore(scope.work, generation)) return;
+    this.#published.set(scope.uid, String(generation));
+    this.#publishedAt.set(scope.uid, this.#now());
+  }
+
+  /** A bundle that cannot be sent: said on the work, with one Warning per generation. */
+  async #refuse(scope: Scope, generation: number, problems: string[]): Promise<void> {
+    const { work, uid } = scope;
+    scope.facts = { outcome: "invalid", problems, tooLarge: problems.some((p) => p.includes("-byte limit")) };
+    if (this.#published.get(uid) === `invalid:${generation}`) return;
+    this.#published.set(uid, `invalid:${generation}`);
+    await this.#d.events.event(work, "Warning", "NotPublished", problems.join("; "));
   }
 
   /**
