@@ -36,15 +36,17 @@ describe("WorkStore", () => {
     expect(store.list()).toEqual([]);
   });
 
-  it("drops an event, an update or a deletion, for a work it removed: delivered late or twice", () => {
+  it("drops an update for a work it removed (delivered late or twice), but takes its deletion again", () => {
     let now = 0;
     const store = new WorkStore({ tombstoneMs: 1000, now: () => now });
     expect(store.upsert(received(2))).toBe("added");
     expect(store.upsert(received(3, { deletionTimestamp: "t", spec: {} }))).toBe("deleting");
     store.remove("r1");
     expect(store.upsert(received(2))).toBe("removed");
-    expect(store.upsert(received(3, { deletionTimestamp: "t", spec: {} }))).toBe("removed");
     expect(store.list()).toEqual([]);
+    // The source asks again (it never heard the confirmation): the agent must confirm again.
+    expect(store.upsert(received(3, { deletionTimestamp: "t", spec: {} }))).toBe("deleting");
+    store.remove("r1");
     now = 1001;
     expect(store.upsert(received(2))).toBe("added");
   });

@@ -3,10 +3,12 @@
  * ManifestWork API on a management cluster). Spec events are merged in by the protocol's rules:
  * an older resourceversion is dropped, an equal one is taken again (duplicates are harmless), a
  * deletion marks the work and keeps it until the controller confirms. A work removed after its
- * deletion is remembered for a while (a tombstone): the broker may deliver an older event for it
+ * deletion is remembered for a while (a tombstone): the broker may deliver an older update for it
  * late or twice (Event Grid does not promise order), and taking that as a new work would apply
- * manifests nobody wants any more. After a restart the store starts empty and is refilled by the
- * spec resync.
+ * manifests nobody wants any more, so such an update is dropped. A deletion of it is taken again:
+ * the source may not have heard the confirmation (it restarted) and asks again, and only a new
+ * confirmation lets it go. After a restart the store starts empty and is refilled by the spec
+ * resync.
  */
 import type { ManifestWorkStatus } from "../../api/work/v1.ts";
 import type { ReceivedWork } from "../codec/manifestbundle.ts";
@@ -21,7 +23,7 @@ export interface AgentWork extends ReceivedWork {
   appliedAtMs?: number;
 }
 
-/** "removed": an event for a work this store removed after its deletion, delivered late or again. */
+/** "removed": an update for a work this store removed after its deletion, delivered late or again. */
 export type UpsertResult = "added" | "updated" | "deleting" | "stale" | "removed";
 
 export interface WorkStoreOptions {
@@ -56,7 +58,7 @@ export class WorkStore {
 
   upsert(received: ReceivedWork): UpsertResult {
     const current = this.#works.get(received.uid);
-    if (!current && this.#removed(received.uid)) return "removed";
+    if (!current && !received.deletionTimestamp && this.#removed(received.uid)) return "removed";
     if (!current) {
       this.#works.set(received.uid, { ...received });
       return received.deletionTimestamp ? "deleting" : "added";
