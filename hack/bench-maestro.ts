@@ -414,6 +414,20 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
         { name: `${id} status-back p50`, value: p50, unit: "ms" },
         { name: `${id} status-back p99`, value: p99, unit: "ms" },
         { name: `${id} status-back max`, value: ms(sorted, 100), unit: "ms" },
+        // With statuses lost p99 is Infinity; this says how long the ones that came back took.
+        ...(complete
+          ? []
+          : [
+              {
+                name: `${id} status-back p99 of those back`,
+                value: ms(
+                  tracker.latenciesMs.toSorted((a, b) => a - b),
+                  99,
+                ),
+                unit: "ms",
+                detail: `${back} of ${opts.works}`,
+              },
+            ]),
         ...(SETUPS[id].server === "ours" ? [serviceWrites(id, requests, opts.works)] : []),
         ...usageFigures(id, components, before, after),
         ...infrastructureFigures(id, env.infrastructure, before, after),
