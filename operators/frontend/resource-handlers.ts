@@ -5,7 +5,7 @@
  * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
-import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import { KubeApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
 import {
   carryHidden,
@@ -83,7 +83,12 @@ interface Change {
   existing: CR | undefined;
   /** Operation annotations besides the request's: the document and the history (operations.ts). */
   operationAnnotations: Record<string, string>;
+  /** A create tried without reading first: a CR of that name is reported as FoundExisting. */
+  mayExist?: boolean;
 }
+
+/** A create tried without reading first met a CR of that name: the PUT takes the reading path. */
+class FoundExisting extends Error {}
 
 /** Where a resource's CR lives. */
 interface Target {
@@ -303,6 +308,39 @@ export class ResourceHandlers {
   }
 
   async put(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    if (id.kind === "cluster") {
+      const created = await this.#createFirst(req, id);
+      if (created) return created;
+    }
+    return this.#putRead(req, id);
+  }
+
+  /**
+   * Most cluster PUTs create, so the create is tried without reading first: one apiserver call
+   * instead of two. Undefined when a CR of that name exists or the body is refused without a
+   * stored resource in view; the reading path then answers, with that resource in view. (A node
+   * pool PUT reads its parent anyway.)
+   */
+  async #createFirst(req: ArmRequest, id: ResourceId): Promise<Reply | undefined> {
+    const t = targetOf(id);
+    let hub: ArmResource;
+    try {
+      hub = await this.#toHub(req, id, readPutBody(req, id, undefined), undefined);
+    } catch {
+      return undefined;
+    }
+    const op = this.#newOperation(req, t, "Create", hub.location);
+    try {
+      const written = await this.#write({ req, t, hub, op, existing: undefined, mayExist: true });
+      const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
+      return { status: 201, body, headers: operationHeaders(req, op, false) };
+    } catch (err) {
+      if (err instanceof FoundExisting) return undefined;
+      throw err;
+    }
+  }
+
+  async #putRead(req: ArmRequest, id: ResourceId): Promise<Reply> {
     const t = targetOf(id);
     const existing = await this.#find(id.kind, t);
     if (existing?.metadata.deletionTimestamp)
@@ -351,7 +389,7 @@ export class ResourceHandlers {
     });
     const type = crType(t.id.kind);
     const written = await kubeWrite(() =>
-      existing ? this.#d.client.replace<CR>(type, cr) : this.#d.client.create<CR>(type, cr),
+      existing ? this.#d.client.replace<CR>(type, cr) : this.#create(type, cr, change.mayExist === true),
     );
     // An operation of an older frontend, kept in a ConfigMap.
     const previous = existing?.metadata.annotations?.[ANNOTATIONS.operation];
@@ -364,6 +402,16 @@ export class ResourceHandlers {
       namespace: t.namespace,
     });
     return written;
+  }
+
+  async #create(type: ReturnType<typeof crType>, cr: CR, mayExist: boolean): Promise<CR> {
+    try {
+      return await this.#d.client.create<CR>(type, cr);
+    } catch (err) {
+      if (mayExist && err instanceof KubeApiError && err.reason === "AlreadyExists")
+        throw new FoundExisting();
+      throw err;
+    }
   }
 
   async delete(req: ArmRequest, id: ResourceId): Promise<Reply> {

@@ -442,3 +442,46 @@ describe("subscription lifecycle", () => {
     });
   });
 });
+
+describe("apiserver calls of a cluster PUT", () => {
+  /** The service client, counting the frontend's reads and writes of HcpClusters by verb. */
+  function counting(): { client: typeof service; calls: string[] } {
+    const calls: string[] = [];
+    const client = new Proxy(service, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const [type] = args as [{ plural?: string } | undefined];
+          if (type?.plural === HcpClusterResource.plural) calls.push(String(prop));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return { client, calls };
+  }
+
+  it("creates without reading first; a PUT of an existing cluster reads it", async () => {
+    const { client, calls } = counting();
+    const own = await startFrontendFixture({
+      client,
+      name: "frontend-put-calls",
+      catalogNamespace: fixture.catalogNamespace,
+    });
+    try {
+      const c = clusterPath(sub, rg, "counted");
+      const created = await own.arm.send("PUT", c, { body: clusterBody(sub) });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(calls).toEqual(["create"]);
+
+      calls.length = 0;
+      const again = await own.arm.send("PUT", c, { body: clusterBody(sub) });
+      // The create met the stored cluster, so the PUT read it, and answers with it in view: its
+      // create is still under way (nothing reconciles here), and ARM allows one at a time.
+      expect(again.status, JSON.stringify(again.body)).toBe(409);
+      expect(calls).toEqual(["create", "find"]);
+    } finally {
+      await own.stop();
+    }
+  });
+});
