@@ -12,7 +12,7 @@ interface Held {
 }
 
 export class UserErrorHold {
-  readonly #held = new Map<string, Held>();
+  readonly #held = new OwnerSteps<Held>();
   readonly #recheckMs: number;
   readonly #now: () => number;
 
@@ -23,7 +23,7 @@ export class UserErrorHold {
 
   /** The failure that still stands for this owner, step and generation, if any. */
   held(owner: string, step: string, generation: number): FailedStep | undefined {
-    const h = this.#held.get(key(owner, step));
+    const h = this.#held.get(owner, step);
     if (!h || h.generation !== generation || this.#now() - h.at >= this.#recheckMs) return undefined;
     return h.step;
   }
@@ -31,13 +31,13 @@ export class UserErrorHold {
   /** Remembers a user failure; any other outcome clears what was held. */
   note(owner: string, step: string, generation: number, outcome: StepState): void {
     if (outcome.state === "failed" && outcome.userActionRequired)
-      this.#held.set(key(owner, step), { step: outcome, generation, at: this.#now() });
-    else this.#held.delete(key(owner, step));
+      this.#held.set(owner, step, { step: outcome, generation, at: this.#now() });
+    else this.#held.delete(owner, step);
   }
 
   /** Drops everything held for an owner that is gone. */
   forget(owner: string): void {
-    for (const k of this.#held.keys()) if (k.startsWith(`${owner}/`)) this.#held.delete(k);
+    this.#held.forget(owner);
   }
 
   get size(): number {
@@ -45,11 +45,52 @@ export class UserErrorHold {
   }
 }
 
-function key(owner: string, step: string): string {
-  return `${owner}/${step}`;
+/**
+ * Entries per owner and step. Keyed by owner first so that forgetting a deleted cluster does not
+ * walk the entries of every other cluster (at 10,000 clusters that walk made deletion quadratic).
+ */
+class OwnerSteps<V> {
+  readonly #byOwner = new Map<string, Map<string, V>>();
+
+  get(owner: string, step: string): V | undefined {
+    return this.#byOwner.get(owner)?.get(step);
+  }
+
+  has(owner: string, step: string): boolean {
+    return this.#byOwner.get(owner)?.has(step) ?? false;
+  }
+
+  set(owner: string, step: string, value: V): void {
+    let steps = this.#byOwner.get(owner);
+    if (!steps) this.#byOwner.set(owner, (steps = new Map<string, V>()));
+    steps.set(step, value);
+  }
+
+  delete(owner: string, step: string): void {
+    const steps = this.#byOwner.get(owner);
+    if (!steps?.delete(step) || steps.size > 0) return;
+    this.#byOwner.delete(owner);
+  }
+
+  forget(owner: string): void {
+    this.#byOwner.delete(owner);
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const steps of this.#byOwner.values()) n += steps.size;
+    return n;
+  }
+}
+
+export interface Trusted<R> {
+  result: R;
+  /** Milliseconds until the step is to be read again. */
+  recheckInMs: number;
 }
 
 interface Verified {
+  /** Undefined once the step was found not ready: known, but not to be trusted. */
   result: unknown;
   generation: number;
   at: number;
@@ -61,36 +102,58 @@ interface Verified {
  * pools; re-reading its resource group, zone, delegation and ingress each time cost six ARM reads
  * per reconcile, which a region of thousands of clusters cannot spend (ARM throttles reads per
  * principal). Drift made behind our back is found at the next recheck, or at once on a spec change.
+ *
+ * After a restart nothing is known, and reading every cluster's resources again at once is what
+ * held a restart's resync (52 s at 1,000 clusters): a step the cluster's own status shows ready for
+ * this generation may be seeded from that status, once per step and process, with its first
+ * recheck spread at random over the interval.
  */
 export class VerifiedSteps {
-  readonly #verified = new Map<string, Verified>();
+  readonly #verified = new OwnerSteps<Verified>();
   readonly #recheckMs: number;
   readonly #now: () => number;
+  readonly #random: () => number;
 
-  constructor(recheckMs: number, now: () => number = Date.now) {
+  constructor(recheckMs: number, now: () => number = Date.now, random: () => number = Math.random) {
     this.#recheckMs = recheckMs;
     this.#now = now;
+    this.#random = random;
   }
 
-  /** What the step found when it was last ready, if that still stands for this generation. */
-  verified<R>(owner: string, step: string, generation: number): R | undefined {
-    const v = this.#verified.get(key(owner, step));
-    if (!v || v.generation !== generation || this.#now() - v.at >= this.#recheckMs) return undefined;
-    return v.result as R;
+  /**
+   * What the step found when it was last ready, if that still stands for this generation, and in
+   * how many milliseconds it is to be read again.
+   */
+  verified<R>(owner: string, step: string, generation: number): Trusted<R> | undefined {
+    const v = this.#verified.get(owner, step);
+    if (!v || v.result === undefined || v.generation !== generation) return undefined;
+    const recheckInMs = v.at + this.#recheckMs - this.#now();
+    return recheckInMs > 0 ? { result: v.result as R, recheckInMs } : undefined;
   }
 
   /** Remembers what a step found ready. */
   note(owner: string, step: string, generation: number, result: unknown): void {
-    this.#verified.set(key(owner, step), { result, generation, at: this.#now() });
+    this.#verified.set(owner, step, { result, generation, at: this.#now() });
   }
 
-  /** Forgets a step that was found not ready. */
+  /**
+   * Trusts what a status recorded, when this process has not looked at the step yet (a later
+   * call would trust a status it may itself have found stale). Returns the result if seeded.
+   */
+  seed<R>(owner: string, step: string, generation: number, result: R): Trusted<R> | undefined {
+    if (this.#verified.has(owner, step)) return undefined;
+    const recheckInMs = Math.max(1, Math.round(this.#recheckMs * this.#random()));
+    this.#verified.set(owner, step, { result, generation, at: this.#now() + recheckInMs - this.#recheckMs });
+    return { result, recheckInMs };
+  }
+
+  /** A step found not ready: not trusted, and not seeded from a status that may still say ready. */
   drop(owner: string, step: string): void {
-    this.#verified.delete(key(owner, step));
+    this.#verified.set(owner, step, { result: undefined, generation: -1, at: this.#now() });
   }
 
   forget(owner: string): void {
-    for (const k of this.#verified.keys()) if (k.startsWith(`${owner}/`)) this.#verified.delete(k);
+    this.#verified.forget(owner);
   }
 
   get size(): number {

@@ -10,14 +10,16 @@ import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
-import { isReady, workStep, type StepState } from "../hcp/steps.ts";
+import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
+import { getCondition } from "../runtime/conditions.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
-import { AZURE_POLL_MS, clusterWork, recheckMs, type ClusterScope } from "./scope.ts";
+import type { Trusted } from "./holds.ts";
+import { AZURE_POLL_MS, clusterWork, infraRecheckMs, recheckMs, type ClusterScope } from "./scope.ts";
 import { CONDITIONS, type StepCondition } from "./status.ts";
 
 /** Thrown (after the step is recorded) so the queue retries with backoff. */
@@ -41,28 +43,61 @@ function stepReady(scope: ClusterScope, type: StepCondition): boolean {
   return isReady(scope.facts.steps[type]);
 }
 
+interface TrustOptions<R> {
+  /** The result as the cluster's status recorded it; default: a step with no result fields. */
+  recorded?: (step: ReadyStep) => R | undefined;
+  /** False when a trusted result no longer fits this reconcile's inputs (the step runs). */
+  stillHolds?: (result: R) => boolean;
+}
+
 /**
  * Runs one Azure step unless a failure only the user can fix still stands for this generation
  * (see UserErrorHold) or the step was found ready recently (VerifiedSteps), and records it.
- * Resolves the step's result when it is ready.
+ * Resolves the step's result when it is ready. A step found ready is looked at again at its
+ * recheck, so drift is found even when nothing else wakes the cluster. `recorded` rebuilds the
+ * result from what the cluster's status recorded, for the first look after a restart.
  */
 async function azureStep<R extends InfraResult>(
   scope: ClusterScope,
   type: StepCondition,
   call: () => Promise<R>,
+  opts: TrustOptions<R> = {},
 ): Promise<{ phase: PhaseResult; ready?: R }> {
   const owner = scope.cluster.metadata.uid ?? "";
   const generation = scope.cluster.metadata.generation ?? 0;
   const held = scope.memory.holds.held(owner, type, generation);
   if (held) return { phase: recordStep(scope, type, held) };
-  const verified = scope.memory.verified.verified<R>(owner, type, generation);
-  if (verified) return { phase: recordStep(scope, type, verified.step), ready: verified };
+  const { verified } = scope.memory;
+  const recorded = opts.recorded ?? ((step: ReadyStep) => ({ step }) as R);
+  const trusted = verified.verified<R>(owner, type, generation) ?? seedFromStatus(scope, type, recorded);
+  if (trusted && (opts.stillHolds?.(trusted.result) ?? true)) {
+    recordStep(scope, type, trusted.result.step);
+    return { phase: { requeueAfterMs: trusted.recheckInMs }, ready: trusted.result };
+  }
   const result = await call();
   scope.memory.holds.note(owner, type, generation, result.step);
-  if (result.step.state === "ready") scope.memory.verified.note(owner, type, generation, result);
-  else scope.memory.verified.drop(owner, type);
-  const phase = recordStep(scope, type, result.step);
-  return result.step.state === "ready" ? { phase, ready: result } : { phase };
+  if (result.step.state !== "ready") {
+    verified.drop(owner, type);
+    return { phase: recordStep(scope, type, result.step) };
+  }
+  verified.note(owner, type, generation, result);
+  recordStep(scope, type, result.step);
+  return { phase: { requeueAfterMs: infraRecheckMs(scope) }, ready: result };
+}
+
+/** A step the cluster's status shows ready for this generation, trusted once after a restart. */
+function seedFromStatus<R extends InfraResult>(
+  scope: ClusterScope,
+  type: StepCondition,
+  recorded: (step: ReadyStep) => R | undefined,
+): Trusted<R> | undefined {
+  const { cluster } = scope;
+  const generation = cluster.metadata.generation ?? 0;
+  const c = getCondition(cluster.status?.conditions, type);
+  if (c?.status !== "True" || c.observedGeneration !== generation) return undefined;
+  const result = recorded({ state: "ready", reason: c.reason, message: c.message ?? "" });
+  if (!result) return undefined;
+  return scope.memory.verified.seed(cluster.metadata.uid ?? "", type, generation, result);
 }
 
 // ---- placement and release ---------------------------------------------------------------
@@ -182,11 +217,22 @@ export const reconcileResourceGroup: Phase<ClusterScope> = async ({ signal }, sc
 export const reconcileDnsZone: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.ResourceGroupReady)) return {};
   const { infra } = scope.deps;
-  const zone = await azureStep(scope, CONDITIONS.DnsZoneReady, () =>
-    infra.ensureDnsZone(scope.infraSpec, { signal }),
+  const zone = await azureStep(
+    scope,
+    CONDITIONS.DnsZoneReady,
+    () => infra.ensureDnsZone(scope.infraSpec, { signal }),
+    {
+      recorded: (step) => {
+        const zone = scope.cluster.status?.azure?.dnsZone;
+        if (zone?.name !== scope.infraSpec.zoneName || zone.nameServers.length === 0) return undefined;
+        return { step, nameServers: zone.nameServers };
+      },
+    },
   );
   if (zone.ready) failpoint("cluster/after-dns-zone");
   scope.nameServers = zone.ready?.nameServers ?? [];
+  if (zone.ready?.nameServers)
+    scope.facts.azure.dnsZone = { name: scope.infraSpec.zoneName, nameServers: zone.ready.nameServers };
   return zone.phase;
 };
 
@@ -214,10 +260,19 @@ export const reconcileDelegation: Phase<ClusterScope> = async ({ signal }, scope
 export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.DnsDelegated)) return {};
   const { infra } = scope.deps;
-  const ingress = await azureStep(scope, CONDITIONS.IngressReady, () =>
-    infra.ensureIngress(scope.infraSpec, { signal }),
+  const ingress = await azureStep(
+    scope,
+    CONDITIONS.IngressReady,
+    () => infra.ensureIngress(scope.infraSpec, { signal }),
+    {
+      recorded: (step) => {
+        const ip = scope.cluster.status?.azure?.ingressIP;
+        return ip ? { step, ingressIp: ip } : undefined;
+      },
+    },
   );
   scope.ingressIp = ingress.ready?.ingressIp;
+  if (scope.ingressIp) scope.facts.azure.ingressIP = scope.ingressIp;
   return ingress.phase;
 };
 
@@ -295,11 +350,23 @@ export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) =
     };
     return {};
   }
-  return recordStep(
+  // Records found ready are trusted like the other steps, for the address they point at.
+  const records = await azureStep(
     scope,
     CONDITIONS.DnsRecordsReady,
-    (await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp, { signal })).step,
+    async () => ({
+      ...(await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp, { signal })),
+      ingressIp,
+    }),
+    {
+      recorded: (step) => {
+        const ip = scope.cluster.status?.azure?.ingressIP;
+        return ip ? { step, ingressIp: ip } : undefined;
+      },
+      stillHolds: (result) => result.ingressIp === ingressIp,
+    },
   );
+  return records.phase;
 };
 
 /** Every phase of a cluster that is not paused, in order. */

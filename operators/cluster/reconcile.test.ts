@@ -139,7 +139,8 @@ describe("ClusterReconciler", () => {
 
   it("runs every phase in order on a new cluster: placement, Azure, then the HostedCluster work", async () => {
     const w = world();
-    expect(await w.reconcile()).toEqual({});
+    // Steps found ready are read again at their recheck, even if nothing else wakes the cluster.
+    expect(await w.reconcile()).toEqual({ requeueAfterMs: INFRA_RECHECK_MS });
     expect(Object.keys(w.infra.calls)).toEqual(AZURE_STEPS.map(([step]) => step));
     const [work] = w.writer.of("apply", "ManifestWork");
     expect(work).toMatchObject({ name: "uid-demo", namespace: "mgmt-1" });
@@ -256,6 +257,46 @@ describe("ClusterReconciler", () => {
     });
     await w.reconcile();
     expect(calls()).toEqual([3, 3, 3, 3]);
+  });
+
+  it("after a restart trusts the steps its status shows ready for this generation, with rechecks spread over the interval", async () => {
+    const before = world();
+    await before.reconcile();
+    const recorded = before.writer.lastStatus<HcpClusterStatus>()!;
+    expect(recorded.azure).toEqual({
+      dnsZone: { name: "demo.hcp.example.com", nameServers: ["ns1.example.net"] },
+      ingressIP: "20.0.0.1",
+    });
+
+    // A new process: nothing is read again, nothing is written (the status is unchanged).
+    const after = world({ clusters: [cluster({ status: recorded })] });
+    const result = await after.reconcile();
+    expect(after.infra.total()).toBe(0);
+    // (The work is applied again only because this fake writer does not know the last process's
+    // apply; the Applier recognises it on the apiserver.)
+    expect(after.writer.writes.filter((x) => x.verb !== "apply")).toEqual([]);
+    expect(result.requeueAfterMs).toBeGreaterThan(0);
+    expect(result.requeueAfterMs).toBeLessThanOrEqual(INFRA_RECHECK_MS);
+    // Seeded once: when the rechecks are due, every step is read again, not seeded again.
+    after.tick(INFRA_RECHECK_MS);
+    await after.reconcile();
+    expect(AZURE_STEPS.map(([step]) => after.infra.calls[step])).toEqual([1, 1, 1, 1]);
+  });
+
+  it("after a restart reads the steps its status cannot vouch for", async () => {
+    const before = world();
+    await before.reconcile();
+    const recorded = before.writer.lastStatus<HcpClusterStatus>()!;
+    // Written for an older generation: everything is read.
+    const older = world({ clusters: [cluster({ status: recorded, generation: 2 })] });
+    await older.reconcile();
+    expect(AZURE_STEPS.map(([step]) => older.infra.calls[step])).toEqual([1, 1, 1, 1]);
+    // No address recorded: only the ingress (and what needs it) is read.
+    const noAddress = world({
+      clusters: [cluster({ status: { ...recorded, azure: { ...recorded.azure, ingressIP: undefined } } })],
+    });
+    await noAddress.reconcile();
+    expect(AZURE_STEPS.map(([step]) => noAddress.infra.calls[step] ?? 0)).toEqual([0, 0, 0, 1]);
   });
 
   it("refuses a base domain that is not the region's zone, as a user error", async () => {
@@ -375,7 +416,8 @@ describe("ClusterReconciler", () => {
       };
       await w.reconcile();
       expect(w.reconciler.memory.holds.size).toBe(1);
-      expect(w.reconciler.memory.verified.size).toBe(3);
+      // Three steps found ready; the ingress found not ready is remembered too (never seeded from status).
+      expect(w.reconciler.memory.verified.size).toBe(4);
       w.clusters.set(deleting(w.clusters.get("default", "demo")!));
       expect(await w.reconcile()).toEqual({});
       expect(w.infra.calls.deleteAll).toBe(1);

@@ -84,7 +84,7 @@ export function newScope(
   return {
     ...base,
     cluster,
-    facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster },
+    facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster, azure: {} },
     infraSpec: {
       owner: cluster.metadata.uid ?? "",
       ownerName: `${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`,
@@ -96,6 +96,10 @@ export function newScope(
       ingressName: `${cluster.spec.dns.baseDomainPrefix}-ingress`,
     },
   };
+}
+
+export function infraRecheckMs(scope: ClusterScope): number {
+  return scope.deps.infraRecheckMs ?? INFRA_RECHECK_MS;
 }
 
 export function recheckMs(scope: ClusterScope): number {

@@ -18,7 +18,7 @@ const names = clusterNames(cluster, {
 });
 
 function facts(steps: ClusterFacts["steps"], extra: Partial<ClusterFacts> = {}): ClusterFacts {
-  return { cluster, names, steps, managementCluster: "mgmt-1", ...extra };
+  return { cluster, names, steps, managementCluster: "mgmt-1", azure: {}, ...extra };
 }
 
 const allReady = Object.fromEntries(

@@ -4,7 +4,7 @@
  * then the summary conditions Ready, Progressing and Degraded and a phase for humans. Every
  * condition goes through setCondition; the whole status is written once per reconcile.
  */
-import type { HcpCluster, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
+import type { HcpCluster, HcpClusterAzureStatus, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";
 import type { ClusterNames } from "../hcp/names.ts";
 import {
@@ -56,6 +56,8 @@ export interface ClusterFacts {
   steps: Steps<StepCondition>;
   hosted?: HostedClusterReport;
   deleting?: { reason: string; message: string };
+  /** What the Azure steps found ready in this reconcile; status keeps what they found before. */
+  azure: HcpClusterAzureStatus;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -169,6 +171,14 @@ function observedFields(facts: ClusterFacts): Pick<HcpClusterStatus, "version" |
   };
 }
 
+function azureFields(facts: ClusterFacts): Pick<HcpClusterStatus, "azure"> {
+  const before = facts.cluster.status?.azure;
+  const dnsZone = facts.azure.dnsZone ?? before?.dnsZone;
+  const ingressIP = facts.azure.ingressIP ?? before?.ingressIP;
+  if (!dnsZone && !ingressIP) return {};
+  return { azure: { ...(dnsZone ? { dnsZone } : {}), ...(ingressIP ? { ingressIP } : {}) } };
+}
+
 /**
  * The whole status. `succeeded`: the reconcile got through without an error; only then does
  * `observedGeneration` move to this generation (as Cluster API does), so a client waiting on it
@@ -198,5 +208,6 @@ export function composeStatus(facts: ClusterFacts, opts: { succeeded: boolean })
         }
       : {}),
     ...observedFields(facts),
+    ...azureFields(facts),
   };
 }

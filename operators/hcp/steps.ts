@@ -13,6 +13,7 @@ export type StepState =
   | { state: "failed"; reason: string; message: string; userActionRequired: boolean };
 
 export type FailedStep = StepState & { state: "failed" };
+export type ReadyStep = StepState & { state: "ready" };
 
 /** Steps by condition type, as the phases recorded them in this reconcile. */
 export type Steps<T extends string> = Partial<Record<T, StepState>>;

@@ -124,4 +124,13 @@ export interface HcpClusterStatus {
   clusterID?: string;
   /** Namespace of the HostedCluster on the management cluster. */
   hostedClusterNamespace?: string;
+  /** The Azure resources the service made for the cluster, as last found ready. */
+  azure?: HcpClusterAzureStatus;
+}
+
+export interface HcpClusterAzureStatus {
+  /** The cluster's DNS zone and the name servers Azure gave it. */
+  dnsZone?: { name: string; nameServers: string[] };
+  /** The public IP address in front of the cluster's ingress. */
+  ingressIP?: string;
 }
