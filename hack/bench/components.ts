@@ -11,6 +11,7 @@ import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
+import { installAdmission } from "../harness/admission.ts";
 import type { ArmEmulator } from "../harness/arm-emulator/index.ts";
 import { brokerFlags, type BrokerCredentials } from "../harness/broker.ts";
 import { freePort, waitFor } from "../harness/ports.ts";
@@ -33,7 +34,8 @@ export const repoScript = (path: string): string => fileURLToPath(new URL(`../..
 /**
  * What the service cluster holds before any customer: the operators' namespace with the release
  * catalog, and one schedulable ManagementCluster (tier=standard, as the sample cluster asks) per
- * management cluster, each with room for `capacity` clusters.
+ * management cluster, each with room for `capacity` clusters; and the admission policy that puts
+ * the controllers' finalizers on every new HcpCluster and NodePool.
  */
 export async function seedRegion(
   service: KubeClient,
@@ -59,6 +61,8 @@ export async function seedRegion(
     };
     await service.createIfAbsent(ManagementClusterResource, mc);
   }
+  // A region of its own: the policy stays until the region goes.
+  await installAdmission(service, namespace);
 }
 
 /** The region's parent DNS zone (and its group) in the emulator, as a region's bootstrap makes it. */

@@ -25,6 +25,7 @@ import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
 import type { Runnable } from "../../operators/runtime/manager.ts";
+import { installAdmission, removeAdmission } from "./admission.ts";
 import type { ArmEmulator } from "./arm-emulator/index.ts";
 import type { BrokerCredentials } from "./broker.ts";
 
@@ -154,6 +155,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   serviceKc.loadFromFile(opts.serviceKubeconfig);
   const service = registry.add("service", serviceKc);
   await seedServiceCluster(service.client, namespace, opts.management);
+  await installAdmission(service.client, namespace);
 
   const azure = await createAzureClients({
     armEndpoint: opts.arm.endpoint,
@@ -220,6 +222,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     async stop() {
       stop.abort();
       await Promise.all(running);
+      await removeAdmission(service.client).catch((err: unknown) =>
+        log.error("could not remove the admission policy", err),
+      );
       registry.stopAll();
     },
   };

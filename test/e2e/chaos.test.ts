@@ -2,7 +2,7 @@
  * The chaos table's short subset, through the same code as `npm run chaos` (hack/chaos/): five
  * clusters per fault in one region of its own, every component a process of its own; the broker
  * killed, every agent killed mid-apply and restarted with an empty store, the operators process
- * killed at three failpoints between a write and its status. Each must converge with nothing lost,
+ * killed at four failpoints between a write and its status. Each must converge with nothing lost,
  * duplicated or orphaned, and each failpoint must really have been reached.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -19,10 +19,7 @@ const FAILPOINTS = [
   "maestro-agent/mid-apply",
   "cluster/after-load-balancer-created",
   "maestro-server/after-publish",
-  // Not here yet: "maestro-server/after-delete-published" (a deletion whose confirmation the
-  // restarted server never heard). With the helpers' branches merged, one node pool deletion under
-  // it stayed held by its finalizer in this subset (an open defect of issue 12; `npm run chaos
-  // -- --fault operators-failpoints` reproduces it).
+  "maestro-server/after-delete-published",
 ] as const;
 
 let results: RunResult[] = [];

@@ -35,6 +35,13 @@ describe("config/", () => {
       "--wait=false",
     );
     await kubectl("delete", "--ignore-not-found", "clusterrole,clusterrolebinding", "hcp-operators");
+    // Other tests share this apiserver and run no controllers to remove the finalizers it adds.
+    await kubectl(
+      "delete",
+      "--ignore-not-found",
+      "mutatingadmissionpolicy,mutatingadmissionpolicybinding",
+      "hcp-finalizers",
+    );
   });
 
   it("builds the service-cluster install from the CRDs, RBAC and the Deployment", async () => {
@@ -56,6 +63,11 @@ describe("config/", () => {
     const { stdout } = await kubectl("apply", "--server-side", "--force-conflicts", "-k", "config/service");
     expect(stdout).toContain("deployment.apps/hcp-operators serverside-applied");
     expect(stdout).toContain("clusterrole.rbac.authorization.k8s.io/hcp-operators serverside-applied");
+    expect(stdout).toContain(
+      "mutatingadmissionpolicy.admissionregistration.k8s.io/hcp-finalizers serverside-applied",
+    );
+    // Gone before the samples: nothing here runs the controllers that would remove its finalizers.
+    await kubectl("delete", "mutatingadmissionpolicy,mutatingadmissionpolicybinding", "hcp-finalizers");
   });
 
   it("applies the samples", async () => {

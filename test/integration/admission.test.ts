@@ -1,0 +1,84 @@
+/**
+ * config/service/admission.yaml on the real apiserver: every new HcpCluster and NodePool carries
+ * its controller's finalizer from creation, so one deleted before any controller saw it still
+ * waits for the controllers (a cluster for its node pools, a pool for its work).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installAdmission, removeAdmission } from "../../hack/harness/admission.ts";
+import {
+  HcpClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
+import { CLUSTER_FINALIZER } from "../../operators/cluster/scope.ts";
+import { NODE_POOL_FINALIZER } from "../../operators/nodepool/scope.ts";
+import type { ResourceType } from "../../operators/runtime/kube.ts";
+import { clientFor, tempNamespace } from "../support/fixtures.ts";
+import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
+
+const service = clientFor("service");
+let ns: Awaited<ReturnType<typeof tempNamespace>>;
+const created: Array<{ type: ResourceType; name: string }> = [];
+
+async function create<T extends HcpCluster | NodePool>(type: ResourceType, obj: T): Promise<T> {
+  const written = await service.create<T>(type, {
+    ...obj,
+    metadata: { ...obj.metadata, namespace: ns.name },
+  });
+  created.push({ type, name: written.metadata.name ?? "" });
+  return written;
+}
+
+beforeAll(async () => {
+  ns = await tempNamespace(service, "admission");
+  await installAdmission(service, ns.name);
+});
+
+afterAll(async () => {
+  await removeAdmission(service).catch(() => undefined);
+  for (const { type, name } of created) {
+    const ref = { name, namespace: ns.name };
+    await service.mergePatch(type, ref, { metadata: { finalizers: null } }).catch(() => undefined);
+    await service.delete(type, ref);
+  }
+  await ns?.remove();
+});
+
+describe("the finalizers admission policy", () => {
+  it("puts the controllers' finalizers on new clusters and node pools, once, beside others", async () => {
+    const cluster = await create(HcpClusterResource, sampleCluster());
+    expect(cluster.metadata.finalizers).toEqual([CLUSTER_FINALIZER]);
+    const pool = await create(NodePoolResource, sampleFixedPool());
+    expect(pool.metadata.finalizers).toEqual([NODE_POOL_FINALIZER]);
+
+    const listed = sampleCluster();
+    listed.metadata = { name: "listed", finalizers: ["example.com/keep", CLUSTER_FINALIZER] };
+    expect((await create(HcpClusterResource, listed)).metadata.finalizers).toEqual([
+      "example.com/keep",
+      CLUSTER_FINALIZER,
+    ]);
+  });
+
+  it("holds a cluster deleted before any controller saw it", async () => {
+    const c = sampleCluster();
+    c.metadata = { name: "early" };
+    await create(HcpClusterResource, c);
+    await service.delete(HcpClusterResource, { name: "early", namespace: ns.name });
+    const held = await service.find<HcpCluster>(HcpClusterResource, "early", ns.name);
+    expect(held?.metadata.deletionTimestamp).toBeTruthy();
+  });
+
+  it("leaves what is created after it is removed alone", async () => {
+    await removeAdmission(service);
+    // Policies stop applying a moment after they go: wait for the evidence, a create without it.
+    let pool: NodePool | undefined;
+    for (let i = 0; i < 100; i++) {
+      const p = sampleFixedPool();
+      p.metadata = { name: `after-${i}` };
+      pool = await create(NodePoolResource, p);
+      if (!pool.metadata.finalizers?.length) break;
+    }
+    expect(pool?.metadata.finalizers ?? []).toEqual([]);
+  });
+});
