@@ -75,7 +75,7 @@ describe("buildTree of a Ready cluster", () => {
       "DnsZone/demo.hcp.example.com",
       "NsDelegation/demo",
       "Ingress/demo-ingress",
-      "DnsRecords/api.demo.hcp.example.com, *.apps.demo.hcp.example.com",
+      "DnsRecords/{api,*.apps}.demo.hcp.example.com",
     ]);
     expect(azure.every((n) => n.summary?.ready === "True")).toBe(true);
     expect(azure[1]?.details).toEqual({ condition: "DnsZoneReady" });

@@ -406,7 +406,7 @@ function azureNodes(s: ClusterSnapshot): TreeNode[] {
     ["DnsZone", zone, "DnsZoneReady", {}],
     ["NsDelegation", prefix, "DnsDelegated", { parentZone: zone.slice(prefix.length + 1) }],
     ["Ingress", ingress, "IngressReady", { publicIp: `${ingress}-pip`, loadBalancer: `${ingress}-lb` }],
-    ["DnsRecords", `api.${zone}, *.apps.${zone}`, "DnsRecordsReady", {}],
+    ["DnsRecords", `{api,*.apps}.${zone}`, "DnsRecordsReady", {}],
   ];
   const views = viewsOf(s.cluster.status?.conditions);
   return rows.map(([kind, name, condition, extra]) => ({
