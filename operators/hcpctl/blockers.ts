@@ -71,7 +71,17 @@ function clusterBlockers(s: ClusterSnapshot): Blocker[] {
     return [
       { kind: "Azure", name: s.cluster.spec.platform.azure.managedResourceGroup, why: deleting.message },
     ];
-  return foreignFinalizers(s.cluster.metadata.finalizers);
+  const foreign = foreignFinalizers(s.cluster.metadata.finalizers);
+  if (foreign.length > 0 || !s.cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return foreign;
+  // Nothing it waited for is left: the controller is between steps (Azure, then the finalizer).
+  const last = deleting ? `; its last word: ${deleting.message}` : "";
+  return [
+    {
+      kind: "Finalizer",
+      name: CLUSTER_FINALIZER,
+      why: `the cluster controller has not released it yet${last}`,
+    },
+  ];
 }
 
 function poolBlockers(pool: NodePool, works: readonly ManifestWork[]): Blocker[] {

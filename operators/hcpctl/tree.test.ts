@@ -163,6 +163,19 @@ describe("buildTree of a deletion", () => {
     ]);
   });
 
+  it("names the controller's own finalizer when nothing it waited for is left", () => {
+    const s = blockedSnapshot();
+    s.nodePools = [];
+    s.works = [];
+    expect(tree(s).deletion?.blockedBy).toEqual([
+      {
+        kind: "Finalizer",
+        name: "hcp.aro.dev/cluster",
+        why: "the cluster controller has not released it yet; its last word: Waiting for 1 node pool(s) to be deleted: workers",
+      },
+    ]);
+  });
+
   it("names Azure when only the cloud resources are left", () => {
     const s = blockedSnapshot();
     s.nodePools = [];
