@@ -19,6 +19,10 @@ const noTransport = {
   regex: "(^|/)cloudevents/transport(/|$)",
   message: "Controllers reach the broker through the cloudevents client layer, never the transport.",
 };
+const noBroker = {
+  regex: "(^|/)cloudevents(/|$)",
+  message: "hcpctl reads the service cluster only: it never reaches the broker or the management clusters.",
+};
 const notSibling = (sibling) => ({
   regex: `^(\\.\\./)+${sibling}(/|$)`,
   message: `cluster/ and nodepool/ are siblings: shared vocabulary belongs in operators/hcp/, not in ${sibling}/.`,
@@ -38,11 +42,14 @@ const CONTROLLERS = [
   "frontend",
   "hcp",
 ];
+/** Folders with rules of their own: the controllers, and the CLI. */
+const LAYERED = [...CONTROLLERS, "hcpctl"];
 
 /** The restricted patterns of one controller's folder (the rule takes one list per file). */
 function layerPatterns(folder) {
   const patterns = [];
   if (CONTROLLERS.includes(folder)) patterns.push(noTransport);
+  if (folder === "hcpctl") patterns.push(noBroker);
   if (folder === "nodepool") patterns.push(notSibling("cluster"));
   if (folder === "cluster") patterns.push(notSibling("nodepool"));
   return patterns;
@@ -57,7 +64,7 @@ function layerBlocks() {
     { files: ["operators/**/*.ts"], ignores: ["**/*.test.ts"], patterns: [noDevTools] },
     { files: ["operators/**/*.test.ts"], patterns: [onlyTestSupport] },
   ];
-  for (const folder of CONTROLLERS) {
+  for (const folder of LAYERED) {
     const own = layerPatterns(folder);
     blocks.push(
       { files: [`operators/${folder}/**/*.ts`], ignores: ["**/*.test.ts"], patterns: [noDevTools, ...own] },

@@ -55,6 +55,13 @@ describe("layer rules", () => {
     ["operators/nodepool/probe.ts", "../cluster/status.ts", "are siblings"],
     ["operators/cluster/probe.ts", "../nodepool/status.ts", "are siblings"],
     ["operators/cluster/probe.test.ts", "../nodepool/status.ts", "are siblings"],
+    [
+      "operators/hcpctl/probe.ts",
+      "../../test/support/hcpctl-objects.ts",
+      "imports nothing from hack/ or test/",
+    ],
+    ["operators/hcpctl/probe.ts", "../cloudevents/client/source.ts", "never reaches the broker"],
+    ["operators/hcpctl/commands/probe.ts", "../../cloudevents/types.ts", "never reaches the broker"],
   ])("%s may not import %s", async (filePath, specifier, message) => {
     const errors = await importErrors(filePath, specifier);
     expect(errors).toHaveLength(1);
@@ -73,6 +80,9 @@ describe("layer rules", () => {
     ["operators/maestro-server/probe.ts", "../cloudevents/client/source.ts"],
     ["operators/cloudevents/client/probe.ts", "../transport/transport.ts"],
     ["operators/main.ts", "./cluster/controller.ts"],
+    ["operators/hcpctl/probe.ts", "../runtime/kube.ts"],
+    ["operators/hcpctl/probe.ts", "../hcp/feedback.ts"],
+    ["operators/hcpctl/probe.test.ts", "../../test/support/hcpctl-objects.ts"],
     ["hack/harness/probe.ts", "../../operators/runtime/kube.ts"],
     ["test/integration/probe.test.ts", "../../hack/hypershift-simulator/controller.ts"],
   ])("%s may import %s", async (filePath, specifier) => {

@@ -1,0 +1,165 @@
+/**
+ * The command line's contract for bad input: one "error: …" line naming what is wrong, a non-zero
+ * exit code, no stack trace; argument errors are found before any kubeconfig is read.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { run } from "./cli.ts";
+import { plain } from "./paint.ts";
+
+function sink(): Writable & { text: string } {
+  const w = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      w.text += chunk.toString();
+      done();
+    },
+  }) as Writable & { text: string };
+  w.text = "";
+  return w;
+}
+
+async function hcpctl(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = sink();
+  const stderr = sink();
+  const code = await run(argv, {
+    stdout,
+    stderr,
+    paint: plain,
+    now: Date.now,
+    signal: new AbortController().signal,
+  });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+let dir: string;
+let unreachable: string;
+let noContext: string;
+
+/** A port nothing listens on: bound, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function kubeconfig(server: string, current: string): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    `clusters: [{name: c, cluster: {server: "${server}"}}]`,
+    "users: [{name: u, user: {token: t}}]",
+    "contexts: [{name: ctx, context: {cluster: c, user: u, namespace: team}}]",
+    `current-context: "${current}"`,
+  ].join("\n");
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hcpctl-cli-"));
+  unreachable = join(dir, "unreachable.kubeconfig");
+  noContext = join(dir, "nocontext.kubeconfig");
+  await writeFile(unreachable, kubeconfig(`https://127.0.0.1:${await closedPort()}`, "ctx"));
+  await writeFile(noContext, kubeconfig("https://127.0.0.1:1", ""));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("bad arguments", () => {
+  it.each([
+    [
+      ["get", "machines"],
+      'error: unknown resource type "machines": expected one of clusters, nodepools, managementclusters',
+    ],
+    [["describe", "nodepool", "x"], 'error: unknown resource type "nodepool": expected one of clusters'],
+    [
+      ["get", "clusters", "-o", "table"],
+      'unknown output format "table": expected one of wide, json, yaml, name',
+    ],
+    [["describe", "cluster", "x", "-o", "wide"], 'unknown output format "wide": expected one of json, yaml'],
+    [
+      ["get", "clusters", "--phase", "Running"],
+      'error: unknown phase "Running" for clusters: expected one of Pending, Provisioning, Ready',
+    ],
+    [
+      ["get", "mc", "--phase", "Provisioning"],
+      'error: unknown phase "Provisioning" for managementclusters: expected one of Pending, Ready, Full',
+    ],
+    [
+      ["get", "clusters", "a", "-l", "x=y"],
+      "error: names and a label selector (-l) cannot be given together",
+    ],
+    [["get", "clusters", "a", "-A"], "error: an object cannot be named across all namespaces (-A)"],
+    [["describe", "cluster", "x", "--show-conditions", "Pods"], 'unknown kind "Pods" in --show-conditions'],
+    [["describe", "cluster", "x", "--grouping=maybe"], 'expected true or false, got "maybe"'],
+    [
+      ["wait", "cluster", "x", "--for", "Ready"],
+      'error: invalid --for "Ready": expected condition=TYPE[=STATUS] or delete',
+    ],
+    [
+      ["wait", "cluster", "x", "--for", "delete", "--timeout", "20"],
+      'error: invalid --timeout "20": expected a duration such as 30s, 20m or 1h30m',
+    ],
+    [["wait", "cluster", "x"], "error: required option '--for <condition>' not specified"],
+    [["get"], "error: missing required argument 'resource'"],
+    [["frobnicate"], "error: unknown command 'frobnicate'"],
+    [["get", "clusters", "--colour"], "error: unknown option '--colour'"],
+  ])("%j", async (argv, message) => {
+    const r = await hcpctl(...argv, "--kubeconfig", join(dir, "never-read"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe("");
+  });
+});
+
+describe("bad kubeconfig or server", () => {
+  it.each([
+    [
+      ["--kubeconfig", "/nonexistent/kubeconfig"],
+      "error: --kubeconfig /nonexistent/kubeconfig: no such file",
+    ],
+    [["--context", "prod"], 'error: context "prod" is not in the kubeconfig (it has: ctx)'],
+  ])("%j", async (flags, message) => {
+    const r = await hcpctl("get", "clusters", "--kubeconfig", unreachable, ...flags);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(message);
+  });
+
+  it("says the kubeconfig has no current context", async () => {
+    const r = await hcpctl("get", "clusters", "--kubeconfig", noContext);
+    expect(r.stderr.trim()).toBe(
+      "error: the kubeconfig has no current context: pass --context (it has: ctx)",
+    );
+  });
+
+  it.each([
+    [["get", "clusters"]],
+    [["describe", "cluster", "demo"]],
+    [["wait", "cluster", "demo", "--for", "delete"]],
+  ])("names the server it cannot reach: %j", async (argv) => {
+    const r = await hcpctl(...argv, "--kubeconfig", unreachable);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+ \(context "ctx"\): connect ECONNREFUSED/,
+    );
+    expect(r.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe("help", () => {
+  it("names itself as invoked", async () => {
+    const stdout = sink();
+    const code = await run(
+      ["--help"],
+      { stdout, stderr: sink(), paint: plain, now: Date.now, signal: new AbortController().signal },
+      "kubectl hcp",
+    );
+    expect(code).toBe(0);
+    expect(stdout.text).toMatch(/^Usage: kubectl hcp \[options\] \[command\]/);
+    expect(stdout.text).toContain("describe [options] <resource> <name>");
+  });
+});

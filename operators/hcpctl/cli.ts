@@ -1,0 +1,154 @@
+/**
+ * The command line: commander wiring only. Each command validates its arguments before it opens
+ * a connection, so a typo is reported as a typo and not as a kubeconfig problem; every failure
+ * ends as one "error: …" line on stderr and a non-zero exit code.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
+import { runGet, type GetOptions } from "./commands/get.ts";
+import { runWait, type WaitOptions } from "./commands/wait.ts";
+import { CliError } from "./errors.ts";
+import type { Io } from "./io.ts";
+import { Connection } from "./kube.ts";
+import { parseOutput, type OutputFormat } from "./output.ts";
+import { SHOW_NONE, type ShowConditions } from "./render-tree.ts";
+
+interface GlobalOptions {
+  kubeconfig?: string;
+  context?: string;
+}
+
+/** An option value parser whose CliError commander reports as an invalid argument. */
+function parser<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (err) {
+      throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+    }
+  };
+}
+
+function parseBool(value: string): boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw new CliError(`expected true or false, got "${value}"`);
+}
+
+const namespaceOption = (): Option =>
+  new Option("-n, --namespace <namespace>", "namespace (default: the context's, else default)");
+
+function connector(cmd: Command): () => Connection {
+  return () => new Connection(cmd.optsWithGlobals<GlobalOptions>());
+}
+
+function addGet(program: Command, io: Io): void {
+  program
+    .command("get")
+    .description("list HcpClusters, NodePools or ManagementClusters")
+    .argument("<resource>", "clusters, nodepools or managementclusters (or a short name: hcpc, np, mc)")
+    .argument("[names...]", "only these objects")
+    .addOption(namespaceOption())
+    .option("-A, --all-namespaces", "across all namespaces", false)
+    .option("-l, --selector <selector>", "label selector, e.g. env=prod,tier!=dev")
+    .option("--management-cluster <name>", "only objects placed on this management cluster")
+    .option("--phase <phase>", "only objects in this phase")
+    .option(
+      "--stale",
+      "only objects whose status lags what was asked (a generation not observed, sent or applied)",
+      false,
+    )
+    .addOption(
+      new Option("-o, --output <format>", "wide, json, yaml or name")
+        .argParser(parser((v) => parseOutput(v, ["wide", "json", "yaml", "name"])))
+        .default("table" satisfies OutputFormat),
+    )
+    .action(async (resource: string, names: string[], opts: GetOptions, cmd: Command) => {
+      await runGet(io, connector(cmd), { resource, names, opts });
+    });
+}
+
+interface DescribeFlags {
+  namespace?: string;
+  output?: "json" | "yaml";
+  showConditions: ShowConditions;
+  grouping: boolean;
+  watch: boolean;
+}
+
+function addDescribe(program: Command, io: Io): void {
+  program
+    .command("describe")
+    .description("the tree of one HcpCluster: node pools, management cluster, works, HostedCluster, Azure")
+    .argument("<resource>", "cluster")
+    .argument("<name>", "the HcpCluster")
+    .addOption(namespaceOption())
+    .addOption(
+      new Option("-o, --output <format>", "json or yaml: the tree as data").argParser(
+        parser((v) => parseOutput(v, ["json", "yaml"])),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--show-conditions <kinds>",
+        "expand conditions: all, or kinds such as HcpCluster,ManifestWork",
+      )
+        .argParser(parser(parseShowConditions))
+        .default(SHOW_NONE, "none"),
+    )
+    .addOption(
+      new Option("--grouping [bool]", "group siblings in the same state")
+        .argParser(parser(parseBool))
+        .preset(true)
+        .default(true),
+    )
+    .option("-w, --watch", "draw again whenever an object of the tree changes", false)
+    .action(async (resource: string, name: string, flags: DescribeFlags, cmd: Command) => {
+      const opts: DescribeOptions = flags;
+      await runDescribe(io, connector(cmd), { resource, name, opts });
+    });
+}
+
+function addWait(program: Command, io: Io): void {
+  program
+    .command("wait")
+    .description("wait until a condition holds or the object is gone, as kubectl wait does")
+    .argument("<resource>", "cluster, nodepool or managementcluster")
+    .argument("<name>", "the object")
+    .addOption(namespaceOption())
+    .requiredOption("--for <condition>", "condition=TYPE[=STATUS] (STATUS defaults to True) or delete")
+    .option("--timeout <duration>", "give up after this long (0: check once)", "30s")
+    .action(async (resource: string, name: string, opts: WaitOptions, cmd: Command) => {
+      await runWait(io, connector(cmd), { resource, name, opts });
+    });
+}
+
+export function buildProgram(io: Io, name: string): Command {
+  const program = new Command(name)
+    .description("SRE tool for the hosted-control-plane region: reads the service cluster only")
+    .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    .option("--context <name>", "kubeconfig context (default: the current one)")
+    .exitOverride()
+    .showHelpAfterError(`(run ${name} --help for usage)`)
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    });
+  addGet(program, io);
+  addDescribe(program, io);
+  addWait(program, io);
+  return program;
+}
+
+/** Runs one command line; resolves to the exit code. */
+export async function run(argv: readonly string[], io: Io, name = "hcpctl"): Promise<number> {
+  try {
+    await buildProgram(io, name).parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(`error: ${message}\n`);
+    return err instanceof CliError ? err.exitCode : 1;
+  }
+}

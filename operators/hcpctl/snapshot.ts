@@ -1,0 +1,62 @@
+/**
+ * Reading one cluster's objects from the service cluster: the HcpCluster, its NodePools, the
+ * ManagementCluster it is placed on and the works labelled with it. Read once (describe), or kept
+ * current by informers (describe --watch), both through `assemble`.
+ */
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { LABELS } from "../hcp/names.ts";
+import { CliError } from "./errors.ts";
+import type { Connection } from "./kube.ts";
+import type { ClusterSnapshot } from "./model.ts";
+
+/** The works of a cluster by name, across namespaces; filtered to its uid by `assemble`. */
+export function workSelector(name: string, namespace: string): string {
+  return `${LABELS.clusterName}=${name},${LABELS.clusterNamespace}=${namespace}`;
+}
+
+const byName = <T extends { metadata: { name?: string } }>(a: T, b: T): number =>
+  (a.metadata.name ?? "").localeCompare(b.metadata.name ?? "");
+
+/** The snapshot from what was read; pools and works of other clusters (or an older uid) left out. */
+export function assemble(
+  cluster: HcpCluster,
+  pools: readonly NodePool[],
+  managementCluster: ManagementCluster | undefined,
+  works: readonly ManifestWork[],
+): ClusterSnapshot {
+  const uid = cluster.metadata.uid;
+  return {
+    cluster,
+    nodePools: pools.filter((p) => p.spec.clusterRef.name === cluster.metadata.name).sort(byName),
+    ...(managementCluster ? { managementCluster } : {}),
+    works: works.filter((w) => !uid || w.metadata.labels?.[LABELS.clusterUid] === uid).sort(byName),
+  };
+}
+
+export function notFound(name: string, namespace: string): CliError {
+  return new CliError(`hcpcluster "${name}" not found in namespace "${namespace}"`);
+}
+
+export async function fetchSnapshot(
+  conn: Connection,
+  name: string,
+  namespace: string,
+): Promise<ClusterSnapshot> {
+  const cluster = await conn.get<HcpCluster>(HcpClusterResource, name, namespace);
+  if (!cluster) throw notFound(name, namespace);
+  const placed = cluster.status?.managementCluster;
+  const [pools, mc, works] = await Promise.all([
+    conn.list<NodePool>(NodePoolResource, { namespace }),
+    placed ? conn.get<ManagementCluster>(ManagementClusterResource, placed) : Promise.resolve(undefined),
+    conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: workSelector(name, namespace) }),
+  ]);
+  return assemble(cluster, pools.items, mc, works.items);
+}

@@ -1,0 +1,155 @@
+/**
+ * The tables `hcpctl get` prints, kubectl's way: upper-case headers, columns three spaces apart,
+ * "<none>" for a value the object lacks, NAMESPACE first with -A, more columns with -o wide.
+ */
+import type { KubeObject } from "../api/meta/v1.ts";
+import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ManifestWork } from "../api/work/v1.ts";
+import { find } from "./conditions.ts";
+import type { ResourceKey } from "./resources.ts";
+import { staleOf } from "./stale.ts";
+import { ageOf } from "./time.ts";
+
+/** What a row may need beyond its own object. */
+export interface RowContext {
+  now: number;
+  /** The works that carry the object (its own, for a cluster; its pool's, for a node pool). */
+  worksOf(obj: KubeObject): readonly ManifestWork[];
+  /** The HcpCluster a node pool belongs to, when read. */
+  clusterOf(pool: NodePool): HcpCluster | undefined;
+}
+
+interface Column<T> {
+  header: string;
+  wide?: boolean;
+  value(obj: T, ctx: RowContext): string | number | boolean | undefined;
+}
+
+const NONE = "<none>";
+
+const readyOf = (o: { status?: { conditions?: Array<{ type: string; status: string; reason: string }> } }) =>
+  find(o.status?.conditions, "Ready");
+
+const stale = <T extends KubeObject>(): Column<T> => ({
+  header: "STALE",
+  wide: true,
+  value: (o, ctx) => staleOf(o, ctx.worksOf(o), ctx.now).join("; ") || "-",
+});
+
+const age = <T extends KubeObject>(): Column<T> => ({
+  header: "AGE",
+  value: (o, ctx) => ageOf(o.metadata.creationTimestamp, ctx.now),
+});
+
+const CLUSTER_COLUMNS: Column<HcpCluster>[] = [
+  { header: "NAME", value: (c) => c.metadata.name },
+  { header: "VERSION", value: (c) => c.status?.version },
+  { header: "PHASE", value: (c) => c.status?.phase },
+  { header: "READY", value: (c) => readyOf(c)?.status },
+  { header: "MANAGEMENT CLUSTER", value: (c) => c.status?.managementCluster },
+  age(),
+  { header: "REASON", wide: true, value: (c) => readyOf(c)?.reason },
+  {
+    header: "OBSERVED",
+    wide: true,
+    value: (c) => `${c.status?.observedGeneration ?? "-"}/${c.metadata.generation ?? "-"}`,
+  },
+  { header: "API URL", wide: true, value: (c) => c.status?.apiURL },
+  { header: "CLUSTER ID", wide: true, value: (c) => c.status?.clusterID },
+  stale(),
+];
+
+/** Ready nodes of desired ("2/3"), or of the autoscaling range ("2 (1-5)"). */
+function nodes(p: NodePool): string {
+  const ready = p.status?.readyReplicas ?? 0;
+  const auto = p.spec.autoScaling;
+  return auto ? `${ready} (${auto.min}-${auto.max})` : `${ready}/${p.spec.replicas ?? 0}`;
+}
+
+const POOL_COLUMNS: Column<NodePool>[] = [
+  { header: "NAME", value: (p) => p.metadata.name },
+  { header: "CLUSTER", value: (p) => p.spec.clusterRef.name },
+  { header: "VERSION", value: (p) => p.status?.version },
+  { header: "PHASE", value: (p) => p.status?.phase },
+  { header: "READY", value: (p) => readyOf(p)?.status },
+  { header: "NODES", value: nodes },
+  age(),
+  { header: "REASON", wide: true, value: (p) => readyOf(p)?.reason },
+  {
+    header: "OBSERVED",
+    wide: true,
+    value: (p) => `${p.status?.observedGeneration ?? "-"}/${p.metadata.generation ?? "-"}`,
+  },
+  { header: "VM SIZE", wide: true, value: (p) => p.spec.platform.azure.vmSize },
+  {
+    header: "MANAGEMENT CLUSTER",
+    wide: true,
+    value: (p, ctx) => ctx.clusterOf(p)?.status?.managementCluster,
+  },
+  stale(),
+];
+
+const MC_COLUMNS: Column<ManagementCluster>[] = [
+  { header: "NAME", value: (m) => m.metadata.name },
+  { header: "CONSUMER", value: (m) => m.spec.consumerName },
+  { header: "PHASE", value: (m) => m.status?.phase },
+  { header: "SCHEDULABLE", value: (m) => m.spec.schedulable ?? true },
+  { header: "LOAD", value: (m) => `${m.status?.hostedClusters ?? 0}/${m.spec.capacity.maxHostedClusters}` },
+  age(),
+  { header: "REGION", wide: true, value: (m) => m.spec.region },
+  {
+    header: "LABELS",
+    wide: true,
+    value: (m) =>
+      Object.entries(m.spec.labels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",") || undefined,
+  },
+  stale(),
+];
+
+const COLUMNS: Record<ResourceKey, Column<never>[]> = {
+  clusters: CLUSTER_COLUMNS,
+  nodepools: POOL_COLUMNS,
+  managementclusters: MC_COLUMNS,
+};
+
+/** Aligned columns; the last is not padded. */
+export function formatTable(rows: readonly string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("   ")
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+}
+
+export interface TableOptions {
+  wide: boolean;
+  /** Show the NAMESPACE column (-A on a namespaced kind). */
+  namespaceColumn: boolean;
+}
+
+function cell(v: string | number | boolean | undefined): string {
+  return v === undefined || v === "" ? NONE : String(v);
+}
+
+export function renderObjects(
+  key: ResourceKey,
+  objects: readonly KubeObject[],
+  ctx: RowContext,
+  opts: TableOptions,
+): string {
+  const columns = COLUMNS[key].filter((c) => opts.wide || !c.wide);
+  const header = [...(opts.namespaceColumn ? ["NAMESPACE"] : []), ...columns.map((c) => c.header)];
+  const rows = objects.map((o) => [
+    ...(opts.namespaceColumn ? [o.metadata.namespace ?? ""] : []),
+    ...columns.map((c) => cell((c as Column<KubeObject>).value(o, ctx))),
+  ]);
+  return formatTable([header, ...rows]);
+}

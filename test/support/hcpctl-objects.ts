@@ -1,0 +1,342 @@
+/**
+ * Fixed service-cluster objects for hcpctl's unit tests: a Ready cluster with two node pools on
+ * mgmt-1 (works applied, HostedCluster feedback carried back), and changes of it (deleting,
+ * blocked). Shaped as the controllers write them.
+ */
+import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type { ManifestWork } from "../../operators/api/work/v1.ts";
+import type { ClusterSnapshot } from "../../operators/hcpctl/model.ts";
+
+export const NOW = Date.parse("2026-09-01T12:00:00Z");
+const T = (secondsAgo: number): string =>
+  new Date(NOW - secondsAgo * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+const UID = "0b8e1c2a-1111-4aaa-8bbb-000000000001";
+const POOL_UID = "0b8e1c2a-2222-4aaa-8bbb-000000000002";
+const BATCH_UID = "0b8e1c2a-3333-4aaa-8bbb-000000000003";
+
+const ok = (type: string, message: string, ago = 300, reason = "AsExpected") => ({
+  type,
+  status: "True" as const,
+  reason,
+  message,
+  lastTransitionTime: T(ago),
+  observedGeneration: 1,
+});
+const no = (type: string, reason: string, message: string, ago = 300) => ({
+  type,
+  status: "False" as const,
+  reason,
+  message,
+  lastTransitionTime: T(ago),
+  observedGeneration: 1,
+});
+
+export function readyCluster(): HcpCluster {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "HcpCluster",
+    metadata: {
+      name: "demo",
+      namespace: "customer",
+      uid: UID,
+      generation: 1,
+      creationTimestamp: T(600),
+      finalizers: ["hcp.aro.dev/cluster"],
+    },
+    spec: {
+      version: { id: "4.19" },
+      dns: { baseDomainPrefix: "demo" },
+      platform: {
+        azure: {
+          subscriptionId: "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10",
+          location: "eastus",
+          managedResourceGroup: "arohcp-demo-managed",
+          subnetId:
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/n",
+          networkSecurityGroupId:
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/networkSecurityGroups/g",
+          identities: { controlPlaneOperators: { a: "/x" }, serviceManagedIdentity: "/y" },
+        },
+      },
+    },
+    status: {
+      phase: "Ready",
+      version: "4.19.7",
+      observedGeneration: 1,
+      managementCluster: "mgmt-1",
+      clusterID: UID,
+      hostedClusterNamespace: `ocm-local-${UID}`,
+      apiURL: "https://api.demo.hcp.example.com:443",
+      consoleURL: "https://console-openshift-console.apps.demo.hcp.example.com",
+      conditions: [
+        ok("Ready", "The cluster is ready on mgmt-1", 120),
+        ok("DnsDelegated", "NS delegation of demo.hcp.example.com in hcp.example.com as expected"),
+        ok("DnsRecordsReady", "A records as expected", 130),
+        ok("DnsZoneReady", "DNS zone demo.hcp.example.com as expected"),
+        ok("HostedClusterApplied", "Applied on mgmt-1", 200, "Applied"),
+        ok("HostedClusterAvailable", "The hosted control plane is available", 130),
+        ok("IngressReady", "Load balancer demo-ingress-lb as expected"),
+        ok("Placed", "Placed on mgmt-1", 500),
+        ok("ResourceGroupReady", "Resource group arohcp-demo-managed as expected"),
+        ok("ValidVersion", "4.19 resolves to 4.19.7", 500),
+        no("Degraded", "AsExpected", "No problem found", 500),
+        no("Progressing", "AsExpected", "Nothing to roll out", 120),
+        no("Paused", "NotPaused", "Changes roll out", 500),
+      ],
+    },
+  };
+}
+
+export function pool(name: string, uid: string): NodePool {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "NodePool",
+    metadata: {
+      name,
+      namespace: "customer",
+      uid,
+      generation: 1,
+      creationTimestamp: T(600),
+      finalizers: ["hcp.aro.dev/nodepool"],
+    },
+    spec: { clusterRef: { name: "demo" }, platform: { azure: { vmSize: "Standard_D8s_v3" } }, replicas: 2 },
+    status: {
+      phase: "Ready",
+      replicas: 2,
+      readyReplicas: 2,
+      version: "4.19.7",
+      observedGeneration: 1,
+      conditions: [
+        ok("Ready", "The nodes are ready", 100),
+        ok("ClusterReady", "The cluster is ready"),
+        ok("NodePoolApplied", "Applied on mgmt-1", 200, "Applied"),
+        ok("NodesReady", "2 of 2 nodes ready", 100),
+        no("Degraded", "AsExpected", "No problem found"),
+        no("Progressing", "AsExpected", "Nothing to roll out", 100),
+      ],
+    },
+  };
+}
+
+export function managementCluster(): ManagementCluster {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "ManagementCluster",
+    metadata: { name: "mgmt-1", uid: "mc-1", generation: 1, creationTimestamp: T(3600) },
+    spec: { consumerName: "mgmt-1", capacity: { maxHostedClusters: 50 }, region: "eastus" },
+    status: {
+      phase: "Ready",
+      hostedClusters: 1,
+      observedGeneration: 1,
+      conditions: [ok("Schedulable", "1 of 50 hosted clusters placed", 500, "HasCapacity")],
+    },
+  };
+}
+
+function applied(kind: string, name: string, ordinal: number, namespace?: string) {
+  return {
+    resourceMeta: {
+      ordinal,
+      group: kind === "HostedCluster" ? "hypershift.openshift.io" : "",
+      version: "v1",
+      kind,
+      name,
+      namespace,
+    },
+    conditions: [
+      ok("Applied", "Apply manifest complete", 200, "AppliedManifestComplete"),
+      ok("Available", "Resource is available", 200, "ResourceAvailable"),
+    ],
+  };
+}
+
+const workStatusTime = (ago: number) => [
+  { manager: "cluster-controller", operation: "Apply" as const, time: T(500), fieldsV1: { "f:spec": {} } },
+  { manager: "maestro-server", operation: "Apply" as const, subresource: "status", time: T(ago) },
+];
+
+export function clusterWork(): ManifestWork {
+  const ns = `ocm-local-${UID}`;
+  return {
+    apiVersion: "work.open-cluster-management.io/v1",
+    kind: "ManifestWork",
+    metadata: {
+      name: UID,
+      namespace: "mgmt-1",
+      uid: "w-1",
+      generation: 1,
+      creationTimestamp: T(500),
+      finalizers: ["cluster.open-cluster-management.io/manifest-work-cleanup"],
+      labels: {
+        "hcp.aro.dev/cluster-uid": UID,
+        "hcp.aro.dev/cluster-name": "demo",
+        "hcp.aro.dev/cluster-namespace": "customer",
+      },
+      managedFields: workStatusTime(130),
+    },
+    spec: {
+      workload: {
+        manifests: [
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
+          { apiVersion: "v1", kind: "Secret", metadata: { name: "pull-secret", namespace: ns } },
+          {
+            apiVersion: "hypershift.openshift.io/v1beta1",
+            kind: "HostedCluster",
+            metadata: { name: "demo", namespace: ns },
+            spec: { dns: { baseDomain: "hcp.example.com", baseDomainPrefix: "demo" } },
+          },
+        ],
+      },
+    },
+    status: {
+      conditions: [
+        ok("Applied", "Apply manifest work complete", 200, "AppliedManifestWorkComplete"),
+        ok("Available", "All resources are available", 200, "ResourcesAvailable"),
+        ok("Published", "Generation 1 was published to consumer mgmt-1", 500, "Published"),
+      ],
+      resourceStatus: {
+        manifests: [
+          applied("Namespace", ns, 0),
+          applied("Secret", "pull-secret", 1, ns),
+          {
+            ...applied("HostedCluster", "demo", 2, ns),
+            statusFeedback: {
+              values: [
+                {
+                  name: "available",
+                  fieldValue: {
+                    type: "JsonRaw",
+                    jsonRaw: JSON.stringify(ok("Available", "The hosted control plane is available", 130)),
+                  },
+                },
+                {
+                  name: "progressing",
+                  fieldValue: {
+                    type: "JsonRaw",
+                    jsonRaw: JSON.stringify(
+                      no("Progressing", "AsExpected", "HostedCluster is at expected version", 130),
+                    ),
+                  },
+                },
+                {
+                  name: "degraded",
+                  fieldValue: {
+                    type: "JsonRaw",
+                    jsonRaw: JSON.stringify(no("Degraded", "AsExpected", "", 300)),
+                  },
+                },
+                { name: "completedVersion", fieldValue: { type: "String", string: "4.19.7" } },
+                { name: "endpointHost", fieldValue: { type: "String", string: "api.demo.hcp.example.com" } },
+                { name: "endpointPort", fieldValue: { type: "Integer", integer: 443 } },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  };
+}
+
+export function poolWork(name: string, poolUid: string): ManifestWork {
+  const ns = `ocm-local-${UID}`;
+  return {
+    apiVersion: "work.open-cluster-management.io/v1",
+    kind: "ManifestWork",
+    metadata: {
+      name: `${UID}-${name}`,
+      namespace: "mgmt-1",
+      uid: `w-${name}`,
+      generation: 1,
+      creationTimestamp: T(400),
+      finalizers: ["cluster.open-cluster-management.io/manifest-work-cleanup"],
+      labels: {
+        "hcp.aro.dev/cluster-uid": UID,
+        "hcp.aro.dev/cluster-name": "demo",
+        "hcp.aro.dev/cluster-namespace": "customer",
+        "hcp.aro.dev/nodepool": poolUid,
+      },
+      managedFields: workStatusTime(100),
+    },
+    spec: {
+      workload: {
+        manifests: [
+          {
+            apiVersion: "hypershift.openshift.io/v1beta1",
+            kind: "NodePool",
+            metadata: { name: `demo-${name}`, namespace: ns },
+          },
+        ],
+      },
+    },
+    status: {
+      conditions: [
+        ok("Applied", "Apply manifest work complete", 200, "AppliedManifestWorkComplete"),
+        ok("Published", "Generation 1 was published to consumer mgmt-1", 400, "Published"),
+      ],
+      resourceStatus: {
+        manifests: [
+          {
+            ...applied("NodePool", `demo-${name}`, 0, ns),
+            statusFeedback: {
+              values: [
+                { name: "replicas", fieldValue: { type: "Integer", integer: 2 } },
+                { name: "version", fieldValue: { type: "String", string: "4.19.7" } },
+                {
+                  name: "ready",
+                  fieldValue: { type: "JsonRaw", jsonRaw: JSON.stringify(ok("Ready", "", 100)) },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  };
+}
+
+export function readySnapshot(): ClusterSnapshot {
+  return {
+    cluster: readyCluster(),
+    nodePools: [pool("workers", POOL_UID), pool("batch", BATCH_UID)],
+    managementCluster: managementCluster(),
+    works: [clusterWork(), poolWork("workers", POOL_UID), poolWork("batch", BATCH_UID)],
+  };
+}
+
+/**
+ * The cluster deleted while its node pool "workers" carries a finalizer no controller here owns:
+ * the pool's work is gone, the pool stays, and the cluster waits for it.
+ */
+export function blockedSnapshot(): ClusterSnapshot {
+  const s = readySnapshot();
+  s.cluster.metadata.deletionTimestamp = T(40);
+  s.cluster.metadata.generation = 2;
+  const conditions = (s.cluster.status?.conditions ?? []).filter(
+    (c) => !["Ready", "Progressing"].includes(c.type),
+  );
+  s.cluster.status = {
+    ...s.cluster.status,
+    phase: "Deleting",
+    conditions: [
+      {
+        ...no("Ready", "Deleting", "Waiting for 1 node pool(s) to be deleted: workers", 40),
+        observedGeneration: 2,
+      },
+      {
+        ...ok("Progressing", "Waiting for 1 node pool(s) to be deleted: workers", 40, "DeletingNodePools"),
+        observedGeneration: 2,
+      },
+      {
+        ...ok("Deleting", "Waiting for 1 node pool(s) to be deleted: workers", 40, "DeletingNodePools"),
+        observedGeneration: 2,
+      },
+      ...conditions,
+    ],
+  };
+  const workers = s.nodePools[0]!;
+  workers.metadata.deletionTimestamp = T(39);
+  workers.metadata.finalizers = ["example.com/hold"];
+  s.nodePools = [workers];
+  s.works = [clusterWork()];
+  return s;
+}
