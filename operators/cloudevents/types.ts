@@ -73,6 +73,22 @@ export function parseEventType(type: string): CloudEventsType {
   return { dataType: parts.slice(0, -2).join("."), subResource, action };
 }
 
+const KNOWN_ACTIONS: ReadonlySet<string> = new Set(Object.values(Action));
+
+/**
+ * A metric label for an event's type: the protocol's own types by name, anything else (a peer may
+ * send any string) as "other", so that no sender can create label values without bound.
+ */
+export function eventTypeLabel(type: string): string {
+  try {
+    const t = parseEventType(type);
+    if (t.dataType === MANIFEST_BUNDLE_DATA_TYPE && KNOWN_ACTIONS.has(t.action)) return type;
+  } catch {
+    // not the protocol's: counted as other
+  }
+  return "other";
+}
+
 /** CloudEvents extension attributes (lower case, as the spec requires). */
 export const Ext = {
   resourceId: "resourceid",

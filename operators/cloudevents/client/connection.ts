@@ -9,7 +9,7 @@ import { Backoff, sleep, type BackoffOptions } from "../../runtime/backoff.ts";
 import { errorMessage } from "../../runtime/errors.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
 import { counter, gauge, metricsRegistry } from "../../runtime/metrics.ts";
-import type { CloudEvent } from "../types.ts";
+import { eventTypeLabel, type CloudEvent } from "../types.ts";
 import { RetainedMessageError, type Transport } from "../transport/transport.ts";
 import { notConnected, translateTransportError } from "./errors.ts";
 
@@ -50,7 +50,7 @@ function connectionMetrics() {
     }),
     received: counter(metricsRegistry, {
       name: "maestro_cloudevents_received_total",
-      help: "CloudEvents received, by type",
+      help: "CloudEvents received, by type (types outside the protocol as other)",
       labelNames: ["client", "type"] as const,
     }),
     dropped: counter(metricsRegistry, {
@@ -163,7 +163,7 @@ export class Connection {
   }
 
   #deliver(event: CloudEvent, topic: string): void {
-    this.#metrics.received.labels(this.name, event.type).inc();
+    this.#metrics.received.labels(this.name, eventTypeLabel(event.type)).inc();
     for (const h of this.#eventHandlers) {
       try {
         h(event, topic);
