@@ -103,9 +103,27 @@ function failure(id: ResourceId, name: string, err: unknown): CloudErrorBody {
   };
 }
 
-export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
+/**
+ * ARM's own limit on the resources of one template: a preflight from ARM never lists more. Each
+ * of ours costs a dry run on the apiserver, so a longer list is refused, not worked through.
+ */
+export const MAX_PREFLIGHT_RESOURCES = 800;
+
+function listedResources(req: ArmRequest): unknown[] {
   const listed = isObject(req.body) ? req.body["resources"] : undefined;
   const resources: unknown[] = Array.isArray(listed) ? listed : [];
+  if (resources.length > MAX_PREFLIGHT_RESOURCES)
+    throw fieldErrors([
+      {
+        target: "resources",
+        message: `A preflight lists at most ${MAX_PREFLIGHT_RESOURCES} resources (ARM's template limit), not ${resources.length}`,
+      },
+    ]);
+  return resources;
+}
+
+export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
+  const resources = listedResources(req);
   const failures: CloudErrorBody[] = [];
   for (const r of resources) {
     if (!isObject(r) || hasTemplateExpression(r)) continue;

@@ -392,6 +392,22 @@ describe("credentials, versions and preflight", () => {
     });
     expect(details[0]!.details[0].target).toBe("properties.network.podCidr");
     expect(details[1]!.details[0].target).toBe("properties.platform.vmSize");
+
+    // More resources than an ARM template may hold: refused before any dry run.
+    const many = Array.from({ length: 801 }, (_, i) => ({
+      name: `vm${i}`,
+      type: "Microsoft.Compute/virtualMachines",
+      apiVersion: "2024-01-01",
+    }));
+    expectError(
+      await arm.send("POST", url, { body: { resources: many }, apiVersion: null }),
+      400,
+      "InvalidRequestContent",
+      {
+        target: "resources",
+        message: "A preflight lists at most 800 resources (ARM's template limit), not 801",
+      },
+    );
   });
 });
 
