@@ -61,6 +61,7 @@ import {
   nodePoolToCR,
   versionSpec,
 } from "./cr-mapping.ts";
+import { compareVersions } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 
 export interface ResourceDeps {
@@ -193,14 +194,31 @@ export class ResourceHandlers {
   }
 
   /** 409 unless the parent cluster of a node pool is settled (B.3 conflict rules). */
-  async #checkParent(id: ResourceId, verb: "create" | "update" | "delete"): Promise<void> {
-    if (id.kind !== "nodePool") return;
+  async #checkParent(id: ResourceId, verb: "create" | "update" | "delete"): Promise<CR | undefined> {
+    if (id.kind !== "nodePool") return undefined;
     const parentId = clusterOf(id);
     const parent = await this.#find("cluster", targetOf(parentId));
     if (!parent) throw resourceNotFound(resourceType("cluster"), parentId.cluster, id.resourceGroup);
     const { state } = resourceState(parent);
     if (state === "Accepted" || state === "Provisioning" || state === "Deleting")
       throw conflict(`Cannot ${verb} resource while parent resource is ${stateWord(state)}`);
+    return parent;
+  }
+
+  /**
+   * A new node pool may not ask for a version ahead of its cluster's: it could never roll out (the
+   * controller holds a pool that would run ahead of its control plane), so the create is refused.
+   */
+  #checkPoolVersion(parent: CR | undefined, hub: ArmResource): void {
+    const wanted = hub.properties.version?.id;
+    const clusterVersion = parent?.spec.version?.id;
+    if (!wanted || !clusterVersion || compareVersions(wanted, clusterVersion) <= 0) return;
+    throw fieldErrors([
+      {
+        target: "properties.version.id",
+        message: `Node pool version ${wanted} is newer than its cluster's version ${clusterVersion}; a node pool cannot run ahead of its control plane`,
+      },
+    ]);
   }
 
   /**
@@ -345,13 +363,14 @@ export class ResourceHandlers {
     const existing = await this.#find(id.kind, t);
     if (existing?.metadata.deletionTimestamp)
       throw conflict('Cannot update resource while resource is "deleting"');
-    await this.#checkParent(id, existing ? "update" : "create");
+    const parent = await this.#checkParent(id, existing ? "update" : "create");
     const versionFixOnly = existing ? this.#checkSettled(existing) : false;
     const stored = existing ? fromCR(id.kind, existing) : undefined;
     const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
     const doc = readPutBody(req, id, old);
     const hub = await this.#toHub(req, id, doc, stored);
-    if (versionFixOnly && existing && stored) this.#checkVersionFix(existing, stored, hub);
+    if (!existing) this.#checkPoolVersion(parent, hub);
+    else if (versionFixOnly && stored) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
     const written = await this.#write({ req, t, hub, op, existing });
     const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);

@@ -282,6 +282,19 @@ describe("validation", () => {
       "properties.autoScaling.max",
       "properties.replicas",
     ]);
+    // The cluster asks for 4.19: a new pool on 4.20 could never roll out.
+    expectError(
+      await arm.send("PUT", nodePoolPath(sub, rg, "immutable", "ahead"), {
+        body: nodePoolBody({ version: "4.20" }),
+      }),
+      400,
+      "InvalidRequestContent",
+      {
+        target: "properties.version.id",
+        message:
+          "Node pool version 4.20 is newer than its cluster's version 4.19; a node pool cannot run ahead of its control plane",
+      },
+    );
     expectError(
       await arm.send("PATCH", nodePoolPath(sub, rg, "immutable", "missing"), { body: {} }),
       404,

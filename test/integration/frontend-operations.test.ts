@@ -361,7 +361,11 @@ describe("a node pool held on a version ahead of its cluster", () => {
   }
 
   beforeAll(async () => {
-    const r = await arm.send("PUT", heldCluster, { body: clusterBody(sub, { prefix: "held" }) });
+    // Asked for 4.20 while the control plane still runs 4.19.7: a pool on 4.20 may be created, and
+    // waits for the control plane.
+    const r = await arm.send("PUT", heldCluster, {
+      body: clusterBody(sub, { prefix: "held", version: "4.20" }),
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     await setStatus(HcpClusterResource, clusterCRName(rg, "Held-Cluster"), "ready", { version: "4.19.7" });
   });
