@@ -52,7 +52,6 @@ export interface MaestroAgentOptions {
   log?: Logger;
 }
 
-
 export class MaestroAgent implements Runnable {
   /** One agent per management cluster; it needs no lease of the service cluster. */
   readonly needLeaderElection = false;
