@@ -174,13 +174,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const c = await opts.broker.credentials(identity);
     return { url: opts.broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
   };
-  const runnables: Runnable[] = [
-    new MaestroServer({
-      cluster: service,
-      log,
-      broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
-    }),
-  ];
+  const server = new MaestroServer({
+    cluster: service,
+    log,
+    broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
+  });
+  const runnables: Runnable[] = [server];
   if (opts.lifecycleControllers !== false)
     runnables.push(
       new ClusterController({
@@ -193,7 +192,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
-      new ManagementClusterController({ cluster: service, log }),
+      new ManagementClusterController({ cluster: service, agents: server.agents, log }),
     );
   for (const m of opts.management) {
     const kc = new KubeConfig();
