@@ -32,6 +32,7 @@ import { AzureClusterInfrastructure } from "./cluster/azure.ts";
 import { ClusterController } from "./cluster/controller.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
+import { RegionMonitor } from "./monitor/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
@@ -123,8 +124,9 @@ interface LifecycleFlags {
 }
 
 /**
- * The cluster, node pool and management cluster controllers, with their Azure clients. With
- * maestro-server in the same process, the management cluster controller shows its agent liveness.
+ * The cluster, node pool and management cluster controllers, with their Azure clients, and the
+ * region monitor's gauges. With maestro-server in the same process, the management cluster
+ * controller shows its agent liveness.
  */
 async function lifecycleControllers(
   values: LifecycleFlags,
@@ -159,6 +161,7 @@ async function lifecycleControllers(
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ManagementClusterController({ cluster: service, agents, log }),
+    new RegionMonitor({ cluster: service, agents }),
   ];
 }
 

@@ -19,6 +19,7 @@ import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
+import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
@@ -193,6 +194,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
+      new RegionMonitor({ cluster: service, agents: server.agents }),
     );
   for (const m of opts.management) {
     const kc = new KubeConfig();
