@@ -95,7 +95,10 @@ const MC_COLUMNS: Column<ManagementCluster>[] = [
   { header: "PHASE", value: (m) => m.status?.phase },
   { header: "SCHEDULABLE", value: (m) => m.spec.schedulable ?? true },
   { header: "LOAD", value: (m) => `${m.status?.hostedClusters ?? 0}/${m.spec.capacity.maxHostedClusters}` },
+  { header: "CONNECTED", value: (m) => find(m.status?.conditions, "Connected")?.status },
+  { header: "LAST HEARD", value: (m, ctx) => ageOf(m.status?.agent?.lastHeardTime, ctx.now) },
   age(),
+  { header: "AGENT", wide: true, value: (m) => find(m.status?.conditions, "Connected")?.reason },
   { header: "REGION", wide: true, value: (m) => m.spec.region },
   {
     header: "LABELS",
