@@ -106,7 +106,6 @@ describe("composeStatus while the management cluster's agent is not Connected", 
     managementCluster: "mgmt-1",
     since: "2026-01-01T00:00:00Z",
     reason: "AgentNotHeard",
-    message: "No heartbeat from the agent for more than 30s",
   };
   const staleCompose = (f: ClusterFacts) => compose(f, { succeeded: true, stale });
 
@@ -168,8 +167,8 @@ describe("composeStatus while the management cluster's agent is not Connected", 
 
   it("names the management cluster, since when, and what was last reported", () => {
     expect(byType(staleCompose(facts(allReady)))["Ready"]?.message).toBe(
-      "No status from management cluster mgmt-1 since 2026-01-01T00:00:00Z (AgentNotHeard: No heartbeat from the agent " +
-        "for more than 30s); last reported Ready True, AsExpected: The cluster is ready on mgmt-1",
+      "No status from management cluster mgmt-1 since 2026-01-01T00:00:00Z (AgentNotHeard); " +
+        "last reported Ready True, AsExpected: The cluster is ready on mgmt-1",
     );
   });
 

@@ -15,13 +15,18 @@ export const STATUS_STALE = "StatusStale";
 /** The ManagementCluster condition this follows (managementcluster/connected.ts). */
 const CONNECTED = "Connected";
 
+/**
+ * Heartbeats an agent may miss before its management cluster is no longer Connected (the bound is
+ * this many of the intervals the agent announces; monitor/liveness.ts says why three).
+ */
+export const MISSED_HEARTBEATS = 3;
+
 export interface Staleness {
   managementCluster: string;
   /** When its agent was last heard, or when Connected turned False if it never was. */
   since: string;
-  /** Why, as the ManagementCluster's Connected condition says. */
+  /** Why, as the ManagementCluster's Connected condition says (its message says more). */
   reason: string;
-  message: string;
 }
 
 /** The staleness of everything placed on `mc`, or undefined while its agent is Connected or unknown. */
@@ -32,7 +37,6 @@ export function staleness(mc: ManagementCluster | undefined): Staleness | undefi
     managementCluster: mc.metadata.name ?? "",
     since: mc.status?.agent?.lastHeardTime ?? connected.lastTransitionTime,
     reason: connected.reason,
-    message: connected.message,
   };
 }
 
@@ -46,7 +50,7 @@ export function staleReady(
     status: "Unknown",
     reason: STATUS_STALE,
     message:
-      `No status from management cluster ${stale.managementCluster} since ${stale.since} ` +
-      `(${stale.reason}: ${stale.message}); last reported Ready ${ready.status}, ${ready.reason}: ${ready.message}`,
+      `No status from management cluster ${stale.managementCluster} since ${stale.since} (${stale.reason}); ` +
+      `last reported Ready ${ready.status}, ${ready.reason}: ${ready.message}`,
   };
 }

@@ -79,6 +79,20 @@ describe("get tables", () => {
     );
   });
 
+  it("says an agent Connected was heard within its bound", () => {
+    const mc = managementCluster();
+    mc.status!.agent = { lastHeardTime: new Date(NOW - 200_000).toISOString(), heartbeatSeconds: 10 };
+    mc.status!.conditions!.push({
+      type: "Connected",
+      status: "True",
+      reason: "AgentConnected",
+      message: "m",
+      lastTransitionTime: new Date(NOW - 300_000).toISOString(),
+    });
+    const out = renderObjects("managementclusters", [mc], context(), { wide: false, namespaceColumn: false });
+    expect(lines(out)[1]).toMatch(/^mgmt-1\s+mgmt-1\s+Ready\s+true\s+1\/50\s+True\s+<30s\s+60m$/);
+  });
+
   it("prints management clusters with their load against capacity", () => {
     const out = renderObjects("managementclusters", [managementCluster()], context(), {
       wide: false,

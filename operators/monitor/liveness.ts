@@ -30,9 +30,9 @@
  * receipt, never the agent's: an agent's skewed clock cannot make it look alive or dead.
  */
 import { DEFAULT_HEARTBEAT_MS } from "../cloudevents/codec/heartbeat.ts";
+import { MISSED_HEARTBEATS } from "../hcp/staleness.ts";
 
-/** Beats an agent may miss before it is no longer Connected. */
-export const MISSED_HEARTBEATS = 3;
+export { MISSED_HEARTBEATS };
 
 /** How long an agent that beats every `heartbeatMs` (default 10 s) may stay silent. */
 export function silenceBoundMs(heartbeatMs: number | undefined): number {
