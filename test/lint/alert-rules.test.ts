@@ -3,8 +3,8 @@
  * loads; every alert has a severity, a summary, a description and a runbook_url naming a runbook
  * in config/monitoring/runbooks/ that exists, is about that alert and shows the `hcpctl` commands
  * to run (each a command, resource and flag hcpctl has); every metric an expression reads is one
- * the code under operators/ registers; and every expression parses: with promtool when it is on
- * PATH (or PROMTOOL names it), else a bracket and token check.
+ * the code under operators/ registers; and every expression parses: with promtool when there is
+ * one (PROMTOOL, PATH, or hack/build-promtool.sh's cache), else a bracket check only.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -116,22 +116,23 @@ function balanced(expr: string): boolean {
   return stack.length === 0;
 }
 
-/** kubectl from the harness's cache (hack/build-k8s.sh), when it is there. */
-function cachedKubectl(): string | undefined {
-  const root = join(homedir(), ".cache/hcp-operators/k8s");
+/** A binary the hack/ scripts cached under ~/.cache/hcp-operators/<tool>/<version>/, if any. */
+function cached(tool: string, binary: string): string | undefined {
+  const root = join(homedir(), ".cache/hcp-operators", tool);
   if (!existsSync(root)) return undefined;
   return readdirSync(root)
-    .map((v) => join(root, v, "kubectl"))
+    .map((v) => join(root, v, binary))
     .find((p) => existsSync(p));
 }
 
+/** promtool where PROMTOOL says, on PATH, or built by hack/build-promtool.sh. */
 function promtool(): string | undefined {
   if (process.env["PROMTOOL"]) return process.env["PROMTOOL"];
   for (const dir of (process.env["PATH"] ?? "").split(":")) {
     const candidate = join(dir, "promtool");
     if (dir && existsSync(candidate)) return candidate;
   }
-  return undefined;
+  return cached("promtool", "promtool");
 }
 
 describe("config/monitoring", () => {
@@ -143,7 +144,7 @@ describe("config/monitoring", () => {
   });
 
   it("builds with kustomize into the PrometheusRules it lists", async () => {
-    const kubectl = cachedKubectl();
+    const kubectl = cached("k8s", "kubectl");
     if (!kubectl) return;
     const { stdout } = await exec(kubectl, ["kustomize", monitoring]);
     expect(stdout.match(/^kind: PrometheusRule$/gm)).toHaveLength(ruleFiles().length);
