@@ -41,6 +41,7 @@ const CONTROLLERS = [
   "maestro-agent",
   "frontend",
   "hcp",
+  "monitor",
 ];
 /** Folders with rules of their own: the controllers, and the CLI. */
 const LAYERED = [...CONTROLLERS, "hcpctl"];

@@ -32,9 +32,11 @@ import { AzureClusterInfrastructure } from "./cluster/azure.ts";
 import { ClusterController } from "./cluster/controller.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
+import { RegionMonitor } from "./monitor/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
+import type { AgentLivenessSource } from "./monitor/liveness.ts";
 
 const SERVICE_CLUSTER = "service";
 
@@ -83,8 +85,9 @@ async function main(): Promise<void> {
       : undefined,
   });
   manager.addReadyCheck("informers-synced", () => clusters.hasSynced());
+  let server: MaestroServer | undefined;
   if (values["broker-url"]) {
-    const server = new MaestroServer({
+    server = new MaestroServer({
       cluster: service,
       log,
       broker: {
@@ -97,10 +100,11 @@ async function main(): Promise<void> {
     });
     manager.add(server);
     // A follower holds no broker connection; readiness must not depend on leadership.
-    manager.addReadyCheck("broker", () => !manager.isLeader() || server.connection.isConnected());
+    const connection = server.connection;
+    manager.addReadyCheck("broker", () => !manager.isLeader() || connection.isConnected());
   }
   if (values["base-domain"]) {
-    for (const r of await lifecycleControllers(values, service, log)) manager.add(r);
+    for (const r of await lifecycleControllers(values, service, log, server?.agents)) manager.add(r);
   }
   await manager.start(signalHandler(log));
   clusters.stopAll();
@@ -119,8 +123,17 @@ interface LifecycleFlags {
   "azure-ca"?: string;
 }
 
-/** The cluster, node pool and management cluster controllers, with their Azure clients. */
-async function lifecycleControllers(values: LifecycleFlags, service: Cluster, log: Logger) {
+/**
+ * The cluster, node pool and management cluster controllers, with their Azure clients, and the
+ * region monitor's gauges. With maestro-server in the same process, the management cluster
+ * controller shows its agent liveness.
+ */
+async function lifecycleControllers(
+  values: LifecycleFlags,
+  service: Cluster,
+  log: Logger,
+  agents?: AgentLivenessSource,
+) {
   const baseDomain = values["base-domain"] ?? "";
   if (!values["parent-zone-subscription"] || !values["parent-zone-resource-group"])
     throw new Error("--base-domain needs --parent-zone-subscription and --parent-zone-resource-group");
@@ -147,7 +160,8 @@ async function lifecycleControllers(values: LifecycleFlags, service: Cluster, lo
   return [
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
-    new ManagementClusterController({ cluster: service, log }),
+    new ManagementClusterController({ cluster: service, agents, log }),
+    new RegionMonitor({ cluster: service, agents }),
   ];
 }
 

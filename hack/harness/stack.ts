@@ -3,7 +3,8 @@
  * the ManagementCluster CRs, the parent DNS zone in the ARM emulator, and the controllers
  * (maestro-server, cluster, node pool, management cluster); on each management cluster a
  * maestro-agent and the HyperShift simulator. Everything runs in this process, each controller
- * exactly as operators/main.ts would run it, so `npm run local` and the tests see one system.
+ * exactly as operators/main.ts would run it, so `npm run local` and the tests see one system. A
+ * management cluster's agent can be stopped and started again alone (stopAgent, startAgent).
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
@@ -19,6 +20,7 @@ import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
+import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
@@ -55,6 +57,8 @@ export interface StackOptions {
    * test runs them in an operators process of its own instead.
    */
   lifecycleControllers?: boolean;
+  /** How often the agents beat (default 10 s); the service calls an agent not Connected after three missed. */
+  agentHeartbeatMs?: number;
   log?: Logger;
 }
 
@@ -62,6 +66,10 @@ export interface Stack {
   namespace: string;
   region: RegionSettings;
   parentZone: ParentZone;
+  /** Stops one management cluster's maestro-agent, as if its process or host went away. */
+  stopAgent(name: string): Promise<void>;
+  /** Starts a fresh maestro-agent for a management cluster whose agent was stopped (a restart). */
+  startAgent(name: string): void;
   stop(): Promise<void>;
 }
 
@@ -174,13 +182,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const c = await opts.broker.credentials(identity);
     return { url: opts.broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
   };
-  const runnables: Runnable[] = [
-    new MaestroServer({
-      cluster: service,
-      log,
-      broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
-    }),
-  ];
+  const server = new MaestroServer({
+    cluster: service,
+    log,
+    broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
+  });
+  const runnables: Runnable[] = [server];
   if (opts.lifecycleControllers !== false)
     runnables.push(
       new ClusterController({
@@ -193,35 +200,62 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
-      new ManagementClusterController({ cluster: service, log }),
+      new ManagementClusterController({ cluster: service, agents: server.agents, log }),
+      new RegionMonitor({ cluster: service, agents: server.agents }),
     );
+  const agents = new Map<string, () => MaestroAgent>();
   for (const m of opts.management) {
     const kc = new KubeConfig();
     kc.loadFromFile(m.kubeconfigPath);
     const mgmt = registry.add(m.name, kc);
-    runnables.push(
-      new MaestroAgent({
-        consumer: m.name,
-        kube: new KubeClient(m.name, kc),
-        broker: await creds(m.name),
-        // HyperShift's progress shows up in feedback at this pace (OCM's default is 10 s).
-        statusSyncMs: 1_000,
-        log,
-      }),
-      new HyperShiftSimulator({ cluster: mgmt, log, ...opts.simulator }),
+    const broker = await creds(m.name);
+    agents.set(
+      m.name,
+      () =>
+        new MaestroAgent({
+          consumer: m.name,
+          kube: new KubeClient(m.name, kc),
+          broker,
+          // HyperShift's progress shows up in feedback at this pace (OCM's default is 10 s).
+          statusSyncMs: 1_000,
+          heartbeatMs: opts.agentHeartbeatMs,
+          log,
+        }),
     );
+    runnables.push(new HyperShiftSimulator({ cluster: mgmt, log, ...opts.simulator }));
   }
   const stop = new AbortController();
   const running = runnables.map((r) =>
     r.start(stop.signal).catch((err: unknown) => log.error("a stack component stopped", err)),
   );
+  const runningAgents = new Map<string, { stop: AbortController; done: Promise<void> }>();
+  const startAgent = (name: string): void => {
+    const agent = agents.get(name);
+    if (!agent) throw new Error(`no management cluster ${name} in the stack`);
+    if (runningAgents.has(name)) throw new Error(`the agent of ${name} runs already`);
+    const agentStop = new AbortController();
+    const done = agent()
+      .start(agentStop.signal)
+      .catch((err: unknown) => log.error("a stack agent stopped", err));
+    runningAgents.set(name, { stop: agentStop, done });
+  };
+  const stopAgent = async (name: string): Promise<void> => {
+    const agent = runningAgents.get(name);
+    if (!agent) return;
+    runningAgents.delete(name);
+    agent.stop.abort();
+    await agent.done;
+  };
+  for (const name of agents.keys()) startAgent(name);
   return {
     namespace,
     region,
     parentZone,
+    stopAgent,
+    startAgent,
     async stop() {
       stop.abort();
-      await Promise.all(running);
+      await Promise.all([...running, ...[...runningAgents.keys()].map(stopAgent)]);
       await removeAdmission(service.client).catch((err: unknown) =>
         log.error("could not remove the admission policy", err),
       );

@@ -4,6 +4,7 @@
  * pools, management clusters, the cluster's ManifestWorks, the release catalog) feed one
  * controller whose reconciler is in reconcile.ts.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Gauge } from "prom-client";
 import {
   HcpClusterResource,
@@ -26,6 +27,7 @@ import type { Runnable } from "../runtime/manager.ts";
 import { gauge, metricsRegistry } from "../runtime/metrics.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
@@ -132,6 +134,16 @@ export class ClusterController implements Runnable {
         .byIndex(MANAGEMENT_CLUSTER_INDEX, "")
         .map((c) => req(c.metadata.namespace, c.metadata.name));
     enqueueMapped(managementClusters, this.#controller, unplaced);
+    // A management cluster's agent lost or back: the clusters placed there show it (hcp/staleness.ts).
+    enqueueMapped(
+      managementClusters,
+      this.#controller,
+      (mc) =>
+        this.#clusters
+          .byIndex(MANAGEMENT_CLUSTER_INDEX, mc.metadata.name ?? "")
+          .map((c) => req(c.metadata.namespace, c.metadata.name)),
+      (before, after) => !isDeepStrictEqual(staleness(before), staleness(after)),
+    );
     enqueueMapped(catalog.informer, this.#controller, (cm) =>
       cm.metadata.name === CATALOG_CONFIGMAP ? all() : [],
     );

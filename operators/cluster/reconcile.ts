@@ -8,6 +8,7 @@
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { HcpClusterResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
+import { staleness } from "../hcp/staleness.ts";
 import { stepsFromConditions } from "../hcp/steps.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
@@ -73,7 +74,9 @@ export class ClusterReconciler implements Reconciler {
 
   async #writeStatus(ctx: ReconcileContext, scope: ClusterScope, succeeded: boolean): Promise<void> {
     const { cluster } = scope;
-    const status = composeStatus(scope.facts, { succeeded });
+    const placed = scope.facts.managementCluster;
+    const mc = placed ? this.#d.managementClusters.get("", placed) : undefined;
+    const status = composeStatus(scope.facts, { succeeded, stale: staleness(mc) });
     const written = await this.#d.writer.applyStatus<HcpCluster>(HcpClusterResource, cluster, status, ctx);
     if (!written) return;
     this.#memory.reservations.delete(cluster.metadata.uid ?? "");

@@ -100,3 +100,84 @@ describe("composeStatus", () => {
     expect(s.phase).toBe("Deleting");
   });
 });
+
+describe("composeStatus while the management cluster's agent is not Connected", () => {
+  const stale = {
+    managementCluster: "mgmt-1",
+    since: "2026-01-01T00:00:00Z",
+    reason: "AgentNotHeard",
+  };
+  const staleCompose = (f: ClusterFacts) => compose(f, { succeeded: true, stale });
+
+  it.each<{ name: string; f: ClusterFacts; status: string; reason: string; phase: string }>([
+    { name: "a Ready cluster", f: facts(allReady), status: "Unknown", reason: "StatusStale", phase: "Ready" },
+    {
+      name: "one waiting for its HostedCluster",
+      f: facts({
+        ...allReady,
+        HostedClusterAvailable: { state: "pending", reason: "WaitingForAgent", message: "not yet" },
+        DnsRecordsReady: undefined,
+      }),
+      status: "Unknown",
+      reason: "StatusStale",
+      phase: "Provisioning",
+    },
+    {
+      name: "one HyperShift calls Degraded",
+      f: facts(allReady, {
+        hosted: {
+          conditions: [
+            { type: "Degraded", status: "True", reason: "X", message: "x", lastTransitionTime: "" },
+          ],
+        },
+      }),
+      status: "Unknown",
+      reason: "StatusStale",
+      phase: "Degraded",
+    },
+    {
+      name: "one held by an Azure step",
+      f: facts({ ...allReady, DnsDelegated: { state: "pending", reason: "InProgress", message: "NS" } }),
+      status: "False",
+      reason: "InProgress",
+      phase: "Provisioning",
+    },
+    {
+      name: "one the user must fix",
+      f: facts({
+        ...allReady,
+        ValidVersion: { state: "failed", reason: "VersionNotFound", message: "no", userActionRequired: true },
+      }),
+      status: "False",
+      reason: "VersionNotFound",
+      phase: "Degraded",
+    },
+    {
+      name: "one being deleted",
+      f: facts(allReady, { deleting: { reason: "DeletingHostedCluster", message: "waiting" } }),
+      status: "False",
+      reason: "Deleting",
+      phase: "Deleting",
+    },
+  ])("$name: Ready $status ($reason), phase $phase", ({ f, status, reason, phase }) => {
+    const s = staleCompose(f);
+    expect(byType(s)["Ready"]).toMatchObject({ status, reason, observedGeneration: 3 });
+    expect(s.phase).toBe(phase);
+  });
+
+  it("names the management cluster, since when, and what was last reported", () => {
+    expect(byType(staleCompose(facts(allReady)))["Ready"]?.message).toBe(
+      "No status from management cluster mgmt-1 since 2026-01-01T00:00:00Z (AgentNotHeard); " +
+        "last reported Ready True, AsExpected: The cluster is ready on mgmt-1",
+    );
+  });
+
+  it("goes back to what the feedback says once the agent is Connected", () => {
+    const before = staleCompose(facts(allReady));
+    const after = compose(
+      { ...facts(allReady), cluster: { ...cluster, status: before } },
+      { succeeded: true },
+    );
+    expect(byType(after)["Ready"]).toMatchObject({ status: "True", reason: "AsExpected" });
+  });
+});

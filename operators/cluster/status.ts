@@ -2,11 +2,14 @@
  * HcpCluster status from the facts the phases recorded: one condition per step (placement,
  * release, each Azure resource, the HostedCluster work, the HostedCluster itself, DNS records),
  * then the summary conditions Ready, Progressing and Degraded and a phase for humans. Every
- * condition goes through setCondition; the whole status is written once per reconcile.
+ * condition goes through setCondition; the whole status is written once per reconcile. While the
+ * management cluster's agent is not Connected, a Ready that rests on its reports is Unknown
+ * (StatusStale, hcp/staleness.ts); the phase stays what was last known.
  */
 import type { HcpCluster, HcpClusterAzureStatus, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";
 import type { ClusterNames } from "../hcp/names.ts";
+import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
   blockerMessage,
   firstNotReady,
@@ -48,6 +51,12 @@ export const STEP_CONDITIONS = [
 ] as const;
 
 export type StepCondition = (typeof STEP_CONDITIONS)[number];
+
+/** Steps whose state the management cluster's agent reports: the HostedCluster applied, then available. */
+const AGENT_STEPS: readonly StepCondition[] = [
+  CONDITIONS.HostedClusterApplied,
+  CONDITIONS.HostedClusterAvailable,
+];
 
 export interface ClusterFacts {
   cluster: HcpCluster;
@@ -180,11 +189,35 @@ function azureFields(facts: ClusterFacts): Pick<HcpClusterStatus, "azure"> {
 }
 
 /**
+ * Whether Ready rests on what the agent reported: every step done (the HostedCluster available),
+ * HyperShift's own Degraded, or the HostedCluster steps holding it; not a deletion, a failure only
+ * the user can fix, or a step of the service's own (placement, release, Azure).
+ */
+function readyFromAgent(facts: ClusterFacts): boolean {
+  if (facts.deleting || firstUserFailure(STEP_CONDITIONS, facts.steps)) return false;
+  const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
+  return !blocker || AGENT_STEPS.includes(blocker.type);
+}
+
+/** The conditions with Ready as a stale report, when Ready rests on the agent's reports. */
+function withStaleReady(conditions: Condition[], facts: ClusterFacts, stale: Staleness): Condition[] {
+  const ready = getCondition(conditions, CONDITIONS.Ready);
+  if (!ready || !readyFromAgent(facts)) return conditions;
+  return setCondition(conditions, staleReady(ready, stale), {
+    observedGeneration: facts.cluster.metadata.generation,
+  });
+}
+
+/**
  * The whole status. `succeeded`: the reconcile got through without an error; only then does
  * `observedGeneration` move to this generation (as Cluster API does), so a client waiting on it
- * knows the generation was really acted on.
+ * knows the generation was really acted on. `stale`: the management cluster's agent is not
+ * Connected (hcp/staleness.ts).
  */
-export function composeStatus(facts: ClusterFacts, opts: { succeeded: boolean }): HcpClusterStatus {
+export function composeStatus(
+  facts: ClusterFacts,
+  opts: { succeeded: boolean; stale?: Staleness },
+): HcpClusterStatus {
   const { cluster } = facts;
   const generation = cluster.metadata.generation;
   const observedGeneration = opts.succeeded ? generation : cluster.status?.observedGeneration;
@@ -196,10 +229,12 @@ export function composeStatus(facts: ClusterFacts, opts: { succeeded: boolean })
   }
   for (const c of [...summary(facts), ...lifecycleConditions(facts)])
     conditions = setCondition(conditions, c, stamp);
+  const phase = phaseOf(facts, conditions);
+  if (opts.stale) conditions = withStaleReady(conditions, facts, opts.stale);
   return {
     conditions,
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-    phase: phaseOf(facts, conditions),
+    phase,
     clusterID: facts.names.clusterID,
     ...(facts.managementCluster
       ? {

@@ -1,8 +1,9 @@
 /**
  * Whether what the service cluster shows is behind what was asked, hop by hop, as far as the
  * stored objects tell: the controller has not reported on the object's latest generation, or a
- * work's latest generation is not published, or the agent has not applied it. Nothing here says
- * when a status was last heard: no object records the agent's reports that changed nothing.
+ * work's latest generation is not published, or the agent has not applied it; and whether what
+ * it shows is stale because the management cluster's agent is not Connected (Ready StatusStale on
+ * a cluster or node pool, Connected not True on a ManagementCluster).
  */
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
@@ -10,7 +11,10 @@ import { find } from "./conditions.ts";
 import { ageOf } from "./time.ts";
 
 interface WithStatus extends KubeObject {
-  status?: { observedGeneration?: number };
+  status?: {
+    observedGeneration?: number;
+    conditions?: Array<{ type: string; status: string; reason: string; lastTransitionTime?: string }>;
+  };
 }
 
 /** The controller hop: the object's status against its generation. */
@@ -63,7 +67,21 @@ export function workLag(work: ManifestWork, now: number): string[] {
   ];
 }
 
+/** The agent hop: Ready is a stale report (StatusStale), or a ManagementCluster's agent is not Connected. */
+export function agentLag(obj: WithStatus, now: number): string[] {
+  const conditions = obj.status?.conditions;
+  const ready = find(conditions, "Ready");
+  if (ready?.reason === "StatusStale")
+    return [`Ready StatusStale for ${ageOf(ready.lastTransitionTime, now) || "?"}`];
+  const connected = find(conditions, "Connected");
+  if (connected && connected.status !== "True")
+    return [
+      `agent ${connected.status === "False" ? "not connected" : "unknown"} for ${ageOf(connected.lastTransitionTime, now) || "?"} (${connected.reason})`,
+    ];
+  return [];
+}
+
 /** Every lag of an object and the works that carry it. */
 export function staleOf(obj: WithStatus, works: readonly ManifestWork[], now: number): string[] {
-  return [...statusLag(obj), ...works.flatMap((w) => workLag(w, now))];
+  return [...statusLag(obj), ...agentLag(obj, now), ...works.flatMap((w) => workLag(w, now))];
 }

@@ -60,19 +60,72 @@ describe("get tables", () => {
     );
   });
 
+  it("prints a management cluster's agent: Connected, when last heard, and why with -o wide", () => {
+    const mc = managementCluster();
+    mc.status!.agent = { lastHeardTime: new Date(NOW - 40_000).toISOString() };
+    mc.status!.conditions!.push({
+      type: "Connected",
+      status: "False",
+      reason: "AgentNotHeard",
+      message: "m",
+      lastTransitionTime: new Date(NOW - 10_000).toISOString(),
+    });
+    const out = renderObjects("managementclusters", [mc], context(), { wide: true, namespaceColumn: false });
+    expect(lines(out)[0]).toMatch(
+      /^NAME\s+CONSUMER\s+PHASE\s+SCHEDULABLE\s+LOAD\s+CONNECTED\s+LAST HEARD\s+AGE\s+AGENT\s+REGION/,
+    );
+    expect(lines(out)[1]).toMatch(
+      /^mgmt-1\s+mgmt-1\s+Ready\s+true\s+1\/50\s+False\s+40s\s+60m\s+AgentNotHeard\s+eastus/,
+    );
+  });
+
+  it("says an agent Connected was heard within its bound", () => {
+    const mc = managementCluster();
+    mc.status!.agent = { lastHeardTime: new Date(NOW - 200_000).toISOString(), heartbeatSeconds: 10 };
+    mc.status!.conditions!.push({
+      type: "Connected",
+      status: "True",
+      reason: "AgentConnected",
+      message: "m",
+      lastTransitionTime: new Date(NOW - 300_000).toISOString(),
+    });
+    const out = renderObjects("managementclusters", [mc], context(), { wide: false, namespaceColumn: false });
+    expect(lines(out)[1]).toMatch(/^mgmt-1\s+mgmt-1\s+Ready\s+true\s+1\/50\s+True\s+<30s\s+60m$/);
+  });
+
   it("prints management clusters with their load against capacity", () => {
     const out = renderObjects("managementclusters", [managementCluster()], context(), {
       wide: false,
       namespaceColumn: false,
     });
     expect(lines(out)).toEqual([
-      "NAME     CONSUMER   PHASE   SCHEDULABLE   LOAD   AGE",
-      "mgmt-1   mgmt-1     Ready   true          1/50   60m",
+      "NAME     CONSUMER   PHASE   SCHEDULABLE   LOAD   CONNECTED   LAST HEARD   AGE",
+      "mgmt-1   mgmt-1     Ready   true          1/50   <none>      <none>       60m",
     ]);
   });
 });
 
 describe("staleness", () => {
+  it("names a stale Ready and a management cluster whose agent is not connected", () => {
+    const s = readySnapshot();
+    const ready = s.cluster.status!.conditions!.find((c) => c.type === "Ready")!;
+    Object.assign(ready, {
+      status: "Unknown",
+      reason: "StatusStale",
+      lastTransitionTime: new Date(NOW - 45_000).toISOString(),
+    });
+    expect(staleOf(s.cluster, s.works, NOW)).toEqual(["Ready StatusStale for 45s"]);
+    const mc = managementCluster();
+    mc.status!.conditions!.push({
+      type: "Connected",
+      status: "False",
+      reason: "AgentNotHeard",
+      message: "m",
+      lastTransitionTime: new Date(NOW - 90_000).toISOString(),
+    });
+    expect(staleOf(mc, [], NOW)).toEqual(["agent not connected for 90s (AgentNotHeard)"]);
+  });
+
   it("is nothing for an object whose status and works are current", () => {
     const s = readySnapshot();
     expect(staleOf(s.cluster, s.works, NOW)).toEqual([]);

@@ -5,10 +5,11 @@
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
+import { MISSED_HEARTBEATS } from "../hcp/staleness.ts";
 import { find } from "./conditions.ts";
 import type { ResourceKey } from "./resources.ts";
 import { staleOf } from "./stale.ts";
-import { ageOf } from "./time.ts";
+import { ageOf, humanDuration } from "./time.ts";
 
 /** What a row may need beyond its own object. */
 export interface RowContext {
@@ -89,13 +90,29 @@ const POOL_COLUMNS: Column<NodePool>[] = [
   stale(),
 ];
 
+/**
+ * When the agent was last heard. While Connected is True the management cluster controller has
+ * found it heard within its bound, so the row says "<30s" (three of its heartbeat intervals): the
+ * stored lastHeardTime is refreshed only every few minutes. Otherwise the time stored at the
+ * change, which is exact.
+ */
+function lastHeard(m: ManagementCluster, ctx: RowContext): string | undefined {
+  const beat = m.status?.agent?.heartbeatSeconds;
+  if (find(m.status?.conditions, "Connected")?.status === "True" && beat)
+    return `<${humanDuration(MISSED_HEARTBEATS * beat * 1000)}`;
+  return ageOf(m.status?.agent?.lastHeardTime, ctx.now) || undefined;
+}
+
 const MC_COLUMNS: Column<ManagementCluster>[] = [
   { header: "NAME", value: (m) => m.metadata.name },
   { header: "CONSUMER", value: (m) => m.spec.consumerName },
   { header: "PHASE", value: (m) => m.status?.phase },
   { header: "SCHEDULABLE", value: (m) => m.spec.schedulable ?? true },
   { header: "LOAD", value: (m) => `${m.status?.hostedClusters ?? 0}/${m.spec.capacity.maxHostedClusters}` },
+  { header: "CONNECTED", value: (m) => find(m.status?.conditions, "Connected")?.status },
+  { header: "LAST HEARD", value: lastHeard },
   age(),
+  { header: "AGENT", wide: true, value: (m) => find(m.status?.conditions, "Connected")?.reason },
   { header: "REGION", wide: true, value: (m) => m.spec.region },
   {
     header: "LABELS",

@@ -208,3 +208,33 @@ describe("assemble", () => {
     expect(a.works.map((w) => w.metadata.name)).toEqual([UID, `${UID}-batch`, `${UID}-workers`]);
   });
 });
+
+describe("buildTree while the management cluster's agent is not connected", () => {
+  function staleSnapshot() {
+    const s = readySnapshot();
+    const mc = s.managementCluster!;
+    mc.status!.phase = "Unavailable";
+    mc.status!.agent = { lastHeardTime: new Date(NOW - 40_000).toISOString(), heartbeatSeconds: 10 };
+    mc.status!.conditions!.push({
+      type: "Connected",
+      status: "False",
+      reason: "AgentNotHeard",
+      message: "No heartbeat from the agent for more than 30s",
+      lastTransitionTime: new Date(NOW - 10_000).toISOString(),
+    });
+    return s;
+  }
+
+  it("shows Connected on the management cluster's row, and when its agent was last heard", () => {
+    const mc = at(tree(staleSnapshot()), "ManagementCluster/mgmt-1");
+    expect(mc.summary).toMatchObject({ ready: "False", condition: "Connected", reason: "AgentNotHeard" });
+    expect(mc.details).toMatchObject({ agentHeartbeatSeconds: 10, phase: "Unavailable" });
+    expect(typeof mc.details.agentLastHeard).toBe("string");
+  });
+
+  it("shows Schedulable while the agent is connected", () => {
+    const s = staleSnapshot();
+    s.managementCluster!.status!.conditions!.find((c) => c.type === "Connected")!.status = "True";
+    expect(at(tree(s), "ManagementCluster/mgmt-1").summary).toMatchObject({ condition: "Schedulable" });
+  });
+});

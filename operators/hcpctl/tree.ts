@@ -176,18 +176,23 @@ function managementClusterNode(mc: ManagementCluster, works: TreeNode[]): TreeNo
       capacity: mc.spec.capacity.maxHostedClusters,
       schedulable: mc.spec.schedulable ?? true,
       region: mc.spec.region,
+      agentLastHeard: st.agent?.lastHeardTime,
+      agentHeartbeatSeconds: st.agent?.heartbeatSeconds,
     }),
     children: works,
   };
 }
 
 /**
- * A ManagementCluster reports no Ready of its own (nothing tells whether its agent is connected),
- * so its row shows Schedulable; Full is no problem for the clusters already placed there.
+ * A ManagementCluster reports no Ready of its own: its row shows Connected while it is False (what
+ * the clusters under it show is stale), else Schedulable; Full is no problem for the clusters
+ * already placed there.
  */
 function managementClusterSummary(views: ConditionView[]): Summary {
   const ready = summaryOf(views, "Ready");
   if (ready) return ready;
+  const connected = summaryOf(views, "Connected");
+  if (connected?.ready === "False") return connected;
   const schedulable = summaryOf(views, "Schedulable");
   if (!schedulable)
     return unknownSummary("NoStatus", "The management cluster controller has not reported yet");

@@ -7,6 +7,7 @@ import { AgentClient } from "../cloudevents/client/agent.ts";
 import { brokerConnection, type BrokerConnectionOptions } from "../cloudevents/client/broker.ts";
 import type { Connection } from "../cloudevents/client/connection.ts";
 import { WorkStore } from "../cloudevents/store/works.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../cloudevents/codec/heartbeat.ts";
 import { checkConsumerName, topics } from "../cloudevents/types.ts";
 import { Applier } from "../runtime/apply.ts";
 import { Controller } from "../runtime/controller.ts";
@@ -42,6 +43,12 @@ export interface MaestroAgentOptions {
   reapplyMs?: number;
   /** Default 4. */
   workers?: number;
+  /**
+   * How often the agent tells maestro-server it is alive (codec/heartbeat.ts). Default 10 s, the
+   * OCM agent's status sync period; maestro-server calls an agent not Connected after three
+   * missed beats. 0: no heartbeat, as a real Maestro agent.
+   */
+  heartbeatMs?: number;
   log?: Logger;
 }
 
@@ -51,6 +58,7 @@ export class MaestroAgent implements Runnable {
   readonly connection: Connection;
   readonly store = new WorkStore();
   readonly #controller: Controller;
+  readonly #client: AgentClient;
   readonly objects: AppliedObjects;
 
   constructor(opts: MaestroAgentOptions) {
@@ -76,8 +84,10 @@ export class MaestroAgent implements Runnable {
       agentId,
       store: this.store,
       recordedWorks: () => applied.recordedWorkNames(),
+      heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       log,
     });
+    this.#client = client;
     const statusSyncMs = opts.statusSyncMs ?? 60_000;
     const enqueue = (uid: string): void =>
       this.#controller.enqueue({ cluster: consumer, namespace: consumer, name: uid });
@@ -111,6 +121,7 @@ export class MaestroAgent implements Runnable {
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
       this.connection.run(signal),
+      this.#client.runHeartbeats(signal),
       this.objects.start(signal),
       this.#controller.start(signal),
     ]);

@@ -9,6 +9,8 @@
  *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
  *   --status-sync-ms <ms>          how often objects no watch covers are read for status (default 60000;
  *                                  HostedClusters and NodePools report through watches)
+ *   --heartbeat-ms <ms>            how often to tell maestro-server the agent is alive (default 10000;
+ *                                  0: never, as a real Maestro agent)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
 import { KubeConfig } from "@kubernetes/client-node";
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
       "broker-key": { type: "string", default: "" },
       "allowed-kinds": { type: "string" },
       "status-sync-ms": { type: "string" },
+      "heartbeat-ms": { type: "string" },
       "http-address": { type: "string", default: "0.0.0.0:8080" },
     },
   });
@@ -36,6 +39,9 @@ async function main(): Promise<void> {
   const statusSyncMs = values["status-sync-ms"] === undefined ? undefined : Number(values["status-sync-ms"]);
   if (statusSyncMs !== undefined && !(statusSyncMs > 0))
     throw new Error("--status-sync-ms must be a positive number");
+  const heartbeatMs = values["heartbeat-ms"] === undefined ? undefined : Number(values["heartbeat-ms"]);
+  if (heartbeatMs !== undefined && !(heartbeatMs >= 0 && heartbeatMs <= 3_600_000))
+    throw new Error("--heartbeat-ms must be a number of milliseconds from 0 to 3600000");
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
@@ -49,6 +55,7 @@ async function main(): Promise<void> {
       .map((k) => k.trim())
       .filter(Boolean),
     statusSyncMs,
+    heartbeatMs,
     broker: {
       url: values["broker-url"],
       caFile: values["broker-ca"],

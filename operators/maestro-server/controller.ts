@@ -7,6 +7,9 @@
  * the spec side is driven by one informer and must have one writer per work anyway, ordering of
  * status per work is kept by one subscriber, and Azure's Event Grid broker, the production target,
  * has no shared subscriptions. A follower keeps no broker connection.
+ *
+ * Everything heard on a consumer's topic, and its agent's heartbeats, feed `agents`, the
+ * in-memory liveness the management cluster controller shows as Connected (monitor/liveness.ts).
  */
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { brokerConnection, type BrokerConnectionOptions } from "../cloudevents/client/broker.ts";
@@ -15,6 +18,7 @@ import { SourceClient } from "../cloudevents/client/source.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { SOURCE_ID, topics } from "../cloudevents/types.ts";
+import { AgentLiveness } from "../monitor/liveness.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller } from "../runtime/controller.ts";
@@ -47,6 +51,8 @@ export interface MaestroServerOptions {
    * status write) and the broker, so 4 kept 1,000 works queued ~20 s each while the process idled.
    */
   workers?: number;
+  /** Milliseconds since the epoch, for agent liveness. Default Date.now. */
+  now?: () => number;
   log?: Logger;
 }
 
@@ -54,6 +60,8 @@ export class MaestroServer implements Runnable {
   readonly needLeaderElection = true;
   readonly connection: Connection;
   readonly statuses = new StatusStore();
+  /** When each consumer's agent was last heard; read by the management cluster controller. */
+  readonly agents: AgentLiveness;
   readonly #opts: MaestroServerOptions;
   readonly #log: Logger;
   readonly #works: Informer<ManifestWork>;
@@ -67,6 +75,7 @@ export class MaestroServer implements Runnable {
 
   constructor(opts: MaestroServerOptions) {
     this.#opts = opts;
+    this.agents = new AgentLiveness({ now: opts.now });
     this.#log = (opts.log ?? silentLogger).child({ component: SERVER_NAME });
     this.connection = brokerConnection(
       SERVER_NAME,
@@ -77,6 +86,7 @@ export class MaestroServer implements Runnable {
       },
       this.#log,
     );
+    this.#trackAgents();
     this.#works = opts.cluster.informer<ManifestWork>(ManifestWorkResource, {
       indexers: { [UID_INDEX]: uidIndexer },
     });
@@ -108,12 +118,24 @@ export class MaestroServer implements Runnable {
     });
     enqueueForObject(this.#works, this.#controller);
     this.#client.onStatus((u) => this.#acceptStatus(u));
+    this.#client.onHeartbeat((beat) => this.agents.heard(beat.consumer, beat.intervalMs));
     this.connection.onSubscribed(() => void this.#afterSubscribe());
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    this.agents.start();
     await this.#works.waitForSync(signal);
     await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
+  }
+
+  /** Any event on a consumer's topic was sent by that consumer's agent: the broker's ACL says so. */
+  #trackAgents(): void {
+    this.connection.onEvent((_event, topic) => {
+      const consumer = topics.consumerOf(topic);
+      if (consumer) this.agents.heard(consumer);
+    });
+    this.connection.onSubscribed(() => this.agents.listening(true));
+    this.connection.onDisconnected(() => this.agents.listening(false));
   }
 
   /** After every (re)connect: retry what could not be published, and ask agents for statuses. */

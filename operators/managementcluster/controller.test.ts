@@ -5,6 +5,7 @@ import type { HcpCluster, ManagementCluster, ManagementClusterStatus } from "../
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube.ts";
 import { silentLogger } from "../runtime/logger.ts";
+import { AgentLiveness } from "../monitor/liveness.ts";
 import { LoadReconciler, managementClusterStatus, type StatusWriter } from "./controller.ts";
 
 function managementCluster(name: string, max: number, schedulable?: boolean): ManagementCluster {
@@ -158,5 +159,95 @@ describe("LoadReconciler", () => {
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
     expect(await reconciler.reconcile(ctx, { cluster: "service", namespace: "", name: "gone" })).toEqual({});
     expect(writer.writes).toEqual([]);
+  });
+});
+
+describe("LoadReconciler with agent liveness", () => {
+  /** Writes into the lister like the apiserver and the informer would, skipping equal statuses as Applier does. */
+  class StoreWriter implements StatusWriter {
+    writes = 0;
+    readonly store: FakeLister<ManagementCluster>;
+    constructor(store: FakeLister<ManagementCluster>) {
+      this.store = store;
+    }
+    applyStatus<T extends KubeObject>(_type: ResourceType, current: KubeObject, status: unknown) {
+      if (JSON.stringify(current["status"]) === JSON.stringify(status))
+        return Promise.resolve<T | undefined>(undefined);
+      this.writes++;
+      const mc = { ...(current as ManagementCluster), status: status as ManagementClusterStatus };
+      this.store.set(mc);
+      return Promise.resolve(mc as unknown as T);
+    }
+  }
+
+  function setup() {
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const now = () => t;
+    const agents = new AgentLiveness({ now });
+    const mcs = new FakeLister([managementCluster("mc-1", 3)]);
+    const writer = new StoreWriter(mcs);
+    const events: Array<{ type: string; reason: string }> = [];
+    const reconciler = new LoadReconciler({
+      managementClusters: mcs,
+      clusters: new FakeLister<HcpCluster>([], { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster }),
+      applier: writer,
+      events: { record: (_obj, e) => Promise.resolve(void events.push({ type: e.type, reason: e.reason })) },
+      agents,
+      now,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    const reconcile = () => reconciler.reconcile(ctx, { cluster: "service", namespace: "", name: "mc-1" });
+    const status = () => mcs.get("", "mc-1")?.status;
+    return { agents, writer, events, reconcile, status, advance: (ms: number) => (t += ms) };
+  }
+
+  test("one write per change of Connected, none per heartbeat, and an event per transition", async () => {
+    const w = setup();
+    w.agents.start();
+    w.agents.listening(true);
+    w.agents.heard("mc-1", 10_000);
+    expect(await w.reconcile()).toEqual({ requeueAfterMs: 30_000 });
+    expect(w.status()).toMatchObject({ phase: "Ready", agent: { heartbeatSeconds: 10 } });
+    expect(w.status()?.conditions?.find((c) => c.type === "Connected")).toMatchObject({
+      status: "True",
+      reason: "AgentConnected",
+    });
+    expect(w.writer.writes).toBe(1);
+
+    for (let i = 0; i < 5; i++) {
+      w.advance(10_000);
+      w.agents.heard("mc-1", 10_000);
+      await w.reconcile();
+    }
+    expect(w.writer.writes).toBe(1);
+
+    w.advance(30_000);
+    expect(await w.reconcile()).toEqual({});
+    expect(w.status()).toMatchObject({ phase: "Unavailable" });
+    expect(w.status()?.conditions?.find((c) => c.type === "Connected")).toMatchObject({
+      status: "False",
+      reason: "AgentNotHeard",
+    });
+    await w.reconcile();
+    expect(w.writer.writes).toBe(2);
+
+    w.advance(60_000);
+    w.agents.heard("mc-1", 10_000);
+    await w.reconcile();
+    expect(w.status()).toMatchObject({ phase: "Ready" });
+    expect(w.writer.writes).toBe(3);
+    expect(w.events).toEqual([
+      { type: "Normal", reason: "AgentConnected" },
+      { type: "Warning", reason: "AgentNotHeard" },
+      { type: "Normal", reason: "AgentConnected" },
+    ]);
+  });
+
+  test("a first Unknown is no event", async () => {
+    const w = setup();
+    w.agents.start();
+    await w.reconcile();
+    expect(w.status()?.conditions?.find((c) => c.type === "Connected")).toMatchObject({ status: "Unknown" });
+    expect(w.events).toEqual([]);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The management cluster controller: keeps each ManagementCluster's status showing its load (the
- * HcpClusters placed on it) against its capacity, and whether placement may use it. Placement
- * itself is the cluster controller's; this one only reports.
+ * HcpClusters placed on it) against its capacity, whether placement may use it, and whether its
+ * agent is Connected (connected.ts), from the liveness maestro-server keeps in memory when it runs
+ * in this process. One status write per reconcile, only when something changed; an event only
+ * when Connected changes. Placement itself is the cluster controller's; this one only reports.
  */
 import {
   HcpClusterResource,
@@ -12,9 +14,10 @@ import {
   type ManagementClusterStatus,
 } from "../api/v1alpha1/index.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
+import type { AgentLivenessSource } from "../monitor/liveness.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
-import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
+import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 import {
   Controller,
   type ReconcileContext,
@@ -22,17 +25,32 @@ import {
   type Request,
   type Result,
 } from "../runtime/controller.ts";
+import { EventRecorder, type EventSeverity } from "../runtime/events.ts";
 import type { Informer, Lister } from "../runtime/informer.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import { CONNECTED, connectedStatus, type ConnectedOutcome } from "./connected.ts";
 
 export const MANAGEMENT_CLUSTER_CONTROLLER = "managementcluster-controller";
 
-export function managementClusterStatus(mc: ManagementCluster, placed: number): ManagementClusterStatus {
+function phaseOf(mc: ManagementCluster, placed: number): ManagementClusterPhase {
   const max = mc.spec.capacity.maxHostedClusters;
-  const phase: ManagementClusterPhase =
-    mc.spec.schedulable === false ? "Unschedulable" : placed >= max ? "Full" : "Ready";
+  return mc.spec.schedulable === false ? "Unschedulable" : placed >= max ? "Full" : "Ready";
+}
+
+/**
+ * The whole status: load, Schedulable, and (when given) Connected and what was heard of the
+ * agent. A management cluster whose agent is not Connected (False) is Unavailable.
+ */
+export function managementClusterStatus(
+  mc: ManagementCluster,
+  placed: number,
+  connected?: ConnectedOutcome,
+  now: Date = new Date(),
+): ManagementClusterStatus {
+  const max = mc.spec.capacity.maxHostedClusters;
+  const phase = phaseOf(mc, placed);
   const schedulable: ConditionInput =
     phase === "Ready"
       ? {
@@ -49,13 +67,29 @@ export function managementClusterStatus(mc: ManagementCluster, placed: number): 
             message: `${placed} of ${max} hosted clusters placed: no room`,
           }
         : { type: "Schedulable", status: "False", reason: "Cordoned", message: "spec.schedulable is false" };
+  const stamp = { observedGeneration: mc.metadata.generation, now };
+  let conditions = setCondition(mc.status?.conditions, schedulable, stamp);
+  if (connected) conditions = setCondition(conditions, connected.condition, stamp);
   return {
-    conditions: setCondition(mc.status?.conditions, schedulable, {
-      observedGeneration: mc.metadata.generation,
-    }),
+    conditions,
     observedGeneration: mc.metadata.generation,
     hostedClusters: placed,
-    phase,
+    phase: connected?.condition.status === "False" ? "Unavailable" : phase,
+    ...(connected?.agent ? { agent: connected.agent } : {}),
+  };
+}
+
+/** The event a change of Connected deserves: none for a first Unknown, a Warning for False. */
+export function connectedEvent(
+  before: Condition | undefined,
+  after: ConditionInput,
+): { type: EventSeverity; reason: string; message: string } | undefined {
+  if (before?.status === after.status && before.reason === after.reason) return undefined;
+  if (!before && after.status === "Unknown") return undefined;
+  return {
+    type: after.status === "False" ? "Warning" : "Normal",
+    reason: after.reason,
+    message: after.message,
   };
 }
 
@@ -64,6 +98,14 @@ export interface LoadReconcilerDeps {
   /** Indexed by MANAGEMENT_CLUSTER_INDEX. */
   clusters: Lister<HcpCluster>;
   applier: StatusWriter;
+  /** Where Connected transitions are recorded. Default: none. */
+  events?: Pick<EventRecorder, "record">;
+  /** maestro-server's in-memory liveness; absent: Connected is Unknown (LivenessNotTracked). */
+  agents?: AgentLivenessSource;
+  /** Default connected.ts LAST_HEARD_REFRESH_MS. */
+  lastHeardRefreshMs?: number;
+  /** Milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
 }
 
 /** The one write this controller makes: a ManagementCluster's status. */
@@ -76,13 +118,37 @@ export class LoadReconciler implements Reconciler {
     this.#d = deps;
   }
 
-  async reconcile(_ctx: ReconcileContext, req: Request): Promise<Result> {
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const mc = this.#d.managementClusters.get("", req.name);
     if (!mc) return {};
     const placed = this.#d.clusters.byIndex(MANAGEMENT_CLUSTER_INDEX, req.name).length;
-    await this.#d.applier.applyStatus(ManagementClusterResource, mc, managementClusterStatus(mc, placed));
-    return {};
+    const now = (this.#d.now ?? Date.now)();
+    const before = getCondition(mc.status?.conditions, CONNECTED);
+    const connected = connectedStatus({
+      now,
+      liveness: this.#d.agents?.snapshot(mc.spec.consumerName),
+      previous: { connected: before, agent: mc.status?.agent },
+      lastHeardRefreshMs: this.#d.lastHeardRefreshMs,
+    });
+    const status = managementClusterStatus(mc, placed, connected, new Date(now));
+    const written = await this.#d.applier.applyStatus(ManagementClusterResource, mc, status, ctx);
+    const event = written ? connectedEvent(before, connected.condition) : undefined;
+    if (event) await this.#d.events?.record(mc, { ...event, signal: ctx.signal });
+    return connected.recheckAfterMs === undefined ? {} : { requeueAfterMs: connected.recheckAfterMs };
   }
+}
+
+export interface ManagementClusterControllerOptions {
+  /** The service cluster. */
+  cluster: Cluster;
+  /**
+   * maestro-server's agent liveness (MaestroServer.agents), when it runs in this process; without
+   * it Connected is Unknown (LivenessNotTracked).
+   */
+  agents?: AgentLivenessSource;
+  /** How often lastHeardTime is refreshed while Connected stands. Default 5 min. */
+  lastHeardRefreshMs?: number;
+  log?: Logger;
 }
 
 export class ManagementClusterController implements Runnable {
@@ -91,22 +157,32 @@ export class ManagementClusterController implements Runnable {
   readonly #mcs: Informer<ManagementCluster>;
   readonly #clusters: Informer<HcpCluster>;
 
-  constructor(opts: { cluster: Cluster; log?: Logger }) {
+  constructor(opts: ManagementClusterControllerOptions) {
     const { cluster } = opts;
+    const log = (opts.log ?? silentLogger).child({ component: MANAGEMENT_CLUSTER_CONTROLLER });
     this.#mcs = cluster.informer<ManagementCluster>(ManagementClusterResource);
     this.#clusters = cluster.informer<HcpCluster>(HcpClusterResource, {
       indexers: { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster },
     });
     this.#controller = new Controller({
       name: MANAGEMENT_CLUSTER_CONTROLLER,
-      log: (opts.log ?? silentLogger).child({ component: MANAGEMENT_CLUSTER_CONTROLLER }),
+      log,
       reconciler: new LoadReconciler({
         managementClusters: this.#mcs,
         clusters: this.#clusters,
         applier: new Applier(cluster.client, MANAGEMENT_CLUSTER_CONTROLLER),
+        events: new EventRecorder(cluster.client, MANAGEMENT_CLUSTER_CONTROLLER, log),
+        agents: opts.agents,
+        lastHeardRefreshMs: opts.lastHeardRefreshMs,
       }),
     });
     enqueueForObject(this.#mcs, this.#controller);
+    // An agent heard again, or maestro-server connecting or not: the management clusters it concerns.
+    opts.agents?.onChange((consumer) => {
+      for (const mc of this.#mcs.list())
+        if (consumer === undefined || mc.spec.consumerName === consumer)
+          this.#controller.enqueue({ cluster: cluster.name, namespace: "", name: mc.metadata.name ?? "" });
+    });
     // Only a placement changes a load: the many other cluster status changes wake nothing here.
     enqueueMapped(
       this.#clusters,

@@ -12,6 +12,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import { staleness } from "../hcp/staleness.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -118,6 +119,26 @@ export class NodePoolController implements Runnable {
         .filter((p) => p.metadata.uid === uid)
         .map(toReq);
     });
+    // A management cluster's agent lost or back: the pools of the clusters placed there show it.
+    const poolsOn = (mc: ManagementCluster): Request[] => {
+      const placed = new Set(
+        clusters
+          .list()
+          .filter((c) => c.status?.managementCluster === mc.metadata.name)
+          .map((c) => `${c.metadata.namespace ?? ""}/${c.metadata.name ?? ""}`),
+      );
+      if (placed.size === 0) return [];
+      return pools
+        .list()
+        .filter((p) => placed.has(`${p.metadata.namespace ?? ""}/${p.spec.clusterRef.name}`))
+        .map(toReq);
+    };
+    enqueueMapped(
+      managementClusters,
+      this.#controller,
+      poolsOn,
+      (before, after) => !isDeepStrictEqual(staleness(before), staleness(after)),
+    );
     enqueueMapped(catalog.informer, this.#controller, (cm) =>
       cm.metadata.name === CATALOG_CONFIGMAP ? pools.list().map(toReq) : [],
     );

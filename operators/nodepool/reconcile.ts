@@ -7,6 +7,7 @@
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import { NodePoolResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
+import { staleness } from "../hcp/staleness.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
@@ -66,7 +67,9 @@ export class NodePoolReconciler implements Reconciler {
 
   async #writeStatus(ctx: ReconcileContext, scope: PoolScope, succeeded: boolean): Promise<void> {
     const { pool } = scope;
-    const status = composePoolStatus(scope.facts, { succeeded });
+    const placed = scope.cluster?.status?.managementCluster;
+    const mc = placed ? this.#d.managementClusters.get("", placed) : undefined;
+    const status = composePoolStatus(scope.facts, { succeeded, stale: staleness(mc) });
     const written = await this.#d.writer.applyStatus<NodePool>(NodePoolResource, pool, status, ctx);
     if (!written) return;
     await recordTransitions(

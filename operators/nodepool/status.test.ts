@@ -118,3 +118,45 @@ describe("node pool conditions", () => {
     });
   });
 });
+
+describe("node pool status while the management cluster's agent is not Connected", () => {
+  const stale = {
+    managementCluster: "mgmt-2",
+    since: "2026-01-01T00:00:00Z",
+    reason: "SourceDisconnected",
+  };
+
+  it.each<[string, PoolFacts, { status: string; reason: string }, string]>([
+    ["ready nodes", facts(), { status: "Unknown", reason: "StatusStale" }, "Ready"],
+    [
+      "nodes coming up",
+      facts({ steps: { ...allReady, NodesReady: waitingNodes } }),
+      { status: "Unknown", reason: "StatusStale" },
+      "Provisioning",
+    ],
+    [
+      "a cluster not ready for pools",
+      facts({ steps: { ClusterReady: { state: "pending", reason: "WaitingForCluster", message: "w" } } }),
+      { status: "False", reason: "WaitingForCluster" },
+      "Provisioning",
+    ],
+    [
+      "a user failure",
+      facts({ steps: { ...allReady, NodesReady: badVmSize } }),
+      { status: "False", reason: "NodePoolInvalidVMSize" },
+      "Degraded",
+    ],
+    ["deletion", facts({ deleting }), { status: "False", reason: "Deleting" }, "Deleting"],
+  ])("with %s: Ready %o, phase %s", (_what, f, want, phase) => {
+    const s = composePoolStatus(f, { succeeded: true, stale });
+    expect(s.conditions?.find((c) => c.type === "Ready")).toMatchObject(want);
+    expect(s.phase).toBe(phase);
+  });
+
+  it("says which management cluster and since when", () => {
+    const s = composePoolStatus(facts(), { succeeded: true, stale });
+    expect(s.conditions?.find((c) => c.type === "Ready")?.message).toMatch(
+      /^No status from management cluster mgmt-2 since 2026-01-01T00:00:00Z \(SourceDisconnected\); last reported Ready True, AsExpected: The nodes are ready$/,
+    );
+  });
+});

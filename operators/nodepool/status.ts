@@ -2,10 +2,13 @@
  * NodePool status from the facts the phases recorded: a condition per step (the cluster is ready
  * for pools, the version is valid, the work is applied, the nodes are ready), then one small
  * function per summary condition (Degraded, Ready, Progressing, Deleting), the phase and node
- * counts. Written once per reconcile through setCondition.
+ * counts. Written once per reconcile through setCondition. While the management cluster's agent
+ * is not Connected, a Ready that rests on its reports is Unknown (StatusStale, hcp/staleness.ts);
+ * the phase stays what was last known.
  */
 import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { PoolReport } from "../hcp/feedback.ts";
+import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
   blockerMessage,
   firstNotReady,
@@ -36,6 +39,16 @@ export const POOL_STEPS = [
 ] as const;
 
 export type PoolStep = (typeof POOL_STEPS)[number];
+
+/** Steps whose state the management cluster's agent reports. */
+const AGENT_STEPS: readonly PoolStep[] = [POOL_CONDITIONS.NodePoolApplied, POOL_CONDITIONS.NodesReady];
+
+/** Whether Ready rests on what the agent reported (see the cluster's status.ts). */
+function readyFromAgent(facts: PoolFacts): boolean {
+  if (facts.deleting || firstUserFailure(POOL_STEPS, facts.steps)) return false;
+  const blocker = firstNotReady(POOL_STEPS, facts.steps);
+  return !blocker || AGENT_STEPS.includes(blocker.type);
+}
 
 export interface PoolFacts {
   pool: NodePool;
@@ -127,16 +140,26 @@ function withConditions(facts: PoolFacts): Condition[] {
 
 /**
  * The whole status. `succeeded`: the reconcile got through without an error; only then does
- * `observedGeneration` move to this generation.
+ * `observedGeneration` move to this generation. `stale`: the management cluster's agent is not
+ * Connected (hcp/staleness.ts).
  */
-export function composePoolStatus(facts: PoolFacts, opts: { succeeded: boolean }): NodePoolStatus {
+export function composePoolStatus(
+  facts: PoolFacts,
+  opts: { succeeded: boolean; stale?: Staleness },
+): NodePoolStatus {
   const { pool } = facts;
   const observedGeneration = opts.succeeded ? pool.metadata.generation : pool.status?.observedGeneration;
-  const conditions = withConditions(facts);
+  let conditions = withConditions(facts);
+  const phase = phaseOf(facts, conditions);
+  const ready = getCondition(conditions, POOL_CONDITIONS.Ready);
+  if (opts.stale && ready && readyFromAgent(facts))
+    conditions = setCondition(conditions, staleReady(ready, opts.stale), {
+      observedGeneration: pool.metadata.generation,
+    });
   return {
     conditions,
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-    phase: phaseOf(facts, conditions),
+    phase,
     ...observedFields(facts),
   };
 }

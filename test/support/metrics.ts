@@ -43,3 +43,8 @@ export async function queueIdle(queue: string): Promise<boolean> {
 export function reconciledSince(queue: string, addsBefore: number): () => Promise<boolean> {
   return async () => (await queueAdds(queue)) > addsBefore && (await queueIdle(queue));
 }
+
+/** A gauge's value summed over the series matching `labels` (0 when there is none), read as a scrape would. */
+export function gaugeValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return metricSum(name, labels);
+}

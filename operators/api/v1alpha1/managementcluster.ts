@@ -48,9 +48,22 @@ export const MANAGEMENT_CLUSTER_PHASES = [
 export type ManagementClusterPhase = (typeof MANAGEMENT_CLUSTER_PHASES)[number];
 
 export interface ManagementClusterStatus {
+  /** Schedulable (room for placement) and Connected (its agent heard within its bound). */
   conditions?: Condition[];
   observedGeneration?: number;
   /** HcpClusters placed here: the load placement compares with capacity. */
   hostedClusters?: number;
   phase?: ManagementClusterPhase;
+  agent?: ManagementClusterAgentStatus;
+}
+
+/** What maestro-server has heard of the management cluster's Maestro agent. */
+export interface ManagementClusterAgentStatus {
+  /**
+   * When the agent was last heard (RFC 3339, seconds). Exact at each Connected transition; while
+   * the condition stands it is refreshed at a coarse interval, not at every heartbeat.
+   */
+  lastHeardTime?: string;
+  /** The heartbeat interval the agent announces; absent for an agent that sends none. */
+  heartbeatSeconds?: number;
 }

@@ -11,7 +11,7 @@ class FakeConnection implements AgentConnection {
   onEvent(handler: (event: CloudEvent, topic: string) => void): void {
     this.#handler = handler;
   }
-  onSubscribed(): void {}
+  onSubscribed(_handler: () => void): void {}
   publish(event: CloudEvent): Promise<void> {
     this.published.push(event);
     return Promise.resolve();
@@ -61,4 +61,38 @@ test("a status resync request naming one work a thousand times, and works the ag
   conn.deliver(request!);
   expect(await log.answered).toMatchObject({ sent: 1 });
   expect(conn.published).toHaveLength(1);
+});
+
+test("beats after each subscribe and then at the interval, and not at all with heartbeats off", async () => {
+  class SubscribingConnection extends FakeConnection {
+    #subscribed: Array<() => void> = [];
+    override onSubscribed(handler: () => void): void {
+      this.#subscribed.push(handler);
+    }
+    subscribe(): void {
+      for (const h of this.#subscribed) h();
+    }
+  }
+  const heartbeats = (conn: FakeConnection) => conn.published.filter((e) => e.type.includes(".heartbeats."));
+  const conn = new SubscribingConnection();
+  const client = new AgentClient(conn, {
+    consumer: "mgmt-1",
+    agentId: "mgmt-1-work-agent",
+    store: new WorkStore(),
+    heartbeatMs: 20,
+  });
+  conn.subscribe();
+  expect(heartbeats(conn)).toHaveLength(1);
+  const stop = new AbortController();
+  const running = client.runHeartbeats(stop.signal);
+  while (heartbeats(conn).length < 3) await new Promise((r) => setTimeout(r, 5));
+  stop.abort();
+  await running;
+  expect(heartbeats(conn)[0]?.data).toEqual({ intervalSeconds: 0.02 });
+
+  const quiet = new SubscribingConnection();
+  const off = new AgentClient(quiet, { consumer: "mgmt-1", agentId: "a", store: new WorkStore() });
+  quiet.subscribe();
+  await off.runHeartbeats(new AbortController().signal);
+  expect(heartbeats(quiet)).toEqual([]);
 });

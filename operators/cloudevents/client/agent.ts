@@ -2,11 +2,14 @@
  * The agent side of the protocol over a Connection: merges spec events for its own consumer into
  * the work store and reports which work changed; after every (re)connect asks the source for what
  * it lacks (spec resync); answers status resync requests from the stored statuses; publishes
- * status events with a sequence ID and a status hash. It never deduplicates on the event ID: the
- * source reuses IDs, and resourceversion is what orders specs.
+ * status events with a sequence ID and a status hash; beats (codec/heartbeat.ts) after every
+ * (re)subscribe and then at a fixed interval. It never deduplicates on the event ID: the source
+ * reuses IDs, and resourceversion is what orders specs.
  */
 import type { ManifestWorkStatus } from "../../api/work/v1.ts";
+import { sleep } from "../../runtime/backoff.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
+import { encodeHeartbeat } from "../codec/heartbeat.ts";
 import { decodeSpecEvent, encodeStatusEvent } from "../codec/manifestbundle.ts";
 import { decodeStatusResyncRequest, encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
 import { SnowflakeGenerator } from "../snowflake.ts";
@@ -14,6 +17,7 @@ import { statusHash } from "../statushash.ts";
 import type { AgentWork, WorkStore } from "../store/works.ts";
 import { Action, parseEventType, type CloudEvent, type EventAction } from "../types.ts";
 import type { Connection } from "./connection.ts";
+import { isPublishRefused } from "./errors.ts";
 
 /** The part of a Connection the agent client uses. */
 export type AgentConnection = Pick<Connection, "onEvent" | "onSubscribed" | "publish" | "drop">;
@@ -25,6 +29,8 @@ export interface AgentClientOptions {
   store: WorkStore;
   /** Works known only from the cluster (applied before a restart); listed at version 0 in a resync. */
   recordedWorks?: () => Promise<string[]>;
+  /** How often to beat (runHeartbeats); 0 or unset: never, as a real Maestro agent. */
+  heartbeatMs?: number;
   log?: Logger;
 }
 
@@ -40,7 +46,36 @@ export class AgentClient {
     this.#opts = opts;
     this.#log = opts.log ?? silentLogger;
     conn.onEvent((event) => this.#dispatch(event));
-    conn.onSubscribed(() => void this.#resyncSpecs());
+    conn.onSubscribed(() => {
+      void this.#beat();
+      void this.#resyncSpecs();
+    });
+  }
+
+  /**
+   * Beats every heartbeatMs until the signal aborts (besides the beat after each subscribe);
+   * returns at once when heartbeats are off. Never throws: a beat that finds no connection is
+   * simply not sent, and the next subscribe beats again.
+   */
+  async runHeartbeats(signal: AbortSignal): Promise<void> {
+    const intervalMs = this.#opts.heartbeatMs ?? 0;
+    if (intervalMs <= 0) return;
+    while (!signal.aborted) {
+      await sleep(intervalMs, signal);
+      if (!signal.aborted) await this.#beat();
+    }
+  }
+
+  async #beat(): Promise<void> {
+    const intervalMs = this.#opts.heartbeatMs ?? 0;
+    if (intervalMs <= 0) return;
+    try {
+      await this.#conn.publish(
+        encodeHeartbeat(this.#opts.agentId, { consumer: this.#opts.consumer, intervalMs }),
+      );
+    } catch (err) {
+      if (!isPublishRefused(err, "not-connected")) this.#log.error("Failed to send a heartbeat", err);
+    }
   }
 
   /** Called with the resource ID of each work a spec event added, changed or marked for deletion. */

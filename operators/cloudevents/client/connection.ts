@@ -70,6 +70,7 @@ export class Connection {
   #state: ConnectionState = "disconnected";
   readonly #eventHandlers: Array<(event: CloudEvent, topic: string) => void> = [];
   readonly #subscribedHandlers: Array<() => void> = [];
+  readonly #disconnectedHandlers: Array<() => void> = [];
 
   constructor(opts: ConnectionOptions) {
     this.name = opts.name;
@@ -94,6 +95,11 @@ export class Connection {
   /** Called after every successful subscribe: the first one and each after a reconnect. */
   onSubscribed(handler: () => void): void {
     this.#subscribedHandlers.push(handler);
+  }
+
+  /** Called when a subscribed connection is lost or stopped (not for attempts that never subscribed). */
+  onDisconnected(handler: () => void): void {
+    this.#disconnectedHandlers.push(handler);
   }
 
   /** Counts and logs an inbound event a handler could not use. */
@@ -155,9 +161,11 @@ export class Connection {
     } catch (err) {
       return err;
     } finally {
+      const wasConnected = this.#state === "connected";
       this.#state = "disconnected";
       this.#transport = undefined;
       this.#metrics.connected.labels(this.name).set(0);
+      if (wasConnected) for (const h of this.#disconnectedHandlers) h();
       await transport.close().catch(() => undefined);
     }
   }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { ManifestWork } from "../../api/work/v1.ts";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
+import { encodeHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import { encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
 import { Ext, parseEventType, topics, type CloudEvent } from "../types.ts";
 import { SourceClient, type SourceConnection, type SpecResyncLimits } from "./source.ts";
@@ -20,6 +21,9 @@ class FakeConnection implements SourceConnection {
   }
   drop(reason: string): void {
     this.dropped.push(reason);
+  }
+  deliverEvent(event: CloudEvent, topic: string): void {
+    this.#handler(event, topic);
   }
   deliver(consumer: string, versions: ResourceVersion[]): void {
     this.#handler(
@@ -131,5 +135,50 @@ describe("spec resync answers are bounded", () => {
     await t.log.answered(4);
     expect(t.log.answers.map((a) => a["consumer"])).toEqual(["mgmt-1", "mgmt-1", "mgmt-2", "mgmt-1"]);
     expect(t.conn.published).toHaveLength(3);
+  });
+});
+
+describe("heartbeats", () => {
+  function heartbeatSetup() {
+    const conn = new FakeConnection();
+    const client = new SourceClient(conn, {
+      consumers: () => [],
+      worksOf: () => [],
+      statusHash: () => undefined,
+    });
+    const beats: Heartbeat[] = [];
+    client.onHeartbeat((b) => beats.push(b));
+    return { conn, beats };
+  }
+
+  test("are handed to the owner, not treated as statuses", () => {
+    const { conn, beats } = heartbeatSetup();
+    conn.deliverEvent(
+      encodeHeartbeat("mgmt-1-work-agent", { consumer: "mgmt-1", intervalMs: 10_000 }),
+      topics.agentEvents("mgmt-1"),
+    );
+    expect(beats).toEqual([{ consumer: "mgmt-1", intervalMs: 10_000 }]);
+    expect(conn.dropped).toEqual([]);
+  });
+
+  test("naming another consumer than their topic are dropped", () => {
+    const { conn, beats } = heartbeatSetup();
+    conn.deliverEvent(
+      encodeHeartbeat("mgmt-1-work-agent", { consumer: "mgmt-2", intervalMs: 10_000 }),
+      topics.agentEvents("mgmt-1"),
+    );
+    expect(beats).toEqual([]);
+    expect(conn.dropped).toEqual(["consumer-mismatch"]);
+  });
+
+  test("that do not decode are dropped as invalid", () => {
+    const { conn, beats } = heartbeatSetup();
+    const event = {
+      ...encodeHeartbeat("a", { consumer: "mgmt-1", intervalMs: 1 }),
+      data: { intervalSeconds: -1 },
+    };
+    conn.deliverEvent(event, topics.agentEvents("mgmt-1"));
+    expect(beats).toEqual([]);
+    expect(conn.dropped).toEqual(["invalid"]);
   });
 });

@@ -1,9 +1,9 @@
 /**
  * The source side (maestro-server) of the protocol over a Connection: publishes spec events,
  * answers agents' spec resync requests from a lister, asks agents for their statuses after every
- * (re)connect, and hands decoded status updates to the owner. A status that arrives on one
- * consumer's topic but names another consumer is dropped: the topic is what the broker's ACL
- * vouches for.
+ * (re)connect, and hands decoded status updates and agents' heartbeats to the owner. A status or
+ * heartbeat that arrives on one consumer's topic but names another consumer is dropped: the topic
+ * is what the broker's ACL vouches for.
  */
 import type { ManifestWork } from "../../api/work/v1.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
@@ -13,6 +13,7 @@ import {
   encodeSpecEvent,
   type StatusUpdate,
 } from "../codec/manifestbundle.ts";
+import { decodeHeartbeat, isHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import {
   decodeSpecResyncRequest,
   encodeResyncDelete,
@@ -77,6 +78,7 @@ export class SourceClient {
   readonly #now: () => number;
   readonly #resyncs = new Map<string, ResyncState>();
   #onStatus: (update: StatusUpdate) => void = () => undefined;
+  #onHeartbeat: (beat: Heartbeat) => void = () => undefined;
 
   constructor(
     conn: SourceConnection,
@@ -96,6 +98,10 @@ export class SourceClient {
 
   onStatus(handler: (update: StatusUpdate) => void): void {
     this.#onStatus = handler;
+  }
+
+  onHeartbeat(handler: (beat: Heartbeat) => void): void {
+    this.#onHeartbeat = handler;
   }
 
   /** Publishes the work's spec (or its deletion, when it has a deletionTimestamp). */
@@ -129,6 +135,11 @@ export class SourceClient {
       const request = decodeSpecResyncRequest(event);
       if (request.consumer !== topicConsumer) return this.#conn.drop("consumer-mismatch", topic, event);
       return this.#limitSpecResync(request.consumer, request.versions);
+    }
+    if (isHeartbeat(event)) {
+      const beat = decodeHeartbeat(event);
+      if (beat.consumer !== topicConsumer) return this.#conn.drop("consumer-mismatch", topic, event);
+      return this.#onHeartbeat(beat);
     }
     if (type.subResource !== "status") return this.#conn.drop("unexpected-type", event.type, event);
     const update = decodeStatusEvent(event);
