@@ -143,6 +143,8 @@ describe("renderTree", () => {
       vi.stubEnv("FORCE_COLOR", undefined);
       vi.stubEnv("NO_COLOR", undefined);
       vi.stubEnv("TERM", "xterm-256color");
+      // Node takes a terminal under CI=… (as CI sets) for one without colour unless it knows the CI.
+      vi.stubEnv("CI", undefined);
       expect(text(ready(), { paint: painterFor(terminal()) })).toContain(ESC);
       expect(text(ready(), { paint: painterFor(new PassThrough()) })).not.toContain(ESC);
       vi.stubEnv("NO_COLOR", "1");
