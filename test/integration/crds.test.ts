@@ -1040,6 +1040,8 @@ describe("names, printer columns and category", () => {
       ["Schedulable", ".spec.schedulable"],
       ["Load", ".status.hostedClusters"],
       ["Capacity", ".spec.capacity.maxHostedClusters"],
+      ["Connected", '.status.conditions[?(@.type=="Connected")].status'],
+      ["Last Heard", ".status.agent.lastHeardTime"],
       ["Phase", ".status.phase"],
       ["Age", ".metadata.creationTimestamp"],
     ],
@@ -1153,7 +1155,15 @@ describe("names, printer columns and category", () => {
       "mgmt",
       scope.created.find((o) => o.type === ManagementClusterResource)!.name,
     );
-    expect(words(mgmt[0])).toEqual(["NAME", "CONSUMER", "SCHEDULABLE", "LOAD", "CAPACITY", "AGE"]);
+    expect(words(mgmt[0])).toEqual([
+      "NAME",
+      "CONSUMER",
+      "SCHEDULABLE",
+      "LOAD",
+      "CAPACITY",
+      "CONNECTED",
+      "AGE",
+    ]);
     expect(words(mgmt[1]).slice(1, 3)).toEqual(["mgmt-1", "true"]);
 
     const category = await kubectl("get", "hcp", "-o", "name");
