@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { lifecycleProcess } from "../../hack/harness/stack.ts";
-import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
@@ -48,7 +48,24 @@ function startOperators(failpoints: string): {
   return { child, exited };
 }
 
+/**
+ * The operators process reconciles every cluster in the apiserver, and a failpoint reached for a
+ * cluster an earlier test file left behind would kill it before this test's cluster got there. The
+ * files run one after another, so what is left is nobody's: it goes, finalizers and all.
+ */
+async function removeLeftovers(): Promise<void> {
+  for (const type of [NodePoolResource, HcpClusterResource]) {
+    for (const o of (await service.listAll(type)).items) {
+      const ref = { name: o.metadata.name ?? "", namespace: o.metadata.namespace ?? "" };
+      if (o.metadata.finalizers?.length)
+        await service.mergePatch(type, ref, { metadata: { finalizers: null } }).catch(() => undefined);
+      await service.delete(type, ref).catch(() => undefined);
+    }
+  }
+}
+
 beforeAll(async () => {
+  await removeLeftovers();
   running = await startTestStack("crash", {
     namespace,
     simulator: { provisionDelayMs: 500, deleteDelayMs: 200 },
