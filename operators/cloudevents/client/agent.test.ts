@@ -1,4 +1,4 @@
-import { expect, test } from "vitest";
+import { expect, test, vi } from "vitest";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
 import { encodeStatusResyncRequests } from "../codec/resync.ts";
 import { WorkStore } from "../store/works.ts";
@@ -85,7 +85,7 @@ test("beats after each subscribe and then at the interval, and not at all with h
   expect(heartbeats(conn)).toHaveLength(1);
   const stop = new AbortController();
   const running = client.runHeartbeats(stop.signal);
-  while (heartbeats(conn).length < 3) await new Promise((r) => setTimeout(r, 5));
+  await vi.waitFor(() => expect(heartbeats(conn).length).toBeGreaterThanOrEqual(3));
   stop.abort();
   await running;
   expect(heartbeats(conn)[0]?.data).toEqual({ intervalSeconds: 0.02 });
