@@ -14,7 +14,13 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  ManifestWorkResource,
+  withoutManifests,
+  type CachedManifestWork,
+  type ManifestWork,
+  type ManifestWorkObject,
+} from "../api/work/v1.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -36,7 +42,7 @@ import { CLUSTER_UID_INDEX } from "./scope.ts";
 export const CLUSTER_CONTROLLER = "cluster-controller";
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
-const byClusterUid = (w: ManifestWork): string[] => {
+const byClusterUid = (w: ManifestWorkObject): string[] => {
   const uid = w.metadata.labels?.[LABELS.clusterUid];
   return uid ? [uid] : [];
 };
@@ -92,7 +98,8 @@ export class ClusterController implements Runnable {
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The one ManifestWork informer of the process (maestro-server and node pools share it): a
     // label selector here would cache every work a second time.
-    const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
+    const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+      transform: withoutManifests,
       indexers: { [CLUSTER_UID_INDEX]: byClusterUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);

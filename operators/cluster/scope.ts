@@ -4,7 +4,7 @@
  * Each scope field says which phase sets it; status.ts reads only `facts`.
  */
 import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
-import type { ManifestWork } from "../api/work/v1.ts";
+import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { clusterNames, LABELS, type RegionSettings } from "../hcp/names.ts";
 import type { Release, Resolution } from "../releases/catalog.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
@@ -31,7 +31,7 @@ export interface ClusterReconcilerDeps {
   nodePools: Lister<NodePool>;
   managementClusters: Lister<ManagementCluster>;
   /** ManifestWorks that carry a cluster label, indexed by CLUSTER_UID_INDEX. */
-  works: Lister<ManifestWork>;
+  works: Lister<CachedManifestWork>;
   /** The release catalog as it stands now. */
   releases: () => { resolve(spec: VersionSpec): Resolution };
   infra: ClusterInfrastructure;
@@ -72,7 +72,7 @@ export interface ClusterScope {
   /** Set by reconcileIngress once the public IP has an address. */
   ingressIp?: string;
   /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
-  appliedWork?: ManifestWork;
+  appliedWork?: ManifestWorkObject;
 }
 
 export function newScope(
@@ -107,11 +107,11 @@ export function recheckMs(scope: ClusterScope): number {
 }
 
 /** The cluster's works: its own and its node pools'. */
-export function worksOf(scope: ClusterScope): ManifestWork[] {
+export function worksOf(scope: ClusterScope): ManifestWorkObject[] {
   return scope.deps.works.byIndex(CLUSTER_UID_INDEX, scope.cluster.metadata.uid ?? "");
 }
 
 /** The cluster's own work (node pool works carry the same uid label and a node pool label). */
-export function clusterWork(scope: ClusterScope): ManifestWork | undefined {
+export function clusterWork(scope: ClusterScope): ManifestWorkObject | undefined {
   return worksOf(scope).find((w) => !w.metadata.labels?.[LABELS.nodePool]);
 }

@@ -5,7 +5,7 @@
  * condition list is larger than that. Decoding is defensive: the agent sends what it read, or
  * nothing.
  */
-import type { FeedbackValue, JsonPath, ManifestWork } from "../api/work/v1.ts";
+import type { FeedbackValue, JsonPath, ManifestWorkObject } from "../api/work/v1.ts";
 import type { Condition } from "../runtime/conditions.ts";
 
 /** Feedback names of a HostedCluster's work. */
@@ -63,7 +63,7 @@ export interface PoolReport {
 
 /** The feedback values of one manifest of a work, raw JSON parsed; absent names are absent. */
 export function feedbackOf(
-  work: ManifestWork | undefined,
+  work: ManifestWorkObject | undefined,
   match: { kind: string; name: string },
 ): Record<string, unknown> {
   const manifest = work?.status?.resourceStatus?.manifests?.find(

@@ -3,7 +3,7 @@
  * turns it into conditions. A step is ready, pending (under way; look again), or failed — either
  * retryable (backoff, shown as Progressing) or needing the user (Degraded, not retried in a loop).
  */
-import type { ManifestWork, WorkCondition } from "../api/work/v1.ts";
+import type { ManifestWorkObject, WorkCondition } from "../api/work/v1.ts";
 import type { ConditionInput } from "../runtime/conditions.ts";
 
 export type StepState =
@@ -70,7 +70,7 @@ export function heldBy(
  * (BundleTooLarge, InvalidManifests: the user must change the spec) and Unknown while the broker
  * is not reachable; the agent's `Applied` condition says whether the manifests are on the cluster.
  */
-export function workStep(work: ManifestWork): StepState {
+export function workStep(work: ManifestWorkObject): StepState {
   const conditions = work.status?.conditions ?? [];
   const published = conditions.find((c) => c.type === "Published");
   const applied = conditions.find((c) => c.type === "Applied");
@@ -89,7 +89,7 @@ export function workStep(work: ManifestWork): StepState {
 }
 
 /** Not applied yet: the broker is out of reach, or the agent has not reported this generation. */
-function waitingForAgent(work: ManifestWork, published: WorkCondition | undefined): StepState {
+function waitingForAgent(work: ManifestWorkObject, published: WorkCondition | undefined): StepState {
   const where = work.metadata.namespace ?? "";
   const generation = work.metadata.generation ?? 0;
   return {

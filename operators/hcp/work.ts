@@ -11,6 +11,7 @@ import {
   type JsonPath,
   type Manifest,
   type ManifestWork,
+  type ManifestWorkObject,
 } from "../api/work/v1.ts";
 
 /** A typed object as a work manifest (which needs apiVersion and kind set). */
@@ -69,7 +70,7 @@ export function manifestWork(spec: WorkSpec): ManifestWork {
  */
 export async function deleteWorks(
   writer: Pick<ObjectWriter, "delete">,
-  works: readonly ManifestWork[],
+  works: readonly ManifestWorkObject[],
   signal: AbortSignal,
 ): Promise<void> {
   for (const w of works.filter((w) => !w.metadata.deletionTimestamp))

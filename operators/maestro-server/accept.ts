@@ -5,7 +5,7 @@
  * cut to what the ManifestWork schema admits (bounds.ts); a status still too large is kept as
  * refused, so that the work says so instead of failing its status write.
  */
-import type { ManifestWork } from "../api/work/v1.ts";
+import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import type { StatusRefusal, StatusStore } from "../cloudevents/store/status.ts";
 import type { IndexFunc, Lister } from "../runtime/informer.ts";
@@ -13,7 +13,7 @@ import { MAX_STATUS_BYTES, boundStatus, type TrimReason } from "./bounds.ts";
 
 /** The works' informer index by metadata.uid, which is the resource ID agents report on. */
 export const UID_INDEX = "uid";
-export const uidIndexer: IndexFunc<ManifestWork> = (w) => (w.metadata.uid ? [w.metadata.uid] : []);
+export const uidIndexer: IndexFunc<ManifestWorkObject> = (w) => (w.metadata.uid ? [w.metadata.uid] : []);
 
 /** The reason of the condition a work shows when its agent's status is refused for its size. */
 export const STATUS_TOO_LARGE = "AgentStatusTooLarge";
@@ -21,7 +21,7 @@ export const STATUS_TOO_LARGE = "AgentStatusTooLarge";
 export type StatusDecision =
   | {
       verdict: "accepted";
-      work: ManifestWork;
+      work: CachedManifestWork;
       /** Parts of the status left out or cut to fit the schema. */
       trimmed: TrimReason[];
       /** Its sequence ID was too far ahead of the server's clock to order later statuses. */
@@ -38,7 +38,7 @@ export type StatusDecision =
 type Dropped = Extract<StatusDecision, { verdict: "dropped" }>;
 
 /** The work the update reports on, or why it is not one this consumer may report on now. */
-function workOf(update: StatusUpdate, works: Lister<ManifestWork>): ManifestWork | Dropped {
+function workOf(update: StatusUpdate, works: Lister<CachedManifestWork>): CachedManifestWork | Dropped {
   const work = works.byIndex(UID_INDEX, update.resourceId)[0];
   if (!work)
     return {
@@ -68,12 +68,12 @@ function sizeRefusal(bytes: number): StatusRefusal | undefined {
 /** Decides on one status update; an accepted one is stored in `statuses`. */
 export function acceptStatus(
   update: StatusUpdate,
-  works: Lister<ManifestWork>,
+  works: Lister<CachedManifestWork>,
   statuses: StatusStore,
 ): StatusDecision {
   const work = workOf(update, works);
   if (!("metadata" in work)) return work;
-  const bounded = boundStatus(update.status, work.spec?.workload?.manifests?.length ?? 0);
+  const bounded = boundStatus(update.status, work.spec?.workload?.manifestCount ?? 0);
   const refusal = sizeRefusal(bounded.bytes);
   const verdict = statuses.offer({ ...update, status: bounded.status }, refusal);
   if (verdict === "stale-sequence")

@@ -11,7 +11,13 @@
  * Everything heard on a consumer's topic, and its agent's heartbeats, feed `agents`, the
  * in-memory liveness the management cluster controller shows as Connected (monitor/liveness.ts).
  */
-import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  ManifestWorkResource,
+  withoutManifests,
+  type CachedManifestWork,
+  type ManifestWork,
+  type ManifestWorkObject,
+} from "../api/work/v1.ts";
 import { brokerConnection, type BrokerConnectionOptions } from "../cloudevents/client/broker.ts";
 import type { Connection } from "../cloudevents/client/connection.ts";
 import { SourceClient } from "../cloudevents/client/source.ts";
@@ -64,7 +70,7 @@ export class MaestroServer implements Runnable {
   readonly agents: AgentLiveness;
   readonly #opts: MaestroServerOptions;
   readonly #log: Logger;
-  readonly #works: Informer<ManifestWork>;
+  readonly #works: Informer<CachedManifestWork, ManifestWork>;
   readonly #client: SourceClient;
   readonly #controller: Controller;
   readonly #bounded = counter(metricsRegistry, {
@@ -87,7 +93,8 @@ export class MaestroServer implements Runnable {
       this.#log,
     );
     this.#trackAgents();
-    this.#works = opts.cluster.informer<ManifestWork>(ManifestWorkResource, {
+    this.#works = opts.cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+      transform: withoutManifests,
       indexers: { [UID_INDEX]: uidIndexer },
     });
     this.#client = new SourceClient(
@@ -96,6 +103,7 @@ export class MaestroServer implements Runnable {
         consumers: () =>
           [...new Set(this.#works.list().map((w) => w.metadata.namespace ?? ""))].filter(Boolean),
         worksOf: (consumer) => this.#works.list(consumer),
+        fetch: (work) => this.#fetch(work),
         statusHash: (uid) => this.statuses.statusHash(uid),
       },
       this.#log,
@@ -107,6 +115,7 @@ export class MaestroServer implements Runnable {
       log: this.#log,
       reconciler: new ManifestWorkReconciler({
         works: this.#works,
+        fetch: (work) => this.#fetch(work),
         client: this.#client,
         statuses: this.statuses,
         applier: new Applier(client, SERVER_NAME),
@@ -148,6 +157,13 @@ export class MaestroServer implements Runnable {
     }
   }
 
+  /** The work with its manifests, which the informer does not cache; undefined if that object is gone. */
+  async #fetch(work: ManifestWorkObject): Promise<ManifestWork | undefined> {
+    const { name = "", namespace, uid } = work.metadata;
+    const found = await this.#opts.cluster.client.find<ManifestWork>(ManifestWorkResource, name, namespace);
+    return found?.metadata.uid === uid ? found : undefined;
+  }
+
   #acceptStatus(update: StatusUpdate): void {
     const decision = acceptStatus(update, this.#works, this.statuses);
     if (decision.verdict === "dropped") return this.connection.drop(decision.reason, decision.why);
@@ -160,7 +176,7 @@ export class MaestroServer implements Runnable {
     this.#enqueue(decision.work);
   }
 
-  #enqueue(work: ManifestWork): void {
+  #enqueue(work: ManifestWorkObject): void {
     const { namespace = "", name = "" } = work.metadata;
     this.#controller.enqueue({ cluster: this.#opts.cluster.name, namespace, name });
   }

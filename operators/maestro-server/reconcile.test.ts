@@ -3,7 +3,10 @@ import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
+  withoutManifests,
+  type CachedManifestWork,
   type ManifestWork,
+  type ManifestWorkObject,
   type ManifestWorkStatus,
   type WorkCondition,
 } from "../api/work/v1.ts";
@@ -20,6 +23,7 @@ import {
   ManifestWorkReconciler,
   STATUS_INVALID,
   type EventSink,
+  type ServerReconcilerDeps,
   type SpecPublisher,
   type WorkWriter,
 } from "./reconcile.ts";
@@ -83,12 +87,65 @@ function agentStatus(over: Partial<StatusUpdate> = {}): StatusUpdate {
 
 class RecordingPublisher implements SpecPublisher {
   readonly sent: Array<{ uid: string; generation: number; action: EventAction }> = [];
+  /** How many manifests each published spec carried. */
+  readonly manifestsSent: number[] = [];
+  /** The works whose status was asked for again, as "consumer/uid". */
+  readonly statusRequests: string[] = [];
   refusal: Error | undefined;
 
   publishSpec(work: ManifestWork, action: EventAction): Promise<void> {
-    if (this.refusal) return Promise.reject(this.refusal);
-    this.sent.push({ uid: work.metadata.uid ?? "", generation: work.metadata.generation ?? 0, action });
+    this.manifestsSent.push(work.spec?.workload?.manifests?.length ?? 0);
+    return this.#record(work, action);
+  }
+
+  publishDeletion(work: ManifestWorkObject, action: EventAction = Action.delete): Promise<void> {
+    return this.#record(work, action);
+  }
+
+  requestStatus(consumer: string, resourceId: string): Promise<void> {
+    this.statusRequests.push(`${consumer}/${resourceId}`);
     return Promise.resolve();
+  }
+
+  #record(work: ManifestWorkObject, action: EventAction): Promise<void> {
+    if (this.refusal) return Promise.reject(this.refusal);
+    const { uid = "", generation = 0 } = work.metadata;
+    this.sent.push({ uid, generation, action });
+    return Promise.resolve();
+  }
+}
+
+/**
+ * The apiserver's works, whole, and the informer's cache of them, without manifests (what
+ * maestro-server is given): a reconcile must fetch a work to publish it.
+ */
+class ServiceWorks {
+  readonly cache = new FakeLister<CachedManifestWork>();
+  readonly #whole = new Map<string, ManifestWork>();
+  fetches = 0;
+
+  constructor(works: ManifestWork[]) {
+    for (const work of works) this.set(work);
+  }
+
+  set(work: ManifestWork): void {
+    this.#whole.set(work.metadata.uid ?? "", work);
+    this.cache.set(withoutManifests(work));
+  }
+
+  delete(namespace: string, name: string): void {
+    const cached = this.cache.get(namespace, name);
+    this.#whole.delete(cached?.metadata.uid ?? "");
+    this.cache.delete(namespace, name);
+  }
+
+  readonly fetch = (work: ManifestWorkObject): Promise<ManifestWork | undefined> => {
+    this.fetches++;
+    return Promise.resolve(this.#whole.get(work.metadata.uid ?? ""));
+  };
+
+  deps(): Pick<ServerReconcilerDeps, "works" | "fetch"> {
+    return { works: this.cache, fetch: this.fetch };
   }
 }
 
@@ -140,7 +197,7 @@ class RecordingEvents implements EventSink {
 
 /** A reconciler on fakes, with a clock the test moves. */
 function setup(work: ManifestWork, reported?: StatusUpdate) {
-  const works = new FakeLister<ManifestWork>([work]);
+  const works = new ServiceWorks([work]);
   const statuses = new StatusStore();
   if (reported) statuses.offer(reported);
   const publisher = new RecordingPublisher();
@@ -148,7 +205,7 @@ function setup(work: ManifestWork, reported?: StatusUpdate) {
   const events = new RecordingEvents();
   const clock = { ms: T0 };
   const reconciler = new ManifestWorkReconciler({
-    works,
+    ...works.deps(),
     client: publisher,
     statuses,
     applier: writer,
@@ -189,6 +246,9 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
     expect(first).toEqual({ requeueAfterMs: STATUS_DELAY_MS });
     expect(opsAfterPublish).toEqual([]);
     expect(t.publisher.sent).toEqual([{ uid: UID, generation: 3, action: Action.update }]);
+    // The cache holds no manifests: the work was read whole to be sent.
+    expect(t.works.fetches).toBe(1);
+    expect(t.publisher.manifestsSent).toEqual([1]);
     // The Published condition tells of it; no event on the normal path.
     expect(t.events.reasons).toEqual([]);
     expect(second).toEqual({});
@@ -305,10 +365,10 @@ describe("ManifestWorkReconciler: finalizer, publish, status write", () => {
 
   test("forgetPublished makes the next reconcile send the work again", async () => {
     const work = manifestWork();
-    const works = new FakeLister<ManifestWork>([work]);
+    const works = new ServiceWorks([work]);
     const publisher = new RecordingPublisher();
     const reconciler = new ManifestWorkReconciler({
-      works,
+      ...works.deps(),
       client: publisher,
       statuses: new StatusStore(),
       applier: new RecordingWriter(),
@@ -571,7 +631,7 @@ describe("ManifestWorkReconciler: an agent status the work cannot hold", () => {
     statuses.offer(agentStatus());
     const writer = new RefusingWriter();
     const reconciler = new ManifestWorkReconciler({
-      works: new FakeLister<ManifestWork>([work]),
+      ...new ServiceWorks([work]).deps(),
       client: new RecordingPublisher(),
       statuses,
       applier: writer,
@@ -657,14 +717,15 @@ describe("ManifestWorkReconciler: its own status write, before the watch brings 
 
   function setupServerLike() {
     const work = manifestWork();
-    const works = new FakeLister<ManifestWork>([work]);
+    const works = new ServiceWorks([work]);
     const statuses = new StatusStore();
     statuses.offer(agentStatus());
     const writer = new ServerLikeWriter();
     const clock = { ms: T0 };
+    const publisher = new RecordingPublisher();
     const reconciler = new ManifestWorkReconciler({
-      works,
-      client: new RecordingPublisher(),
+      ...works.deps(),
+      client: publisher,
       statuses,
       applier: writer,
       events: new RecordingEvents(),
@@ -676,7 +737,7 @@ describe("ManifestWorkReconciler: its own status write, before the watch brings 
     const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
     const reconcile = () =>
       reconciler.reconcile(ctx, { cluster: "service", namespace: CONSUMER, name: "w1" });
-    return { work, works, writer, clock, reconcile };
+    return { work, works, writer, statuses, publisher, clock, reconcile };
   }
 
   test("a reconcile on the stale cached copy writes nothing again (nor a new lastTransitionTime)", async () => {
@@ -694,10 +755,24 @@ describe("ManifestWorkReconciler: its own status write, before the watch brings 
     const written = t.writer.statuses[0];
     t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: written });
     await t.reconcile();
-    // A status changed by someone else after that is put back.
+    expect(t.writer.ops).toEqual(["applyStatus"]);
+    expect(t.publisher.statusRequests).toEqual([]);
+  });
+
+  test("a status someone else changed is put back: the agent is asked for its report again", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    const written = t.writer.statuses[0];
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: written });
+    // The report was written, so only its order and hash are held.
+    expect(t.statuses.get(UID)?.status).toBeUndefined();
     t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: {} });
     await t.reconcile();
-    expect(t.writer.ops).toEqual(["applyStatus", "applyStatus"]);
-    expect(t.writer.statuses[1]).toEqual(written);
+    expect(t.publisher.statusRequests).toEqual([`${CONSUMER}/${UID}`]);
+    // The agent answers with its report; it is written whole again.
+    t.statuses.offer(agentStatus());
+    await t.reconcile();
+    expect(t.writer.statuses.at(-1)).toEqual(written);
+    expect(t.publisher.statusRequests).toHaveLength(1);
   });
 });

@@ -9,12 +9,15 @@
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
   ManifestWorkResource,
+  type CachedManifestWork,
   type ManifestWork,
+  type ManifestWorkObject,
   type ManifestWorkStatus,
 } from "../api/work/v1.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
+import { statusHash } from "../cloudevents/statushash.ts";
 import type { StatusStore } from "../cloudevents/store/status.ts";
 import { Action } from "../cloudevents/types.ts";
 import type { Applier } from "../runtime/apply.ts";
@@ -33,13 +36,18 @@ function truncate(text: string, max: number): string {
 }
 
 /** What the reconciler publishes through: the source client's spec side. */
-export type SpecPublisher = Pick<SourceClient, "publishSpec">;
+export type SpecPublisher = Pick<SourceClient, "publishSpec" | "publishDeletion" | "requestStatus">;
+/** The work with its manifests, from the apiserver; undefined when no object of that uid is there. */
+export type WorkFetcher = (work: ManifestWorkObject) => Promise<ManifestWork | undefined>;
 /** The writes the reconciler makes to a ManifestWork. */
 export type WorkWriter = Pick<Applier, "addFinalizer" | "removeFinalizer" | "applyStatus">;
 export type EventSink = Pick<EventRecorder, "event">;
 
 export interface ServerReconcilerDeps {
-  works: Lister<ManifestWork>;
+  /** The cached works, without their manifests. */
+  works: Lister<CachedManifestWork>;
+  /** Reads a work's manifests when a generation is to be sent. */
+  fetch: WorkFetcher;
   client: SpecPublisher;
   statuses: StatusStore;
   applier: WorkWriter;
@@ -61,7 +69,7 @@ export interface ServerReconcilerDeps {
 
 /** Filled by the phases, read by the status computation. */
 interface Scope {
-  work: ManifestWork;
+  work: CachedManifestWork;
   uid: string;
   consumer: string;
   /** Set by publish or publishDelete. */
@@ -71,6 +79,8 @@ interface Scope {
    * without the agent's report; until then no status is written.
    */
   statusHeldMs?: number;
+  /** Set by publish: the apiserver has a newer generation or no such work; its watch event comes next. */
+  superseded?: boolean;
 }
 
 export class ManifestWorkReconciler implements Reconciler {
@@ -79,6 +89,8 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #published = new Map<string, string>();
   /** uid → when the current generation was last published. */
   readonly #publishedAt = new Map<string, number>();
+  /** uid → the generation whose manifests cannot be sent, and why (so that they are not read again). */
+  readonly #refused = new Map<string, { generation: number; facts: PublishFacts }>();
   /** uid → when a new generation was sent whose status is not written yet. */
   readonly #statusHeldSince = new Map<string, number>();
   /**
@@ -89,12 +101,21 @@ export class ManifestWorkReconciler implements Reconciler {
    */
   readonly #finalizerAddedTo = new Map<string, string>();
   /**
-   * uid → the status this reconciler last wrote and the resourceVersion that write made, until the
-   * watch delivers that version. maestro-server is the only writer of a work's status, so until
-   * then its own write is newer than the cached copy: composing from the cache wrote the same
-   * status again, with a new lastTransitionTime for a Published condition it did not show yet.
+   * uid → the status this reconciler last wrote and the resourceVersion of the copy it wrote over,
+   * while the cache still holds that copy. maestro-server is the only writer of a work's status,
+   * so until the watch moves the cache on, its own write is newer than the cached copy: composing
+   * from the cache wrote the same status again, with a new lastTransitionTime for a Published
+   * condition it did not show yet. Any other version in the cache is that write or later (the
+   * watch may skip straight past it when events coalesce), so resourceVersions are only compared
+   * for equality, as they must be.
    */
-  readonly #written = new Map<string, { resourceVersion: string; status: ManifestWorkStatus }>();
+  readonly #written = new Map<string, { wroteOver: string; status: ManifestWorkStatus }>();
+  /**
+   * uid → the hash of the status this reconciler last wrote. The agent's report is not kept once
+   * written (the work holds it), so a status someone else changed is found by its hash, and the
+   * agent is asked for its report again.
+   */
+  readonly #writtenHash = new Map<string, string>();
 
   readonly #now: () => number;
 
@@ -109,6 +130,7 @@ export class ManifestWorkReconciler implements Reconciler {
     const work = this.#withWrittenStatus(cached);
     const scope: Scope = { work, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
+    await this.#recoverOverwrittenStatus(scope);
     // The finalizer is on the work before anything is published, so a deletion always waits for
     // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
     // first cost each new work a second trip through the queue.
@@ -116,19 +138,32 @@ export class ManifestWorkReconciler implements Reconciler {
     try {
       await this.#publish(ctx, scope);
     } finally {
-      if (!scope.statusHeldMs) await this.#writeStatus(scope);
+      if (!scope.statusHeldMs && !scope.superseded) await this.#writeStatus(scope);
     }
     return this.#requeue(scope);
   }
 
   /** The cached work, with the status this reconciler wrote last if the watch has not brought it yet. */
-  #withWrittenStatus(work: ManifestWork): ManifestWork {
+  #withWrittenStatus(work: CachedManifestWork): CachedManifestWork {
     const uid = work.metadata.uid ?? "";
     const written = this.#written.get(uid);
     if (!written) return work;
-    if (written.resourceVersion !== work.metadata.resourceVersion) return { ...work, status: written.status };
+    if (written.wroteOver === work.metadata.resourceVersion) return { ...work, status: written.status };
     this.#written.delete(uid);
     return work;
+  }
+
+  /**
+   * The work's status is not the one written last, and the agent's report it carried is no longer
+   * held here: ask the agent to send it again. Meanwhile the status written keeps Published.
+   */
+  async #recoverOverwrittenStatus({ work, uid, consumer }: Scope): Promise<void> {
+    const hash = this.#writtenHash.get(uid);
+    const held = this.#d.statuses.get(uid);
+    if (hash === undefined || !held || held.status || held.refusal) return;
+    if (statusHash(work.status ?? {}) === hash) return;
+    this.#writtenHash.delete(uid);
+    await this.#d.client.requestStatus(consumer, uid);
   }
 
   async #ensureFinalizer({ work, uid }: Scope): Promise<void> {
@@ -145,16 +180,16 @@ export class ManifestWorkReconciler implements Reconciler {
   async #publish(ctx: ReconcileContext, scope: Scope): Promise<void> {
     const { work, uid, consumer } = scope;
     const generation = work.metadata.generation ?? 0;
-    const problems = bundleProblems(work.spec?.workload?.manifests);
-    if (problems.length > 0) return this.#refuse(scope, generation, problems);
+    const refused = this.#refused.get(uid);
+    if (refused?.generation === generation) {
+      scope.facts = refused.facts;
+      return;
+    }
     this.#trustAfterRestart(scope, generation);
     const isNew = this.#published.get(uid) !== String(generation);
     if (isNew || this.#undelivered(scope, generation)) {
-      const sent = await this.#send(ctx, scope, Action.update);
+      const sent = await this.#sendGeneration(ctx, scope, generation);
       if (!sent) return;
-      failpoint("maestro-server/after-publish");
-      this.#published.set(uid, String(generation));
-      this.#publishedAt.set(uid, this.#now());
       if (isNew) this.#statusHeldSince.set(uid, this.#now());
       // An event only when publishing recovers (the work showed Published False or Unknown): the
       // Published condition already tells of every generation sent, and an event per work and
@@ -172,6 +207,28 @@ export class ManifestWorkReconciler implements Reconciler {
   }
 
   /**
+   * Reads the work whole (the cache has no manifests) and sends it; false, with the reason in the
+   * scope, when it is not sent: refused, superseded by a newer generation, or the broker away.
+   */
+  async #sendGeneration(ctx: ReconcileContext, scope: Scope, generation: number): Promise<boolean> {
+    const whole = await this.#d.fetch(scope.work);
+    if (whole?.metadata.generation !== generation) {
+      scope.superseded = true;
+      return false;
+    }
+    const problems = bundleProblems(whole.spec?.workload?.manifests);
+    if (problems.length > 0) {
+      await this.#refuse(scope, generation, problems);
+      return false;
+    }
+    if (!(await this.#send(ctx, scope, whole))) return false;
+    failpoint("maestro-server/after-publish");
+    this.#published.set(scope.uid, String(generation));
+    this.#publishedAt.set(scope.uid, this.#now());
+    return true;
+  }
+
+  /**
    * A restart: the work itself says this generation was published and applied. Sending it again,
    * an event and a status write per work would be a restart's only effect.
    */
@@ -184,10 +241,15 @@ export class ManifestWorkReconciler implements Reconciler {
   /** A bundle that cannot be sent: said on the work, with one Warning per generation. */
   async #refuse(scope: Scope, generation: number, problems: string[]): Promise<void> {
     const { work, uid } = scope;
-    scope.facts = { outcome: "invalid", problems, tooLarge: problems.some((p) => p.includes("-byte limit")) };
-    if (this.#published.get(uid) === `invalid:${generation}`) return;
+    const facts: PublishFacts = {
+      outcome: "invalid",
+      problems,
+      tooLarge: problems.some((p) => p.includes("-byte limit")),
+    };
+    scope.facts = facts;
     this.#published.set(uid, `invalid:${generation}`);
     await this.#d.events.event(work, "Warning", "NotPublished", problems.join("; "));
+    this.#refused.set(uid, { generation, facts });
   }
 
   /**
@@ -231,9 +293,9 @@ export class ManifestWorkReconciler implements Reconciler {
   }
 
   /** Publishes; records why not in the scope when the broker is away or refuses the size. */
-  async #send(ctx: ReconcileContext, scope: Scope, action: typeof Action.update): Promise<boolean> {
+  async #send(ctx: ReconcileContext, scope: Scope, whole: ManifestWork): Promise<boolean> {
     try {
-      await this.#d.client.publishSpec(scope.work, action);
+      await this.#d.client.publishSpec(whole, Action.update);
       return true;
     } catch (err) {
       if (isPublishRefused(err, "not-connected")) {
@@ -265,7 +327,7 @@ export class ManifestWorkReconciler implements Reconciler {
     }
     if (this.#published.get(uid) !== "delete") {
       try {
-        await this.#d.client.publishSpec(work, Action.delete);
+        await this.#d.client.publishDeletion(work);
         failpoint("maestro-server/after-delete-published");
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
@@ -294,6 +356,8 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#statusHeldSince.delete(uid);
     this.#finalizerAddedTo.delete(uid);
     this.#written.delete(uid);
+    this.#writtenHash.delete(uid);
+    this.#refused.delete(uid);
     return {};
   }
 
@@ -301,7 +365,8 @@ export class ManifestWorkReconciler implements Reconciler {
     const reported = this.#d.statuses.get(scope.uid);
     const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
     try {
-      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status));
+      this.#remember(scope, await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status));
+      if (reported) this.#d.statuses.written(scope.uid, reported);
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
       // retry, so the report is marked refused and the work says why, until the agent reports again.
@@ -312,14 +377,16 @@ export class ManifestWorkReconciler implements Reconciler {
       };
       this.#d.statuses.refuse(scope.uid, refusal);
       const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
-      this.#remember(await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback));
+      this.#remember(scope, await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback));
     }
   }
 
-  #remember(written: ManifestWork | undefined): void {
-    const { uid, resourceVersion } = written?.metadata ?? {};
-    if (!uid || !resourceVersion || !written?.status) return;
-    this.#written.set(uid, { resourceVersion, status: written.status });
+  #remember(scope: Scope, written: ManifestWorkObject | undefined): void {
+    const wroteOver = scope.work.metadata.resourceVersion;
+    const uid = written?.metadata.uid;
+    if (!uid || !wroteOver || !written.status) return;
+    this.#written.set(uid, { wroteOver, status: written.status });
+    this.#writtenHash.set(uid, statusHash(written.status));
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
@@ -329,13 +396,13 @@ export class ManifestWorkReconciler implements Reconciler {
 }
 
 /** The work shows that it could not be published (Published False or Unknown). */
-function recovered(work: ManifestWork): boolean {
+function recovered(work: ManifestWorkObject): boolean {
   const published = work.status?.conditions?.find((c) => c.type === "Published");
   return published !== undefined && published.status !== "True";
 }
 
 /** The work's status shows this generation published and applied by the agent. */
-function deliveredBefore(work: ManifestWork, generation: number): boolean {
+function deliveredBefore(work: ManifestWorkObject, generation: number): boolean {
   const at = (type: string): boolean =>
     work.status?.conditions?.some(
       (c) => c.type === type && c.status === "True" && c.observedGeneration === generation,

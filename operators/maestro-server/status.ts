@@ -3,7 +3,7 @@
  * agent last reported them, plus one condition of its own, `Published`, that says whether the
  * current generation reached the broker or why it cannot.
  */
-import type { ManifestWork, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
+import type { ManifestWorkObject, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
 import type { StatusRefusal } from "../cloudevents/store/status.ts";
 import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
 
@@ -66,7 +66,7 @@ export function publishedCondition(facts: PublishFacts): ConditionInput {
  * when the report is refused.
  */
 export function composeStatus(
-  work: ManifestWork,
+  work: ManifestWorkObject,
   agentStatus: ManifestWorkStatus | undefined,
   facts: PublishFacts | undefined,
   refusal?: StatusRefusal,

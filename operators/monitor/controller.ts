@@ -22,7 +22,13 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  ManifestWorkResource,
+  withoutManifests,
+  type CachedManifestWork,
+  type ManifestWork,
+  type ManifestWorkObject,
+} from "../api/work/v1.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import type { Informer } from "../runtime/informer.ts";
 import type { KubeObject } from "../runtime/kube.ts";
@@ -49,10 +55,13 @@ const live = new Set<RegionMonitor>();
 const observedGeneration = (o: Tracked): number | undefined => o.status?.observedGeneration;
 
 /** The generation the agent last reported on: its Applied condition's. */
-const agentGeneration = (w: ManifestWork): number | undefined =>
+const agentGeneration = (w: ManifestWorkObject): number | undefined =>
   w.status?.conditions?.find((c) => c.type === "Applied")?.observedGeneration;
 
-function trackAges<T extends KubeObject>(informer: Informer<T>, ages: UnreconciledAges<T>): void {
+function trackAges<T extends KubeObject>(
+  informer: Pick<Informer<T>, "addEventHandler">,
+  ages: UnreconciledAges<T>,
+): void {
   informer.addEventHandler({
     onAdd: (o) => ages.observe(o),
     onUpdate: (_before, after) => ages.observe(after),
@@ -65,7 +74,7 @@ export class RegionMonitor implements Runnable {
   readonly clusters: Informer<HcpCluster>;
   readonly pools: Informer<NodePool>;
   readonly managementClusters: Informer<ManagementCluster>;
-  readonly works: Informer<ManifestWork>;
+  readonly works: Informer<CachedManifestWork, ManifestWork>;
   readonly agents?: AgentLivenessSource;
   readonly now: () => number;
   readonly unreconciled: Record<Kind, UnreconciledAges<KubeObject>>;
@@ -78,10 +87,12 @@ export class RegionMonitor implements Runnable {
     this.clusters = cluster.informer<HcpCluster>(HcpClusterResource);
     this.pools = cluster.informer<NodePool>(NodePoolResource);
     this.managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
-    this.works = cluster.informer<ManifestWork>(ManifestWorkResource);
+    this.works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+      transform: withoutManifests,
+    });
     const clusterAges = new UnreconciledAges<HcpCluster>(observedGeneration, this.now);
     const poolAges = new UnreconciledAges<NodePool>(observedGeneration, this.now);
-    const workAges = new UnreconciledAges<ManifestWork>(agentGeneration, this.now);
+    const workAges = new UnreconciledAges<CachedManifestWork>(agentGeneration, this.now);
     trackAges(this.clusters, clusterAges);
     trackAges(this.pools, poolAges);
     trackAges(this.works, workAges);

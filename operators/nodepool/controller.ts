@@ -10,7 +10,13 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import {
+  ManifestWorkResource,
+  withoutManifests,
+  type CachedManifestWork,
+  type ManifestWork,
+  type ManifestWorkObject,
+} from "../api/work/v1.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
@@ -45,7 +51,7 @@ export function clusterAsPoolsSeeIt(c: HcpCluster): unknown {
 }
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
-const byNodePoolUid = (w: ManifestWork): string[] => {
+const byNodePoolUid = (w: ManifestWorkObject): string[] => {
   const uid = w.metadata.labels?.[LABELS.nodePool];
   return uid ? [uid] : [];
 };
@@ -72,7 +78,8 @@ export class NodePoolController implements Runnable {
     const clusters = cluster.informer<HcpCluster>(HcpClusterResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The process's one ManifestWork informer, shared with the cluster controller and maestro-server.
-    const works = cluster.informer<ManifestWork>(ManifestWorkResource, {
+    const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+      transform: withoutManifests,
       indexers: { [NODE_POOL_UID_INDEX]: byNodePoolUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);

@@ -3,7 +3,7 @@
  * field says which phase sets it; status.ts reads only `facts`.
  */
 import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
-import type { ManifestWork } from "../api/work/v1.ts";
+import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
 import type { Release, Resolution } from "../releases/catalog.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
@@ -20,7 +20,7 @@ export interface NodePoolReconcilerDeps {
   clusters: Lister<HcpCluster>;
   managementClusters: Lister<ManagementCluster>;
   /** Node pool works, indexed by NODE_POOL_UID_INDEX. */
-  works: Lister<ManifestWork>;
+  works: Lister<CachedManifestWork>;
   releases: () => { resolve(spec: VersionSpec): Resolution };
   region: RegionSettings;
   writer: ObjectWriter;
@@ -41,10 +41,10 @@ export interface PoolScope {
   /** Set by resolveRelease. */
   release?: Release;
   /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
-  appliedWork?: ManifestWork;
+  appliedWork?: ManifestWorkObject;
 }
 
 /** The pool's own work. */
-export function poolWork(scope: PoolScope): ManifestWork | undefined {
+export function poolWork(scope: PoolScope): ManifestWorkObject | undefined {
   return scope.deps.works.byIndex(NODE_POOL_UID_INDEX, scope.pool.metadata.uid ?? "")[0];
 }

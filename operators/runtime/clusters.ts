@@ -17,7 +17,7 @@ export type ClusterEvent = { type: "added" | "removed"; cluster: string };
 export class Cluster {
   readonly name: string;
   readonly client: KubeClient;
-  readonly #informers = new Map<string, Informer>();
+  readonly #informers = new Map<string, { informer: Informer; transform: unknown }>();
   readonly #stop = new AbortController();
   readonly #log: Logger;
 
@@ -34,35 +34,42 @@ export class Cluster {
   /**
    * The shared informer for a resource type (one per type and namespace scope), started on first
    * use and stopped with the cluster. Cached objects carry managedFields only as a summary
-   * (summariseManagedFields) unless the caller passes its own transform. A later caller's indexers are merged into it (a name taken
-   * by a different function throws here, not at the first byIndex); its other options do not
-   * change it.
+   * (summariseManagedFields), then pass through the caller's transform. Every caller of a type must
+   * give the same transform (the cache has one shape; a different one throws here), and a later
+   * caller's indexers are merged into it (a name taken by a different function throws here, not at
+   * the first byIndex); its other options do not change it.
    */
-  informer<T extends KubeObject>(
+  informer<T extends KubeObject, Raw extends KubeObject = T>(
     type: ResourceType,
-    opts: Omit<InformerOptions<T>, "client" | "type" | "log"> = {},
-  ): Informer<T> {
+    opts: Omit<InformerOptions<T, Raw>, "client" | "type" | "log"> = {},
+  ): Informer<T, Raw> {
     const key = `${type.group}/${type.version}/${type.plural}/${opts.namespace ?? ""}/${opts.labelSelector ?? ""}`;
-    let informer = this.#informers.get(key) as Informer<T> | undefined;
-    if (!informer) {
-      informer = new Informer<T>({
-        transform: summariseManagedFields,
-        ...opts,
-        client: this.client,
-        type,
-        log: this.#log,
-      });
-      this.#informers.set(key, informer as unknown as Informer);
-      void informer.run(this.#stop.signal);
-    } else if (opts.indexers) {
-      informer.addIndexers(opts.indexers);
+    const existing = this.#informers.get(key);
+    if (existing) {
+      if (existing.transform !== opts.transform)
+        throw new Error(`the ${type.plural} informer is shared and was made with another transform`);
+      const informer = existing.informer as unknown as Informer<T, Raw>;
+      if (opts.indexers) informer.addIndexers(opts.indexers);
+      return informer;
     }
+    const { transform } = opts;
+    const informer = new Informer<T, Raw>({
+      ...opts,
+      transform: transform
+        ? (obj) => transform(summariseManagedFields(obj))
+        : (obj) => summariseManagedFields(obj) as unknown as T,
+      client: this.client,
+      type,
+      log: this.#log,
+    });
+    this.#informers.set(key, { informer: informer as unknown as Informer, transform });
+    void informer.run(this.#stop.signal);
     return informer;
   }
 
   /** True once every informer started so far has listed. */
   hasSynced(): boolean {
-    return [...this.#informers.values()].every((i) => i.hasSynced());
+    return [...this.#informers.values()].every(({ informer }) => informer.hasSynced());
   }
 
   stop(): void {

@@ -34,7 +34,8 @@ export interface Lister<T extends KubeObject> {
   byIndex(indexName: string, value: string): T[];
 }
 
-export interface InformerOptions<T extends KubeObject> {
+/** Options of an informer that caches T, made by `transform` from the Raw objects the apiserver sends. */
+export interface InformerOptions<T extends KubeObject, Raw extends KubeObject = T> {
   client: KubeClient;
   type: ResourceType;
   /** Watch one namespace only; all namespaces when unset. */
@@ -55,8 +56,9 @@ export interface InformerOptions<T extends KubeObject> {
   /**
    * Trims each object before it is cached (client-go's SetTransform): drop what no reader needs,
    * such as managedFields, so the cache holds less. Runs once per listed or watched object.
+   * Required in effect when Raw is not T: without it the object is cached as sent.
    */
-  transform?: (obj: T) => T;
+  transform?: (obj: Raw) => T;
 }
 
 /** Gone (410): the resourceVersion we resume from is compacted away; relist. */
@@ -70,8 +72,8 @@ export function objectKey(obj: { metadata: { namespace?: string; name?: string }
   return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
 }
 
-export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
-  readonly #opts: InformerOptions<T>;
+export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject = T> implements Lister<T> {
+  readonly #opts: InformerOptions<T, Raw>;
   readonly #log: Logger;
   readonly #store = new Map<string, T>();
   readonly #indexers = new Map<string, IndexFunc<T>>();
@@ -85,7 +87,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   #relists = 0;
   #watchesStarted = 0;
 
-  constructor(opts: InformerOptions<T>) {
+  constructor(opts: InformerOptions<T, Raw>) {
     this.#opts = opts;
     this.#log = (opts.log ?? silentLogger).child({
       cluster: opts.client.cluster,
@@ -227,12 +229,12 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
   async #relist(signal: AbortSignal): Promise<void> {
     const { client, type, namespace, labelSelector, fieldSelector } = this.#opts;
     this.#relists++;
-    const items: T[] = [];
+    const items: Raw[] = [];
     let cont: string | undefined;
     let resourceVersion: string | undefined;
     do {
       if (signal.aborted) return;
-      const page = await client.list<T>(type, {
+      const page = await client.list<Raw>(type, {
         namespace,
         labelSelector,
         fieldSelector,
@@ -249,7 +251,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
     this.#markSynced();
   }
 
-  #replace(items: T[], type: ResourceType): void {
+  #replace(items: Raw[], type: ResourceType): void {
     const fresh = new Map<string, T>();
     for (const item of items) {
       // List items carry no apiVersion/kind; handlers and caches want them.
@@ -261,8 +263,9 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
     for (const item of fresh.values()) this.#apply("MODIFIED", item);
   }
 
-  #trim(obj: T): T {
-    return this.#opts.transform ? this.#opts.transform(obj) : obj;
+  #trim(obj: Raw): T {
+    // Without a transform Raw is T (the default type argument): the object is cached as sent.
+    return this.#opts.transform ? this.#opts.transform(obj) : (obj as unknown as T);
   }
 
   #markSynced(): void {
@@ -286,7 +289,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
     };
     this.#watchesStarted++;
     try {
-      const stream = client.watch<T>(type, {
+      const stream = client.watch<Raw>(type, {
         namespace,
         labelSelector,
         fieldSelector,
@@ -310,7 +313,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Lister<T> {
     if (idle) throw new InactivityError(`no watch event for ${inactivity} ms`);
   }
 
-  #handleWatchEvent(event: WatchEvent<T>): void {
+  #handleWatchEvent(event: WatchEvent<Raw>): void {
     if (event.type === "ERROR") {
       const status = event.object as unknown as { code?: number; message?: string };
       if (status.code === 410) throw new ResourceExpiredError(status.message ?? "resource version expired");

@@ -13,7 +13,10 @@ export interface Enqueuer {
 export type MapFunc<T extends KubeObject> = (obj: T) => Request[];
 
 /** Enqueues the object itself on add, update and delete. */
-export function enqueueForObject<T extends KubeObject>(informer: Informer<T>, target: Enqueuer): void {
+export function enqueueForObject<T extends KubeObject>(
+  informer: Pick<Informer<T>, "addEventHandler" | "cluster">,
+  target: Enqueuer,
+): void {
   enqueueMapped(informer, target, (obj) => [
     { cluster: informer.cluster, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" },
   ]);

@@ -24,11 +24,33 @@ export const ManifestWorkResource = {
 /** Finalizer OCM's hub puts on a ManifestWork until the agent has cleaned up. */
 export const MANIFEST_WORK_CLEANUP_FINALIZER = "cluster.open-cluster-management.io/manifest-work-cleanup";
 
-export interface ManifestWork extends KubeObject {
+/** A ManifestWork whatever its workload holds: what code that reads only metadata, spec options and status takes. */
+export interface ManifestWorkObject extends KubeObject {
   apiVersion?: typeof WORK_API_VERSION;
   kind?: typeof MANIFEST_WORK_KIND;
-  spec?: ManifestWorkSpec;
+  spec?: Omit<ManifestWorkSpec, "workload">;
   status?: ManifestWorkStatus;
+}
+
+export interface ManifestWork extends ManifestWorkObject {
+  spec?: ManifestWorkSpec;
+}
+
+/**
+ * A ManifestWork as the service cluster's informer caches it: the manifests, most of a work's
+ * bytes, are replaced by their number. Only maestro-server needs them, once per generation sent,
+ * and it reads them from the apiserver then; every other reader wants metadata and status.
+ */
+export interface CachedManifestWork extends ManifestWorkObject {
+  spec?: Omit<ManifestWorkSpec, "workload"> & { workload?: { manifestCount: number } };
+}
+
+/** The informer transform that makes a CachedManifestWork. */
+export function withoutManifests(work: ManifestWork): CachedManifestWork {
+  const { spec, ...rest } = work;
+  if (!spec) return rest;
+  const { workload, ...options } = spec;
+  return { ...rest, spec: { ...options, workload: { manifestCount: workload?.manifests?.length ?? 0 } } };
 }
 
 /** A complete Kubernetes object inside a ManifestWork (x-kubernetes-embedded-resource). */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import type { ManifestWork } from "../../api/work/v1.ts";
+import { withoutManifests, type ManifestWork } from "../../api/work/v1.ts";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
 import { encodeHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import { encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
@@ -64,7 +64,9 @@ function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
     conn,
     {
       consumers: () => [...new Set(works.map((w) => w.metadata.namespace ?? ""))],
-      worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer),
+      // As maestro-server's cache gives them: without manifests, which fetch reads.
+      worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer).map(withoutManifests),
+      fetch: (cached) => Promise.resolve(works.find((w) => w.metadata.uid === cached.metadata.uid)),
       statusHash: () => undefined,
     },
     log,
@@ -144,6 +146,7 @@ describe("heartbeats", () => {
     const client = new SourceClient(conn, {
       consumers: () => [],
       worksOf: () => [],
+      fetch: () => Promise.resolve(undefined),
       statusHash: () => undefined,
     });
     const beats: Heartbeat[] = [];

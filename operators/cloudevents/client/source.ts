@@ -5,11 +5,12 @@
  * heartbeat that arrives on one consumer's topic but names another consumer is dropped: the topic
  * is what the broker's ACL vouches for.
  */
-import type { ManifestWork } from "../../api/work/v1.ts";
+import type { ManifestWork, ManifestWorkObject } from "../../api/work/v1.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
 import {
   bundleProblems,
   decodeStatusEvent,
+  encodeDeletionEvent,
   encodeSpecEvent,
   type StatusUpdate,
 } from "../codec/manifestbundle.ts";
@@ -61,10 +62,15 @@ interface ResyncState {
   timer?: NodeJS.Timeout;
 }
 
-/** What the source knows: its works per consumer and the last status hash it accepted for each. */
+/**
+ * What the source knows: its works per consumer (from a cache that may leave the manifests out),
+ * the whole of a work when it is to be sent, and the last status hash it accepted for each.
+ */
 export interface SourceLister {
   consumers(): string[];
-  worksOf(consumer: string): ManifestWork[];
+  worksOf(consumer: string): ManifestWorkObject[];
+  /** The work with its manifests, if it still exists as the same object (uid). */
+  fetch(work: ManifestWorkObject): Promise<ManifestWork | undefined>;
   statusHash(resourceId: string): string | undefined;
 }
 
@@ -107,6 +113,20 @@ export class SourceClient {
   /** Publishes the work's spec (or its deletion, when it has a deletionTimestamp). */
   publishSpec(work: ManifestWork, action: EventAction): Promise<void> {
     return this.#conn.publish(encodeSpecEvent(work, action));
+  }
+
+  /** Publishes the deletion of a deleting work; its manifests are not needed. */
+  publishDeletion(work: ManifestWorkObject, action: EventAction = Action.delete): Promise<void> {
+    return this.#conn.publish(encodeDeletionEvent(work, action));
+  }
+
+  /**
+   * Asks one consumer's agent for one work's status again: listed with an empty hash, it differs
+   * from whatever the agent holds, so the agent sends it (works not listed are left alone).
+   */
+  async requestStatus(consumer: string, resourceId: string): Promise<void> {
+    const hashes = [{ resourceID: resourceId, statusHash: "" }];
+    for (const event of encodeStatusResyncRequests(consumer, hashes)) await this.#conn.publish(event);
   }
 
   /** Asks every consumer for the statuses whose hashes differ from what this source holds. */
@@ -198,15 +218,24 @@ export class SourceClient {
       const uid = work.metadata.uid ?? "";
       const agentVersion = known.get(uid) ?? 0;
       known.delete(uid);
-      const deleting = work.metadata.deletionTimestamp !== undefined;
-      if (!deleting && (work.metadata.generation ?? 0) <= agentVersion) continue;
-      // A bundle the agent would refuse is not sent; the reconcile reports why on the work.
-      if (!deleting && bundleProblems(work.spec?.workload?.manifests).length > 0) continue;
-      await this.publishSpec(work, Action.resyncResponse);
-      sent++;
+      if (await this.#resend(work, agentVersion)) sent++;
     }
     sent += await this.#sendDeletions(consumer, known);
     this.#log.info("Answered spec resync", { consumer, agentHolds: agentVersions.length, sent });
+  }
+
+  /** Sends a work the agent lacks or holds at an older version; true if it was sent. */
+  async #resend(work: ManifestWorkObject, agentVersion: number): Promise<boolean> {
+    if (work.metadata.deletionTimestamp !== undefined) {
+      await this.publishDeletion(work, Action.resyncResponse);
+      return true;
+    }
+    if ((work.metadata.generation ?? 0) <= agentVersion) return false;
+    const whole = await this.#lister.fetch(work);
+    // Gone since, or a bundle the agent would refuse: not sent; the reconcile reports why on the work.
+    if (!whole || bundleProblems(whole.spec?.workload?.manifests).length > 0) return false;
+    await this.publishSpec(whole, Action.resyncResponse);
+    return true;
   }
 
   /** Deletions for listed IDs this source does not have, bounded; returns how many were sent. */

@@ -12,6 +12,7 @@ import type {
   ManifestCondition,
   ManifestConfigOption,
   ManifestWork,
+  ManifestWorkObject,
   ManifestWorkExecutor,
   ManifestWorkSpec,
   ManifestWorkStatus,
@@ -128,7 +129,7 @@ function manifestProblems(m: unknown, at: string): string[] {
   return problems;
 }
 
-function specMetadata(work: ManifestWork, uid: string): ObjectMeta {
+function specMetadata(work: ManifestWorkObject, uid: string): ObjectMeta {
   const { namespace, labels, annotations, creationTimestamp } = work.metadata;
   // maestro-server names the agent's copy after the resource ID.
   return { name: uid, namespace, uid, labels, annotations, creationTimestamp };
@@ -143,13 +144,8 @@ function bundleOf(spec: ManifestWorkSpec | undefined): ManifestBundle {
   };
 }
 
-/**
- * The spec event for a ManifestWork of the service cluster: resourceid = uid, resourceversion =
- * generation, clustername = namespace (the consumer). A deleting work carries deletiontimestamp
- * and no data: agents ignore a deletion's data, and without it a deletion fits in one packet
- * whatever the size of the manifests it removes.
- */
-export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudEvent {
+/** The event without data: resourceid = uid, resourceversion = generation, clustername = namespace (the consumer). */
+function specHeader(work: ManifestWorkObject, action: EventAction): CloudEvent {
   const { uid, generation, namespace, deletionTimestamp } = work.metadata;
   if (!uid || !generation || !namespace)
     throw new Error("a ManifestWork needs uid, generation and namespace to be sent");
@@ -161,8 +157,28 @@ export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudE
     [Ext.metadata]: JSON.stringify(specMetadata(work, uid)),
   });
   if (deletionTimestamp) event.extensions[Ext.deletionTimestamp] = deletionTimestamp;
-  else event.data = bundleOf(work.spec);
   return event;
+}
+
+/**
+ * The spec event for a ManifestWork of the service cluster. A deleting work carries
+ * deletiontimestamp and no data: agents ignore a deletion's data, and without it a deletion fits
+ * in one packet whatever the size of the manifests it removes.
+ */
+export function encodeSpecEvent(work: ManifestWork, action: EventAction): CloudEvent {
+  const event = specHeader(work, action);
+  if (!work.metadata.deletionTimestamp) event.data = bundleOf(work.spec);
+  return event;
+}
+
+/**
+ * The deletion of a work whose deletionTimestamp is set; needs no manifests, so a cached copy
+ * without them will do.
+ */
+export function encodeDeletionEvent(work: ManifestWorkObject, action: EventAction): CloudEvent {
+  if (!work.metadata.deletionTimestamp)
+    throw new Error("a deletion is sent only for a deleting ManifestWork");
+  return specHeader(work, action);
 }
 
 /** A work as the agent receives it. */

@@ -1,8 +1,10 @@
 /**
  * The server's record of the newest status each agent reported, by resource ID: what the
- * ManifestWork reconcile writes to /status, the sequence ID that orders status events, and the
- * hash that status resync requests send back. In memory: after a restart the status resync asks
- * every agent again, and the first status per work is accepted.
+ * ManifestWork reconcile writes to /status until it is written, the sequence ID that orders status
+ * events, and the hash that status resync requests send back. Once written, the work itself holds
+ * the status, so only the sequence, version and hash are kept (a status with feedback is most of
+ * what a work costs in memory). In memory: after a restart the status resync asks every agent
+ * again, and the first status per work is accepted.
  */
 import type { StatusUpdate } from "../codec/manifestbundle.ts";
 import { isNewerSequence, parseSnowflake } from "../snowflake.ts";
@@ -26,7 +28,9 @@ export interface StatusRefusal {
   message: string;
 }
 
-export interface StoredStatus extends StatusUpdate {
+export interface StoredStatus extends Omit<StatusUpdate, "status"> {
+  /** The reported status, until it is written to the work (see written()). */
+  status?: StatusUpdate["status"];
   /** Set when the report cannot be written to the work (too large, or refused by the apiserver). */
   refusal?: StatusRefusal;
 }
@@ -79,7 +83,7 @@ export class StatusStore {
     return verdict;
   }
 
-  #order(sequenceId: string, resourceVersion: number, current: StatusUpdate | undefined): StatusVerdict {
+  #order(sequenceId: string, resourceVersion: number, current: StoredStatus | undefined): StatusVerdict {
     const candidateMs = parseSnowflake(sequenceId).timeMs;
     if (candidateMs > this.#now() + this.#maxSkewMs) return "accepted-unordered";
     if (!current?.sequenceId || current.resourceVersion !== resourceVersion) return "accepted";
@@ -96,6 +100,15 @@ export class StatusStore {
   refuse(resourceId: string, refusal: StatusRefusal): void {
     const current = this.#byId.get(resourceId);
     if (current) this.#byId.set(resourceId, { ...current, refusal });
+  }
+
+  /**
+   * The stored report was written to the work: its body is dropped, its order and hash stay. A
+   * newer report that came in while it was being written is not this one, and is kept whole.
+   */
+  written(resourceId: string, stored: StoredStatus): void {
+    if (this.#byId.get(resourceId) !== stored || stored.status === undefined) return;
+    this.#byId.set(resourceId, { ...stored, status: undefined });
   }
 
   statusHash(resourceId: string): string | undefined {
