@@ -24,7 +24,8 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
+import { ManifestWorkResource, withoutManifests, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { summariseManagedFields } from "../../operators/runtime/apply.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
@@ -90,6 +91,11 @@ export interface LifecycleReport {
   etcd: { beforeBytes: number; readyBytes: number; compactedBytes: number };
   /** The operators' V8 heap in use with the region empty and with N clusters Ready (lowest of a few samples: near the live size). */
   operatorsHeap: { idleBytes: number; readyBytes: number };
+  /**
+   * JSON bytes per cluster of what the operators' informers cache at Ready, by kind, trimmed as
+   * they trim it (managedFields summarised, works without manifests): where the heap goes.
+   */
+  cachedJsonPerCluster: Record<string, number>;
   restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
   logDir: string;
 }
@@ -393,7 +399,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
   try {
     const clusters = watch<HcpCluster>(running.service, HcpClusterResource, stop.signal);
     const pools = watch<NodePool>(running.service, NodePoolResource, stop.signal);
-    const works = watch<KubeObject>(running.service, ManifestWorkResource, stop.signal);
+    const works = watch<ManifestWork>(running.service, ManifestWorkResource, stop.signal);
     await Promise.all([clusters.waitForSync(), pools.waitForSync(), works.waitForSync()]);
     progress(`region up; logs in ${running.logDir}`);
     const etcdBefore = await etcdDbSize(running.region.etcdUrl);
@@ -413,6 +419,16 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     progress(`all Ready after ${Math.round(createMs)} ms`);
     const c1 = await phaseCounts(running);
     const heapReady = await liveHeapBytes(running.operators.metricsUrl);
+    const jsonPerCluster = (objects: KubeObject[]): number =>
+      Math.round(Buffer.byteLength(JSON.stringify(objects)) / opts.n);
+    const cachedJsonPerCluster = {
+      HcpCluster: jsonPerCluster(clusters.list().map(summariseManagedFields)),
+      NodePool: jsonPerCluster(pools.list().map(summariseManagedFields)),
+      ManifestWork: jsonPerCluster(works.list().map((w) => withoutManifests(summariseManagedFields(w)))),
+      "ManifestWork manifests (not cached)": jsonPerCluster(
+        works.list().flatMap((w) => (w.spec?.workload?.manifests ?? []) as KubeObject[]),
+      ),
+    };
 
     const readyBytes = await etcdDbSize(running.region.etcdUrl);
     await compactAndDefrag(running.region.etcdUrl);
@@ -464,6 +480,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
       operatorsHeap: { idleBytes: heapIdle, readyBytes: heapReady },
+      cachedJsonPerCluster,
       restart,
       logDir: running.logDir,
     };
@@ -511,6 +528,13 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
     unit: "KB",
     detail: `live heap ${Math.round(r.operatorsHeap.idleBytes / 2 ** 20)} MB idle → ${Math.round(r.operatorsHeap.readyBytes / 2 ** 20)} MB at Ready; at 10,000 clusters ≈ ${Math.round((r.operatorsHeap.idleBytes + heapPerCluster * 10_000) / 2 ** 20)} MB`,
   });
+  for (const [kind, bytes] of Object.entries(r.cachedJsonPerCluster))
+    figures.push({
+      name: `cached JSON per cluster: ${kind}`,
+      value: Math.round(bytes / 102.4) / 10,
+      unit: "KB",
+      detail: "as the informers trim it; a parsed object costs a few times its JSON",
+    });
   for (const u of r.usage)
     figures.push({
       name: `peak RSS ${u.name}`,

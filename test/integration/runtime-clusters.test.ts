@@ -50,4 +50,23 @@ describe("cluster registry", () => {
     );
     registry.stopAll();
   });
+
+  it("caches through the callers' transform, and refuses a caller with another one (the cache has one shape)", async () => {
+    const registry = new ClusterRegistry();
+    const cluster = registry.add("mgmt-1", { path: clusterInfo("mgmt-1").kubeconfigPath });
+    const nameOnly = (o: KubeObject): KubeObject => ({ metadata: { name: o.metadata.name ?? "" } });
+    const first = cluster.informer(namespaceType, {
+      labelSelector: "kubernetes.io/metadata.name",
+      transform: nameOnly,
+    });
+    await eventually("mgmt-1 namespaces listed", () => first.hasSynced());
+    expect(first.get("", "kube-system")).toEqual({ metadata: { name: "kube-system" } });
+    expect(
+      cluster.informer(namespaceType, { labelSelector: "kubernetes.io/metadata.name", transform: nameOnly }),
+    ).toBe(first);
+    expect(() => cluster.informer(namespaceType, { labelSelector: "kubernetes.io/metadata.name" })).toThrow(
+      "the namespaces informer is shared and was made with another transform",
+    );
+    registry.stopAll();
+  });
 });
