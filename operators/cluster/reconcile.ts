@@ -9,7 +9,7 @@ import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { HcpClusterResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
-import { stepsFromConditions } from "../hcp/steps.ts";
+import { failedSteps, stepsFromConditions } from "../hcp/steps.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases } from "../runtime/phases.ts";
@@ -27,10 +27,11 @@ import {
 } from "./scope.ts";
 import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
 
-/** Events for every condition's transitions but Progressing, which restates the steps. */
+/** Events for every condition's transitions but Progressing, which restates the steps; an install told by its failures and its end. */
 export const CLUSTER_EVENTS: TransitionPolicy = {
   negative: [CONDITIONS.Degraded],
   quiet: [CONDITIONS.Progressing],
+  install: { ready: CONDITIONS.Ready, steps: STEP_CONDITIONS },
 };
 
 export class ClusterReconciler implements Reconciler {
@@ -83,7 +84,12 @@ export class ClusterReconciler implements Reconciler {
     await recordTransitions(
       this.#d.events,
       cluster,
-      { before: cluster.status?.conditions ?? [], after: status.conditions ?? [], signal: ctx.signal },
+      {
+        before: cluster.status?.conditions ?? [],
+        after: status.conditions ?? [],
+        failedSteps: failedSteps(scope.facts.steps),
+        signal: ctx.signal,
+      },
       CLUSTER_EVENTS,
     );
   }

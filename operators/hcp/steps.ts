@@ -38,6 +38,13 @@ export function firstNotReady<T extends string>(
   return type === undefined ? undefined : { type, step: steps[type] };
 }
 
+/** The steps that failed in this reconcile, retryable or not. */
+export function failedSteps<T extends string>(steps: Steps<T>): Set<string> {
+  return new Set(
+    Object.entries<StepState | undefined>(steps).flatMap(([t, s]) => (s?.state === "failed" ? [t] : [])),
+  );
+}
+
 /** The first step (in order) that failed with something only the user can fix. */
 export function firstUserFailure<T extends string>(
   order: readonly T[],

@@ -8,18 +8,20 @@ import type { NodePool } from "../api/v1alpha1/index.ts";
 import { NodePoolResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
+import { failedSteps } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, type Phase } from "../runtime/phases.ts";
 import { POOL_PHASES } from "./phases.ts";
 import { NODE_POOL_FINALIZER, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
-import { composePoolStatus, POOL_CONDITIONS } from "./status.ts";
+import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
 
 /** The same rule as the cluster's: every condition's transitions but Progressing. */
 export const POOL_EVENTS: TransitionPolicy = {
   negative: [POOL_CONDITIONS.Degraded],
   quiet: [POOL_CONDITIONS.Progressing],
+  install: { ready: POOL_CONDITIONS.Ready, steps: POOL_STEPS },
 };
 
 /** The pool's work goes; maestro-server holds it until the agent confirms Deleted. */
@@ -75,7 +77,12 @@ export class NodePoolReconciler implements Reconciler {
     await recordTransitions(
       this.#d.events,
       pool,
-      { before: pool.status?.conditions ?? [], after: status.conditions ?? [], signal: ctx.signal },
+      {
+        before: pool.status?.conditions ?? [],
+        after: status.conditions ?? [],
+        failedSteps: failedSteps(scope.facts.steps),
+        signal: ctx.signal,
+      },
       POOL_EVENTS,
     );
   }

@@ -46,3 +46,51 @@ describe("conditionTransitions", () => {
     );
   });
 });
+
+describe("conditionTransitions during an install", () => {
+  const install: TransitionPolicy = {
+    ...policy,
+    install: { ready: "Ready", steps: ["DnsZoneReady", "IngressReady"] },
+  };
+  const reasons = (before: ReturnType<typeof c>[], after: ReturnType<typeof c>[], failed: string[] = []) =>
+    conditionTransitions(before, after, install, new Set(failed)).map((e) => `${e.type}/${e.reason}`);
+
+  it("a step becoming ready and Ready held by a new reason are not events", () => {
+    const before = [c("DnsZoneReady", "False", "Creating"), c("Ready", "False", "Creating")];
+    const after = [
+      c("DnsZoneReady", "True", "AsExpected"),
+      c("IngressReady", "False", "Creating"),
+      c("Ready", "False", "Pending"),
+    ];
+    expect(reasons(before, after)).toEqual([]);
+  });
+
+  it("a step that fails is an event, and so is the end of the install", () => {
+    expect(
+      reasons(
+        [],
+        [c("IngressReady", "False", "QuotaExceeded"), c("Ready", "False", "QuotaExceeded")],
+        ["IngressReady"],
+      ),
+    ).toEqual(["Normal/QuotaExceeded"]);
+    expect(
+      reasons(
+        [c("Ready", "False", "Pending")],
+        [c("IngressReady", "True"), c("Ready", "True", "AsExpected")],
+      ),
+    ).toEqual(["Normal/Ready"]);
+  });
+
+  it("conditions that are no steps, and Degraded, are events as before", () => {
+    expect(reasons([], [c("Paused", "True", "Paused"), c("Degraded", "True", "QuotaExceeded")])).toEqual([
+      "Normal/Paused",
+      "Warning/QuotaExceeded",
+    ]);
+  });
+
+  it("once the object has been Ready, every step change is news again", () => {
+    const before = [c("IngressReady", "True", "AsExpected"), c("Ready", "True", "AsExpected")];
+    const after = [c("IngressReady", "False", "LoadBalancerGone"), c("Ready", "False", "LoadBalancerGone")];
+    expect(reasons(before, after)).toEqual(["Normal/LoadBalancerGone", "Normal/LoadBalancerGone"]);
+  });
+});

@@ -139,6 +139,13 @@ export class EventRecorder {
 export interface TransitionPolicy {
   negative: readonly string[];
   quiet: readonly string[];
+  /**
+   * An install told as one story: until the object's `ready` condition has been True, its `steps`
+   * make an event only when they fail, and `ready` only when it turns True. Each step that became
+   * True and each new reason Ready was held by were an event per step (a quarter of the writes a
+   * new cluster cost) and said nothing a failure or the end of the install does not.
+   */
+  install?: { ready: string; steps: readonly string[] };
 }
 
 interface ConditionLike {
@@ -150,23 +157,27 @@ interface ConditionLike {
 
 /**
  * The events a status change deserves: one per condition that changed status or reason. A
- * condition's first appearance is news only when it is good (True), or bad for a negative one
- * (Degraded True): a fresh object's "not yet" states are not events. The event's reason is the
- * condition type when good, the condition's reason when bad; a bad negative condition is a Warning.
+ * condition's first appearance is news only when it is good (True), bad for a negative one
+ * (Degraded True), or a step that failed: a fresh object's "not yet" states are not events. An
+ * install is quieter still (TransitionPolicy.install). The event's reason is the condition type
+ * when good, the condition's reason when bad; a bad negative condition is a Warning.
  */
 export function conditionTransitions(
   before: readonly ConditionLike[],
   after: readonly ConditionLike[],
   policy: TransitionPolicy,
+  failedSteps: ReadonlySet<string> = new Set(),
 ): Array<{ type: EventSeverity; reason: string; message: string }> {
   const out: Array<{ type: EventSeverity; reason: string; message: string }> = [];
+  const { install } = policy;
+  const installing =
+    install !== undefined && !before.some((b) => b.type === install.ready && b.status === "True");
   for (const c of after) {
     if (policy.quiet.includes(c.type)) continue;
     const negative = policy.negative.includes(c.type);
     const bad = negative ? c.status === "True" : c.status !== "True";
-    const old = before.find((b) => b.type === c.type);
-    const news = old ? old.status !== c.status || old.reason !== c.reason : c.status === "True";
-    if (!news) continue;
+    if (!isNews(c, before, failedSteps)) continue;
+    if (installing && !newsWhileInstalling(c, install, failedSteps)) continue;
     out.push({
       type: negative && bad ? "Warning" : "Normal",
       reason: bad ? c.reason : c.type,
@@ -176,13 +187,37 @@ export function conditionTransitions(
   return out;
 }
 
-/** Records the events of a status change (see conditionTransitions). */
+function isNews(
+  c: ConditionLike,
+  before: readonly ConditionLike[],
+  failedSteps: ReadonlySet<string>,
+): boolean {
+  const old = before.find((b) => b.type === c.type);
+  if (old) return old.status !== c.status || old.reason !== c.reason;
+  return c.status === "True" || failedSteps.has(c.type);
+}
+
+function newsWhileInstalling(
+  c: ConditionLike,
+  install: NonNullable<TransitionPolicy["install"]>,
+  failedSteps: ReadonlySet<string>,
+): boolean {
+  if (c.type === install.ready) return c.status === "True";
+  return !install.steps.includes(c.type) || failedSteps.has(c.type);
+}
+
+/** Records the events of a status change (see conditionTransitions); `failedSteps` are the steps that failed in it. */
 export async function recordTransitions(
   recorder: Pick<EventRecorder, "record">,
   obj: KubeObject,
-  change: { before: readonly ConditionLike[]; after: readonly ConditionLike[]; signal?: AbortSignal },
+  change: {
+    before: readonly ConditionLike[];
+    after: readonly ConditionLike[];
+    failedSteps?: ReadonlySet<string>;
+    signal?: AbortSignal;
+  },
   policy: TransitionPolicy,
 ): Promise<void> {
-  for (const e of conditionTransitions(change.before, change.after, policy))
+  for (const e of conditionTransitions(change.before, change.after, policy, change.failedSteps))
     await recorder.record(obj, { ...e, signal: change.signal });
 }
