@@ -24,7 +24,7 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { ManifestWorkResource, withoutManifests, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { ManifestWorkResource, summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { summariseManagedFields } from "../../operators/runtime/apply.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
@@ -424,7 +424,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cachedJsonPerCluster = {
       HcpCluster: jsonPerCluster(clusters.list().map(summariseManagedFields)),
       NodePool: jsonPerCluster(pools.list().map(summariseManagedFields)),
-      ManifestWork: jsonPerCluster(works.list().map((w) => withoutManifests(summariseManagedFields(w)))),
+      ManifestWork: jsonPerCluster(works.list().map((w) => summariseWorkSpec(summariseManagedFields(w)))),
       "ManifestWork manifests (not cached)": jsonPerCluster(
         works.list().flatMap((w) => (w.spec?.workload?.manifests ?? []) as KubeObject[]),
       ),

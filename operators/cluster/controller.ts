@@ -16,7 +16,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import {
   ManifestWorkResource,
-  withoutManifests,
+  summariseWorkSpec,
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
@@ -99,7 +99,7 @@ export class ClusterController implements Runnable {
     // The one ManifestWork informer of the process (maestro-server and node pools share it): a
     // label selector here would cache every work a second time.
     const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
-      transform: withoutManifests,
+      transform: summariseWorkSpec,
       indexers: { [CLUSTER_UID_INDEX]: byClusterUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { HcpCluster, HcpClusterStatus, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
-import { withoutManifests, type ManifestWork } from "../api/work/v1.ts";
+import { summariseWorkSpec, type ManifestWork } from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
 import type { StepState } from "../hcp/steps.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
@@ -78,7 +78,7 @@ function world(
   const clusters = new FakeLister(opts.clusters ?? [cluster()], {
     [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster,
   });
-  const works = new FakeLister((opts.works ?? []).map(withoutManifests), {
+  const works = new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
     [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
   });
   const reconciler = new ClusterReconciler(

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
-  withoutManifests,
+  summariseWorkSpec,
   type ManifestWork,
   type ManifestWorkStatus,
   type WorkCondition,
@@ -56,7 +56,7 @@ test.each([
 ])("status update: $name → $verdict", ({ over, verdict }) => {
   const statuses = new StatusStore({ now: () => T0 });
   statuses.offer(update({ sequenceId: accepted, statusHash: "before" }));
-  const works = new FakeLister([work].map(withoutManifests), { [UID_INDEX]: uidIndexer });
+  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
   const candidate = update({ ...over, statusHash: "candidate" });
   const decision = acceptStatus(candidate, works, statuses);
   if (verdict === "accepted") {
@@ -76,7 +76,7 @@ describe("sequence IDs are bounded by the server's clock and recover", () => {
   function offerAll(...updates: StatusUpdate[]) {
     const statuses = new StatusStore({ now: () => T0 });
     const works = new FakeLister(
-      [{ ...work, metadata: { ...work.metadata, generation: 2 } }].map(withoutManifests),
+      [{ ...work, metadata: { ...work.metadata, generation: 2 } }].map(summariseWorkSpec),
       {
         [UID_INDEX]: uidIndexer,
       },
@@ -152,7 +152,7 @@ describe("sequence IDs are bounded by the server's clock and recover", () => {
   test("a status of a newer generation is accepted whatever the sequence of the older one", () => {
     const statuses = new StatusStore({ now: () => T0 });
     statuses.offer(update({ resourceVersion: 1, sequenceId: idAt(T0 + 4 * MINUTE) }));
-    const works = new FakeLister([work].map(withoutManifests), { [UID_INDEX]: uidIndexer });
+    const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
     const decision = acceptStatus(update({ resourceVersion: 2, sequenceId: idAt(T0) }), works, statuses);
     expect(decision.verdict).toBe("accepted");
     expect(statuses.get("uid-1")?.resourceVersion).toBe(2);
@@ -175,7 +175,7 @@ describe("a status is cut to the ManifestWork schema before it is stored", () =>
   };
   function accept(status: ManifestWorkStatus) {
     const statuses = new StatusStore({ now: () => T0 });
-    const works = new FakeLister([oneManifestWork].map(withoutManifests), { [UID_INDEX]: uidIndexer });
+    const works = new FakeLister([oneManifestWork].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
     const decision = acceptStatus(update({ status }), works, statuses);
     return { decision, stored: statuses.get("uid-1") };
   }

@@ -13,7 +13,7 @@
  */
 import {
   ManifestWorkResource,
-  withoutManifests,
+  summariseWorkSpec,
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
@@ -94,7 +94,7 @@ export class MaestroServer implements Runnable {
     );
     this.#trackAgents();
     this.#works = opts.cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
-      transform: withoutManifests,
+      transform: summariseWorkSpec,
       indexers: { [UID_INDEX]: uidIndexer },
     });
     this.#client = new SourceClient(

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
-  withoutManifests,
+  summariseWorkSpec,
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
@@ -130,7 +130,7 @@ class ServiceWorks {
 
   set(work: ManifestWork): void {
     this.#whole.set(work.metadata.uid ?? "", work);
-    this.cache.set(withoutManifests(work));
+    this.cache.set(summariseWorkSpec(work));
   }
 
   delete(namespace: string, name: string): void {

@@ -24,7 +24,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import {
   ManifestWorkResource,
-  withoutManifests,
+  summariseWorkSpec,
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
@@ -88,7 +88,7 @@ export class RegionMonitor implements Runnable {
     this.pools = cluster.informer<NodePool>(NodePoolResource);
     this.managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     this.works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
-      transform: withoutManifests,
+      transform: summariseWorkSpec,
     });
     const clusterAges = new UnreconciledAges<HcpCluster>(observedGeneration, this.now);
     const poolAges = new UnreconciledAges<NodePool>(observedGeneration, this.now);

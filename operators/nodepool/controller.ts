@@ -12,7 +12,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import {
   ManifestWorkResource,
-  withoutManifests,
+  summariseWorkSpec,
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
@@ -79,7 +79,7 @@ export class NodePoolController implements Runnable {
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The process's one ManifestWork informer, shared with the cluster controller and maestro-server.
     const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
-      transform: withoutManifests,
+      transform: summariseWorkSpec,
       indexers: { [NODE_POOL_UID_INDEX]: byNodePoolUid },
     });
     const catalog = catalogSource(cluster, opts.namespace);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { HcpCluster, NodePool, NodePoolStatus } from "../api/v1alpha1/index.ts";
-import { withoutManifests, type ManifestWork, type WorkCondition } from "../api/work/v1.ts";
+import { summariseWorkSpec, type ManifestWork, type WorkCondition } from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
@@ -75,7 +75,7 @@ function world(opts: { pool?: NodePool; cluster?: HcpCluster | null; works?: Man
     pools,
     clusters: new FakeLister(opts.cluster === null ? [] : [opts.cluster ?? hcpCluster()]),
     managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
-    works: new FakeLister((opts.works ?? []).map(withoutManifests), {
+    works: new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
       [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""],
     }),
     releases: () => catalog,

@@ -6,7 +6,11 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { withoutManifests, type ManifestWork, type ManifestWorkStatus } from "../../operators/api/work/v1.ts";
+import {
+  summariseWorkSpec,
+  type ManifestWork,
+  type ManifestWorkStatus,
+} from "../../operators/api/work/v1.ts";
 import {
   decodeSpecEvent,
   decodeStatusEvent,
@@ -166,7 +170,7 @@ function expectAcceptable(u: StatusUpdate): void {
     metadata: { name: "w", namespace: u.consumer, uid: u.resourceId, generation: u.resourceVersion },
     spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" } }] } },
   };
-  const works = new FakeLister([work].map(withoutManifests), { [UID_INDEX]: uidIndexer });
+  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
   const statuses = new StatusStore({ now: () => T0 });
   const earlier = new SnowflakeGenerator(1, () => T0 - 1000).next();
   statuses.offer({ ...u, sequenceId: earlier, status: { conditions: [] }, deleted: false });

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { withoutManifests, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { SourceClient, type SourceConnection } from "../../operators/cloudevents/client/source.ts";
 import { AgentClient, type AgentConnection } from "../../operators/cloudevents/client/agent.ts";
 import {
@@ -159,7 +159,7 @@ fuzzTarget<SpecResyncInput>({
       rec,
       {
         consumers: () => [CONSUMER, "mgmt-2"],
-        worksOf: (c) => all.filter((w) => w.metadata.namespace === c).map(withoutManifests),
+        worksOf: (c) => all.filter((w) => w.metadata.namespace === c).map(summariseWorkSpec),
         fetch: (cached) => Promise.resolve(all.find((w) => w.metadata.uid === cached.metadata.uid)),
         statusHash: () => undefined,
       },

@@ -24,11 +24,10 @@ export const ManifestWorkResource = {
 /** Finalizer OCM's hub puts on a ManifestWork until the agent has cleaned up. */
 export const MANIFEST_WORK_CLEANUP_FINALIZER = "cluster.open-cluster-management.io/manifest-work-cleanup";
 
-/** A ManifestWork whatever its workload holds: what code that reads only metadata, spec options and status takes. */
+/** A ManifestWork whole or as cached (CachedManifestWork): what code that reads only metadata and status takes. */
 export interface ManifestWorkObject extends KubeObject {
   apiVersion?: typeof WORK_API_VERSION;
   kind?: typeof MANIFEST_WORK_KIND;
-  spec?: Omit<ManifestWorkSpec, "workload">;
   status?: ManifestWorkStatus;
 }
 
@@ -37,20 +36,20 @@ export interface ManifestWork extends ManifestWorkObject {
 }
 
 /**
- * A ManifestWork as the service cluster's informer caches it: the manifests, most of a work's
- * bytes, are replaced by their number. Only maestro-server needs them, once per generation sent,
- * and it reads them from the apiserver then; every other reader wants metadata and status.
+ * A ManifestWork as the service cluster's informer caches it: the spec, most of a work's bytes
+ * (manifests, feedback rules, update strategies), is summarised as the number of manifests. Only
+ * maestro-server needs the spec, once per generation sent, and it reads it from the apiserver
+ * then; every other reader wants metadata and status.
  */
 export interface CachedManifestWork extends ManifestWorkObject {
-  spec?: Omit<ManifestWorkSpec, "workload"> & { workload?: { manifestCount: number } };
+  spec?: { workload?: { manifestCount: number } };
 }
 
 /** The informer transform that makes a CachedManifestWork. */
-export function withoutManifests(work: ManifestWork): CachedManifestWork {
+export function summariseWorkSpec(work: ManifestWork): CachedManifestWork {
   const { spec, ...rest } = work;
   if (!spec) return rest;
-  const { workload, ...options } = spec;
-  return { ...rest, spec: { ...options, workload: { manifestCount: workload?.manifests?.length ?? 0 } } };
+  return { ...rest, spec: { workload: { manifestCount: spec.workload?.manifests?.length ?? 0 } } };
 }
 
 /** A complete Kubernetes object inside a ManifestWork (x-kubernetes-embedded-resource). */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { withoutManifests, type ManifestWork } from "../../api/work/v1.ts";
+import { summariseWorkSpec, type ManifestWork } from "../../api/work/v1.ts";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
 import { encodeHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import { encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
@@ -65,7 +65,7 @@ function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
     {
       consumers: () => [...new Set(works.map((w) => w.metadata.namespace ?? ""))],
       // As maestro-server's cache gives them: without manifests, which fetch reads.
-      worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer).map(withoutManifests),
+      worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer).map(summariseWorkSpec),
       fetch: (cached) => Promise.resolve(works.find((w) => w.metadata.uid === cached.metadata.uid)),
       statusHash: () => undefined,
     },
