@@ -365,7 +365,11 @@ export class ManifestWorkReconciler implements Reconciler {
     const reported = this.#d.statuses.get(scope.uid);
     const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
     try {
-      this.#remember(scope, await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status));
+      this.#remember(
+        scope,
+        status,
+        await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status),
+      );
       if (reported) this.#d.statuses.written(scope.uid, reported);
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
@@ -377,16 +381,20 @@ export class ManifestWorkReconciler implements Reconciler {
       };
       this.#d.statuses.refuse(scope.uid, refusal);
       const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
-      this.#remember(scope, await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback));
+      this.#remember(
+        scope,
+        fallback,
+        await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback),
+      );
     }
   }
 
-  #remember(scope: Scope, written: ManifestWorkObject | undefined): void {
+  /** `written` is undefined when the apply was skipped: the work already showed `composed`. */
+  #remember(scope: Scope, composed: ManifestWorkStatus, written: ManifestWorkObject | undefined): void {
+    this.#writtenHash.set(scope.uid, statusHash(written?.status ?? composed));
     const wroteOver = scope.work.metadata.resourceVersion;
-    const uid = written?.metadata.uid;
-    if (!uid || !wroteOver || !written.status) return;
-    this.#written.set(uid, { wroteOver, status: written.status });
-    this.#writtenHash.set(uid, statusHash(written.status));
+    if (!wroteOver || !written?.status) return;
+    this.#written.set(scope.uid, { wroteOver, status: written.status });
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
