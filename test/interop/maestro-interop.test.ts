@@ -178,6 +178,20 @@ describe("our maestro-server with the real maestro agent", () => {
     expect(byName["ReadyReplicas"]).toEqual({ type: "Integer", integer: 2 });
     expect(byName["desired"]).toEqual({ type: "Integer", integer: 3 });
 
+    // Someone else wipes the reported status: our server no longer holds the report once written,
+    // so it asks the real agent for this work's status again, and the feedback comes back.
+    await service.mergePatch<ManifestWork>(
+      ManifestWorkResource,
+      { name, namespace: consumer },
+      { status: { resourceStatus: null } },
+      "status",
+    );
+    await eventually(
+      "the real agent's feedback written again after the status was wiped",
+      async () => JSON.stringify((await work(name))?.status?.resourceStatus ?? {}).includes("ReadyReplicas"),
+      ROUND_TRIP_MS,
+    );
+
     // Version bump: one manifest replaced, the other changed.
     const current = (await work(name))!;
     await service.mergePatch<ManifestWork>(
