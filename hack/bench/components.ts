@@ -110,6 +110,8 @@ export interface OperatorsProcess {
   port?: number;
   /** Extra environment, e.g. HCP_FAILPOINTS. */
   env?: Record<string, string>;
+  /** Flags for node itself (e.g. the bench's GC preload). */
+  nodeArgs?: string[];
 }
 
 /** operators/main.ts with maestro-server and the lifecycle controllers; not waited for. */
@@ -130,6 +132,7 @@ export async function spawnOperators(opts: OperatorsProcess): Promise<Served> {
       ...(opts.leaderElect ? ["--leader-elect"] : []),
     ],
     env: { ...flags.env, ...opts.env },
+    nodeArgs: opts.nodeArgs,
     logDir: opts.logDir,
   });
   return { component, url: `http://127.0.0.1:${port}` };

@@ -14,7 +14,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
@@ -145,6 +144,7 @@ async function startOperators(region: Region, arm: ArmInfo, logDir: string): Pro
       broker: { url: broker.url, credentials: await broker.credentials("maestro") },
       logDir,
       port,
+      nodeArgs: ["--expose-gc", "--import", repoScript("hack/bench/gc-on-signal.ts")],
     });
     return component;
   };
@@ -306,17 +306,24 @@ async function scrape(url: string): Promise<string> {
 }
 
 /**
- * The lowest `nodejs_heap_size_used_bytes` over a few seconds of an idle process: garbage is
- * collected between samples, so the minimum is close to what is live.
+ * The operators' live heap: a full collection (hack/bench/gc-on-signal.ts) and then
+ * `nodejs_heap_size_used_bytes`, read once the major-GC count shows the collection ran.
  */
-async function liveHeapBytes(metricsUrl: string): Promise<number> {
-  let lowest = Infinity;
-  for (let i = 0; i < 10; i++) {
-    const m = /^nodejs_heap_size_used_bytes ([0-9.e+]+)$/m.exec(await scrape(metricsUrl));
-    lowest = Math.min(lowest, Number(m?.[1] ?? Infinity));
-    await sleep(500);
-  }
-  return lowest;
+async function liveHeapBytes(operators: Running["operators"]): Promise<number> {
+  const metric = (text: string, pattern: RegExp): number => Number(pattern.exec(text)?.[1] ?? NaN);
+  const majorGcs = /^nodejs_gc_duration_seconds_count\{kind="major"\} ([0-9.e+]+)$/m;
+  const before = metric(await scrape(operators.metricsUrl), majorGcs);
+  operators.component.child.kill("SIGUSR2");
+  let text = "";
+  await waitFor(
+    "a full garbage collection in the operators",
+    async () => {
+      text = await scrape(operators.metricsUrl);
+      return metric(text, majorGcs) > before;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+  return metric(text, /^nodejs_heap_size_used_bytes ([0-9.e+]+)$/m);
 }
 
 function counter(text: string, metric: string, queue: string): number {
@@ -403,7 +410,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     await Promise.all([clusters.waitForSync(), pools.waitForSync(), works.waitForSync()]);
     progress(`region up; logs in ${running.logDir}`);
     const etcdBefore = await etcdDbSize(running.region.etcdUrl);
-    const heapIdle = await liveHeapBytes(running.operators.metricsUrl);
+    const heapIdle = await liveHeapBytes(running.operators);
 
     const c0 = await phaseCounts(running);
     let started = performance.now();
@@ -418,7 +425,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const createMs = performance.now() - started;
     progress(`all Ready after ${Math.round(createMs)} ms`);
     const c1 = await phaseCounts(running);
-    const heapReady = await liveHeapBytes(running.operators.metricsUrl);
+    const heapReady = await liveHeapBytes(running.operators);
     const jsonPerCluster = (objects: KubeObject[]): number =>
       Math.round(Buffer.byteLength(JSON.stringify(objects)) / opts.n);
     const cachedJsonPerCluster = {
