@@ -197,6 +197,14 @@ function withState(
   };
 }
 
+/**
+ * The document as a poll would answer it now, brought up to date with `cr` (undefined when the CR
+ * is gone); nothing is written. `time` stamps a change the CR gives no time for.
+ */
+export function settle(doc: OperationDoc, cr: Observed | undefined, time: string): OperationDoc {
+  return withState(doc, evaluate(doc, cr), cr, time);
+}
+
 /** The document of the operation `cr` carries, as it ends when replaced now: Canceled if still running. */
 function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
   const now = new Date().toISOString();
@@ -257,7 +265,7 @@ export class OperationStore {
     for (const cr of crs.items) {
       const current = currentOnCR(cr);
       if (current?.id.toLowerCase() === wanted) {
-        const doc = withState(current, evaluate(current, cr), cr, new Date().toISOString());
+        const doc = settle(current, cr, new Date().toISOString());
         return { doc: isTerminal(doc.status) ? await this.#freeze(namespace, doc) : doc, cr };
       }
       const earlier = historyOnCR(cr).find((d) => d.id.toLowerCase() === wanted);

@@ -6,6 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
 import { runGet, type GetOptions } from "./commands/get.ts";
+import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runWait, type WaitOptions } from "./commands/wait.ts";
 import { CliError } from "./errors.ts";
 import type { Io } from "./io.ts";
@@ -123,6 +124,21 @@ function addWait(program: Command, io: Io): void {
     });
 }
 
+function addTrace(program: Command, io: Io): void {
+  program
+    .command("trace")
+    .description("every hop one ARM request took, from the frontend's operation to its result")
+    .argument("<id>", "the request's correlation id (x-ms-correlation-request-id) or client request id")
+    .addOption(
+      new Option("-o, --output <format>", "json or yaml: the hops as data").argParser(
+        parser((v) => parseOutput(v, ["json", "yaml"])),
+      ),
+    )
+    .action(async (id: string, opts: TraceOptions, cmd: Command) => {
+      await runTrace(io, connector(cmd), { id, opts });
+    });
+}
+
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description("SRE tool for the hosted-control-plane region: reads the service cluster only")
@@ -137,6 +153,7 @@ export function buildProgram(io: Io, name: string): Command {
   addGet(program, io);
   addDescribe(program, io);
   addWait(program, io);
+  addTrace(program, io);
   return program;
 }
 

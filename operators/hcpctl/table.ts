@@ -131,14 +131,19 @@ const COLUMNS: Record<ResourceKey, Column<never>[]> = {
   managementclusters: MC_COLUMNS,
 };
 
+/** Paints one cell's text (padding is added after, so colour codes do not count as width). */
+export type CellPainter = (text: string, row: number, column: number) => string;
+
 /** Aligned columns; the last is not padded. */
-export function formatTable(rows: readonly string[][]): string {
+export function formatTable(rows: readonly string[][], paint: CellPainter = (text) => text): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  const pad = (cell: string, i: number, last: boolean): string =>
+    last ? "" : " ".repeat((widths[i] ?? 0) - cell.length);
   return rows
-    .map((row) =>
+    .map((row, r) =>
       row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .map((cell, i) => (cell ? paint(cell, r, i) : cell) + pad(cell, i, i === row.length - 1))
         .join("   ")
         .trimEnd(),
     )
