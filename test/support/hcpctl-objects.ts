@@ -340,3 +340,79 @@ export function blockedSnapshot(): ClusterSnapshot {
   s.works = [clusterWork()];
   return s;
 }
+
+/** The IDs of the ARM request that created `armCluster()`. */
+export const ARM_REQUEST = {
+  operationId: "7d3e91a0-5c1b-4e2f-9a8d-3b6c0e4f2a11",
+  correlationRequestId: "corr-0001",
+  clientRequestId: "client-0001",
+  resourceId:
+    "/subscriptions/6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/demo",
+  startTime: new Date(NOW - 600_000 + 123).toISOString(),
+};
+
+/** The frontend's operation document of a request on the cluster (operators/frontend/operations.ts). */
+export function operationDoc(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: ARM_REQUEST.operationId,
+    request: "Create",
+    resourceId: ARM_REQUEST.resourceId,
+    kind: "cluster",
+    target: "demo",
+    location: "eastus",
+    apiVersion: "2024-06-10-preview",
+    correlationRequestId: ARM_REQUEST.correlationRequestId,
+    clientRequestId: ARM_REQUEST.clientRequestId,
+    startTime: ARM_REQUEST.startTime,
+    lastTransitionTime: ARM_REQUEST.startTime,
+    status: "Accepted",
+    ...over,
+  };
+}
+
+/** The annotations the frontend writes with a request's document. */
+export function operationAnnotations(doc: Record<string, unknown>): Record<string, string> {
+  return {
+    "hcp.aro.dev/arm-resource-id": String(doc["resourceId"]),
+    "hcp.aro.dev/arm-operation-id": String(doc["id"]),
+    "hcp.aro.dev/arm-operation-request": String(doc["request"]),
+    "hcp.aro.dev/arm-operation": JSON.stringify(doc),
+    "hcp.aro.dev/correlation-request-id": String(doc["correlationRequestId"]),
+    "hcp.aro.dev/client-request-id": String(doc["clientRequestId"]),
+  };
+}
+
+/**
+ * The Ready snapshot as an ARM PUT left it: the cluster created by the request ARM_REQUEST names
+ * (its document on the cluster), and the cluster's work written with the request's IDs.
+ */
+export function armSnapshot(): ClusterSnapshot {
+  const s = readySnapshot();
+  s.cluster.metadata.annotations = operationAnnotations(operationDoc());
+  s.cluster.metadata.labels = { "hcp.aro.dev/arm-operation-key": ARM_REQUEST.operationId.slice(0, 8) };
+  for (const w of s.works)
+    w.metadata.annotations = {
+      "hcp.aro.dev/correlation-request-id": ARM_REQUEST.correlationRequestId,
+      "hcp.aro.dev/client-request-id": ARM_REQUEST.clientRequestId,
+    };
+  return s;
+}
+
+/** A frontend operation ConfigMap (a Delete's, or one a poll froze). */
+export function operationConfigMap(namespace: string, doc: Record<string, unknown>) {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: `op-${String(doc["id"])}`,
+      namespace,
+      labels: {
+        "hcp.aro.dev/arm-operation": "true",
+        "hcp.aro.dev/arm-operation-target": String(doc["target"]),
+      },
+    },
+    data: { "operation.json": JSON.stringify(doc) },
+  };
+}
+
+export const at = T;
