@@ -2,13 +2,15 @@
  * The command line's contract for bad input: one "error: …" line naming what is wrong, a non-zero
  * exit code, no stack trace; argument errors are found before any kubeconfig is read.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readySnapshot } from "../../test/support/hcpctl-objects.ts";
 import { run } from "./cli.ts";
+import { writeGather } from "./gather.ts";
 import { plain } from "./paint.ts";
 
 function sink(): Writable & { text: string } {
@@ -107,6 +109,17 @@ describe("bad arguments", () => {
     [["get"], "error: missing required argument 'resource'"],
     [["frobnicate"], "error: unknown command 'frobnicate'"],
     [["get", "clusters", "--colour"], "error: unknown option '--colour'"],
+    [["trace", " "], "error: the correlation or client request id is empty"],
+    [["trace", "x", "-o", "wide"], 'unknown output format "wide": expected one of json, yaml'],
+    [["must-gather", "demo"], "error: required option '-o, --output <dir>' not specified"],
+    [
+      ["describe", "cluster", "x", "--from", "/nonexistent", "--watch"],
+      "error: --watch follows the live cluster: it cannot be combined with --from",
+    ],
+    [
+      ["describe", "cluster", "x", "--from", "/nonexistent"],
+      "error: --from /nonexistent: no index.yaml: not a must-gather directory",
+    ],
   ])("%j", async (argv, message) => {
     const r = await hcpctl(...argv, "--kubeconfig", join(dir, "never-read"));
     expect(r.code).toBe(1);
@@ -140,13 +153,65 @@ describe("bad kubeconfig or server", () => {
     [["get", "clusters"]],
     [["describe", "cluster", "demo"]],
     [["wait", "cluster", "demo", "--for", "delete"]],
+    [["trace", "corr-1"]],
+    [["must-gather", "demo", "-o", "NEW"]],
   ])("names the server it cannot reach: %j", async (argv) => {
-    const r = await hcpctl(...argv, "--kubeconfig", unreachable);
+    const r = await hcpctl(
+      ...argv.map((a) => (a === "NEW" ? join(dir, "gather-unreachable") : a)),
+      "--kubeconfig",
+      unreachable,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
       /^error: cannot reach the API server at https:\/\/127\.0\.0\.1:\d+ \(context "ctx"\): connect ECONNREFUSED/,
     );
     expect(r.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe("must-gather and describe --from", () => {
+  it("refuses a directory that is not empty before reading any kubeconfig", async () => {
+    const out = join(dir, "not-empty");
+    await mkdir(out);
+    await writeFile(join(out, "notes.txt"), "mine");
+    const r = await hcpctl("must-gather", "demo", "-o", out, "--kubeconfig", join(dir, "never-read"));
+    expect(r).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `error: -o ${out}: the directory is not empty (1 entries, e.g. notes.txt): name a new or empty one, or pass --force to write into it\n`,
+    });
+  });
+
+  it("draws a gathered cluster's tree with no kubeconfig at all, as of the gathering", async () => {
+    const out = join(dir, "gathered");
+    await mkdir(out);
+    await writeGather(out, {
+      snapshot: readySnapshot(),
+      snapshotAt: "2026-09-01T12:00:00Z",
+      events: new Map(),
+      eventsAt: "2026-09-01T12:00:00Z",
+      source: { server: "https://127.0.0.1:6443", context: "service" },
+    });
+    const r = await hcpctl(
+      "describe",
+      "cluster",
+      "demo",
+      "--from",
+      out,
+      "--kubeconfig",
+      join(dir, "never-read"),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    // SINCE is as of the gathering (the Ready condition changed 2 minutes before it), not as of now.
+    expect(r.stdout).toMatch(
+      /\nHcpCluster\/demo\s+True\s+AsExpected\s+2m\s+The cluster is ready on mgmt-1\n/,
+    );
+    const json = await hcpctl("describe", "cluster", "demo", "--from", out, "-o", "json");
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      kind: "ClusterTree",
+      observedAt: "2026-09-01T12:00:00Z",
+    });
   });
 });
 

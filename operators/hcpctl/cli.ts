@@ -6,6 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
 import { runGet, type GetOptions } from "./commands/get.ts";
+import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runWait, type WaitOptions } from "./commands/wait.ts";
 import { CliError } from "./errors.ts";
@@ -75,6 +76,7 @@ interface DescribeFlags {
   showConditions: ShowConditions;
   grouping: boolean;
   watch: boolean;
+  from?: string;
 }
 
 function addDescribe(program: Command, io: Io): void {
@@ -104,6 +106,7 @@ function addDescribe(program: Command, io: Io): void {
         .default(true),
     )
     .option("-w, --watch", "draw again whenever an object of the tree changes", false)
+    .option("--from <dir>", "draw the tree from a must-gather directory, as of its gathering")
     .action(async (resource: string, name: string, flags: DescribeFlags, cmd: Command) => {
       const opts: DescribeOptions = flags;
       await runDescribe(io, connector(cmd), { resource, name, opts });
@@ -121,6 +124,21 @@ function addWait(program: Command, io: Io): void {
     .option("--timeout <duration>", "give up after this long (0: check once)", "30s")
     .action(async (resource: string, name: string, opts: WaitOptions, cmd: Command) => {
       await runWait(io, connector(cmd), { resource, name, opts });
+    });
+}
+
+function addMustGather(program: Command, io: Io): void {
+  program
+    .command("must-gather")
+    .description(
+      "write one cluster's service-cluster objects, works and events to a directory, secrets redacted",
+    )
+    .argument("<cluster>", "the HcpCluster")
+    .addOption(namespaceOption())
+    .requiredOption("-o, --output <dir>", "the directory to write (new or empty)")
+    .option("--force", "write into a directory that is not empty", false)
+    .action(async (name: string, opts: MustGatherOptions, cmd: Command) => {
+      await runMustGather(io, connector(cmd), { name, opts });
     });
 }
 
@@ -154,6 +172,7 @@ export function buildProgram(io: Io, name: string): Command {
   addDescribe(program, io);
   addWait(program, io);
   addTrace(program, io);
+  addMustGather(program, io);
   return program;
 }
 

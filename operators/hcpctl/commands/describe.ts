@@ -1,16 +1,19 @@
 /**
  * `hcpctl describe cluster NAME`: the tree from the HcpCluster down to what the management cluster
  * reported, read from the service cluster only; `-o json|yaml` prints the same tree as data;
- * `--watch` draws it again whenever one of its objects changes.
+ * `--watch` draws it again whenever one of its objects changes; `--from DIR` draws it from a
+ * must-gather directory instead, as of its gathering (both are a ClusterSource, source.ts).
  */
 import { CliError } from "../errors.ts";
 import type { Connect, Io } from "../io.ts";
 import type { Connection } from "../kube.ts";
+import { directorySource } from "../gather.ts";
 import type { ClusterSnapshot, ClusterTree } from "../model.ts";
 import { toJson, toYaml } from "../output.ts";
 import { renderTree, type ShowConditions } from "../render-tree.ts";
 import { resolveResource } from "../resources.ts";
-import { fetchSnapshot, notFound } from "../snapshot.ts";
+import { notFound } from "../snapshot.ts";
+import { liveSource, type ClusterSource } from "../source.ts";
 import { buildTree } from "../tree.ts";
 import { warningLogger, watchCluster } from "../watch.ts";
 
@@ -20,6 +23,8 @@ export interface DescribeOptions {
   showConditions: ShowConditions;
   grouping: boolean;
   watch: boolean;
+  /** A must-gather directory to read instead of the service cluster. */
+  from?: string;
 }
 
 /** Kinds --show-conditions takes (a kind may also be qualified by its group). */
@@ -47,11 +52,12 @@ export function parseShowConditions(value: string): ShowConditions {
   return { all: false, kinds: new Set(parts.map((p) => p.toLowerCase())) };
 }
 
-function render(tree: ClusterTree, io: Io, opts: DescribeOptions): string {
+/** `now` is when SINCE is measured from: the present, or the gathering of a directory. */
+function render(tree: ClusterTree, io: Io, opts: DescribeOptions, now = io.now()): string {
   if (opts.output === "json") return toJson(tree);
   if (opts.output === "yaml") return toYaml(tree);
   return renderTree(tree, {
-    now: io.now(),
+    now,
     showConditions: opts.showConditions,
     grouping: opts.grouping,
     paint: io.paint,
@@ -64,15 +70,36 @@ export async function runDescribe(
   args: { resource: string; name: string; opts: DescribeOptions },
 ): Promise<void> {
   resolveResource(args.resource, ["clusters"]);
-  const conn = connect();
-  const target = { name: args.name, namespace: args.opts.namespace ?? conn.namespace };
-  const first = await fetchSnapshot(conn, target.name, target.namespace);
-  const tree = (s: ClusterSnapshot): ClusterTree => buildTree(s, new Date(io.now()));
-  if (!args.opts.watch) {
-    io.stdout.write(render(tree(first), io, args.opts));
+  const { opts } = args;
+  if (opts.from !== undefined && opts.watch)
+    throw new CliError("--watch follows the live cluster: it cannot be combined with --from");
+  if (opts.from !== undefined) {
+    await describeOnce(io, directorySource(opts.from), args);
     return;
   }
-  await watchTree(io, conn, { target, tree, first: tree(first), opts: args.opts });
+  const conn = connect();
+  if (!opts.watch) {
+    await describeOnce(
+      io,
+      liveSource(conn, () => io.now()),
+      args,
+    );
+    return;
+  }
+  const target = { name: args.name, namespace: opts.namespace ?? conn.namespace };
+  const tree = (s: ClusterSnapshot): ClusterTree => buildTree(s, new Date(io.now()));
+  const { snapshot } = await liveSource(conn, () => io.now()).read(target.name, target.namespace);
+  await watchTree(io, conn, { target, tree, first: tree(snapshot), opts });
+}
+
+/** One tree from a source, with ages as of when the source's objects were read. */
+async function describeOnce(
+  io: Io,
+  source: ClusterSource,
+  args: { name: string; opts: DescribeOptions },
+): Promise<void> {
+  const { snapshot, readAt } = await source.read(args.name, args.opts.namespace);
+  io.stdout.write(render(buildTree(snapshot, new Date(readAt)), io, args.opts, readAt));
 }
 
 /** Draws the tree, then again on every change of its objects, until Ctrl-C or the cluster is gone. */
