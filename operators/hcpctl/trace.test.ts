@@ -82,6 +82,19 @@ describe("trace of a Create through the ARM frontend", () => {
     expect(hop(t, "Result").message).toBe("Succeeded");
   });
 
+  it("takes the controller's write of the work as when it observed, when that came before its status write", () => {
+    const s = armSnapshot();
+    const work = clusterWorks(s)[0]!;
+    work.metadata.managedFields = work.metadata.managedFields!.map((m) =>
+      m.subresource ? m : { ...m, time: at(550) },
+    );
+    expect(hop(trace(s), "Observed")).toMatchObject({
+      time: at(550),
+      timeFrom: "the controller's write of the ManifestWork for this request",
+      sincePreviousSeconds: 50,
+    });
+  });
+
   it("is found by the client request id too, in any case", () => {
     const t = trace(armSnapshot(), ARM_REQUEST.clientRequestId.toUpperCase());
     expect(t.matchedBy).toBe("clientRequestId");

@@ -26,6 +26,7 @@ import { REQUEST_ID_ANNOTATIONS } from "../hcp/requests.ts";
 import { find } from "./conditions.ts";
 import { workDeletionWhy } from "./blockers.ts";
 import type { CRKind, MatchedBy, OperationMatch } from "./trace-find.ts";
+import { specWrittenAt } from "./stale.ts";
 import { statusWrittenAt } from "./tree.ts";
 
 export type HopName =
@@ -205,6 +206,8 @@ interface Flow {
   generation: number;
   /** When the request wrote the CR: what changed at or after it changed for this request. */
   writtenAt: string | undefined;
+  /** The CR's work that carries its HostedCluster or HyperShift NodePool. */
+  work: ManifestWork | undefined;
 }
 
 function writtenHop(f: Flow): Hop {
@@ -239,25 +242,40 @@ function observedHop(f: Flow): Hop {
       waitingFor: `the ${CONTROLLER[f.m.crKind]} controller to get through generation ${f.generation}${now}`,
     };
   }
-  // The first condition the controller changed at this generation or later, after the write.
-  const first = conditions
-    .filter(
-      (c) => (c.observedGeneration ?? 0) >= f.generation && notBefore(c.lastTransitionTime, f.writtenAt),
-    )
-    .sort((a, b) => a.lastTransitionTime.localeCompare(b.lastTransitionTime))[0];
-  const statusAt = managedTime(f.cr.metadata.managedFields, (m) => m.subresource === "status");
   return {
     hop: "Observed",
     object: f.target,
     state: "Done",
-    ...conditionTime(first, f.writtenAt, { time: statusAt, from: "the CR's last status write" }),
+    ...observedTime(f),
     message: `observedGeneration ${observed}`,
   };
 }
 
+/**
+ * When the controller first acted on the generation: its first condition change at it (or later)
+ * after the write, or its write of the work for this request if that came first (the status is
+ * written at the end of the reconcile that wrote the work); else the CR's last status write bounds it.
+ */
+function observedTime(f: Flow): Pick<Hop, "time" | "upperBound" | "timeFrom"> {
+  const first = (f.cr.status?.conditions ?? [])
+    .filter(
+      (c) => (c.observedGeneration ?? 0) >= f.generation && notBefore(c.lastTransitionTime, f.writtenAt),
+    )
+    .sort((a, b) => a.lastTransitionTime.localeCompare(b.lastTransitionTime))[0];
+  const workAt = f.work && carriesRequest(f.work, f.m.doc) ? specWrittenAt(f.work) : undefined;
+  if (
+    workAt &&
+    notBefore(workAt, f.writtenAt) &&
+    !(first && seconds(first.lastTransitionTime) <= seconds(workAt))
+  )
+    return { time: workAt, timeFrom: "the controller's write of the ManifestWork for this request" };
+  const statusAt = managedTime(f.cr.metadata.managedFields, (m) => m.subresource === "status");
+  return conditionTime(first, f.writtenAt, { time: statusAt, from: "the CR's last status write" });
+}
+
 /** The CR's work that carries what the request asked for (its HostedCluster or HyperShift NodePool). */
-function workOf(f: Flow, works: readonly ManifestWork[]): ManifestWork | undefined {
-  const kind = REPORTED_KIND[f.m.crKind];
+function workOf(crKind: CRKind, works: readonly ManifestWork[]): ManifestWork | undefined {
+  const kind = REPORTED_KIND[crKind];
   return works.find((w) => (w.spec?.workload?.manifests ?? []).some((x) => x.kind === kind)) ?? works[0];
 }
 
@@ -418,8 +436,8 @@ function reportedHop(f: Flow, work: ManifestWork): Hop {
   };
 }
 
-function workHops(f: Flow, works: readonly ManifestWork[]): Hop[] {
-  const work = workOf(f, works);
+function workHops(f: Flow): Hop[] {
+  const { work } = f;
   const controller = `the ${CONTROLLER[f.m.crKind]} controller`;
   const none: ObjectRef = { kind: "ManifestWork", name: "" };
   if (!work || !carriesRequest(work, f.m.doc)) {
@@ -512,11 +530,11 @@ function changeHops(m: OperationMatch, works: readonly ManifestWork[]): Hop[] {
     );
   }
   const generation = cr.metadata.generation ?? 1;
-  const flow: Flow = { m, cr, target, generation, writtenAt: undefined };
+  const flow: Flow = { m, cr, target, generation, writtenAt: undefined, work: workOf(m.crKind, works) };
   const written = writtenHop(flow);
   // Without a recorded write, the request's own start is when the CR changed.
   const withTime: Flow = { ...flow, writtenAt: written.time ?? m.doc.startTime };
-  return [written, observedHop(withTime), ...workHops(withTime, works)];
+  return [written, observedHop(withTime), ...workHops(withTime)];
 }
 
 /** Each hop's seconds since the previous hop with a time. */
