@@ -2,14 +2,17 @@
  * hcpctl against the local region, as an SRE runs it: the real `kubectl` with `kubectl-hcp` on
  * PATH (`kubectl hcp …`) and the `hcpctl` bin, both reading the service cluster only. One cluster
  * reaches Ready; another is deleted while its node pool carries a finalizer no controller here
- * owns, so its deletion stays blocked until the test lifts the finalizer. Every step waits for
- * evidence in the objects' status or in the command's output.
+ * owns, so its deletion stays blocked until the test lifts the finalizer; a third is created
+ * through the ARM frontend with a known correlation id and traced. Every step waits for evidence
+ * in the objects' status or in the command's output.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdir, symlink } from "node:fs/promises";
-import { delimiter, dirname, join } from "node:path";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   HcpClusterResource,
@@ -17,9 +20,15 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import type { GatherIndex } from "../../operators/hcpctl/gather.ts";
 import type { ClusterTree, TreeNode } from "../../operators/hcpctl/model.ts";
+import type { RequestTrace } from "../../operators/hcpctl/trace.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clusterBody, clusterPath, nodePoolBody, nodePoolPath } from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
@@ -28,12 +37,18 @@ const exec = promisify(execFile);
 const bins = fileURLToPath(new URL("../../operators/hcpctl/", import.meta.url));
 const HOLD = "example.com/hold";
 const READY_MS = 60_000;
+/** The region's pull secret, with a token no other file of the test has: must-gather must not leak it. */
+const PULL_TOKEN = randomBytes(24).toString("hex");
+const PULL_SECRET = JSON.stringify({ auths: { "registry.example.com": { auth: PULL_TOKEN } } });
+const base64 = (text: string): string => Buffer.from(text).toString("base64");
 
 const service = clientFor("service");
 const ns = `sre-${process.pid}`;
 let running: TestStack | undefined;
 let scratch: { path: string; remove(): Promise<void> };
 let env: NodeJS.ProcessEnv;
+let frontend: FrontendFixture | undefined;
+const sub = randomUUID();
 
 interface Run {
   code: number;
@@ -115,7 +130,10 @@ beforeAll(async () => {
     KUBECONFIG: clusterInfo("service").kubeconfigPath,
     NO_COLOR: undefined,
   };
-  running = await startTestStack("hcpctl", { simulator: { provisionDelayMs: 300, deleteDelayMs: 100 } });
+  running = await startTestStack("hcpctl", {
+    simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
+    region: { pullSecret: PULL_SECRET },
+  });
   await service.create(namespaceType, { metadata: { name: ns } });
   for (const obj of [cluster("ready"), cluster("stuck")]) await service.create(HcpClusterResource, obj);
   await service.create(NodePoolResource, pool("workers", "ready"));
@@ -133,12 +151,19 @@ beforeAll(async () => {
     },
     READY_MS,
   );
+  frontend = await startFrontendFixture({
+    client: service,
+    name: "hcpctl-frontend",
+    catalogNamespace: running.stack.namespace,
+  });
+  expect((await frontend.putSubscription(sub, "Registered")).status).toBe(200);
 }, 150_000);
 
 afterAll(async () => {
   await service
     .mergePatch(NodePoolResource, { name: "held", namespace: ns }, { metadata: { finalizers: null } })
     .catch(() => undefined);
+  await frontend?.stop();
   await running?.stop();
   await scratch?.remove();
 });
@@ -240,6 +265,162 @@ describe("hcpctl on the local region", () => {
       code: 1,
       stderr: "error: timed out waiting for the condition on hcpclusters/ready\n",
     });
+  });
+
+  it("traces a cluster and its node pool created through the ARM frontend, hop by hop", async () => {
+    const arm = frontend!.arm;
+    const rg = "HCPCTL-E2E";
+    const correlation = `hcpctl-trace-${randomUUID()}`;
+    const [clusterClient, poolClient] = [randomUUID(), randomUUID()];
+    const prefix = `tr${process.pid % 100000}`;
+    const put = await arm.send("PUT", clusterPath(sub, rg, "Trace-Me"), {
+      body: clusterBody(sub, { prefix }),
+      headers: { "x-ms-correlation-request-id": correlation, "x-ms-client-request-id": clusterClient },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    expect((await arm.poll(put.headers["azure-asyncoperation"]!, 90_000, 250)).status).toBe("Succeeded");
+    // An ARM deployment sends one correlation id with every resource it writes.
+    const putPool = await arm.send("PUT", nodePoolPath(sub, rg, "Trace-Me", "Workers"), {
+      body: nodePoolBody({ replicas: 1 }),
+      headers: { "x-ms-correlation-request-id": correlation, "x-ms-client-request-id": poolClient },
+    });
+    expect(putPool.status, JSON.stringify(putPool.body)).toBe(201);
+    expect((await arm.poll(putPool.headers["azure-asyncoperation"]!, 90_000, 250)).status).toBe("Succeeded");
+    const crName = clusterCRName(rg, "Trace-Me");
+    const cr = await service.get<HcpCluster>(HcpClusterResource, crName, subscriptionNamespace(sub));
+
+    const json = await kubectlHcp("trace", correlation, "-o", "json");
+    expect(json.stderr).toBe("");
+    const trace = JSON.parse(json.stdout) as RequestTrace;
+    expect(trace).toMatchObject({ kind: "RequestTrace", id: correlation });
+    expect(trace.operations.map((o) => [o.target.kind, o.target.name, o.operation.request])).toEqual([
+      ["HcpCluster", crName, "Create"],
+      ["NodePool", nodePoolCRName(rg, "Trace-Me", "Workers"), "Create"],
+    ]);
+    const [clusterOp, poolOp] = trace.operations;
+    const hops = ["Accepted", "Written", "Observed", "Published", "Applied", "Reported", "Result"];
+    for (const op of [clusterOp!, poolOp!]) {
+      expect(op.hops.map((h) => [h.hop, h.state])).toEqual(hops.map((h) => [h, "Done"]));
+      // Every hop has its time, each after the request came, in the order of the hops.
+      const seconds = op.hops.map((h) => Math.floor(Date.parse(h.time!) / 1000));
+      expect(seconds.every((t) => t >= seconds[0]!)).toBe(true);
+      expect(op.hops.slice(1).map((h) => h.sincePreviousSeconds)).toEqual(
+        seconds.slice(1).map((t, i) => t - seconds[i]!),
+      );
+      expect(op.hops.at(-1)!.message).toBe("Succeeded");
+    }
+    expect(clusterOp!.matchedBy).toBe("correlationRequestId");
+    expect(clusterOp!.hops.find((h) => h.hop === "Written")).toMatchObject({
+      time: cr.metadata.creationTimestamp,
+      message: "generation 1",
+    });
+    expect(clusterOp!.hops.find((h) => h.hop === "Published")).toMatchObject({
+      object: { kind: "ManifestWork", namespace: cr.status!.managementCluster, name: cr.metadata.uid },
+      message: `generation 1 sent to ${cr.status!.managementCluster!}`,
+    });
+    expect(clusterOp!.hops.find((h) => h.hop === "Reported")).toMatchObject({
+      object: { kind: "HostedCluster", name: prefix },
+      message: expect.stringMatching(/^Available True; HostedCluster generation \d+, version 4\.19\.7$/),
+    });
+    expect(poolOp!.hops.find((h) => h.hop === "Reported")?.object).toMatchObject({ kind: "NodePool" });
+
+    const text = await hcpctl("trace", correlation);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split("\n");
+    expect(lines[0]).toBe(
+      `Operation ${clusterOp!.operation.id}: Create of ${clusterPath(sub, rg, "Trace-Me")}`,
+    );
+    expect(lines[2]).toMatch(/^HOP\s+STATE\s+TIME\s+\+PREV\s+OBJECT\s+MESSAGE$/);
+    for (const [i, hop] of hops.entries())
+      expect(lines[3 + i]).toMatch(new RegExp(`^${hop}\\s+Done\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+`));
+    expect(text.stdout).toContain(
+      `\nOperation ${poolOp!.operation.id}: Create of ${nodePoolPath(sub, rg, "Trace-Me", "Workers")}\n`,
+    );
+
+    const byClient = JSON.parse((await hcpctl("trace", poolClient, "-o", "json")).stdout) as RequestTrace;
+    expect(byClient.operations.map((o) => [o.target.kind, o.matchedBy])).toEqual([
+      ["NodePool", "clientRequestId"],
+    ]);
+
+    expect(await hcpctl("trace", "no-such-request")).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'error: no ARM request with correlation or client request id "no-such-request": no HcpCluster, NodePool or operation record in any namespace carries it (operation records are kept 7 days)\n',
+    });
+  }, 240_000);
+
+  it("gathers a cluster into a directory with no secret in it, and describes it from there as it was live", async () => {
+    const dir = join(scratch.path, "gather-ready");
+    const norm = (text: string): string =>
+      text
+        .split("\n")
+        .map((line) => line.replace(/\b\d+(?:[ydhms]\d*)+\b/g, "AGE").replace(/\s+/g, " "))
+        .join("\n");
+    const live = () => kubectlHcp("describe", "cluster", "ready", "-n", ns, "--show-conditions", "all");
+    // A gather taken while nothing changed: the tree drawn before it and after it are the same.
+    let before = "";
+    await eventually(
+      "a gather the live tree did not change around",
+      async () => {
+        before = (await live()).stdout;
+        const gathered = await hcpctl("must-gather", "ready", "-n", ns, "-o", dir, "--force");
+        expect(gathered.stderr).toBe("");
+        expect(gathered.stdout).toMatch(
+          new RegExp(`^wrote \\d+ files and index\\.yaml to ${dir} \\(\\d+ secret values redacted\\)\\n$`),
+        );
+        return norm((await live()).stdout) === norm(before);
+      },
+      READY_MS,
+    );
+    const offline = await hcpctl("describe", "cluster", "ready", "--from", dir, "--show-conditions", "all");
+    expect(offline.stderr).toBe("");
+    expect(norm(offline.stdout)).toBe(norm(before));
+    expect(offline.stdout).toMatch(/\nHcpCluster\/ready\s+True\s+AsExpected\s+/);
+
+    const liveTree = JSON.parse(
+      (await hcpctl("describe", "cluster", "ready", "-n", ns, "-o", "json")).stdout,
+    ) as ClusterTree;
+    const fromTree = JSON.parse(
+      (await hcpctl("describe", "cluster", "ready", "--from", dir, "-o", "json")).stdout,
+    ) as ClusterTree;
+    expect(fromTree.root).toEqual(liveTree.root);
+
+    // Every file is in the index, and the pull secret the work carries is in none of them.
+    const index = load(await readFile(join(dir, "index.yaml"), "utf8")) as GatherIndex;
+    const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => relative(dir, join(e.parentPath, e.name)));
+    expect(files.filter((f) => f !== "index.yaml").sort()).toEqual(index.files.map((f) => f.path).sort());
+    expect(index.files.map((f) => f.role)).toEqual(
+      expect.arrayContaining(["HcpCluster", "NodePool", "ManagementCluster", "ManifestWork", "Events"]),
+    );
+    const c = (await getCluster("ready"))!;
+    const work = await service.get<ManifestWork>(
+      ManifestWorkResource,
+      c.metadata.uid!,
+      c.status!.managementCluster,
+    );
+    const secret = work.spec!.workload!.manifests!.find((m) => m.kind === "Secret")!;
+    expect((secret["data"] as Record<string, string>)[".dockerconfigjson"]).toBe(base64(PULL_SECRET));
+    expect(
+      index.files.find((f) => f.role === "ManifestWork" && f.path.endsWith(`/${c.metadata.uid!}.yaml`))
+        ?.redacted,
+    ).toEqual(['.spec.workload.manifests[1].data[".dockerconfigjson"]']);
+    for (const f of files) {
+      const content = await readFile(join(dir, f), "utf8");
+      for (const leak of [PULL_TOKEN, base64(PULL_SECRET), base64(PULL_TOKEN), PULL_SECRET])
+        expect(content.includes(leak), `${f} holds the pull secret`).toBe(false);
+    }
+
+    await writeFile(join(dir, "notes.txt"), "mine");
+    const refused = await hcpctl("must-gather", "ready", "-n", ns, "-o", dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^error: -o ${dir}: the directory is not empty \\(\\d+ entries, e\\.g\\. \\S+\\): name a new or empty one, or pass --force to write into it\\n$`,
+      ),
+    );
   });
 
   it("shows what blocks a deletion, redraws with --watch, and waits for the deletion", async () => {
