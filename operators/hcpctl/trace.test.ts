@@ -185,12 +185,26 @@ describe("a hop not reached yet", () => {
 
   it("gives only a bound when the condition did not change after the request", () => {
     const s = armSnapshot();
+    const doc = operationDoc({ request: "Update", startTime: at(150), lastTransitionTime: at(150) });
+    s.cluster.metadata.annotations = operationAnnotations(doc);
+    const t = trace(s);
+    // Published and Applied changed before the request: only the work's later status write bounds them.
+    expect(hop(t, "Published")).toMatchObject({ time: at(130), upperBound: true });
+    expect(hop(t, "Applied")).toMatchObject({ time: at(130), upperBound: true });
+    expect(hop(t, "Reported")).toMatchObject({ state: "Done", time: at(130) });
+  });
+
+  it("says a hop was reached before a request that did not change its generation (a change of tags)", () => {
+    const s = armSnapshot();
     const doc = operationDoc({ request: "Update", startTime: at(90), lastTransitionTime: at(90) });
     s.cluster.metadata.annotations = operationAnnotations(doc);
     const t = trace(s);
-    // Published and Applied changed long before: only the work's last status write bounds them.
-    expect(hop(t, "Published")).toMatchObject({ time: at(130), upperBound: true });
-    expect(hop(t, "Applied")).toMatchObject({ time: at(130), upperBound: true });
+    expect(hop(t, "Published")).toMatchObject({
+      beforeRequest: true,
+      message: "generation 1 sent to mgmt-1 before the request (its generation was not changed by it)",
+    });
+    expect(hop(t, "Applied")).toMatchObject({ beforeRequest: true });
+    expect(hop(t, "Published").time).toBeUndefined();
     expect(hop(t, "Reported")).toMatchObject({
       state: "Done",
       message:
@@ -250,12 +264,31 @@ describe("older requests", () => {
     expect(t.recordedIn).toBe("configmap");
     expect(brief(t.hops)).toEqual([
       ["Accepted", "Done", ARM_REQUEST.startTime, undefined],
-      ["Deleting", "Unknown", undefined, undefined],
-      ["WorksRemoved", "Unknown", undefined, undefined],
+      ["Deleting", "Done", undefined, undefined],
+      ["WorksRemoved", "Done", undefined, undefined],
       ["Removed", "Done", undefined, undefined],
       ["Result", "Done", undefined, undefined],
     ]);
     expect(hop(t, "Result").message).toBe("Succeeded");
+    expect(hop(t, "Removed").message).toBe("the CR is gone (when is not recorded)");
+  });
+
+  it("does not take a CR made again under the name for the one a Delete removed", () => {
+    const s = armSnapshot();
+    const del = operationDoc({
+      id: "7d3e91a0-0000-4000-8000-000000000004",
+      request: "Delete",
+      correlationRequestId: "corr-0004",
+      status: "Deleting",
+    });
+    const t = trace(s, "corr-0004", [operationConfigMap("customer", del)]);
+    expect(t.hops.slice(1, -1).map((h) => [h.hop, h.state, h.message])).toEqual(
+      ["Deleting", "WorksRemoved", "Removed"].map((h) => [
+        h,
+        "Unknown",
+        `superseded: the CR now carries a later Create (operation ${ARM_REQUEST.operationId})`,
+      ]),
+    );
   });
 
   it("shows what holds a Delete still running", () => {

@@ -60,6 +60,11 @@ export interface Hop {
   upperBound?: boolean;
   /** The field `time` was read from. */
   timeFrom?: string;
+  /**
+   * Reached before the request: the request did not change the generation this hop is about
+   * (a change of tags), so the hop has no time of its own for it.
+   */
+  beforeRequest?: boolean;
   /** Seconds since the previous hop that has a time. */
   sincePreviousSeconds?: number;
   message: string;
@@ -133,19 +138,26 @@ function requestWrittenAt(cr: HcpCluster | NodePool): string | undefined {
   );
 }
 
+type HopTime = Pick<Hop, "time" | "upperBound" | "timeFrom" | "beforeRequest">;
+
 /**
  * A hop's time from a condition: exact when it changed status at or after `after` (this request's
- * write), else only the bound `fallback` (a later status write).
+ * write), else only the bound `fallback` (a later status write); when even that write came before
+ * the request, the hop was reached before it, for a generation the request did not change.
  */
 function conditionTime(
   c: { lastTransitionTime?: string; type: string } | undefined,
   after: string | undefined,
   fallback: { time: string | undefined; from: string },
-): Pick<Hop, "time" | "upperBound" | "timeFrom"> {
+): HopTime {
   if (c?.lastTransitionTime && notBefore(c.lastTransitionTime, after))
     return { time: c.lastTransitionTime, timeFrom: `${c.type} condition lastTransitionTime` };
+  if (fallback.time && !notBefore(fallback.time, after)) return { beforeRequest: true };
   return fallback.time ? { time: fallback.time, upperBound: true, timeFrom: fallback.from } : {};
 }
+
+/** The message of a hop reached before the request. */
+const BEFORE = " before the request (its generation was not changed by it)";
 
 function acceptedHop(m: OperationMatch): Hop {
   const d = m.doc;
@@ -242,12 +254,14 @@ function observedHop(f: Flow): Hop {
       waitingFor: `the ${CONTROLLER[f.m.crKind]} controller to get through generation ${f.generation}${now}`,
     };
   }
+  const time = observedTime(f);
+  const before = time.beforeRequest ? BEFORE : "";
   return {
     hop: "Observed",
     object: f.target,
     state: "Done",
-    ...observedTime(f),
-    message: `observedGeneration ${observed}`,
+    ...time,
+    message: `observedGeneration ${observed}${before}`,
   };
 }
 
@@ -256,7 +270,7 @@ function observedHop(f: Flow): Hop {
  * after the write, or its write of the work for this request if that came first (the status is
  * written at the end of the reconcile that wrote the work); else the CR's last status write bounds it.
  */
-function observedTime(f: Flow): Pick<Hop, "time" | "upperBound" | "timeFrom"> {
+function observedTime(f: Flow): HopTime {
   const first = (f.cr.status?.conditions ?? [])
     .filter(
       (c) => (c.observedGeneration ?? 0) >= f.generation && notBefore(c.lastTransitionTime, f.writtenAt),
@@ -290,14 +304,12 @@ function publishedHop(f: Flow, work: ManifestWork): Hop {
   const published = find(work.status?.conditions, "Published");
   const object = refOf(work, "ManifestWork");
   const sent = published?.status === "True" && (published.observedGeneration ?? 0) >= generation;
-  if (sent)
-    return {
-      hop: "Published",
-      object,
-      state: "Done",
-      ...conditionTime(published, f.writtenAt, lastStatusWrite(work)),
-      message: `generation ${generation} sent to ${object.namespace ?? ""}`,
-    };
+  if (sent) {
+    const time = conditionTime(published, f.writtenAt, lastStatusWrite(work));
+    const before = time.beforeRequest ? BEFORE : "";
+    const message = `generation ${generation} sent to ${object.namespace ?? ""}${before}`;
+    return { hop: "Published", object, state: "Done", ...time, message };
+  }
   if (published?.status === "False")
     return {
       hop: "Published",
@@ -328,25 +340,27 @@ const lastStatusWrite = (work: ManifestWork): { time: string | undefined; from: 
 
 function appliedHop(f: Flow, work: ManifestWork): Hop {
   const generation = work.metadata.generation ?? 0;
-  const consumer = work.metadata.namespace ?? "";
   const applied = find(work.status?.conditions, "Applied");
   const object = refOf(work, "ManifestWork");
   const at = applied?.status === "True" ? (applied.observedGeneration ?? 0) : undefined;
-  if (at !== undefined && at >= generation)
-    return {
-      hop: "Applied",
-      object,
-      state: "Done",
-      ...conditionTime(applied, f.writtenAt, lastStatusWrite(work)),
-      message: `generation ${generation} applied by the agent of ${consumer}`,
-    };
+  if (at !== undefined && at >= generation) {
+    const time = conditionTime(applied, f.writtenAt, lastStatusWrite(work));
+    const before = time.beforeRequest ? BEFORE : "";
+    const message = `generation ${generation} applied by the agent of ${object.namespace ?? ""}${before}`;
+    return { hop: "Applied", object, state: "Done", ...time, message };
+  }
+  return unappliedHop(work, applied, at);
+}
+
+function unappliedHop(work: ManifestWork, applied: Condition | undefined, at: number | undefined): Hop {
+  const generation = work.metadata.generation ?? 0;
   const failed = applied?.status === "False" ? `: ${applied.reason}: ${applied.message}` : "";
   return {
     hop: "Applied",
-    object,
+    object: refOf(work, "ManifestWork"),
     state: "Pending",
     message: `generation ${generation} sent, ${at ?? "none"} applied`,
-    waitingFor: `the agent of ${consumer} to apply generation ${generation}${failed}`,
+    waitingFor: `the agent of ${work.metadata.namespace ?? ""} to apply generation ${generation}${failed}`,
   };
 }
 
@@ -457,16 +471,30 @@ function workHops(f: Flow): Hop[] {
   return [published, applied, reportedHop(f, work)];
 }
 
+/** A deleted CR is gone only after its works and finalizers: each hop came, when is not recorded. */
+function goneHops(target: ObjectRef): Hop[] {
+  const done = (hop: HopName, message: string): Hop => ({ hop, object: target, state: "Done", message });
+  return [
+    done("Deleting", "the CR is gone (when its deletion began is not recorded)"),
+    done("WorksRemoved", "the CR is gone, and it goes only once its works are (when is not recorded)"),
+    done("Removed", "the CR is gone (when is not recorded)"),
+  ];
+}
+
+/** Why the CR no longer tells this operation's story: a later operation is on it. */
+function supersededBy(cr: HcpCluster | NodePool, doc: OperationDoc): string | undefined {
+  const current = cr.metadata.annotations?.[ANNOTATIONS.operation];
+  if (current?.toLowerCase() === doc.id.toLowerCase()) return undefined;
+  const request = cr.metadata.annotations?.[ANNOTATIONS.operationRequest] ?? "operation";
+  return `superseded: the CR now carries a later ${request} (operation ${current ?? "unknown"})`;
+}
+
 function deleteHops(m: OperationMatch, works: readonly ManifestWork[]): Hop[] {
   const target: ObjectRef = { kind: m.crKind, namespace: m.namespace, name: m.doc.target };
   const cr = m.cr;
-  if (!cr)
-    return unknownHops(["Deleting", "WorksRemoved"], target, "the CR is gone").concat({
-      hop: "Removed",
-      object: target,
-      state: "Done",
-      message: "the CR is gone (when is not recorded)",
-    });
+  if (!cr) return goneHops(target);
+  const superseded = supersededBy(cr, m.doc);
+  if (superseded) return unknownHops(["Deleting", "WorksRemoved", "Removed"], target, superseded);
   const since = cr.metadata.deletionTimestamp;
   const finalizers = (cr.metadata.finalizers ?? []).join(", ") || "none";
   const deleting: Hop = since
@@ -520,15 +548,8 @@ function changeHops(m: OperationMatch, works: readonly ManifestWork[]): Hop[] {
   const later: HopName[] = ["Written", "Observed", "Published", "Applied", "Reported"];
   const cr = m.cr;
   if (!cr) return unknownHops(later, target, "the CR is gone");
-  const current = cr.metadata.annotations?.[ANNOTATIONS.operation];
-  if (current?.toLowerCase() !== m.doc.id.toLowerCase()) {
-    const request = cr.metadata.annotations?.[ANNOTATIONS.operationRequest] ?? "operation";
-    return unknownHops(
-      later,
-      target,
-      `superseded: the CR now carries a later ${request} (operation ${current ?? "unknown"})`,
-    );
-  }
+  const superseded = supersededBy(cr, m.doc);
+  if (superseded) return unknownHops(later, target, superseded);
   const generation = cr.metadata.generation ?? 1;
   const flow: Flow = { m, cr, target, generation, writtenAt: undefined, work: workOf(m.crKind, works) };
   const written = writtenHop(flow);

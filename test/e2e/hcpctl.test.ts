@@ -367,7 +367,7 @@ describe("hcpctl on the local region", () => {
         const gathered = await hcpctl("must-gather", "ready", "-n", ns, "-o", dir, "--force");
         expect(gathered.stderr).toBe("");
         expect(gathered.stdout).toMatch(
-          new RegExp(`^wrote \\d+ files and index\\.yaml to ${dir} \\(\\d+ secret values redacted\\)\\n$`),
+          new RegExp(`^wrote \\d+ files and index\\.yaml to ${dir} \\(\\d+ secret values? redacted\\)\\n$`),
         );
         return norm((await live()).stdout) === norm(before);
       },

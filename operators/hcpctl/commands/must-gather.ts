@@ -56,7 +56,6 @@ export async function runMustGather(
     source: { server: conn.target.server, context: conn.target.context },
   });
   const redacted = index.files.reduce((n, f) => n + (f.redacted?.length ?? 0), 0);
-  io.stdout.write(
-    `wrote ${index.files.length} files and ${INDEX_FILE} to ${dir} (${redacted} secret values redacted)\n`,
-  );
+  const values = redacted === 1 ? "1 secret value" : `${redacted} secret values`;
+  io.stdout.write(`wrote ${index.files.length} files and ${INDEX_FILE} to ${dir} (${values} redacted)\n`);
 }
