@@ -318,8 +318,9 @@ describe("older requests", () => {
     ]);
     expect(hop(t, "Deleting")).toMatchObject({ time: at(30), message: "finalizers: hcp.aro.dev/cluster" });
     expect(hop(t, "WorksRemoved").waitingFor).toBe(
-      `${work.metadata.name!} (the deletion is not published to the agent yet)`,
+      `the works to go: ${work.metadata.name!} (the deletion is not published to the agent yet)`,
     );
+    expect(hop(t, "Removed").waitingFor).toBe("the finalizers hcp.aro.dev/cluster to be removed");
   });
 
   it("prefers a ConfigMap's frozen document to the CR's, and traces the CR live", () => {

@@ -521,7 +521,7 @@ function deleteHops(m: OperationMatch, works: readonly ManifestWork[]): Hop[] {
           object: { kind: "ManifestWork", name: works[0]?.metadata.name ?? "" },
           state: "Pending",
           message: `${left.length} ManifestWork(s) left`,
-          waitingFor: left.join("; "),
+          waitingFor: `the works to go: ${left.join("; ")}`,
         }
       : {
           hop: "WorksRemoved",
@@ -538,7 +538,7 @@ function deleteHops(m: OperationMatch, works: readonly ManifestWork[]): Hop[] {
       object: target,
       state: "Pending",
       message: `finalizers: ${finalizers}`,
-      waitingFor: why ?? `the finalizers ${finalizers}`,
+      waitingFor: `the finalizers ${finalizers} to be removed${why ? ` (${why})` : ""}`,
     },
   ];
 }
