@@ -123,7 +123,8 @@ function parseDoc(text: unknown): OperationDoc | undefined {
   }
 }
 
-function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
+/** The document an operation ConfigMap holds, or undefined when it holds none that reads. */
+export function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
   const data = cm["data"];
   return isObject(data) ? parseDoc(data[DATA_KEY]) : undefined;
 }

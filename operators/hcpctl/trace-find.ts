@@ -9,8 +9,7 @@
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { ANNOTATIONS } from "../frontend/names.ts";
-import { currentOnCR, historyOnCR, type OperationDoc } from "../frontend/operations.ts";
-import { isObject } from "../frontend/body-schema.ts";
+import { currentOnCR, fromConfigMap, historyOnCR, type OperationDoc } from "../frontend/operations.ts";
 
 export type CRKind = "HcpCluster" | "NodePool";
 
@@ -34,20 +33,6 @@ export interface TraceObjects {
   clusters: readonly HcpCluster[];
   pools: readonly NodePool[];
   configMaps: readonly KubeObject[];
-}
-
-const DATA_KEY = "operation.json";
-
-function docOfConfigMap(cm: KubeObject): OperationDoc | undefined {
-  const data = cm["data"];
-  const text = isObject(data) ? data[DATA_KEY] : undefined;
-  if (typeof text !== "string") return undefined;
-  try {
-    const doc: unknown = JSON.parse(text);
-    return isObject(doc) && typeof doc["id"] === "string" ? (doc as unknown as OperationDoc) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const same = (a: string | undefined, b: string): boolean =>
@@ -125,7 +110,7 @@ function candidatesOfCR(cr: CR, crKind: CRKind, id: string): Candidate[] {
 }
 
 function candidateOfConfigMap(cm: KubeObject): Candidate | undefined {
-  const doc = docOfConfigMap(cm);
+  const doc = fromConfigMap(cm);
   if (!doc) return undefined;
   return { doc, recordedIn: "configmap", crKind: crKindOf(doc.kind), namespace: cm.metadata.namespace ?? "" };
 }

@@ -160,6 +160,10 @@ describe("a hop not reached yet", () => {
     ];
     const t = trace(s);
     expect(hop(t, "Written")).toMatchObject({ state: "Done", time: at(60), message: "generation 2" });
+    expect(hop(t, "Written").upperBound).toBeUndefined();
+    // The same manager wrote the CR again later: the write's time is then only a bound.
+    s.cluster.metadata.managedFields[0]!.time = at(20);
+    expect(hop(trace(s), "Written")).toMatchObject({ time: at(20), upperBound: true });
     expect(hop(t, "Observed")).toMatchObject({
       state: "Pending",
       message: "observedGeneration 1 of 2",
