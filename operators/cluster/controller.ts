@@ -14,13 +14,7 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import {
-  ManifestWorkResource,
-  summariseWorkSpec,
-  type CachedManifestWork,
-  type ManifestWork,
-  type ManifestWorkObject,
-} from "../api/work/v1.ts";
+import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -98,7 +92,7 @@ export class ClusterController implements Runnable {
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The one ManifestWork informer of the process (maestro-server and node pools share it): a
     // label selector here would cache every work a second time.
-    const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+    const works = cluster.informer(ManifestWorkResource, {
       transform: summariseWorkSpec,
       indexers: { [CLUSTER_UID_INDEX]: byClusterUid },
     });

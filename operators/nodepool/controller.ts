@@ -10,13 +10,7 @@ import {
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import {
-  ManifestWorkResource,
-  summariseWorkSpec,
-  type CachedManifestWork,
-  type ManifestWork,
-  type ManifestWorkObject,
-} from "../api/work/v1.ts";
+import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
@@ -78,7 +72,7 @@ export class NodePoolController implements Runnable {
     const clusters = cluster.informer<HcpCluster>(HcpClusterResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The process's one ManifestWork informer, shared with the cluster controller and maestro-server.
-    const works = cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
+    const works = cluster.informer(ManifestWorkResource, {
       transform: summariseWorkSpec,
       indexers: { [NODE_POOL_UID_INDEX]: byNodePoolUid },
     });
