@@ -72,6 +72,19 @@ test.each([
 const idAt = (ms: number): string => new SnowflakeGenerator(1, () => ms).next();
 const MINUTE = 60_000;
 
+test("after the agent's Deleted, a status of the work with a later sequence ID is dropped: Deleted stays", () => {
+  const statuses = new StatusStore({ now: () => T0 });
+  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+  expect(acceptStatus(update({ deleted: true, sequenceId: accepted }), works, statuses).verdict).toBe(
+    "accepted",
+  );
+  expect(acceptStatus(update({ sequenceId: newer }), works, statuses)).toMatchObject({
+    verdict: "dropped",
+    reason: "stale-sequence",
+  });
+  expect(statuses.get("uid-1")?.deleted).toBe(true);
+});
+
 describe("sequence IDs are bounded by the server's clock and recover", () => {
   function offerAll(...updates: StatusUpdate[]) {
     const statuses = new StatusStore({ now: () => T0 });

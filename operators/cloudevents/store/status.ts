@@ -72,7 +72,9 @@ export class StatusStore {
    */
   offer(update: StatusUpdate, refusal?: StatusRefusal): StatusVerdict {
     const current = this.#byId.get(update.resourceId);
-    // Deleted is final whatever its order: the agent has nothing left to report.
+    // Deleted is final whatever its order: the agent has nothing left to report, so a status
+    // after it, whatever its sequence, was sent before it and delivered late.
+    if (current?.deleted && !update.deleted) return "stale-sequence";
     let verdict: StatusVerdict = "accepted";
     if (!update.deleted && update.sequenceId) {
       verdict = this.#order(update.sequenceId, update.resourceVersion, current);
