@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
@@ -28,6 +28,17 @@ function pool(replicas = 2): NodePool {
   } as unknown as NodePool;
 }
 
+function managementCluster(name: string, connected = "True", reason = "AgentConnected"): ManagementCluster {
+  return {
+    metadata: { name },
+    spec: { consumerName: name, capacity: { maxHostedClusters: 10 } },
+    status: { conditions: [{ type: "Connected", status: connected, reason }] },
+  } as unknown as ManagementCluster;
+}
+
+/** Ready as the cluster and node pool controllers write it while their management cluster is unheard. */
+const stale = [{ type: "Ready", status: "Unknown", reason: "StatusStale" }];
+
 /** A work named after its uid, as the controllers name theirs and the agent its copy. */
 function work(uid: string, owner = UID, nodePool?: string): ManifestWork {
   const labels: Record<string, string> = { [LABELS.clusterUid]: owner, [LABELS.clusterNamespace]: "chaos-0" };
@@ -53,6 +64,7 @@ function world(): Snapshot {
   const ns = `ocm-local-${UID}`;
   return {
     clusters: [cluster()],
+    managementClusters: [managementCluster("mgmt-1"), managementCluster("mgmt-2")],
     pools: [pool()],
     works: [work(UID), work(`${UID}-c0-workers`, UID, POOL_UID)],
     management: [
@@ -177,6 +189,63 @@ describe("judge", () => {
       "ManifestWork mgmt-1/stray without an owner",
       "mgmt-1 AppliedManifestWork h-gone of a deleted work",
     ]);
+  });
+});
+
+describe("judge, while an agent is unheard (StatusStale)", () => {
+  /** The world during a fault that silenced mgmt-1's agent beyond the monitor's bound. */
+  function silenced(): Snapshot {
+    const w = world();
+    w.managementClusters[0] = managementCluster("mgmt-1", "False", "AgentNotHeard");
+    w.clusters = [{ ...cluster(), status: { ...cluster().status, conditions: stale } } as HcpCluster];
+    w.pools = [{ ...pool(), status: { ...pool().status, conditions: stale } } as NodePool];
+    return w;
+  }
+
+  it("holds StatusStale for pending, named as such, and never for lost", () => {
+    const v = judge(silenced(), wanted);
+    expect(v).toEqual({
+      converged: false,
+      pending: [
+        "chaos-0/c0 Ready Unknown (StatusStale)",
+        "chaos-0/c0-workers Ready Unknown (StatusStale) at 2 replicas",
+        "ManagementCluster mgmt-1 not Connected (AgentNotHeard)",
+      ],
+      lost: [],
+      duplicated: [],
+      orphaned: [],
+    });
+  });
+
+  it("is converged once the agent is heard again and Ready is back", () => {
+    const w = silenced();
+    w.managementClusters[0] = managementCluster("mgmt-1");
+    w.clusters = [cluster()];
+    w.pools = [pool()];
+    expect(judge(w, wanted)).toMatchObject({ converged: true, pending: [] });
+  });
+
+  it("is not converged while a cluster stays StatusStale after its agent is heard again", () => {
+    const w = silenced();
+    w.managementClusters[0] = managementCluster("mgmt-1");
+    w.pools = [pool()];
+    const v = judge(w, wanted);
+    expect(v.converged).toBe(false);
+    expect(v.pending).toEqual(["chaos-0/c0 Ready Unknown (StatusStale)"]);
+  });
+
+  it("is not converged while a management cluster stays unheard, even with every cluster Ready", () => {
+    const w = world();
+    w.managementClusters[1] = managementCluster("mgmt-2", "False", "SourceDisconnected");
+    const v = judge(w, wanted);
+    expect(v.converged).toBe(false);
+    expect(v.pending).toEqual(["ManagementCluster mgmt-2 not Connected (SourceDisconnected)"]);
+  });
+
+  it("does not hold an agent the service cannot judge (Connected Unknown) against convergence", () => {
+    const w = world();
+    w.managementClusters[1] = managementCluster("mgmt-2", "Unknown", "WaitingForAgent");
+    expect(judge(w, wanted).converged).toBe(true);
   });
 });
 

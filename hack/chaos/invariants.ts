@@ -5,7 +5,12 @@
  * emulator's inventory. `judge` is pure: it compares a snapshot with what the workload asked for.
  *
  *  - converged: every wanted cluster and pool Ready at its generation (the pool at its replicas),
- *    every deleted one gone;
+ *    every deleted one gone, and no ManagementCluster's agent unheard (Connected=False). A fault
+ *    that silences an agent beyond the monitor's bound (30 s: the broker cut off, a management
+ *    cluster away) makes the ManagementCluster Connected=False and Ready of what is placed there
+ *    Unknown with reason StatusStale; that is expected while it lasts and is pending, named as
+ *    such, never lost. Once the fault is gone it must clear: still there at the deadline, it is
+ *    a run that did not converge;
  *  - lost: something a wanted cluster should have and does not (the object itself, its works,
  *    its HostedCluster, its Azure resources once Ready);
  *  - duplicated: two of something a cluster or pool should have one of;
@@ -14,10 +19,12 @@
  *    a work without an owner, and any object still held by a finalizer after its deletion.
  */
 import type { KubeObject } from "../../operators/api/meta/v1.ts";
-import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
+import { STATUS_STALE } from "../../operators/hcp/staleness.ts";
+import { CONNECTED } from "../../operators/managementcluster/connected.ts";
 import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import type { Expected } from "./workload.ts";
@@ -37,6 +44,8 @@ export interface ManagementSnapshot {
 
 export interface Snapshot {
   clusters: HcpCluster[];
+  /** The service cluster's ManagementCluster objects (their Connected condition). */
+  managementClusters: ManagementCluster[];
   pools: NodePool[];
   works: ManifestWork[];
   management: ManagementSnapshot[];
@@ -63,8 +72,15 @@ const AZURE_KINDS: Array<{ type: string; count: number }> = [
 ];
 
 const key = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
-const isTrue = (conditions: Array<{ type: string; status: string }> | undefined, type: string): boolean =>
+type Conditions = Array<{ type: string; status: string; reason?: string }> | undefined;
+const isTrue = (conditions: Conditions, type: string): boolean =>
   conditions?.some((c) => c.type === type && c.status === "True") ?? false;
+
+/** Why an object is not Ready, in a few words: a stale report says so, anything else is "not Ready". */
+function notReady(conditions: Conditions): string {
+  const ready = conditions?.find((c) => c.type === "Ready");
+  return ready?.reason === STATUS_STALE ? `Ready ${ready.status} (${STATUS_STALE})` : "not Ready";
+}
 
 /** The owner tag of a resource: its tags, or a record set's metadata. */
 export function azureOwner(r: ArmResourceRecord): string | undefined {
@@ -107,6 +123,7 @@ export function judge(snapshot: Snapshot, expected: Expected[]): Verdict {
     if (e.present) checkWanted(f, snapshot, e, found);
     else checkDeleted(f, found);
   }
+  checkConnected(f, snapshot.managementClusters);
   const live = new Set(snapshot.clusters.map((c) => c.metadata.uid ?? ""));
   checkOrphans(f, snapshot, live);
   return {
@@ -137,7 +154,7 @@ function checkWanted(f: Findings, snapshot: Snapshot, e: Expected, { cluster, po
   const ready =
     isTrue(cluster.status?.conditions, "Ready") &&
     cluster.status?.observedGeneration === cluster.metadata.generation;
-  if (!ready) f.pending.push(`${name} not Ready`);
+  if (!ready) f.pending.push(`${name} ${notReady(cluster.status?.conditions)}`);
   if (pool) checkPool(f, e, pool);
   const uid = cluster.metadata.uid ?? "";
   checkWorks(f, snapshot, uid, { name, pool: pool?.metadata.uid });
@@ -152,7 +169,20 @@ function checkPool(f: Findings, e: Expected, pool: NodePool): void {
     pool.status?.observedGeneration === pool.metadata.generation &&
     pool.status?.replicas === e.replicas;
   if (pool.spec.replicas !== e.replicas) f.lost.push(`NodePool ${name} scale to ${e.replicas}`);
-  if (!ready) f.pending.push(`${name} not Ready at ${e.replicas} replicas`);
+  if (!ready) f.pending.push(`${name} ${notReady(pool.status?.conditions)} at ${e.replicas} replicas`);
+}
+
+/**
+ * Every agent heard again: a ManagementCluster still Connected=False has not recovered from the
+ * fault, even where nothing placed on it shows yet (Unknown is a state the service cannot judge,
+ * as hcp/staleness.ts has it, and not one these agents, which beat, end in).
+ */
+function checkConnected(f: Findings, managementClusters: ManagementCluster[]): void {
+  for (const mc of managementClusters) {
+    const connected = mc.status?.conditions?.find((c) => c.type === CONNECTED);
+    if (connected?.status === "False")
+      f.pending.push(`ManagementCluster ${mc.metadata.name ?? ""} not Connected (${connected.reason})`);
+  }
 }
 
 /**

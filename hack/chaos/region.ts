@@ -16,8 +16,10 @@ import {
 } from "../../operators/api/hypershift/v1beta1.ts";
 import {
   HcpClusterResource,
+  ManagementClusterResource,
   NodePoolResource,
   type HcpCluster,
+  type ManagementCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
@@ -250,10 +252,11 @@ async function snapshot(
   arm: ArmEmulator,
   signal?: AbortSignal,
 ): Promise<Snapshot> {
-  const [clusters, pools, works] = await Promise.all([
+  const [clusters, pools, works, managementClusters] = await Promise.all([
     listAll<HcpCluster>(service, HcpClusterResource, signal),
     listAll<NodePool>(service, NodePoolResource, signal),
     listAll<ManifestWork>(service, ManifestWorkResource, signal),
+    listAll<ManagementCluster>(service, ManagementClusterResource, signal),
   ]);
   const mgmt = await Promise.all(
     management.map(async (m) => {
@@ -266,5 +269,5 @@ async function snapshot(
       return { name: m.cluster, namespaces, hostedClusters, nodePools, applied };
     }),
   );
-  return { clusters, pools, works, management: mgmt, azure: arm.resources() };
+  return { clusters, managementClusters, pools, works, management: mgmt, azure: arm.resources() };
 }
