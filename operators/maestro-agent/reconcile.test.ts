@@ -600,6 +600,26 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
     expect(t.store.get(UID)).toBeDefined();
   });
 
+  test("while Deleted is on its way, Deleted is the status a status resync would send", async () => {
+    const t = setup();
+    await t.reconcile();
+    t.store.upsert(received({}, "2030-01-01T00:00:00Z"));
+    await t.reconcile();
+    // What the store says of the work at the moment Deleted is published: a resync answered
+    // then reads it, and anything else, ordered after Deleted, would replace it at the source.
+    const heldWhilePublishing: Array<ManifestWorkStatus | undefined> = [];
+    const publish = t.publisher.publishStatus.bind(t.publisher);
+    t.publisher.publishStatus = (work, status) => {
+      heldWhilePublishing.push(t.store.get(UID)?.status);
+      return publish(work, status);
+    };
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+    expect(heldWhilePublishing).toHaveLength(1);
+    expect(condition(heldWhilePublishing[0], "Deleted")).toMatchObject({ status: "True" });
+    expect(t.store.get(UID)).toBeUndefined();
+  });
+
   test("a work the store no longer holds is left alone", async () => {
     const t = setup();
     t.store.remove(UID);

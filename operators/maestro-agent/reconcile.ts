@@ -173,8 +173,13 @@ export class AgentWorkReconciler implements Reconciler {
     }
     if (record) await applied.remove(work.name);
     failpoint("maestro-agent/before-deleted-confirmed");
+    const deleted = deletedStatus(work.status, work.generation, this.#d.consumer);
+    // Deleted is the work's status from now on: a status resync answered while it is on its way
+    // sends Deleted too, never the status before it, which, ordered after Deleted, would take
+    // Deleted's place at the source and leave the deletion unconfirmed.
+    this.#d.store.update(work.uid, { status: deleted, statusHash: statusHash(deleted) });
     // Deleted must reach the source: without a connection this throws and the queue retries.
-    await this.#d.client.publishStatus(work, deletedStatus(work.status, work.generation, this.#d.consumer));
+    await this.#d.client.publishStatus(work, deleted);
     this.#d.store.remove(work.uid);
     this.#d.objects.forget(work.uid);
     ctx.log.info("Work deleted", {

@@ -63,6 +63,49 @@ test("a status resync request naming one work a thousand times, and works the ag
   expect(conn.published).toHaveLength(1);
 });
 
+test("a work removed while a status resync is being answered is not reported again with its earlier status", async () => {
+  /** Publishes wait for the broker's ack, which comes when the test says and at once after that. */
+  class AckingConnection extends FakeConnection {
+    readonly #acks: Array<() => void> = [];
+    #acking = false;
+    override publish(event: CloudEvent): Promise<void> {
+      this.published.push(event);
+      return this.#acking ? Promise.resolve() : new Promise((resolve) => this.#acks.push(resolve));
+    }
+    ackFromNowOn(): void {
+      this.#acking = true;
+      for (const ack of this.#acks.splice(0)) ack();
+    }
+  }
+  const store = new WorkStore();
+  for (const uid of ["r1", "r2"]) {
+    store.upsert({
+      uid,
+      name: uid,
+      consumer: "mgmt-1",
+      generation: 1,
+      originalSource: "maestro",
+      metadata: {},
+      spec: { workload: { manifests: [] } },
+    });
+    store.update(uid, { status: { conditions: [] }, statusHash: "applied" });
+  }
+  const conn = new AckingConnection();
+  const log = answerLog();
+  new AgentClient(conn, { consumer: "mgmt-1", agentId: "mgmt-1-work-agent", store, log });
+  const [request] = encodeStatusResyncRequests("mgmt-1", [
+    { resourceID: "r1", statusHash: "" },
+    { resourceID: "r2", statusHash: "" },
+  ]);
+  conn.deliver(request!);
+  await vi.waitFor(() => expect(conn.published).toHaveLength(1));
+  // While r1's answer waits for its ack, r2's deletion is confirmed and r2 removed.
+  store.remove("r2");
+  conn.ackFromNowOn();
+  expect(await log.answered).toMatchObject({ asked: 2, sent: 1 });
+  expect(conn.published.map((e) => e.extensions["resourceid"])).toEqual(["r1"]);
+});
+
 test("beats after each subscribe and then at the interval, and not at all with heartbeats off", async () => {
   class SubscribingConnection extends FakeConnection {
     #subscribed: Array<() => void> = [];

@@ -151,8 +151,11 @@ export class AgentClient {
               return w && w.statusHash !== hash ? [w] : [];
             });
       let sent = 0;
-      for (const work of wanted) {
-        if (!work.status) continue; // not reconciled yet: the controller publishes it
+      for (const { uid } of wanted) {
+        // Each as the store holds it now, not as it was when the request came: a work removed
+        // meanwhile has had its Deleted sent, and its earlier status, sent after, would replace it.
+        const work = store.get(uid);
+        if (!work?.status) continue; // removed, or not reconciled yet: the controller publishes it
         await this.publishStatus(work, work.status, Action.resyncResponse);
         sent++;
       }
