@@ -11,6 +11,7 @@ import { DEFAULT_HEARTBEAT_MS } from "../cloudevents/codec/heartbeat.ts";
 import { checkConsumerName, topics } from "../cloudevents/types.ts";
 import { Applier } from "../runtime/apply.ts";
 import { Controller } from "../runtime/controller.ts";
+import { bucketRateLimiter, itemExponentialRateLimiter, maxOfRateLimiter } from "../runtime/ratelimiter.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
@@ -44,6 +45,11 @@ export interface MaestroAgentOptions {
   /** Default 4. */
   workers?: number;
   /**
+   * The longest a failed work waits before it is tried again. Default MAX_RETRY_BACKOFF_MS
+   * (30 s); controllers' default is 1,000 s.
+   */
+  maxRetryBackoffMs?: number;
+  /**
    * How often the agent tells maestro-server it is alive (codec/heartbeat.ts). Default 10 s, the
    * OCM agent's status sync period; maestro-server calls an agent not Connected after three
    * missed beats. 0: no heartbeat, as a real Maestro agent.
@@ -51,6 +57,16 @@ export interface MaestroAgentOptions {
   heartbeatMs?: number;
   log?: Logger;
 }
+
+/**
+ * What fails an agent's reconcile is its management cluster's apiserver (away, restarting,
+ * overloaded) or the broker, not the work: the work's own problems are conditions in its status.
+ * With controllers' default backoff (doubling up to 1,000 s) a work that failed through a
+ * 2-minute apiserver outage was tried again 2.7 minutes after the apiserver was back, and one
+ * through a 10-minute outage would wait up to 10 more. 30 s bounds that wait; the overall bucket
+ * (10 retries a second) still bounds the load on an apiserver that comes back.
+ */
+export const MAX_RETRY_BACKOFF_MS = 30_000;
 
 export class MaestroAgent implements Runnable {
   /** One agent per management cluster; it needs no lease of the service cluster. */
@@ -101,6 +117,10 @@ export class MaestroAgent implements Runnable {
     this.#controller = new Controller({
       name,
       maxConcurrentReconciles: opts.workers ?? 4,
+      rateLimiter: maxOfRateLimiter(
+        itemExponentialRateLimiter(5, opts.maxRetryBackoffMs ?? MAX_RETRY_BACKOFF_MS),
+        bucketRateLimiter(10, 100),
+      ),
       log,
       reconciler: new AgentWorkReconciler({
         consumer,

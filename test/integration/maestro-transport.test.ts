@@ -4,10 +4,13 @@
  * Every assertion waits for the level state (objects on the cluster, ManifestWork status), never
  * for a particular message.
  */
+import { KubeConfig } from "@kubernetes/client-node";
 import mqtt from "mqtt";
 import { readFileSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBroker, type Broker } from "../../hack/harness/broker.ts";
+import { freePort } from "../../hack/harness/ports.ts";
 import {
   MANIFEST_WORK_CLEANUP_FINALIZER,
   ManifestWorkResource,
@@ -22,7 +25,7 @@ import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { isNotFound } from "../../operators/runtime/errors.ts";
-import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { metricsRegistry } from "../../operators/runtime/metrics.ts";
 import { clientFor, configMapType, eventually, scratchDir } from "../support/fixtures.ts";
 import { configMapManifest, deploymentManifest, ensureNamespace } from "../support/manifests.ts";
@@ -432,6 +435,55 @@ describe("maestro transport", () => {
       (c) => c.metadata.name,
     );
     expect(names.filter((n) => n?.startsWith("cm-r-")).sort()).toEqual(["cm-r-new", "cm-r-upd"]);
+  });
+
+  it("applies a work that failed while its management cluster's apiserver was away within the retry bound once it answers", async () => {
+    // The agent of consumer mgmt-gated reaches mgmt-1's apiserver through a port that refuses
+    // connections until the test opens it: an apiserver away, then back.
+    const port = await freePort();
+    const real = new URL(kubeConfigFor("mgmt-1").getCurrentCluster()!.server);
+    const through = new KubeConfig();
+    const admin = kubeConfigFor("mgmt-1");
+    through.loadFromOptions({
+      clusters: admin.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
+      users: admin.users,
+      contexts: admin.contexts,
+      currentContext: admin.currentContext,
+    });
+    await ensureNamespace(service, "mgmt-gated");
+    const stop = new AbortController();
+    const gated = new MaestroAgent({
+      consumer: "mgmt-gated",
+      kube: new KubeClient("mgmt-gated", through),
+      broker: { url: broker.url, ...(await credentials("mgmt-gated")), backoff: fastBackoff },
+      statusSyncMs: 300,
+      maxRetryBackoffMs: 1_000,
+    });
+    void gated.start(stop.signal);
+    let gate: Server | undefined;
+    try {
+      await eventually("the gated agent connected", () => gated.connection.isConnected());
+      const work = await createWork("mgmt-gated", [configMapManifest(target, "cm-gated", { v: "1" })]);
+      // Evidence of a long outage for this work: at controllers' default backoff (doubling from
+      // 5 ms), its 12th failure is followed by a wait of 20 s.
+      const failures = (): Promise<number> =>
+        counterValue("controller_runtime_reconcile_errors_total", { controller: "maestro-agent-mgmt-gated" });
+      await eventually("the work failed 12 times", async () => (await failures()) >= 12, 60_000);
+      gate = createServer((down) => {
+        const up = connect(Number(real.port), real.hostname);
+        down.on("error", () => up.destroy());
+        up.on("error", () => down.destroy());
+        down.pipe(up).pipe(down);
+      });
+      await new Promise<void>((resolve) => gate!.listen(port, "127.0.0.1", resolve));
+      await eventually("applied once the apiserver answers", () => settled(work), 8_000);
+      expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-gated"))?.["data"]).toEqual({ v: "1" });
+      await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-gated" });
+      await eventually("deleted", async () => (await getWork(work)) === undefined, 30_000);
+    } finally {
+      stop.abort();
+      gate?.close();
+    }
   });
 
   it("converges after a broker restart: work created while it was down is delivered and reported", async () => {
