@@ -185,7 +185,7 @@ function checkApiVersion(r: Route, version: string | null, resourceType: string)
   if (!ok)
     throw new CloudError(400, {
       code: CODES.InvalidResourceType,
-      message: `The resource type '${resourceType}' could not be found API version '${version}'.`,
+      message: `The resource type '${resourceType}' could not be found API version '${version.slice(0, 100)}'.`,
     });
 }
 
