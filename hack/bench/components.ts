@@ -174,6 +174,7 @@ export interface SimulatorProcess {
   logDir: string;
   provisionDelayMs: number;
   deleteDelayMs: number;
+  nodeArgs?: string[];
 }
 
 /** hack/hypershift-simulator/main.ts for one management cluster; not waited for. */
@@ -189,6 +190,7 @@ export async function spawnSimulator(opts: SimulatorProcess): Promise<Served> {
       `--delete-delay-ms=${opts.deleteDelayMs}`,
       `--http-address=127.0.0.1:${port}`,
     ],
+    nodeArgs: opts.nodeArgs,
     logDir: opts.logDir,
   });
   return { component, url: `http://127.0.0.1:${port}` };

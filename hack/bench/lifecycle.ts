@@ -71,6 +71,8 @@ export interface LifecycleOptions {
   restart: boolean;
   /** A deadline for each phase; the bench fails rather than wait forever. */
   phaseTimeoutMs: number;
+  /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
+  cpuProfile?: boolean;
 }
 
 export interface LifecycleReport {
@@ -133,7 +135,17 @@ async function startArm(workDir: string, logDir: string): Promise<{ component: C
   return { component, arm };
 }
 
-async function startOperators(region: Region, arm: ArmInfo, logDir: string): Promise<Running["operators"]> {
+/** Node flags that write a CPU profile of the component when it exits (its SIGTERM handler lets it). */
+function profileFlags(logDir: string, name: string, on: boolean | undefined): string[] {
+  return on ? ["--cpu-prof", `--cpu-prof-dir=${join(logDir, "profiles", name)}`] : [];
+}
+
+async function startOperators(
+  region: Region,
+  arm: ArmInfo,
+  logDir: string,
+  cpuProfile: boolean | undefined,
+): Promise<Running["operators"]> {
   const broker = region.broker!;
   const port = await freePort();
   const spawnOnce = async (): Promise<Component> => {
@@ -144,7 +156,12 @@ async function startOperators(region: Region, arm: ArmInfo, logDir: string): Pro
       broker: { url: broker.url, credentials: await broker.credentials("maestro") },
       logDir,
       port,
-      nodeArgs: ["--expose-gc", "--import", repoScript("hack/bench/gc-on-signal.ts")],
+      nodeArgs: [
+        "--expose-gc",
+        "--import",
+        repoScript("hack/bench/gc-on-signal.ts"),
+        ...profileFlags(logDir, "operators", cpuProfile),
+      ],
     });
     return component;
   };
@@ -154,13 +171,28 @@ async function startOperators(region: Region, arm: ArmInfo, logDir: string): Pro
   return { component, metricsUrl: `${url}/metrics`, restart: spawnOnce };
 }
 
-async function startManagementSide(region: Region, logDir: string): Promise<Component[]> {
+async function startManagementSide(
+  region: Region,
+  logDir: string,
+  cpuProfile: boolean | undefined,
+): Promise<Component[]> {
   const broker = region.broker!;
   const out: Component[] = [];
   for (const cluster of region.clusters.filter((x) => x.role === "management")) {
     const credentials = await broker.credentials(cluster.name);
-    const agent = await spawnAgent({ cluster, broker: { url: broker.url, credentials }, logDir });
-    const simulator = await spawnSimulator({ cluster, logDir, provisionDelayMs: 0, deleteDelayMs: 0 });
+    const agent = await spawnAgent({
+      cluster,
+      broker: { url: broker.url, credentials },
+      logDir,
+      nodeArgs: profileFlags(logDir, `maestro-agent-${cluster.name}`, cpuProfile),
+    });
+    const simulator = await spawnSimulator({
+      cluster,
+      logDir,
+      provisionDelayMs: 0,
+      deleteDelayMs: 0,
+      nodeArgs: profileFlags(logDir, `hypershift-simulator-${cluster.name}`, cpuProfile),
+    });
     out.push(agent.component, simulator.component);
     await Promise.all([
       readyAt(agent.url, 60_000, agent.component.exited),
@@ -182,8 +214,8 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
   const mcNames = management.map((m) => m.cluster);
   await seedRegion(service, NAMESPACE, mcNames, Math.ceil(opts.n / mcNames.length) + 10);
   const { component: armComponent, arm } = await startArm(region.workDir, logDir);
-  const operators = await startOperators(region, arm, logDir);
-  const managementSide = await startManagementSide(region, logDir);
+  const operators = await startOperators(region, arm, logDir, opts.cpuProfile);
+  const managementSide = await startManagementSide(region, logDir, opts.cpuProfile);
   return {
     region,
     service,
@@ -599,7 +631,7 @@ function flag(argv: string[], name: string, fallback: number): number {
 
 /**
  * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50]
- * [--phase-timeout-s 3600] [--no-restart]`: scenarios 1 and 4 in one run.
+ * [--phase-timeout-s 3600] [--no-restart] [--cpu-profile]`: scenarios 1 and 4 in one run.
  */
 export const lifecycleScenario: Scenario = {
   describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
@@ -610,6 +642,7 @@ export const lifecycleScenario: Scenario = {
       concurrency: flag(argv, "concurrency", 50),
       restart: !argv.includes("--no-restart"),
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
+      cpuProfile: argv.includes("--cpu-profile"),
     });
     return { figures: lifecycleFigures(report), comparisons: lifecycleComparisons(report), report };
   },
