@@ -8,7 +8,12 @@ import { DnsManagementClient } from "@azure/arm-dns";
 import { NetworkManagementClient } from "@azure/arm-network";
 import { ResourceManagementClient } from "@azure/arm-resources";
 import type { TokenCredential } from "@azure/identity";
-import { resolveAzureConfig, type AzureConfig, type ResolvedAzureConfig } from "./config.ts";
+import {
+  resolveAzureConfig,
+  type AzureConfig,
+  type ResolvedAzureConfig,
+  type SdkTlsSettings,
+} from "./config.ts";
 import { createCredential } from "./credentials.ts";
 import { armMetrics, installPolicies, type ArmMetrics } from "./pipeline.ts";
 
@@ -16,7 +21,7 @@ interface ClientOptions {
   endpoint: string;
   $host: string;
   credentialScopes: string[];
-  tlsOptions?: { ca: string[] };
+  tlsOptions?: SdkTlsSettings;
 }
 
 export class AzureClients {
@@ -65,7 +70,7 @@ export class AzureClients {
       // Older generated clients build URLs from $host rather than endpoint; set both.
       $host: endpoint,
       credentialScopes: [this.scope],
-      ...(this.config.trustedCAs ? { tlsOptions: { ca: this.config.trustedCAs } } : {}),
+      ...(this.config.tls ? { tlsOptions: this.config.tls } : {}),
     };
   }
 

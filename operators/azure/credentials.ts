@@ -19,7 +19,7 @@ import type { ResolvedAzureConfig } from "./config.ts";
 export function tokenCredentialOptions(config: ResolvedAzureConfig): ClientSecretCredentialOptions {
   return {
     ...(config.authorityHost ? { authorityHost: config.authorityHost, disableInstanceDiscovery: true } : {}),
-    ...(config.trustedCAs ? { tlsOptions: { ca: config.trustedCAs } } : {}),
+    ...(config.tls ? { tlsOptions: config.tls } : {}),
     retryOptions: {
       maxRetries: config.retry.maxRetries,
       retryDelayInMs: config.retry.retryDelayMs,
