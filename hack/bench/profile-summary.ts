@@ -54,8 +54,9 @@ export function summarise(profile: CpuProfile): Summary {
   for (const [id, ms] of selfMs) {
     const frame = byId.get(id)?.callFrame;
     if (!frame) continue;
-    const source = sourceOf(frame.url);
     const name = frame.functionName || "(anonymous)";
+    // V8's own entries ((idle), (garbage collector), (program)) and natives have no URL: keep their names.
+    const source = frame.url ? sourceOf(frame.url) : name;
     const key = frame.url ? `${name} ${source}:${frame.lineNumber + 1}` : name;
     fn.set(key, (fn.get(key) ?? 0) + ms);
     src.set(source, (src.get(source) ?? 0) + ms);
@@ -87,10 +88,11 @@ async function main(): Promise<void> {
     const s = summarise(JSON.parse(await readFile(file, "utf8")) as CpuProfile);
     const idle = s.byFunction.find((r) => r.key === "(idle)")?.ms ?? 0;
     const busy = s.byFunction.reduce((sum, r) => sum + r.ms, 0) - idle;
+    const rows = (list: Summary["bySource"]) => list.filter((r) => r.key !== "(idle)");
     process.stdout.write(
       `${file}: ${(s.totalMs / 1000).toFixed(1)} s profiled, ${(busy / 1000).toFixed(1)} s busy\n` +
-        `${table("by source (self time, share of busy)", s.bySource, top, busy)}\n` +
-        `${table("by function", s.byFunction, top, busy)}\n\n`,
+        `${table("by source (self time, share of busy)", rows(s.bySource), top, busy)}\n` +
+        `${table("by function", rows(s.byFunction), top, busy)}\n\n`,
     );
   }
 }
