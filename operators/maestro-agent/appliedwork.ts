@@ -59,6 +59,12 @@ export function isOrphaned(option: DeleteOption | undefined, r: AppliedResource)
   );
 }
 
+/**
+ * Where a deletion reads whether an applied object is still there (default: the apiserver); the
+ * agent answers from a watch what a watch can answer (objects.ts).
+ */
+export type LiveReader = (r: AppliedResource, type: ResourceType) => Promise<KubeObject | undefined>;
+
 /** The reads and deletes AppliedWorks makes on the management cluster. */
 export type AppliedWorksClient = Pick<KubeClient, "find" | "delete" | "listAll">;
 /** The agent's writes of the record: server-side applies under its field manager. */
@@ -141,11 +147,13 @@ export class AppliedWorks {
    * Deletes the resources (background propagation) and resolves with those still present: an
    * object counts as gone once it is not found or has another uid (someone re-created it).
    */
-  async deleteResources(resources: AppliedResource[]): Promise<AppliedResource[]> {
+  async deleteResources(resources: AppliedResource[], read?: LiveReader): Promise<AppliedResource[]> {
     const remaining: AppliedResource[] = [];
     for (const r of resources) {
       const type = typeOf(r);
-      const live = await this.#client.find(type, r.name, r.namespace || undefined);
+      const live = read
+        ? await read(r, type)
+        : await this.#client.find(type, r.name, r.namespace || undefined);
       if (!live) continue;
       if (r.uid && live.metadata.uid !== r.uid) continue;
       if (!live.metadata.deletionTimestamp) {

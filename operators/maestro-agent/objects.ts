@@ -14,6 +14,7 @@ import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { ManifestClient, ManifestOutcome } from "./apply.ts";
+import type { AppliedResource, LiveReader } from "./appliedwork.ts";
 
 /** The kinds the agent's ClusterRole lets it list and watch (config/management), as `plural.group`. */
 export const DEFAULT_WATCHED_RESOURCES = [
@@ -119,6 +120,44 @@ export class AppliedObjects {
         this.#existence.set(id, { object: metadataOnly(o.object), readAtMs: this.#now() });
     }
     this.#setHeld(workUid, ids);
+  }
+
+  /**
+   * A deletion's reader: an object a synced watch shows deleting, with the uid the agent applied,
+   * is still there without a request. Anything else is read from the apiserver, so an object the
+   * watch has not seen yet is never taken for gone.
+   */
+  deletionReader(fallback: ManifestClient["find"]): LiveReader {
+    return async (r, type) => {
+      const cached = this.#syncedInformer(type)?.get(r.namespace, r.name);
+      if (cached?.metadata.deletionTimestamp && r.uid && cached.metadata.uid === r.uid) return cached;
+      return fallback(type, r.name, r.namespace || undefined);
+    };
+  }
+
+  /**
+   * Makes a deleting work wait for its remaining objects' events. True when every one of them is
+   * in a synced watch's cache, with its uid, now: its disappearance will enqueue the work. Checked
+   * after the work holds them, in one turn, so a deletion that came before is not missed.
+   */
+  awaitDeletion(workUid: string, remaining: readonly AppliedResource[]): boolean {
+    const ids = new Set<string>();
+    const types = remaining.map((r) => ({
+      r,
+      type: {
+        group: r.group,
+        version: r.version,
+        kind: "",
+        plural: r.resource,
+        namespaced: r.namespace !== "",
+      },
+    }));
+    for (const { r, type } of types) ids.add(objectId(type, r.namespace, r.name));
+    this.#setHeld(workUid, ids);
+    return types.every(({ r, type }) => {
+      const cached = this.#syncedInformer(type)?.get(r.namespace, r.name);
+      return cached !== undefined && r.uid !== undefined && cached.metadata.uid === r.uid;
+    });
   }
 
   /** Forgets a work once it is deleted. */

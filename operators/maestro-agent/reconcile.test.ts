@@ -117,6 +117,14 @@ class FakeWatch implements ObjectWatch {
   run(): Promise<void> {
     return Promise.resolve();
   }
+  /** The object's deletion, delivered as a delete event. */
+  remove(namespace: string, name: string): void {
+    const obj = this.objects.get(`${namespace}/${name}`);
+    if (!obj) return;
+    this.objects.delete(`${namespace}/${name}`);
+    for (const h of this.#handlers) h.onDelete?.(obj);
+  }
+
   /** The object as the apiserver now has it, delivered as an update. */
   update(obj: KubeObject): void {
     const key = `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
@@ -574,6 +582,77 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
     expect(deletes()).toEqual(["configmaps"]);
     expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
     expect(deletes()).toEqual(["configmaps", "namespaces"]);
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+  });
+
+  /** cm-2 held by a finalizer: the apiserver still has it, deleting, with the uid the agent applied. */
+  const holdDeleting = (t: ReturnType<typeof setup>, name: string): KubeObject => {
+    const applied = t.record()?.status?.appliedResources?.find((r) => r.name === name);
+    return t.kube.seed(configMapType, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: "ns", uid: applied?.uid, deletionTimestamp: "2030-01-01T00:00:01Z" },
+    });
+  };
+
+  test("reads its record once, never again reads what is gone, and backs off polling what a finalizer holds", async () => {
+    const spec = { manifests: [configMap("cm-1"), configMap("cm-2")] };
+    const t = setup(spec);
+    await t.reconcile();
+    t.store.upsert(received(spec, "2030-01-01T00:00:00Z"));
+    const reads = (resource: string, name: string) =>
+      t.kube.calls.filter((c) => c.verb === "find" && c.resource === resource && c.name === name).length;
+    const recordReads = () => reads("appliedmanifestworks.work.open-cluster-management.io", `${HUB}-${UID}`);
+    const before = recordReads();
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
+    holdDeleting(t, "cm-2");
+    // cm-1 is found gone; cm-2 stays, and each look that changes nothing waits twice as long, up to 4 s.
+    const waits: Array<number | undefined> = [];
+    for (let i = 0; i < 4; i++) waits.push((await t.reconcile()).requeueAfterMs);
+    expect(waits).toEqual([1000, 2000, 4000, 4000]);
+    expect(reads("configmaps", "cm-1")).toBe(2);
+    expect(reads("configmaps", "cm-2")).toBe(5);
+    await t.kube.delete(configMapType, { name: "cm-2", namespace: "ns" });
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+    expect(recordReads() - before).toBe(1);
+    expect(t.record()).toBeUndefined();
+  });
+
+  test("an object a watch shows deleting costs no request, and its disappearance wakes the work", async () => {
+    const spec = { manifests: [configMap("cm-1")] };
+    const t = setup(spec, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
+    await t.reconcile();
+    const watch = t.watches.get("configmaps")!;
+    watch.synced = true;
+    watch.update(t.kube.peek(configMapType, "cm-1", "ns")!);
+    t.store.upsert(received(spec, "2030-01-01T00:00:00Z"));
+    const requests = () => t.kube.calls.filter((c) => c.resource === "configmaps").length;
+    // The first look asks the apiserver (the watch shows no deletion yet) and deletes.
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 30_000 });
+    watch.update(holdDeleting(t, "cm-1"));
+    const asked = requests();
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 30_000 });
+    expect(requests()).toBe(asked);
+    expect(condition(t.publisher.last, "Deleting")).toMatchObject({ status: "True" });
+    // The finalizer goes: the watch's delete event enqueues the work, which confirms Deleted.
+    await t.kube.delete(configMapType, { name: "cm-1", namespace: "ns" });
+    t.changed.length = 0;
+    watch.remove("ns", "cm-1");
+    expect(t.changed).toEqual([UID]);
+    expect(await t.reconcile()).toEqual({});
+    expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
+  });
+
+  test("a watched object the watch has not seen is read from the apiserver, never taken for gone", async () => {
+    const spec = { manifests: [configMap("cm-1")] };
+    const t = setup(spec, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
+    await t.reconcile();
+    t.watches.get("configmaps")!.synced = true;
+    t.store.upsert(received(spec, "2030-01-01T00:00:00Z"));
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(t.kube.callsOn("configmaps").slice(-2)).toEqual(["find ns/cm-1", "delete ns/cm-1"]);
     expect(await t.reconcile()).toEqual({});
     expect(condition(t.publisher.last, "Deleted")).toMatchObject({ status: "True" });
   });

@@ -20,7 +20,13 @@ import {
   type ManifestClient,
   type ManifestOutcome,
 } from "./apply.ts";
-import { isOrphaned, sameResource, type AppliedResource, type AppliedWorks } from "./appliedwork.ts";
+import {
+  isOrphaned,
+  sameResource,
+  type AppliedManifestWork,
+  type AppliedResource,
+  type AppliedWorks,
+} from "./appliedwork.ts";
 import type { AppliedObjects } from "./objects.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
 
@@ -48,8 +54,28 @@ export interface AgentReconcilerDeps {
   now?: () => number;
 }
 
-/** How soon to look again at resources that are still being deleted. */
+/**
+ * How soon to look again at resources that are still being deleted and that no watch reports:
+ * 1 s, doubling while nothing changes, up to 4 s (a Namespace takes the namespace controller a few
+ * seconds; polling each of a region's deleting works every second was most of a deletion's reads).
+ */
 const DELETE_REQUEUE_AFTER_MS = 1000;
+const DELETE_REQUEUE_MAX_MS = 4000;
+/** A deletion waiting only for watched objects is woken by their events; this is a safety net. */
+const DELETE_WATCHED_RECHECK_MS = 30_000;
+
+/**
+ * What a deletion in progress has learned in this process: its record (only this agent writes it,
+ * and a deleting work is not applied again) and the objects found gone (an object with the uid the
+ * agent applied does not come back). A restart starts again from the apiserver.
+ */
+interface DeletionProgress {
+  record: AppliedManifestWork | undefined;
+  gone: AppliedResource[];
+  /** Polls since the set of remaining objects last changed, for the backoff. */
+  polls: number;
+  remaining: number;
+}
 
 function appliedResourceOf(o: ManifestOutcome): AppliedResource | undefined {
   if (!o.type || o.strategy === "ReadOnly") return undefined;
@@ -69,6 +95,8 @@ export class AgentWorkReconciler implements Reconciler {
 
   readonly #now: () => number;
 
+  readonly #deletions = new Map<string, DeletionProgress>();
+
   constructor(deps: AgentReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
@@ -76,8 +104,12 @@ export class AgentWorkReconciler implements Reconciler {
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const work = this.#d.store.get(req.name);
-    if (!work) return {};
+    if (!work) {
+      this.#deletions.delete(req.name);
+      return {};
+    }
     if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
+    this.#deletions.delete(work.uid);
     const due = this.#applyDue(work);
     const outcomes = due ? await this.#applyAll(work) : await this.#resolveAll(work, false);
     this.#d.objects.track(work.uid, outcomes, due);
@@ -163,13 +195,18 @@ export class AgentWorkReconciler implements Reconciler {
 
   async #reconcileDelete(ctx: ReconcileContext, work: AgentWork): Promise<Result> {
     const { applied } = this.#d;
-    const record = await applied.get(work.name);
+    const progress = await this.#deletionOf(work);
+    const { record } = progress;
     const deleteOption = work.spec.deleteOption ?? applied.recordedDeleteOption(record);
-    const resources = (record?.status?.appliedResources ?? []).filter((r) => !isOrphaned(deleteOption, r));
-    const remaining = await this.#deleteInOrder(applied, resources);
+    const recorded = record?.status?.appliedResources ?? [];
+    const pending = recorded.filter(
+      (r) => !isOrphaned(deleteOption, r) && !progress.gone.some((g) => sameResource(g, r)),
+    );
+    const remaining = await this.#deleteInOrder(applied, pending);
+    progress.gone.push(...pending.filter((r) => !remaining.some((x) => sameResource(x, r))));
     if (remaining.length > 0) {
       await this.#report(ctx, work, deletingStatus(work.status, work.generation, remaining.length));
-      return { requeueAfterMs: DELETE_REQUEUE_AFTER_MS };
+      return { requeueAfterMs: this.#nextDeletePollMs(work.uid, remaining, progress) };
     }
     if (record) await applied.remove(work.name);
     failpoint("maestro-agent/before-deleted-confirmed");
@@ -182,11 +219,30 @@ export class AgentWorkReconciler implements Reconciler {
     await this.#d.client.publishStatus(work, deleted);
     this.#d.store.remove(work.uid);
     this.#d.objects.forget(work.uid);
+    this.#deletions.delete(work.uid);
     ctx.log.info("Work deleted", {
       work: work.name,
-      orphaned: (record?.status?.appliedResources?.length ?? 0) - resources.length,
+      orphaned: recorded.filter((r) => isOrphaned(deleteOption, r)).length,
     });
     return {};
+  }
+
+  async #deletionOf(work: AgentWork): Promise<DeletionProgress> {
+    let progress = this.#deletions.get(work.uid);
+    if (!progress) {
+      const record = await this.#d.applied.get(work.name);
+      progress = { record, gone: [], polls: 0, remaining: -1 };
+      this.#deletions.set(work.uid, progress);
+    }
+    return progress;
+  }
+
+  /** Watched objects wake the work by their events; others are polled with a backoff. */
+  #nextDeletePollMs(workUid: string, remaining: AppliedResource[], progress: DeletionProgress): number {
+    if (this.#d.objects.awaitDeletion(workUid, remaining)) return DELETE_WATCHED_RECHECK_MS;
+    progress.polls = remaining.length === progress.remaining ? progress.polls + 1 : 0;
+    progress.remaining = remaining.length;
+    return Math.min(DELETE_REQUEUE_AFTER_MS * 2 ** progress.polls, DELETE_REQUEUE_MAX_MS);
   }
 
   /**
@@ -197,10 +253,14 @@ export class AgentWorkReconciler implements Reconciler {
    */
   async #deleteInOrder(applied: AppliedWorks, resources: AppliedResource[]): Promise<AppliedResource[]> {
     const isNamespace = (r: AppliedResource): boolean => r.group === "" && r.resource === "namespaces";
-    const remaining = await applied.deleteResources(resources.filter((r) => !isNamespace(r)));
+    const read = this.#d.objects.deletionReader((t, name, ns) => this.#d.kube.find(t, name, ns));
+    const remaining = await applied.deleteResources(
+      resources.filter((r) => !isNamespace(r)),
+      read,
+    );
     const namespaces = resources.filter(isNamespace);
     if (remaining.length > 0) return [...remaining, ...namespaces];
-    return applied.deleteResources(namespaces);
+    return applied.deleteResources(namespaces, read);
   }
 
   /** Publishes the status when it changed; without a connection it is kept for the next resync. */
