@@ -1,7 +1,7 @@
 /**
  * How the operators reach Azure: which ARM endpoint and Entra ID authority, which identity, which
  * extra CA to trust (the ARM emulator's), and the bounds that keep one reconcile from blocking on
- * Azure for minutes (SDK retries, request timeout, how long a long-running operation is awaited).
+ * Azure (SDK retries, request timeout, how long a long-running operation is awaited in line).
  * `AzureConfig` is what callers write; `resolveAzureConfig` fills the defaults once.
  */
 import type { TokenCredential } from "@azure/identity";
@@ -53,13 +53,15 @@ export interface AzureConfig {
   /** Abort one HTTP request (not retried inline) after this long. Default 30 s. */
   requestTimeoutMs?: number;
   /**
-   * How long one call waits for a long-running operation before it returns "in progress" (the
-   * operation goes on; the next call resumes polling it). Default 30 s.
+   * How long one call waits in line for a long-running operation before it returns "in progress"
+   * (the operation goes on; the next call polls it once and resumes). Default 0: a controller's
+   * worker never sleeps on Azure. ARM asks for polls 10 s to 10 min apart, and a worker held that
+   * long per operation caps a region's throughput at workers / (operations × wait).
    */
-  operationTimeoutMs?: number;
-  /** Poll interval of long-running operations. Default 2 s. */
+  operationWaitMs?: number;
+  /** How soon to poll a long-running operation again (the retryAfterMs of "in progress"). Default 2 s. */
   pollIntervalMs?: number;
-  /** The retryAfterMs returned with "in progress". Default 10 s. */
+  /** The retryAfterMs when a resource is changing through an operation that is not ours. Default 10 s. */
   inProgressRequeueMs?: number;
   /** Where ARM request metrics go. Default: the operators' /metrics registry. */
   registry?: Registry;
@@ -90,7 +92,7 @@ export interface ResolvedAzureConfig {
   credential: AzureCredentialConfig;
   retry: Required<AzureRetryConfig>;
   requestTimeoutMs: number;
-  operationTimeoutMs: number;
+  operationWaitMs: number;
   pollIntervalMs: number;
   inProgressRequeueMs: number;
   registry: Registry;
@@ -129,7 +131,7 @@ export async function resolveAzureConfig(config: AzureConfig = {}): Promise<Reso
       maxRetryAfterMs: positive("retry.maxRetryAfterMs", retry.maxRetryAfterMs, 10_000),
     },
     requestTimeoutMs: positive("requestTimeoutMs", config.requestTimeoutMs, 30_000),
-    operationTimeoutMs: positive("operationTimeoutMs", config.operationTimeoutMs, 30_000),
+    operationWaitMs: positive("operationWaitMs", config.operationWaitMs, 0),
     pollIntervalMs: positive("pollIntervalMs", config.pollIntervalMs, 2_000),
     inProgressRequeueMs: positive("inProgressRequeueMs", config.inProgressRequeueMs, 10_000),
     registry: config.registry ?? metricsRegistry,

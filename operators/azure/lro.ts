@@ -1,9 +1,9 @@
 /**
- * Long-running operations with a bounded wait. The SDK's poller is driven by hand: poll until done
- * or until `operationTimeoutMs` has passed. Then the poller's state is kept (by operation key) and
- * the call reports "still running"; the next call for the same key resumes polling the same
- * operation (the SDK's `resumeFrom`) instead of sending the PUT or DELETE again. A cancelled wait
- * keeps the poller's state the same way.
+ * Long-running operations without holding the caller. The SDK's poller is driven by hand: after
+ * the PUT or DELETE, poll until done or until `operationWaitMs` has passed (by default not at all).
+ * Then the poller's state is kept (by operation key) and the call reports "still running"; the
+ * next call for the same key resumes the same operation (the SDK's `resumeFrom`), polls it once,
+ * and does not send the PUT or DELETE again. A cancelled wait keeps the poller's state the same way.
  */
 import { sleep } from "../runtime/backoff.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -36,7 +36,7 @@ export interface Operation<T> {
 
 export type OperationOutcome<T> = { done: true; result: T | undefined } | { done: false };
 
-/** Starts the operation and waits for it, at most operationTimeoutMs. Errors come out classified. */
+/** Starts the operation and waits for it, at most operationWaitMs. Errors come out classified. */
 export async function runOperation<T>(azure: AzureClients, op: Operation<T>): Promise<OperationOutcome<T>> {
   let poller: PollerLite<T>;
   try {
@@ -49,9 +49,9 @@ export async function runOperation<T>(azure: AzureClients, op: Operation<T>): Pr
 }
 
 /**
- * Resumes the operation saved under `op.key`. "lost" when nothing is saved, or when the saved
- * operation cannot be polled any more (its status URL is gone): the caller reads the resource
- * and decides afresh.
+ * Resumes the operation saved under `op.key` and polls it at once (the caller's requeue was the
+ * wait). "lost" when nothing is saved, or when the saved operation cannot be polled any more (its
+ * status URL is gone): the caller reads the resource and decides afresh.
  */
 export async function resumeOperation<T>(
   azure: AzureClients,
@@ -67,7 +67,7 @@ export async function resumeOperation<T>(
     if (op.signal?.aborted) throw op.signal.reason;
     return forgetUnresumable(azure, op, err);
   }
-  return waitBounded(azure, op, poller);
+  return waitBounded(azure, op, poller, { pollFirst: true });
 }
 
 /** A failed operation, or a status URL that no longer exists: forget it. Transient errors: keep it. */
@@ -85,11 +85,13 @@ async function waitBounded<T>(
   azure: AzureClients,
   op: Operation<T>,
   poller: PollerLite<T>,
+  { pollFirst = false } = {},
 ): Promise<OperationOutcome<T>> {
-  const { operationTimeoutMs, pollIntervalMs } = azure.config;
+  const { operationWaitMs, pollIntervalMs } = azure.config;
   const { key, signal } = op;
-  const deadline = Date.now() + operationTimeoutMs;
+  const deadline = Date.now() + operationWaitMs;
   try {
+    if (pollFirst && !poller.isDone()) await poller.poll(sdkCallOptions(signal));
     while (!poller.isDone()) {
       const left = deadline - Date.now();
       if (left <= 0) {

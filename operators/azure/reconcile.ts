@@ -1,7 +1,7 @@
 /**
  * The shape every ensure and delete follows. Read first; refuse what belongs to someone else;
- * write only when the resource is missing or differs; wait for long-running operations a bounded
- * time and resume them on the next call; treat 404 on delete as done. The resource-specific parts
+ * write only when the resource is missing or differs; start long-running operations and poll them
+ * on later calls (resumed, never sent twice); treat 404 on delete as done. The resource-specific parts
  * (how to read, compare, write) come in a spec; each of its SDK calls is handed the options that
  * carry the spec's signal.
  */
@@ -55,8 +55,14 @@ export function ready<T>(changed: boolean, value: T): Ready<T> {
   return { done: true, changed, value };
 }
 
+/** A resource is changing through an operation that is not ours (or no longer ours to poll). */
 export function inProgress(azure: AzureClients, reason: string): InProgress {
   return { done: false, retryAfterMs: azure.config.inProgressRequeueMs, reason };
+}
+
+/** Our own operation runs: the next call polls it, after the poll interval. */
+export function polling(azure: AzureClients, reason: string): InProgress {
+  return { done: false, retryAfterMs: azure.config.pollIntervalMs, reason };
 }
 
 /** An SDK call, given the options that carry the caller's signal. */
@@ -166,7 +172,7 @@ async function resumePut<R, T>(spec: LroSpec<R, T>, key: string): Promise<Outcom
     signal: spec.signal,
   });
   if (resumed === "lost") return undefined;
-  if (!resumed.done) return inProgress(spec.azure, `waiting for ${spec.what}`);
+  if (!resumed.done) return polling(spec.azure, `waiting for ${spec.what}`);
   const r = resumed.result ?? (await call(`read ${spec.what}`, spec.get, spec.signal));
   // The earlier write is done; if what we want changed meanwhile, carry on and write again.
   return spec.matches(r) ? readyValue(spec, true, r) : undefined;
@@ -177,7 +183,7 @@ async function finishPut<R, T>(
   done: boolean,
   result: R | undefined,
 ): Promise<Outcome<T>> {
-  if (!done) return inProgress(spec.azure, `waiting for ${spec.what}`);
+  if (!done) return polling(spec.azure, `waiting for ${spec.what}`);
   const r = result ?? (await call(`read ${spec.what}`, spec.get, spec.signal));
   return readyValue(spec, true, r);
 }
@@ -230,5 +236,5 @@ async function sendDelete<R>(spec: DeleteSpec<R>, existing: R, key: string): Pro
 }
 
 function deleted<R>(spec: DeleteSpec<R>, done: boolean): Outcome<DeleteResult> {
-  return done ? ready(true, "deleted") : inProgress(spec.azure, `deleting ${spec.what}`);
+  return done ? ready(true, "deleted") : polling(spec.azure, `deleting ${spec.what}`);
 }

@@ -68,8 +68,10 @@ async function step<T>(
   } catch (err) {
     return { step: failed(err) };
   }
-  if (!outcome.done)
-    return { step: { state: "pending", reason: "InProgress", message: `${what}: ${outcome.reason}` } };
+  if (!outcome.done) {
+    const { reason, retryAfterMs } = outcome;
+    return { step: { state: "pending", reason: "InProgress", message: `${what}: ${reason}`, retryAfterMs } };
+  }
   if (written && outcome.changed) failpoint(written);
   return {
     step: { state: "ready", message: `${what} ${outcome.changed ? "created or updated" : "as expected"}` },

@@ -69,7 +69,7 @@ async function startEnv(overrides: Partial<AzureConfig> = {}): Promise<Env> {
       credential: { tenantId: emu.tenantId, clientId: emu.clientId, clientSecret: emu.clientSecret },
       retry: { maxRetries: 2, retryDelayMs: 10, maxRetryDelayMs: 50, maxRetryAfterMs: 2_000 },
       requestTimeoutMs: 3_000,
-      operationTimeoutMs: 3_000,
+      operationWaitMs: 3_000,
       pollIntervalMs: 10,
       inProgressRequeueMs: 20,
       registry,
@@ -526,7 +526,7 @@ describe("long-running operations", () => {
   const owner: Owner = { id: randomUUID(), cluster: "ns/lro" };
   const rg = "lro";
   beforeAll(async () => {
-    env = await startEnv({ operationTimeoutMs: 200 });
+    env = await startEnv({ operationWaitMs: 200 });
     await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner });
   });
   afterAll(() => env.stop());
@@ -553,6 +553,49 @@ describe("long-running operations", () => {
     expect(env.emu.resources().filter((r) => r.resourceGroup === "sdk-rg")).toEqual([]);
   });
 
+  it("by default a call never waits on an operation: it returns at once, the next call polls it once", async () => {
+    // A poll interval no test outlives: any wait in line would time the test out.
+    const azure = await env.clients({ operationWaitMs: undefined, pollIntervalMs: 600_000 });
+    const target = { subscriptionId: env.sub, resourceGroup: rg, name: "unheld-ip", location, owner };
+    expect(await ensurePublicIp(azure, target)).toMatchObject({
+      done: false,
+      retryAfterMs: 600_000,
+      reason: expect.stringContaining("waiting for"),
+    });
+    await eventually("the emulator finishes the operation", () =>
+      env.emu.resources().some((r) => r.name === "unheld-ip" && r.provisioningState === "Succeeded"),
+    );
+    const polls = statuses(env.emu, "GET", "/operations/").length;
+    expect(await ensurePublicIp(azure, target)).toMatchObject({ done: true, changed: true });
+    expect(statuses(env.emu, "GET", "/operations/").length).toBe(polls + 1);
+    expect(statuses(env.emu, "PUT", "/unheld-ip")).toEqual([201]);
+    expect(await ensurePublicIp(azure, target)).toMatchObject({ done: true, changed: false });
+  });
+
+  it("a cluster's step waiting on its operation says to look again after the poll interval", async () => {
+    const azure = await env.clients({ operationWaitMs: undefined, pollIntervalMs: 600_000 });
+    const infra = new AzureClusterInfrastructure(azure, {
+      subscriptionId: env.sub,
+      resourceGroup: "service",
+      name: "lro.example.com",
+    });
+    const spec = {
+      owner: owner.id,
+      ownerName: owner.cluster,
+      subscriptionId: env.sub,
+      location,
+      managedResourceGroup: rg,
+      zoneName: "p.lro.example.com",
+      delegationLabel: "p",
+      ingressName: "pending",
+    };
+    expect((await infra.ensureIngress(spec)).step).toMatchObject({
+      state: "pending",
+      reason: "InProgress",
+      retryAfterMs: 600_000,
+    });
+  });
+
   it("a hung operation returns 'in progress', then resumes without a second PUT", async () => {
     const ipId = (
       await settle(() =>
@@ -577,12 +620,18 @@ describe("long-running operations", () => {
     const hold = env.emu.faults.hangOperation({ method: "PUT", path: "/loadBalancers/hung-lb" });
 
     const started = Date.now();
-    expect(await lb(env.azure)).toMatchObject({ done: false, retryAfterMs: 20 });
+    // Our own operation: poll again after the poll interval (10 ms here).
+    expect(await lb(env.azure)).toMatchObject({ done: false, retryAfterMs: 10 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect(await lb(env.azure)).toMatchObject({ done: false });
-    // Another process (a restarted operator) has no poller to resume: it reads Updating and waits.
+    // Another process (a restarted operator) has no poller to resume: it reads Updating and waits
+    // the longer in-progress requeue (20 ms here).
     const restarted = await env.clients();
-    expect(await lb(restarted)).toMatchObject({ done: false, reason: expect.stringContaining("changing") });
+    expect(await lb(restarted)).toMatchObject({
+      done: false,
+      retryAfterMs: 20,
+      reason: expect.stringContaining("changing"),
+    });
     expect(statuses(env.emu, "PUT", "/hung-lb")).toEqual([201]);
 
     hold.release();
@@ -724,7 +773,7 @@ describe("cancellation", () => {
   const rg = "cancel";
   // Waits long enough that only the abort can end them within a test.
   const patient: Partial<AzureConfig> = {
-    operationTimeoutMs: 60_000,
+    operationWaitMs: 60_000,
     requestTimeoutMs: 60_000,
     retry: { maxRetries: 2, retryDelayMs: 10, maxRetryDelayMs: 50, maxRetryAfterMs: 60_000 },
   };
