@@ -81,6 +81,12 @@ async function step<T>(
 
 type Deletion = [what: string, run: () => Promise<Outcome<DeleteResult>>];
 
+async function deleting(what: string, run: Deletion[1]): Promise<{ step: StepState; value?: DeleteResult }> {
+  const r = await step(`Deleting ${what}`, run);
+  if (r.value === "deleted") failpoint("cluster/after-azure-resource-deleted");
+  return r;
+}
+
 export class AzureClusterInfrastructure implements ClusterInfrastructure {
   readonly #azure: AzureClients;
   readonly #parent: ParentZone;
@@ -193,20 +199,39 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     return { step: { state: "ready", message: `${CLUSTER_RECORDS.join(" and ")} point at ${ip}` } };
   }
 
+  /**
+   * The delegation first (a delegation left pointing at a deleted zone invites a takeover of the
+   * name), then the managed resource group, which takes everything in it: one long-running
+   * operation instead of one per resource. A group that is not ours (the user named an existing
+   * one) stays, and what we made in it is deleted one by one.
+   */
   async deleteAll(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
-    for (const [what, run] of this.#deletions(spec, opts)) {
-      const r = await step(`Deleting ${what}`, run);
-      if (r.value === "deleted") failpoint("cluster/after-azure-resource-deleted");
-      if (r.step.state !== "ready") return { step: r.step };
-    }
+    const delegation = await deleting(`NS delegation ${spec.delegationLabel}`, () =>
+      deleteNsDelegation(this.#azure, this.#delegation(spec), opts),
+    );
+    if (delegation.step.state !== "ready") return { step: delegation.step };
+    const group = await deleting(`Resource group ${spec.managedResourceGroup}`, () =>
+      deleteResourceGroup(this.#azure, this.#group(spec), opts),
+    );
+    if (group.step.state !== "ready") return { step: group.step };
+    if (group.value === "ownedByAnother") return this.#deleteContents(spec, opts);
     return { step: { state: "ready", message: "Every Azure resource of the cluster is gone" } };
   }
 
-  /** What deleteAll removes, in order: what depends on something goes before it. */
-  #deletions(spec: ClusterInfraSpec, opts: InfraOptions): Deletion[] {
+  /** Our resources in a group that is not ours, in order: what depends on something goes before it. */
+  async #deleteContents(spec: ClusterInfraSpec, opts: InfraOptions): Promise<InfraResult> {
+    for (const [what, run] of this.#contents(spec, opts)) {
+      const r = await deleting(what, run);
+      if (r.step.state !== "ready") return { step: r.step };
+    }
+    const message = `Every Azure resource of the cluster is gone; resource group ${spec.managedResourceGroup} is not the cluster's and stays`;
+    return { step: { state: "ready", message } };
+  }
+
+  #contents(spec: ClusterInfraSpec, opts: InfraOptions): Deletion[] {
     const azure = this.#azure;
     const rg = this.#rg(spec);
-    const { ingressName, zoneName, managedResourceGroup } = spec;
+    const { ingressName, zoneName } = spec;
     return [
       ...CLUSTER_RECORDS.map((name): Deletion => [
         `A record ${name}`,
@@ -220,12 +245,7 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
         `Public IP ${ingressName}-pip`,
         () => deletePublicIp(azure, { ...rg, name: `${ingressName}-pip` }, opts),
       ],
-      [
-        `NS delegation ${spec.delegationLabel}`,
-        () => deleteNsDelegation(azure, this.#delegation(spec), opts),
-      ],
       [`DNS zone ${zoneName}`, () => deleteDnsZone(azure, { ...rg, zoneName }, opts)],
-      [`Resource group ${managedResourceGroup}`, () => deleteResourceGroup(azure, this.#group(spec), opts)],
     ];
   }
 }

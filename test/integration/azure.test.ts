@@ -40,6 +40,7 @@ import {
   type Ready,
 } from "../../operators/azure/index.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
+import type { InfraResult } from "../../operators/cluster/infrastructure.ts";
 import { rejection } from "../support/rejection.ts";
 
 const location = "eastus";
@@ -521,6 +522,100 @@ describe("throttling, server errors, user errors, conflicts", () => {
   });
 });
 
+describe("a cluster's infrastructure, deleted through ClusterInfrastructure", () => {
+  let env: Env;
+  let infra: AzureClusterInfrastructure;
+  const parent = { resourceGroup: "region", name: "infra.example.com" };
+  const specFor = (owner: Owner, group: string, label: string) => ({
+    owner: owner.id,
+    ownerName: owner.cluster,
+    subscriptionId: env.sub,
+    location,
+    managedResourceGroup: group,
+    zoneName: `${label}.${parent.name}`,
+    delegationLabel: label,
+    ingressName: label,
+  });
+  type Spec = ReturnType<typeof specFor>;
+
+  /** Calls a step until it is no longer pending, waiting what it asks between calls. */
+  async function untilSettled(call: () => Promise<InfraResult>): Promise<InfraResult> {
+    for (let i = 0; i < 100; i++) {
+      const r = await call();
+      const { step } = r;
+      if (step.state !== "pending") return r;
+      await new Promise((resolve) => setTimeout(resolve, step.retryAfterMs));
+    }
+    throw new Error("still pending after 100 calls");
+  }
+
+  async function createAll(spec: Spec): Promise<void> {
+    expect((await infra.ensureResourceGroup(spec)).step.state).toBe("ready");
+    const zone = await infra.ensureDnsZone(spec);
+    expect((await infra.ensureDelegation(spec, zone.nameServers ?? [])).step.state).toBe("ready");
+    const ingress = await untilSettled(() => infra.ensureIngress(spec));
+    expect(ingress.step.state).toBe("ready");
+    expect((await infra.ensureRecords(spec, ingress.ingressIp ?? "")).step.state).toBe("ready");
+  }
+
+  beforeAll(async () => {
+    env = await startEnv();
+    infra = new AzureClusterInfrastructure(env.azure, { subscriptionId: env.sub, ...parent });
+    await infra.ensureParentZone(location);
+  });
+  afterAll(() => env.stop());
+
+  it("deletes the delegation, then the cluster's group with everything in it: one long-running operation", async () => {
+    const owner: Owner = { id: randomUUID(), cluster: "ns/whole" };
+    const spec = specFor(owner, "whole-rg", "whole");
+    await createAll(spec);
+    expect(env.emu.resources().filter((r) => r.resourceGroup === "whole-rg").length).toBeGreaterThanOrEqual(
+      5,
+    );
+    const before = env.emu.requests({ method: "DELETE" }).length;
+
+    const done = await untilSettled(() => infra.deleteAll(spec));
+    expect(done.step).toMatchObject({
+      state: "ready",
+      message: "Every Azure resource of the cluster is gone",
+    });
+    const deletes = env.emu.requests({ method: "DELETE" }).slice(before);
+    expect(deletes.map((r) => r.path.replace(/^.*\/providers\//, "").toLowerCase())).toEqual([
+      "microsoft.network/dnszones/infra.example.com/ns/whole",
+      expect.stringMatching(/resourcegroups\/whole-rg$/),
+    ]);
+    expect(env.emu.resources().filter((r) => r.resourceGroup === "whole-rg" || r.name === "whole")).toEqual(
+      [],
+    );
+    expect((await infra.deleteAll(spec)).step.state).toBe("ready");
+    expect(env.emu.requests({ method: "DELETE" }).length).toBe(before + 2);
+  });
+
+  it("in a group that is not the cluster's, deletes what the cluster made one by one and leaves the group", async () => {
+    const owner: Owner = { id: randomUUID(), cluster: "ns/guest" };
+    const host: Owner = { id: randomUUID(), cluster: "ns/host" };
+    const spec = specFor(owner, "shared-rg", "guest");
+    await ensureResourceGroup(env.azure, {
+      subscriptionId: env.sub,
+      name: "shared-rg",
+      location,
+      owner: host,
+    });
+    const at = { subscriptionId: env.sub, resourceGroup: "shared-rg", owner, location };
+    await settle(() => ensurePublicIp(env.azure, { ...at, name: "guest-pip" }));
+
+    const done = await untilSettled(() => infra.deleteAll(spec));
+    expect(done.step).toMatchObject({
+      state: "ready",
+      message: expect.stringContaining("shared-rg is not the cluster's and stays"),
+    });
+    const left = env.emu.resources().filter((r) => r.resourceGroup === "shared-rg");
+    expect(left.map((r) => [r.type, r.name, r.tags[OWNER_TAG]])).toEqual([
+      ["Microsoft.Resources/resourceGroups", "shared-rg", host.id],
+    ]);
+  });
+});
+
 describe("long-running operations", () => {
   let env: Env;
   const owner: Owner = { id: randomUUID(), cluster: "ns/lro" };
@@ -821,9 +916,13 @@ describe("cancellation", () => {
 
   it("an abort ends the wait for a long-running operation, which the next call resumes", async () => {
     const hold = env.emu.faults.hangOperation({ method: "PUT", path: "/publicIPAddresses/slow" });
+    const polls = (): number => env.emu.requests({ method: "GET", path: "/operations/" }).length;
+    const pollsBefore = polls();
     const abort = new AbortController();
     const call = rejection(ip("slow", abort.signal));
     await expect.poll(() => hold.held).toBe(1);
+    // The PUT's answer has reached the call once it polls: an abort before that only ends the PUT.
+    await expect.poll(polls).toBeGreaterThan(pollsBefore);
     const reason = new Error("stopping");
     abort.abort(reason);
     expect(await call).toBe(reason);
