@@ -75,7 +75,7 @@ export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) =
 
 /** A deletion phase that failed holds the ones after it, as one that is still waiting does. */
 function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterScope> {
-  return async (ctx, scope) => {
+  const held: Phase<ClusterScope> = async (ctx, scope) => {
     try {
       return await phase(ctx, scope);
     } catch (err) {
@@ -83,6 +83,8 @@ function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterS
       throw err;
     }
   };
+  // The phase's own name, for its metric.
+  return Object.defineProperty(held, "name", { value: phase.name });
 }
 
 export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [

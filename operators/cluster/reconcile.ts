@@ -12,7 +12,7 @@ import { staleness } from "../hcp/staleness.ts";
 import { failedSteps, stepsFromConditions } from "../hcp/steps.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
-import { phasesResult, runPhases } from "../runtime/phases.ts";
+import { phasesResult, runPhases, timed } from "../runtime/phases.ts";
 import { DELETE_PHASES } from "./delete.ts";
 import { UserErrorHold, VerifiedSteps } from "./holds.ts";
 import { CLUSTER_PHASES, PAUSED_PHASES } from "./phases.ts";
@@ -61,7 +61,7 @@ export class ClusterReconciler implements Reconciler {
     if (cluster.spec.paused)
       scope.facts.steps = stepsFromConditions(STEP_CONDITIONS, cluster.status?.conditions ?? []);
     const outcome = await runPhases(ctx, scope, cluster.spec.paused ? PAUSED_PHASES : CLUSTER_PHASES);
-    await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
+    await timed(ctx, "writeStatus", () => this.#writeStatus(ctx, scope, outcome.errors.length === 0));
     return phasesResult(outcome);
   }
 

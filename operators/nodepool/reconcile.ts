@@ -12,7 +12,7 @@ import { failedSteps } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
-import { phasesResult, runPhases, type Phase } from "../runtime/phases.ts";
+import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
 import { POOL_PHASES } from "./phases.ts";
 import { NODE_POOL_FINALIZER, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
@@ -56,7 +56,7 @@ export class NodePoolReconciler implements Reconciler {
     if (pool.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     if (await this.#d.writer.addFinalizer(NodePoolResource, pool, NODE_POOL_FINALIZER, ctx)) return {};
     const outcome = await runPhases(ctx, scope, POOL_PHASES);
-    await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
+    await timed(ctx, "writeStatus", () => this.#writeStatus(ctx, scope, outcome.errors.length === 0));
     return phasesResult(outcome);
   }
 

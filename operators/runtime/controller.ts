@@ -31,6 +31,8 @@ export interface ReconcileContext {
   signal: AbortSignal;
   /** Carries controller, cluster, namespace, name and reconcileID. */
   log: Logger;
+  /** The controller's name, for metrics of the reconcile's parts (runPhases). */
+  controller?: string;
 }
 
 export interface Reconciler {
@@ -287,7 +289,7 @@ export class Controller {
     const deadline = this.#deadline();
     let pending: Promise<Result>;
     try {
-      pending = this.#opts.reconciler.reconcile({ signal: deadline.signal, log }, req);
+      pending = this.#opts.reconciler.reconcile({ signal: deadline.signal, log, controller: this.name }, req);
     } catch (error) {
       deadline.clear();
       return { ok: false, error, panicked: true, timedOut: false };

@@ -64,6 +64,19 @@ export function histogram<L extends string>(
   return new client.Histogram({ ...config, registers: [registry] });
 }
 
+/**
+ * Seconds spent in each named phase of a reconcile (runPhases), by controller and phase: where a
+ * slow reconcile's time goes, Azure, the apiserver or the reconcile's own work.
+ */
+export function phaseTime(registry: Registry = metricsRegistry): client.Histogram<"controller" | "phase"> {
+  return histogram(registry, {
+    name: "controller_runtime_phase_seconds",
+    help: "Seconds spent in one phase of a reconcile, by controller and phase",
+    labelNames: ["controller", "phase"] as const,
+    buckets: reconcileTimeBuckets,
+  });
+}
+
 type ControllerLabel = "controller";
 
 export interface ControllerMetrics {

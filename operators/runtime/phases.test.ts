@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "./logger.ts";
-import { lowestNonZero, phasesResult, runPhases, type Phase } from "./phases.ts";
+import { phaseTime } from "./metrics.ts";
+import { lowestNonZero, phasesResult, runPhases, timed, type Phase, type PhaseResult } from "./phases.ts";
 
 const ctx = (signal = new AbortController().signal) => ({ signal, log: silentLogger });
 
@@ -62,5 +63,33 @@ describe("runPhases", () => {
     ]);
     expect(ran).toEqual(["a"]);
     expect(() => phasesResult(outcome)).toThrow("shutting down");
+  });
+});
+
+describe("phase metrics", () => {
+  it("records each phase's time by controller and phase name, a failing one too", async () => {
+    const series = async (phase: string): Promise<number> => {
+      const metric = await phaseTime().get();
+      const count = metric.values.find(
+        (v) =>
+          v.metricName === "controller_runtime_phase_seconds_count" &&
+          v.labels["controller"] === "phases-test" &&
+          v.labels["phase"] === phase,
+      );
+      return count?.value ?? 0;
+    };
+    async function placeIt(): Promise<PhaseResult> {
+      return Promise.resolve({});
+    }
+    async function failIt(): Promise<PhaseResult> {
+      return Promise.reject(new Error("no"));
+    }
+    const c = { ...ctx(), controller: "phases-test" };
+    await runPhases(c, [], [placeIt, failIt]);
+    await timed(c, "writeStatus", () => Promise.resolve());
+    expect([await series("placeIt"), await series("failIt"), await series("writeStatus")]).toEqual([1, 1, 1]);
+    // Without a controller name (a reconciler called directly) nothing is recorded.
+    await runPhases(ctx(), [], [placeIt]);
+    expect(await series("placeIt")).toBe(1);
   });
 });

@@ -8,6 +8,7 @@
  */
 import type { ReconcileContext, Result } from "./controller.ts";
 import { errorMessage } from "./errors.ts";
+import { phaseTime } from "./metrics.ts";
 
 export interface PhaseResult {
   /** Look again after this many milliseconds: something no watch reports is under way. */
@@ -44,7 +45,8 @@ export async function runPhases<S>(
       break;
     }
     try {
-      requeueAfterMs = lowestNonZero(requeueAfterMs, (await phase(ctx, scope)).requeueAfterMs);
+      const result = await timed(ctx, phase.name || "anonymous", async () => phase(ctx, scope));
+      requeueAfterMs = lowestNonZero(requeueAfterMs, result.requeueAfterMs);
     } catch (err) {
       errors.push(err);
     }
@@ -56,6 +58,17 @@ export async function runPhases<S>(
  * The reconcile's result: the merged requeue when every phase succeeded; otherwise the error (an
  * AggregateError for several), so the queue backs off.
  */
+/** Runs one part of a reconcile (a phase, the status write) and records its time by name. */
+export async function timed<T>(ctx: ReconcileContext, part: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await run();
+  } finally {
+    if (ctx.controller)
+      phaseTime().observe({ controller: ctx.controller, phase: part }, (performance.now() - started) / 1000);
+  }
+}
+
 export function phasesResult(outcome: PhasesOutcome): Result {
   const [first, ...rest] = outcome.errors;
   if (rest.length > 0) throw new AggregateError(outcome.errors, aggregateMessage(outcome.errors));
