@@ -37,7 +37,14 @@ const condition = (w: ManifestWork | undefined, type: string) =>
 beforeAll(async () => {
   await kubectl(consumer, "apply", "--server-side", "-k", "config/bases/agent/rbac");
   await ensureNamespaceExists("service", "hcp-system");
-  await kubectl("service", "apply", "--server-side", "--force-conflicts", "-k", "config/bases/operators/rbac");
+  await kubectl(
+    "service",
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "-k",
+    "config/bases/operators/rbac",
+  );
   const agentKube = new KubeClient(
     consumer,
     await serviceAccountKubeConfig(consumer, "maestro-agent", "maestro-agent"),
