@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../../hack/harness/crds.ts";
+import { installCrds, readCrds } from "../../hack/harness/crds.ts";
 import { deploymentCrds } from "../../hack/harness/upstream.ts";
 import { scratchDir } from "../support/fixtures.ts";
 import { clusterInfo, kubeConfigFor, kubectlPath } from "../support/region.ts";
@@ -125,11 +125,14 @@ function expectContainerShape(c: Container, name: string): void {
 }
 
 const created: string[][] = [];
+let installedCrds: string[] = [];
 let scratch: { path: string; remove(): Promise<void> };
 
 beforeAll(async () => {
   scratch = await scratchDir("deploy");
   const crds = await deploymentCrds();
+  // Other test files share these apiservers: the CRDs go again when this file is done.
+  installedCrds = (await readCrds(crds)).map((crd) => crd.metadata.name ?? "");
   await Promise.all(["service", MANAGEMENT].map((c) => installCrds(kubeConfigFor(c), crds)));
   // A dry run creates no namespace, so the objects in one need it to exist.
   for (const cluster of ["service", MANAGEMENT]) {
@@ -143,6 +146,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  for (const cluster of ["service", MANAGEMENT])
+    await kubectl(cluster, "delete", "crd", "--ignore-not-found", "--wait=false", ...installedCrds);
   for (const [cluster, ns] of created)
     await kubectl(cluster ?? "service", "delete", "namespace", ns ?? "", "--wait=false");
   await scratch?.remove();
