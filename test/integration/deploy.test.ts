@@ -27,7 +27,12 @@ const NAMESPACES = ["hcp-system", "maestro-agent", "argocd"];
 interface Obj {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
   rules?: Array<{ verbs: string[] }>;
@@ -109,7 +114,16 @@ function expectProductionShape(d: Obj, objects: Obj[]): void {
   expect(selecting("NetworkPolicy", "podSelector"), `${name} has a NetworkPolicy`).toHaveLength(1);
   if ((d.spec as { replicas: number }).replicas > 1)
     expect(selecting("PodDisruptionBudget", "selector"), `${name} has a PodDisruptionBudget`).toHaveLength(1);
-  expect(objects.filter((o) => o.kind === "ServiceMonitor").length, `${name} is scraped`).toBeGreaterThan(0);
+  // Scraped: a ServiceMonitor selects a Service that selects these pods.
+  const services = objects.filter(
+    (o) => o.kind === "Service" && selects({ matchLabels: o.spec?.["selector"] as never }, labels),
+  );
+  const scraped = objects.some(
+    (o) =>
+      o.kind === "ServiceMonitor" &&
+      services.some((svc) => selects(o.spec?.["selector"] as never, svc.metadata.labels ?? {})),
+  );
+  expect(scraped, `${name} is scraped by a ServiceMonitor`).toBe(true);
 }
 
 function expectContainerShape(c: Container, name: string): void {
@@ -124,7 +138,7 @@ function expectContainerShape(c: Container, name: string): void {
   expect(["operators", "frontend", "maestro-agent"], name).toContain(c.args?.[0]);
 }
 
-const created: string[][] = [];
+const created: Array<[cluster: string, namespace: string]> = [];
 let installedCrds: string[] = [];
 let scratch: { path: string; remove(): Promise<void> };
 
@@ -148,8 +162,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const cluster of ["service", MANAGEMENT])
     await kubectl(cluster, "delete", "crd", "--ignore-not-found", "--wait=false", ...installedCrds);
-  for (const [cluster, ns] of created)
-    await kubectl(cluster ?? "service", "delete", "namespace", ns ?? "", "--wait=false");
+  for (const [cluster, ns] of created) await kubectl(cluster, "delete", "namespace", ns, "--wait=false");
   await scratch?.remove();
 });
 
