@@ -287,6 +287,38 @@ describe("the layers", () => {
   });
 });
 
+describe("network policies", () => {
+  interface Rule {
+    from?: unknown[];
+    to?: unknown[];
+    ports?: Array<{ port: number }>;
+  }
+  const policy = async (path: string, name: string) =>
+    find((await render(path)).objects, "NetworkPolicy", name).spec as {
+      policyTypes: string[];
+      ingress?: Rule[];
+      egress?: Rule[];
+    };
+
+  it("open the frontend to everyone on its ARM port only, and its metrics to Prometheus", async () => {
+    const { ingress = [] } = await policy("config/clusters/svc-eastus", "hcp-frontend");
+    const open = ingress.filter((r) => !r.from).flatMap((r) => r.ports?.map((p) => p.port));
+    expect(open).toEqual([8443]);
+    expect(ingress.filter((r) => r.from).flatMap((r) => r.ports?.map((p) => p.port))).toEqual([8081]);
+  });
+
+  it("let the agent out to the broker, its apiserver and DNS only", async () => {
+    const spec = await policy("config/clusters/eastus-mgmt-1", "maestro-agent");
+    expect(spec.policyTypes).toContain("Egress");
+    expect((spec.egress ?? []).map((r) => r.ports?.map((p) => p.port))).toEqual([
+      [8883],
+      [443, 6443],
+      [53, 53],
+    ]);
+    expect((spec.egress ?? []).every((r) => (r.to ?? []).length > 0)).toBe(true);
+  });
+});
+
 describe("the production shape of every cluster", () => {
   const CLUSTERS = ALL.filter((p) => /^config\/clusters\/[^/]+$/.test(p));
 
