@@ -80,6 +80,7 @@ export function imageFiles(
 
 const VALUE_IMPORT = /^\s*(?:import|export)\s(?!type\s)[^;]*?\sfrom\s+"([^"]+)"/gm;
 const DYNAMIC_IMPORT = /\bimport\(\s*"([^"]+)"\s*\)/g;
+const SIDE_EFFECT_IMPORT = /^\s*import\s+"([^"]+)"/gm;
 
 /** The package a bare specifier names: "@scope/name/sub" → "@scope/name". */
 function packageName(specifier: string): string {
@@ -95,7 +96,9 @@ export function reachable(entries: string[]): { files: Set<string>; packages: Se
     if (files.has(file)) return;
     files.add(file);
     const text = readFileSync(join(root, file), "utf8");
-    for (const match of [...text.matchAll(VALUE_IMPORT), ...text.matchAll(DYNAMIC_IMPORT)]) {
+    for (const match of [VALUE_IMPORT, DYNAMIC_IMPORT, SIDE_EFFECT_IMPORT].flatMap((re) => [
+      ...text.matchAll(re),
+    ])) {
       const specifier = match[1] ?? "";
       if (specifier.startsWith(".")) visit(relative(root, resolve(dirname(join(root, file)), specifier)));
       else if (!specifier.startsWith("node:")) packages.add(packageName(specifier));
