@@ -3,15 +3,19 @@
  * service cluster and for each management cluster, every CRD installed, an MQTT broker with client
  * certificates, the ARM emulator), runs every controller, the maestro agents and the HyperShift
  * simulator, applies the sample cluster and prints its progress until it is Ready, then waits;
- * Ctrl-C or SIGTERM tears it all down.
+ * Ctrl-C or SIGTERM tears it all down. The CRDs (crds/), the release catalog and the RBAC are
+ * the files of the bases a region deploys (config/bases/).
  *
  *   HCP_MANAGEMENT_CLUSTERS=2   how many management clusters
  *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
  *   HCP_LOCAL_SAMPLE=0          do not apply the sample cluster
  */
+import { execFile } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { copyFile, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import {
   HcpClusterResource,
   NodePoolResource,
@@ -30,6 +34,7 @@ import { startStack } from "./harness/stack.ts";
 import { writeFile } from "node:fs/promises";
 import { clusterBody, frontendCerts, nodePoolBody, startTestFrontend } from "../test/support/frontend.ts";
 
+const exec = promisify(execFile);
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
 
 /** Issues the certificates the source and the management clusters' agents connect with. */
@@ -68,6 +73,7 @@ async function main(): Promise<void> {
   });
   const { stack, arm } = await startSoftware(region);
   lines.push(`  ARM emulator (Azure)  ${arm.endpoint}   CA ${arm.caPath}`);
+  lines.push(...(await installBaseRbac(region.clusters, kubectl)));
   const frontend = await startFrontend(region, stack.namespace);
   lines.push("", ...frontend.lines);
   process.stdout.write(lines.join("\n") + "\n");
@@ -81,6 +87,26 @@ async function main(): Promise<void> {
   await stack.stop();
   await arm.stop();
   await region.stop();
+}
+
+/**
+ * The RBAC a region deploys, from the same bases (config/bases/<component>/rbac): the operators'
+ * and the frontend's on the service cluster, the agent's on each management cluster. The
+ * processes here still run with the admin kubeconfig; the least-privilege tests run them as
+ * these ServiceAccounts.
+ */
+async function installBaseRbac(clusters: RegionCluster[], kubectl: string): Promise<string[]> {
+  const bases = (c: RegionCluster) =>
+    c.role === "service"
+      ? ["config/bases/operators/rbac", "config/bases/frontend/rbac"]
+      : ["config/bases/agent/rbac"];
+  const cwd = fileURLToPath(new URL("..", import.meta.url));
+  for (const c of clusters)
+    for (const base of bases(c))
+      await exec(kubectl, ["--kubeconfig", c.kubeconfigPath, "apply", "--server-side", "-k", base], { cwd });
+  return [
+    "  RBAC     config/bases/{operators,frontend}/rbac on service, config/bases/agent/rbac on each management cluster",
+  ];
 }
 
 const LOCAL_SUBSCRIPTION = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";

@@ -1,5 +1,5 @@
 /**
- * The service cluster's admission policy (config/service/admission.yaml: the controllers'
+ * The service cluster's admission policy (config/bases/operators/admission.yaml: the controllers'
  * finalizers set on every HcpCluster and NodePool at creation), installed where the region's
  * controllers run and removed again by whoever installed it: the tests share one apiserver, and
  * tests that run no controllers must be able to delete what they create.
@@ -12,7 +12,7 @@ import { NODE_POOL_FINALIZER } from "../../operators/nodepool/scope.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { waitFor } from "./ports.ts";
 
-const ADMISSION_FILE = new URL("../../config/service/admission.yaml", import.meta.url);
+const ADMISSION_FILE = new URL("../../config/bases/operators/admission.yaml", import.meta.url);
 const SAMPLE_POOL = new URL("../../config/samples/nodepool-fixed.yaml", import.meta.url);
 
 const admissionType = (plural: string, kind: string): ResourceType => ({

@@ -31,7 +31,7 @@ import { installAdmission, removeAdmission } from "./admission.ts";
 import type { ArmEmulator } from "./arm-emulator/index.ts";
 import type { BrokerCredentials } from "./broker.ts";
 
-export const CATALOG_FILE = new URL("../../config/service/release-catalog.yaml", import.meta.url);
+export const CATALOG_FILE = new URL("../../config/bases/operators/release-catalog.yaml", import.meta.url);
 /** The sample ManagementClusters (mgmt-1, mgmt-2) are used as they are; others get a default. */
 const SAMPLES_DIR = new URL("../../config/samples/", import.meta.url);
 export const LOCAL_BASE_DOMAIN = "hcp.example.com";
@@ -73,7 +73,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The catalog ConfigMap from config/service, placed in `namespace`. */
+/** The catalog ConfigMap from config/bases/operators, placed in `namespace`. */
 export async function catalogConfigMap(namespace: string): Promise<KubeObject> {
   const cm = load(await readFile(CATALOG_FILE, "utf8")) as KubeObject;
   return { ...cm, metadata: { ...cm.metadata, namespace } };

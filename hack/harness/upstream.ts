@@ -61,3 +61,32 @@ export async function managementClusterCrds(): Promise<string[]> {
   const p = await upstreamCrdPaths();
   return [p.hostedClusters, p.nodePools, p.appliedManifestWorks];
 }
+
+/**
+ * The Prometheus operator's root module: the newest version the proxy lists for it (later
+ * releases moved the CRDs' module path). Argo CD: the newest release whose go.mod the machine's Go
+ * (1.26) accepts; v3.6 asks for Go 1.27.
+ */
+export const PROMETHEUS_OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator@v0.85.0";
+export const ARGO_CD_MODULE = "github.com/argoproj/argo-cd/v3@v3.5.7";
+
+/**
+ * What a deployed region's clusters serve besides the service's own CRDs: the Prometheus
+ * operator's ServiceMonitor and PrometheusRule, Argo CD's Application, ApplicationSet and
+ * AppProject. The deploy test validates config/ against them.
+ */
+export async function deploymentCrds(): Promise<string[]> {
+  const [prometheus, argo] = await Promise.all([
+    goModuleDir(PROMETHEUS_OPERATOR_MODULE),
+    goModuleDir(ARGO_CD_MODULE),
+  ]);
+  const monitoring = join(prometheus, "example/prometheus-operator-crd");
+  const argoCrds = join(argo, "manifests/crds");
+  return [
+    join(monitoring, "monitoring.coreos.com_servicemonitors.yaml"),
+    join(monitoring, "monitoring.coreos.com_prometheusrules.yaml"),
+    join(argoCrds, "application-crd.yaml"),
+    join(argoCrds, "applicationset-crd.yaml"),
+    join(argoCrds, "appproject-crd.yaml"),
+  ];
+}

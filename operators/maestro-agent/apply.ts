@@ -36,7 +36,7 @@ export interface ManifestOutcome {
 
 /**
  * Kinds the agent may apply: `Kind` (core group), `Kind.group`, `*.group` or `*`. The default
- * matches the agent's ClusterRole in config/management.
+ * matches the agent's ClusterRole in config/bases/agent/rbac.
  */
 export class KindAllowList {
   readonly #entries: Set<string>;

@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { ManifestClient, ManifestOutcome } from "./apply.ts";
 import type { AppliedResource, LiveReader } from "./appliedwork.ts";
 
-/** The kinds the agent's ClusterRole lets it list and watch (config/management), as `plural.group`. */
+/** The kinds the agent's ClusterRole lets it list and watch (config/bases/agent/rbac), as `plural.group`. */
 export const DEFAULT_WATCHED_RESOURCES = [
   "hostedclusters.hypershift.openshift.io",
   "nodepools.hypershift.openshift.io",

@@ -48,6 +48,18 @@ describe("npm run local", () => {
     );
     expect(hosted.map((h) => h.stdout).join("\n")).toContain("demo");
     await kubectl("mgmt-2", "get", "appliedmanifestworks.work.open-cluster-management.io");
+    // The RBAC a region deploys, from the same bases.
+    const roles = await kubectl(
+      "service",
+      "get",
+      "clusterroles",
+      "hcp-operators",
+      "hcp-frontend",
+      "-o",
+      "name",
+    );
+    expect(roles.stdout.trim().split("\n")).toHaveLength(2);
+    await kubectl("mgmt-1", "get", "clusterrole", "maestro-agent");
 
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
     const pids = await childPids(workDir);

@@ -1,5 +1,5 @@
 /**
- * config/service/admission.yaml on the real apiserver: every new HcpCluster and NodePool carries
+ * config/bases/operators/admission.yaml on the real apiserver: every new HcpCluster and NodePool carries
  * its controller's finalizer from creation, so one deleted before any controller saw it still
  * waits for the controllers (a cluster for its node pools, a pool for its work).
  */

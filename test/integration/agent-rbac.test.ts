@@ -1,10 +1,10 @@
 /**
- * maestro-agent runs with only the RBAC of config/management: a ServiceAccount token bound to that
+ * maestro-agent runs with only the RBAC of config/bases/agent/rbac: a ServiceAccount token bound to that
  * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, HyperShift objects), records
  * it, and cleans it up; a kind outside the allow-list is refused with a condition; a HostedCluster's
  * status change reaches the work through the agent's watch (its status sync period is set far
  * beyond the test, so only the watch can bring it). The maestro-server across the broker runs with
- * only the operators' RBAC of config/rbac.
+ * only the operators' RBAC of config/bases/operators/rbac.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
@@ -35,9 +35,16 @@ const condition = (w: ManifestWork | undefined, type: string) =>
   w?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
-  await kubectl(consumer, "apply", "--server-side", "-k", "config/management");
+  await kubectl(consumer, "apply", "--server-side", "-k", "config/bases/agent/rbac");
   await ensureNamespaceExists("service", "hcp-system");
-  await kubectl("service", "apply", "--server-side", "--force-conflicts", "-k", "config/rbac");
+  await kubectl(
+    "service",
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "-k",
+    "config/bases/operators/rbac",
+  );
   const agentKube = new KubeClient(
     consumer,
     await serviceAccountKubeConfig(consumer, "maestro-agent", "maestro-agent"),
