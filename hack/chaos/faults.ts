@@ -14,13 +14,14 @@ import { leaseType } from "../../operators/runtime/leaderelection.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { issueBrokerCredentials } from "../harness/broker.ts";
 import { compactEtcd } from "../harness/etcd.ts";
+import { EVENT_GRID_QUEUE } from "./mqtt-proxy.ts";
 import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
 import type { Workload } from "./workload.ts";
 
 export interface FaultSettings {
   /** Clusters (each with a pool) per run. */
   n: number;
-  /** How long a management cluster's apiserver stays away (the issue's figure is 10 minutes). */
+  /** How long a management cluster's apiserver stays away (npm run chaos: 10 minutes by default). */
   managementOutageMs: number;
   /** Only these failpoints, for the failpoint faults (a CI subset); all of them when unset. */
   failpoints?: readonly Failpoint[];
@@ -240,7 +241,7 @@ const etcdPause: Fault = {
 function managementOutage(): Fault {
   return {
     name: "management-apiserver-outage",
-    what: "one management cluster's kube-apiserver gone (--management-outage-s, default 2 min; --full-outage: 10 min) and back",
+    what: "one management cluster's kube-apiserver gone for 10 min (--management-outage-s shortens it) and back",
     async run(ctx) {
       const mgmt = ctx.chaos.region.clusters.find((c) => c.role === "management")!;
       await mgmt.apiServer!.restart({
@@ -327,16 +328,19 @@ const armHungLro: Fault = {
 
 // ---- the broker and the network ------------------------------------------------------------------
 
+/** How long broker-unreachable cuts the management clusters off. */
+export const BROKER_CUT_MS = 60_000;
+
 const brokerUnreachable: Fault = {
   name: "broker-unreachable",
-  what: "every management cluster cut off from the broker for 60 s while N more clusters are created; their sessions kept with Event Grid's offline queue (100 messages or 1 MB, then the session and its queue are dropped)",
+  what: `every management cluster cut off from the broker for ${BROKER_CUT_MS / 1000} s while N more clusters are created; their sessions kept with Event Grid's offline queue (${EVENT_GRID_QUEUE.messages} messages or ${EVENT_GRID_QUEUE.bytes / 1_000_000} MB, then the session and its queue are dropped)`,
   async run(ctx) {
     const { proxy, management } = ctx.chaos;
     proxy.cut(management.map((m) => m.cluster));
     ctx.injected();
     // New clusters while they are away: their works are what fills the offline queues.
     const extra = Array.from({ length: ctx.settings.n }, () => ctx.workload.createOne());
-    await Promise.all([lasting(60_000), ...extra]);
+    await Promise.all([lasting(BROKER_CUT_MS), ...extra]);
     proxy.heal();
     const s = proxy.stats;
     ctx.noteAfterwards(

@@ -24,6 +24,11 @@ import { issueCert } from "../harness/certs.ts";
 /** Event Grid's offline session queue (docs/reference/scale-and-faults.md P7). */
 export const EVENT_GRID_QUEUE = { messages: 100, bytes: 1_000_000 };
 
+/** Whether one more message of `bytes` would take an offline queue past Event Grid's limits. */
+export function overflowsOfflineQueue(queued: { messages: number; bytes: number }, bytes: number): boolean {
+  return queued.messages + 1 > EVENT_GRID_QUEUE.messages || queued.bytes + bytes > EVENT_GRID_QUEUE.bytes;
+}
+
 const PUBLISH = 3;
 const SUBACK = 9;
 const PINGRESP = 13;
@@ -320,7 +325,7 @@ class Proxy {
     if (!held || packetType(p) === PINGRESP || packetType(p) !== PUBLISH) return;
     const ack = pubackFor(p);
     if (ack) session.up.write(ack);
-    if (held.queue.length + 1 > EVENT_GRID_QUEUE.messages || held.bytes + p.length > EVENT_GRID_QUEUE.bytes) {
+    if (overflowsOfflineQueue({ messages: held.queue.length, bytes: held.bytes }, p.length)) {
       this.stats.queueDiscarded += held.queue.length + 1;
       this.stats.sessionsTerminated++;
       held.queue = [];

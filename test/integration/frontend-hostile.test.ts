@@ -345,6 +345,45 @@ describe("slow and numerous clients", () => {
     }
   });
 
+  it("cuts off a request whose headers arrive too slowly (408)", async () => {
+    const socket = connectTls({ host: "127.0.0.1", port, servername: "localhost", ...(await armTls()) });
+    await new Promise<void>((resolve) => socket.once("secureConnect", () => resolve()));
+    socket.write(`GET /subscriptions/${randomUUID()}?api-version=2.0 HTTP/1.1\r\nHost: localhost\r\n`);
+    // One more header line at a time, never the blank line that ends them.
+    let line = 0;
+    const drip = setInterval(() => socket.writable && socket.write(`X-Drip-${line++}: 1\r\n`), 50);
+    try {
+      expect(await closed(socket, 10_000)).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
+  it("closes a keep-alive connection left idle after its answer", async () => {
+    // Node's own keep-alive timeout is 5 s: the connection must go well before that.
+    const idle = await startTestFrontend({
+      client: service,
+      certs: fixture.certs,
+      catalogNamespace: fixture.catalogNamespace,
+      registry: new Registry(),
+      connections: { idleTimeoutMs: 300 },
+    });
+    try {
+      const idlePort = Number(new URL(idle.url).port);
+      const socket = connectTls({
+        host: "127.0.0.1",
+        port: idlePort,
+        servername: "localhost",
+        ...(await armTls()),
+      });
+      await new Promise<void>((resolve) => socket.once("secureConnect", () => resolve()));
+      socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n");
+      expect(await closed(socket, 4_000)).toMatch(/^HTTP\/1\.1 200/);
+    } finally {
+      await idle.stop();
+    }
+  });
+
   it("closes connections past the cap as they arrive", async () => {
     const capped = await startTestFrontend({
       client: service,
