@@ -345,7 +345,8 @@ export function nodePoolToCR(res: ArmResource<NodePoolProperties>, ctx: ToCRCont
   const errors: FieldError[] = [];
   const spec: NodePool["spec"] = compact({
     clusterRef: { name: ctx.clusterName ?? "" },
-    version: p.version ? versionSpec(p.version) : undefined,
+    // A pool without a version.id (2024-06-10-preview allows it) runs its cluster's version.
+    version: p.version?.id === undefined ? undefined : versionSpec(p.version),
     platform: nodePoolSpecPlatform(p),
     ...scaling(p, errors),
     labels: labelsToMap(p.labels, errors),
