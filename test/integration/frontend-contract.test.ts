@@ -121,8 +121,9 @@ describe("request checks", () => {
       message:
         "The resource type 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters' could not be found API version '2099-01-01'.",
     });
+    // A version in ARO HCP's spec after those served here.
     expectError(
-      await arm.send("GET", path, { apiVersion: "2026-09-01-preview" }),
+      await arm.send("GET", path, { apiVersion: "2026-10-01-preview" }),
       400,
       "InvalidResourceType",
     );
