@@ -363,6 +363,71 @@ describe("credentials, versions and preflight", () => {
     expectError(await arm.send("GET", `${base}/4.1.0`), 404, "ResourceNotFound");
   });
 
+  it("lists the provider's operations tenant-wide, the same for any api-version", async () => {
+    const path = "/providers/Microsoft.RedHatOpenShift/operations";
+    const r = await arm.send("GET", path, { apiVersion: "2026-09-01-preview" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const value = (r.body as Json).value as Json[];
+    expect(value.map((o) => String(o.name))).toEqual(
+      expect.arrayContaining([
+        "Microsoft.RedHatOpenShift/register/action",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/read",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/write",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/delete",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools/write",
+        "Microsoft.RedHatOpenShift/locations/hcpOpenShiftVersions/read",
+        "Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets/read",
+        "Microsoft.RedHatOpenShift/locations/hcpOperationStatuses/read",
+        "Microsoft.RedHatOpenShift/operations/read",
+      ]),
+    );
+    for (const o of value) {
+      expect(o.isDataAction).toBe(false);
+      for (const key of ["provider", "resource", "operation", "description"])
+        expect(o.display[key], `${String(o.name)} display.${key}`).toMatch(/\S/);
+    }
+    // ARO Classic's versions share the namespace: the list does not depend on the version.
+    expect((await arm.send("GET", path, { apiVersion: "2020-04-30" })).body).toEqual(r.body);
+    expectError(await arm.send("DELETE", path), 405, "MethodNotAllowed");
+  });
+
+  it("lists the operator identities and roles of each OpenShift version the catalog offers", async () => {
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperatorIdentityRoleSets`;
+    const list = await arm.send("GET", base, { apiVersion: "2025-12-23-preview" });
+    expect(list.status, JSON.stringify(list.body)).toBe(200);
+    // 4.18 is offered too, but no operator runs as the customer's identities before 4.19.
+    expect(((list.body as Json).value as Json[]).map((s) => String(s.name))).toEqual(["4.20", "4.19"]);
+    const one = (await arm.send("GET", `${base}/4.19`)).body as Json;
+    expect(one).toMatchObject({
+      id: `${base}/4.19`,
+      name: "4.19",
+      type: "Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets",
+    });
+    const cp = one.properties.controlPlaneOperators as Json[];
+    const always = cp.filter((o) => o.required === "Always").map((o) => String(o.name));
+    // Every identity the cluster bodies of these tests give is one the version always needs.
+    const given = (clusterBody(sub)["properties"] as Json).platform.operatorsAuthentication
+      .userAssignedIdentities;
+    expect(always.sort()).toEqual(Object.keys(given.controlPlaneOperators as Json).sort());
+    expect(cp.find((o) => o.name === "kms")).toMatchObject({
+      required: "OnEnablement",
+      roleDefinitions: [{ name: "Key Vault Crypto User" }],
+    });
+    const dp = one.properties.dataPlaneOperators as Json[];
+    expect(dp.map((o) => String(o.name)).sort()).toEqual(
+      Object.keys(given.dataPlaneOperators as Json).sort(),
+    );
+    for (const o of [...cp, ...dp])
+      expect(o.roleDefinitions[0].resourceId).toMatch(
+        /^\/providers\/Microsoft\.Authorization\/roleDefinitions\/[0-9a-f-]{36}$/,
+      );
+    expectError(await arm.send("GET", `${base}/4.18`), 404, "ResourceNotFound");
+    expectError(await arm.send("GET", base, { apiVersion: "2099-01-01" }), 400, "InvalidResourceType", {
+      message:
+        "The resource type 'Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets' could not be found API version '2099-01-01'.",
+    });
+  });
+
   it("answers preflight with 200: Succeeded, or Failed with the reasons per resource", async () => {
     const url = `/subscriptions/${sub}/resourcegroups/${rg}/providers/Microsoft.RedHatOpenShift/deployments/dep/preflight`;
     const ok = {
