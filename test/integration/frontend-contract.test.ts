@@ -9,7 +9,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { configMapType } from "../../operators/releases/catalog.ts";
+import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   ArmClient,
@@ -361,6 +362,37 @@ describe("credentials, versions and preflight", () => {
       properties: { channelGroup: "stable", enabled: true },
     });
     expectError(await arm.send("GET", `${base}/4.1.0`), 404, "ResourceNotFound");
+  });
+
+  it("shows each version's endOfLifeTimestamp from the catalog", async () => {
+    const ns = fixture.catalogNamespace;
+    const cm = await service.get<KubeObject & { data: Record<string, string> }>(
+      configMapType,
+      CATALOG_CONFIGMAP,
+      ns,
+    );
+    const yaml = (cm.data[CATALOG_KEY] ?? "").replace(
+      /^(\s*)- version: 4\.19\.7$/m,
+      "$1- version: 4.19.7\n$1  endOfLifeTimestamp: 2027-02-17T00:00:00Z",
+    );
+    expect(yaml).toContain("endOfLifeTimestamp");
+    await service.mergePatch(
+      configMapType,
+      { name: CATALOG_CONFIGMAP, namespace: ns },
+      { data: { [CATALOG_KEY]: yaml } },
+    );
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
+    // The frontend reads the catalog through a watch: wait until it has seen the change.
+    await expect
+      .poll(
+        async (): Promise<unknown> => ((await arm.send("GET", `${base}/4.19.7`)).body as Json).properties,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toEqual({ channelGroup: "stable", enabled: true, endOfLifeTimestamp: "2027-02-17T00:00:00Z" });
+    const list = ((await arm.send("GET", base)).body as Json).value as Json[];
+    expect(list.find((v) => v.name === "4.19.7")?.properties.endOfLifeTimestamp).toBe("2027-02-17T00:00:00Z");
   });
 
   it("lists the provider's operations tenant-wide, the same for any api-version", async () => {
