@@ -40,7 +40,7 @@ describe("ReleaseCatalog", () => {
     expect(ReleaseCatalog.parse("releases: [").problems[0]).toContain("not YAML");
   });
 
-  it("reads each release's end of life, an RFC 3339 date-time, and skips a release whose is not one", () => {
+  it("reads each release's end of life, an RFC 3339 date-time, and names one that is not", () => {
     const eol = ReleaseCatalog.parse(`
 releases:
   - version: 4.19.7
@@ -59,9 +59,10 @@ releases:
       ["4.20.2", "2027-06-30T12:00:00+02:00"],
       ["4.19.7", "2027-02-17T00:00:00Z"],
       ["4.18.22", undefined],
+      ["4.17.1", undefined],
     ]);
     expect(eol.problems).toEqual([
-      "releases[3].endOfLifeTimestamp of 4.17.1 is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z",
+      "releases[3].endOfLifeTimestamp of 4.17.1 is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z; the release is offered without one",
     ]);
   });
 

@@ -66,30 +66,38 @@ export function compareVersions(a: string, b: string): number {
 const versionText = (raw: unknown): string =>
   typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
 
-/** One entry of the catalog, or what is wrong with it (`where` names it). */
-function readRelease(entry: unknown, where: string): Release | string {
+/**
+ * One entry of the catalog, or what is wrong with it (`where` names it). A bad end of life is
+ * named too, but the release stays offered without one: clusters on it must not lose it for that.
+ */
+function readRelease(entry: unknown, where: string): { release?: Release; problem?: string } {
   const e = (entry ?? {}) as Record<string, unknown>;
   const version = versionText(e["version"]);
   const image = e["image"];
   const groups = e["channelGroups"] ?? ["stable"];
-  if (parseVersion(version)?.length !== 3) return `${where}.version "${version}" is not major.minor.patch`;
-  if (typeof image !== "string" || image === "") return `${where}.image is missing for ${version}`;
+  if (parseVersion(version)?.length !== 3)
+    return { problem: `${where}.version "${version}" is not major.minor.patch` };
+  if (typeof image !== "string" || image === "")
+    return { problem: `${where}.image is missing for ${version}` };
   if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
-    return `${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}`;
+    return { problem: `${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}` };
   const eol = endOfLifeOf(e["endOfLifeTimestamp"]);
-  if (!eol.ok)
-    return `${where}.endOfLifeTimestamp of ${version} is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z`;
-  return {
+  const release: Release = {
     version,
     image,
     channelGroups: groups as ChannelGroup[],
     ...(eol.value ? { endOfLifeTimestamp: eol.value } : {}),
   };
+  if (eol.ok) return { release };
+  return {
+    release,
+    problem: `${where}.endOfLifeTimestamp of ${version} is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z; the release is offered without one`,
+  };
 }
 
 export class ReleaseCatalog {
   readonly releases: readonly Release[];
-  /** Entries the parser skipped, with why; shown in conditions rather than failing everything. */
+  /** Entries the parser skipped or read in part, with why; shown in conditions rather than failing everything. */
   readonly problems: readonly string[];
 
   constructor(releases: Release[], problems: string[] = []) {
@@ -111,9 +119,9 @@ export class ReleaseCatalog {
     const releases: Release[] = [];
     const problems: string[] = [];
     entries.forEach((entry: unknown, i) => {
-      const read = readRelease(entry, `releases[${i}]`);
-      if (typeof read === "string") problems.push(read);
-      else releases.push(read);
+      const { release, problem } = readRelease(entry, `releases[${i}]`);
+      if (release) releases.push(release);
+      if (problem) problems.push(problem);
     });
     releases.sort((a, b) => compareVersions(b.version, a.version));
     return new ReleaseCatalog(releases, problems);
