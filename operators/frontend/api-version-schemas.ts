@@ -240,9 +240,10 @@ function nodePoolProperties(o: Features) {
     { required: ["platform"] },
   );
 }
+/** ManagedServiceIdentity: what a request sends of an assigned identity is its ID, the key. */
 const identity = obj({
   type: str({ enum: ["None", "SystemAssigned", "UserAssigned", "SystemAssigned,UserAssigned"] }),
-  userAssignedIdentities: map(anyValue()),
+  userAssignedIdentities: map(obj({ principalId: ro(str()), clientId: ro(str()) })),
   principalId: ro(str()),
   tenantId: ro(str()),
 });

@@ -11,6 +11,7 @@ import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../ope
 import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
+import { identityClientId } from "../../operators/cluster/hostedcluster.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   assignedIdentities,
@@ -26,6 +27,7 @@ const service = clientFor("service");
 const sub = randomUUID();
 const ns = subscriptionNamespace(sub);
 const rg = "rg-versions";
+const TENANT = "8b1d2c3e-4f50-4a6b-9c7d-0e1f2a3b4c5d";
 let fixture: FrontendFixture;
 let arm: ArmClient;
 
@@ -163,7 +165,11 @@ function targets(r: ArmResponse): string[] {
 }
 
 beforeAll(async () => {
-  fixture = await startFrontendFixture({ client: service, name: "frontend-versions" });
+  fixture = await startFrontendFixture({
+    client: service,
+    name: "frontend-versions",
+    headers: { "x-ms-home-tenant-id": TENANT },
+  });
   arm = fixture.arm;
   expect((await fixture.putSubscription(sub, "Registered")).status).toBe(200);
 }, 60_000);
@@ -380,5 +386,70 @@ describe("one cluster through every version", () => {
     for (const field of ["ingress", "cryptoRestrictions", "imageDigestMirrors", "status"])
       expect(Object.keys(properties), field).not.toContain(field);
     expect(Object.keys(properties.platform as Json)).not.toContain("vnetIntegrationSubnetId");
+  });
+});
+
+describe("identities", () => {
+  const OPS = "properties.platform.operatorsAuthentication.userAssignedIdentities";
+  const put = (v: ApiVersion, name: string, body: Json) =>
+    arm.send("PUT", clusterPath(sub, rg, name), { apiVersion: v, body });
+  const assigned = (body: Json): Json => body.identity.userAssignedIdentities as Json;
+
+  it("refuses, in every version, an operator identity that is not assigned to the cluster", async () => {
+    for (const v of API_VERSIONS) {
+      const body = exampleCluster(v, "unassigned");
+      delete assigned(body)[uami(sub, "unassigned-ingress")];
+      const r = await put(v, `unassigned-${v.slice(0, 4)}${v.slice(5, 7)}`, body);
+      expect(targets(r)).toEqual([`${OPS}.controlPlaneOperators.ingress`]);
+      expect((r.body as Json).error.message).toContain("is not assigned to the cluster");
+    }
+    const noIdentity = exampleCluster("2026-06-30-preview", "none");
+    delete noIdentity.identity;
+    expect(targets(await put("2026-06-30-preview", "no-identity", noIdentity))).toHaveLength(9);
+  });
+
+  it("refuses an assigned identity no operator uses, one used twice, and an assigned data plane identity", async () => {
+    const v = "2026-06-30-preview";
+    const unused = exampleCluster(v, "unused");
+    const spare = uami(sub, "spare");
+    assigned(unused)[spare] = {};
+    expect(targets(await put(v, "unused", unused))).toEqual([`identity.userAssignedIdentities.${spare}`]);
+
+    const shared = exampleCluster(v, "shared2");
+    const ops = shared.properties.platform.operatorsAuthentication.userAssignedIdentities as Json;
+    const file = uami(sub, "shared2-file");
+    ops.controlPlaneOperators["file-csi-driver"] = uami(sub, "shared2-disk");
+    delete assigned(shared)[file];
+    const r = await put(v, "shared-identity", shared);
+    expect(targets(r)).toEqual([`identity.userAssignedIdentities.${uami(sub, "shared2-disk")}`]);
+    expect((r.body as Json).error.message).toContain("used more than once");
+
+    const dataPlane = exampleCluster(v, "dataplane");
+    assigned(dataPlane)[uami(sub, "dataplane-dp-disk")] = {};
+    expect(targets(await put(v, "data-plane", dataPlane))).toEqual([
+      `identity.userAssignedIdentities.${uami(sub, "dataplane-dp-disk")}`,
+      `${OPS}.dataPlaneOperators.disk-csi-driver`,
+    ]);
+  });
+
+  it("matches identity IDs whatever their case, and shows each one's principal and client IDs and the tenant", async () => {
+    const v = "2025-12-23-preview";
+    const body = exampleCluster(v, "details");
+    const ccm = uami(sub, "details-ccm");
+    delete assigned(body)[ccm];
+    assigned(body)[ccm.toUpperCase()] = { principalId: "forged", clientId: "forged" };
+    const created = expect2xx(await put(v, "details", body), 201);
+    expect(created.identity.tenantId).toBe(TENANT);
+    const entries = Object.entries(assigned(created));
+    expect(entries).toHaveLength(9);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/;
+    for (const [id, e] of entries) {
+      expect(e.principalId).toMatch(uuid);
+      expect(e.principalId).not.toBe(e.clientId);
+      // The client ID the HostedCluster's operators are given for this identity.
+      expect(e.clientId).toBe(identityClientId(id));
+    }
+    const got = expect2xx(await arm.send("GET", clusterPath(sub, rg, "details"), { apiVersion: v }), 200);
+    expect(got.identity).toEqual(created.identity);
   });
 });
