@@ -490,7 +490,17 @@ describe("credentials, versions and preflight", () => {
       location: "eastus",
       properties: { platform: {} },
     };
-    const bad = await arm.send("POST", url, { body: { resources: [badCidr, badPool] }, apiVersion: null });
+    // An operator identity not assigned to the cluster: ARO HCP's identity rules apply here too.
+    const unassigned = structuredClone(ok) as Json;
+    unassigned.name = "pf3";
+    const ingress = unassigned.properties.platform.operatorsAuthentication.userAssignedIdentities
+      .controlPlaneOperators as Json;
+    const given = String(ingress.ingress);
+    ingress.ingress = given.replace(/[^/]+$/, "other");
+    const bad = await arm.send("POST", url, {
+      body: { resources: [badCidr, badPool, unassigned] },
+      apiVersion: null,
+    });
     expect(bad.status).toBe(200);
     expect(bad.body).toMatchObject({
       status: "Failed",
@@ -503,6 +513,10 @@ describe("credentials, versions and preflight", () => {
     });
     expect(details[0]!.details[0].target).toBe("properties.network.podCidr");
     expect(details[1]!.details[0].target).toBe("properties.platform.vmSize");
+    expect((details[2]!.details as Json[]).map((d) => String(d.target))).toEqual([
+      "properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators.ingress",
+      `identity.userAssignedIdentities.${given}`,
+    ]);
 
     // More resources than an ARM template may hold: refused before any dry run.
     const many = Array.from({ length: 801 }, (_, i) => ({
