@@ -1,12 +1,19 @@
 /**
  * The API versions served and what each one's bodies look like. The hub (the shape the frontend
- * stores and maps to CRs) is the newest served version, 2026-06-30-preview; 2024-06-10-preview
- * converts to and from it (hub-conversion.ts). Schemas follow ARO HCP's OpenAPI (../shared/docs/reference/hypershift-arohcp-api.md
- * B.1, B.2): `readOnly` is "r", `createOnly` is "r,c", anything else "r,c,u".
+ * stores and maps to CRs) is 2026-06-30-preview, the newest ARO HCP serves; every other version
+ * converts to and from it (hub-conversion.ts). 2026-09-01-preview, the newest in ARO HCP's spec,
+ * has the hub's cluster and node pool shapes. Schemas follow ARO HCP's OpenAPI of each version
+ * (../shared/docs/reference/hypershift-arohcp-api.md B.1, B.2): `readOnly` is "r", `createOnly` is
+ * "r,c", anything else "r,c,u".
  */
 import { anyValue, arr, bool, co, int, map, obj, ro, str, type TypeOf } from "./body-schema.ts";
 
-export const API_VERSIONS = ["2024-06-10-preview", "2026-06-30-preview"] as const;
+export const API_VERSIONS = [
+  "2024-06-10-preview",
+  "2025-12-23-preview",
+  "2026-06-30-preview",
+  "2026-09-01-preview",
+] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 export const HUB_VERSION: ApiVersion = "2026-06-30-preview";
 export const SUBSCRIPTION_API_VERSION = "2.0";
@@ -14,6 +21,28 @@ export const SUBSCRIPTION_API_VERSION = "2.0";
 export function isServedVersion(v: string | undefined): v is ApiVersion {
   return API_VERSIONS.some((served) => served === v);
 }
+
+/** What changed between the versions, by the version that brought it. */
+interface Features {
+  /**
+   * 2025-12-23-preview: version.id required (and a cluster's updatable), the VNet integration
+   * subnet, kms.vaultName and kms.visibility beside activeKey (2024-06-10-preview had
+   * activeKey.vaultName), image digest mirrors, the OS disk type.
+   */
+  since2025: boolean;
+  /**
+   * 2026-06-30-preview: ingress, cryptoRestrictions, status conditions, etcd keys customer-managed
+   * only (keyManagementMode required), OS disks of at most 4095 GiB.
+   */
+  since2026: boolean;
+}
+
+const FEATURES: Record<ApiVersion, Features> = {
+  "2024-06-10-preview": { since2025: false, since2026: false },
+  "2025-12-23-preview": { since2025: true, since2026: false },
+  "2026-06-30-preview": { since2025: true, since2026: true },
+  "2026-09-01-preview": { since2025: true, since2026: true },
+};
 
 const conditions = ro(
   obj({
@@ -24,57 +53,61 @@ const conditions = ro(
   }),
 );
 
-const versionProfile = (idRequired: boolean, idCreateOnly: boolean) =>
+/** A cluster's version.id is create-only in 2024-06-10-preview; a node pool's is always updatable. */
+const versionProfile = (o: Features, idCreateOnly: boolean) =>
   obj(
     {
       id: idCreateOnly ? co(str({ maxLength: 32 })) : str({ maxLength: 32 }),
       channelGroup: str({ maxLength: 32 }),
     },
-    { required: idRequired ? ["id"] : [] },
+    { required: o.since2025 ? ["id"] : [] },
   );
 
-interface ClusterOptions {
-  v2026: boolean;
-}
+const keyText = () => str({ minLength: 1, maxLength: 255 });
 
-function kmsSchema(o: ClusterOptions) {
+function kmsSchema(o: Features) {
   const activeKey = obj(
     {
-      name: co(str()),
-      version: str(),
-      ...(o.v2026 ? {} : { vaultName: co(str()) }),
+      name: co(keyText()),
+      version: keyText(),
+      ...(o.since2025 ? {} : { vaultName: co(keyText()) }),
     },
-    { required: o.v2026 ? ["name", "version"] : ["name", "vaultName", "version"] },
+    { required: o.since2025 ? ["name", "version"] : ["name", "vaultName", "version"] },
   );
   return obj(
     {
-      ...(o.v2026 ? { vaultName: co(str()) } : {}),
-      visibility: co(str({ enum: ["Public", "Private"] })),
+      ...(o.since2025
+        ? { vaultName: co(keyText()), visibility: co(str({ enum: ["Public", "Private"] })) }
+        : {}),
       activeKey,
     },
-    { required: o.v2026 ? ["vaultName", "activeKey"] : ["activeKey"] },
+    { required: o.since2025 ? ["vaultName", "visibility", "activeKey"] : ["activeKey"] },
   );
 }
 
-function etcdSchema(o: ClusterOptions) {
-  const modes = o.v2026 ? ["CustomerManaged"] : ["CustomerManaged", "PlatformManaged"];
+/**
+ * keyManagementMode: CustomerManaged or PlatformManaged (the default) until 2026-06-30-preview,
+ * which knows CustomerManaged only and requires it whenever dataEncryption is sent.
+ */
+function etcdSchema(o: Features) {
+  const modes = o.since2026 ? ["CustomerManaged"] : ["CustomerManaged", "PlatformManaged"];
   const dataEncryption = obj(
     {
-      keyManagementMode: co(str({ enum: modes, ...(o.v2026 ? {} : { default: "PlatformManaged" }) })),
+      keyManagementMode: co(str({ enum: modes, ...(o.since2026 ? {} : { default: "PlatformManaged" }) })),
       customerManaged: obj({
         encryptionType: co(str({ enum: ["KMS"], default: "KMS" })),
         kms: kmsSchema(o),
       }),
     },
-    { required: o.v2026 ? ["keyManagementMode"] : [] },
+    { required: o.since2026 ? ["keyManagementMode"] : [] },
   );
   return obj(
-    { dataEncryption: o.v2026 ? dataEncryption : { ...dataEncryption, default: {} } },
-    o.v2026 ? {} : { default: {} },
+    { dataEncryption: o.since2026 ? dataEncryption : { ...dataEncryption, default: {} } },
+    o.since2026 ? {} : { default: {} },
   );
 }
 
-function clusterProperties(o: ClusterOptions) {
+function clusterProperties(o: Features) {
   const identities = obj(
     {
       controlPlaneOperators: map(str(), { maxProperties: 32 }),
@@ -87,7 +120,7 @@ function clusterProperties(o: ClusterOptions) {
     {
       managedResourceGroup: co(str({ maxLength: 90 })),
       subnetId: co(str()),
-      ...(o.v2026 ? { vnetIntegrationSubnetId: co(str()) } : {}),
+      ...(o.since2025 ? { vnetIntegrationSubnetId: co(str()) } : {}),
       outboundType: co(str({ enum: ["LoadBalancer"], default: "LoadBalancer" })),
       networkSecurityGroupId: co(str()),
       operatorsAuthentication: obj(
@@ -101,14 +134,14 @@ function clusterProperties(o: ClusterOptions) {
         "subnetId",
         "networkSecurityGroupId",
         "operatorsAuthentication",
-        ...(o.v2026 ? ["vnetIntegrationSubnetId"] : []),
+        ...(o.since2025 ? ["vnetIntegrationSubnetId"] : []),
       ],
     },
   );
   return obj(
     {
       provisioningState: ro(str()),
-      version: versionProfile(o.v2026, !o.v2026),
+      version: versionProfile(o, !o.since2025),
       dns: obj({ baseDomain: ro(str()), baseDomainPrefix: co(str({ maxLength: 15 })) }),
       network: obj({
         networkType: co(str({ enum: ["OVNKubernetes", "Other"] })),
@@ -123,7 +156,7 @@ function clusterProperties(o: ClusterOptions) {
         visibility: co(str({ enum: ["Public", "Private"] })),
         authorizedCidrs: arr(str({ format: "cidr", maxLength: 43 }), { maxItems: 500 }),
       }),
-      ...(o.v2026
+      ...(o.since2026
         ? {
             ingress: obj(
               { type: co(str({ enum: ["Public", "Private", "Disabled"], default: "Public" })) },
@@ -139,10 +172,13 @@ function clusterProperties(o: ClusterOptions) {
         podPriorityThreshold: int(),
       }),
       etcd: etcdSchema(o),
-      ...(o.v2026
+      ...(o.since2025
         ? {
             imageDigestMirrors: arr(
-              obj({ source: str(), mirrors: arr(str()) }, { required: ["source", "mirrors"] }),
+              obj(
+                { source: str({ maxLength: 255 }), mirrors: arr(str(), { minItems: 1, maxItems: 255 }) },
+                { required: ["source", "mirrors"] },
+              ),
               { maxItems: 240 },
             ),
           }
@@ -152,28 +188,28 @@ function clusterProperties(o: ClusterOptions) {
         { state: co(str({ enum: ["Enabled", "Disabled"], default: "Enabled" })) },
         { default: {} },
       ),
-      ...(o.v2026
+      ...(o.since2026
         ? { status: conditions, cryptoRestrictions: co(str({ enum: ["None", "FIPS"], default: "None" })) }
         : {}),
     },
-    { required: o.v2026 ? ["version", "platform"] : ["platform"] },
+    { required: o.since2025 ? ["version", "platform"] : ["platform"] },
   );
 }
 
-function nodePoolProperties(o: ClusterOptions) {
+function nodePoolProperties(o: Features) {
   const osDisk = obj(
     {
-      sizeGiB: co(int(64, o.v2026 ? 4095 : undefined)),
+      sizeGiB: co(int(64, o.since2026 ? 4095 : undefined)),
       diskStorageAccountType: co(str({ enum: ["Premium_LRS", "StandardSSD_LRS", "Standard_LRS"] })),
       encryptionSetId: co(str()),
-      ...(o.v2026 ? { diskType: co(str({ enum: ["Managed", "Ephemeral"], default: "Managed" })) } : {}),
+      ...(o.since2025 ? { diskType: co(str({ enum: ["Managed", "Ephemeral"], default: "Managed" })) } : {}),
     },
     { default: {} },
   );
   return obj(
     {
       provisioningState: ro(str()),
-      version: versionProfile(o.v2026, !o.v2026),
+      version: versionProfile(o, false),
       platform: obj(
         {
           subnetId: co(str()),
@@ -199,15 +235,15 @@ function nodePoolProperties(o: ClusterOptions) {
         ),
       ),
       nodeDrainTimeoutMinutes: int(0, 10080),
-      ...(o.v2026 ? { status: conditions } : {}),
+      ...(o.since2026 ? { status: conditions } : {}),
     },
     { required: ["platform"] },
   );
 }
-
+/** ManagedServiceIdentity: what a request sends of an assigned identity is its ID, the key. */
 const identity = obj({
   type: str({ enum: ["None", "SystemAssigned", "UserAssigned", "SystemAssigned,UserAssigned"] }),
-  userAssignedIdentities: map(anyValue()),
+  userAssignedIdentities: map(obj({ principalId: ro(str()), clientId: ro(str()) })),
   principalId: ro(str()),
   tenantId: ro(str()),
 });
@@ -241,8 +277,8 @@ function envelope<P extends ReturnType<typeof clusterProperties> | ReturnType<ty
   );
 }
 
-const clusterSchema = (o: ClusterOptions) => envelope(clusterProperties(o));
-const nodePoolSchema = (o: ClusterOptions) => envelope(nodePoolProperties(o));
+const clusterSchema = (o: Features) => envelope(clusterProperties(o));
+const nodePoolSchema = (o: Features) => envelope(nodePoolProperties(o));
 
 export type ClusterSchema = ReturnType<typeof clusterSchema>;
 export type NodePoolSchema = ReturnType<typeof nodePoolSchema>;
@@ -253,13 +289,14 @@ export type NodePoolBody = TypeOf<NodePoolSchema>;
 export type NodePoolProperties = NonNullable<NodePoolBody["properties"]>;
 export type Identity = NonNullable<ClusterBody["identity"]>;
 
+const schemasOf = (v: ApiVersion) => ({
+  cluster: clusterSchema(FEATURES[v]),
+  nodePool: nodePoolSchema(FEATURES[v]),
+});
+
 export const SCHEMAS: Record<ApiVersion, { cluster: ClusterSchema; nodePool: NodePoolSchema }> = {
-  "2024-06-10-preview": {
-    cluster: clusterSchema({ v2026: false }),
-    nodePool: nodePoolSchema({ v2026: false }),
-  },
-  "2026-06-30-preview": {
-    cluster: clusterSchema({ v2026: true }),
-    nodePool: nodePoolSchema({ v2026: true }),
-  },
+  "2024-06-10-preview": schemasOf("2024-06-10-preview"),
+  "2025-12-23-preview": schemasOf("2025-12-23-preview"),
+  "2026-06-30-preview": schemasOf("2026-06-30-preview"),
+  "2026-09-01-preview": schemasOf("2026-09-01-preview"),
 };

@@ -31,6 +31,7 @@ import {
   defaultManagedResourceGroup,
   resourceGroupLabel,
 } from "./names.ts";
+import { identityWithDetails } from "./managed-identities.ts";
 import { resourceState } from "./provisioning-state.ts";
 import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resource-id.ts";
 
@@ -345,7 +346,8 @@ export function nodePoolToCR(res: ArmResource<NodePoolProperties>, ctx: ToCRCont
   const errors: FieldError[] = [];
   const spec: NodePool["spec"] = compact({
     clusterRef: { name: ctx.clusterName ?? "" },
-    version: p.version ? versionSpec(p.version) : undefined,
+    // A pool without a version.id (2024-06-10-preview allows it) runs its cluster's version.
+    version: p.version?.id === undefined ? undefined : versionSpec(p.version),
     platform: nodePoolSpecPlatform(p),
     ...scaling(p, errors),
     labels: labelsToMap(p.labels, errors),
@@ -368,6 +370,7 @@ function envelopeOf(
   cr: HcpCluster | NodePool,
   kind: ResourceKind,
   location: string | undefined,
+  tenantId?: string,
 ): Omit<ArmResource, "properties"> {
   const a = cr.metadata.annotations ?? {};
   const env = parseJson(a[ANNOTATIONS.envelope]);
@@ -379,7 +382,7 @@ function envelopeOf(
     location: typeof env["location"] === "string" ? env["location"] : (location ?? ""),
     tags: stringMap(env["tags"]),
     systemData: isObject(env["systemData"]) ? env["systemData"] : undefined,
-    identity: isObject(env["identity"]) ? env["identity"] : undefined,
+    identity: isObject(env["identity"]) ? identityWithDetails(env["identity"], tenantId) : undefined,
   });
 }
 
@@ -443,7 +446,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
   set(p, "status.conditions", armConditions(cr));
   return {
-    ...envelopeOf(cr, "cluster", azure.location),
+    ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),
     properties: project(HUB_PROPERTIES.cluster, p) ?? {},
   };
 }

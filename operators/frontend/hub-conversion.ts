@@ -56,13 +56,18 @@ function vaultNameFromHub(p: ClusterProperties): ClusterProperties {
   return out;
 }
 
-/** How each version's cluster properties differ from the hub's (node pools do not). */
+/**
+ * How each version's cluster properties differ in shape from the hub's (node pools do not); fields
+ * a version lacks are left out by its schema and kept by `carryHidden`.
+ */
 const CLUSTER_CONVERSIONS: Record<
   ApiVersion,
   { toHub(p: ClusterProperties): ClusterProperties; fromHub(p: ClusterProperties): ClusterProperties }
 > = {
   "2024-06-10-preview": { toHub: vaultNameToHub, fromHub: vaultNameFromHub },
+  "2025-12-23-preview": { toHub: (p) => p, fromHub: (p) => p },
   "2026-06-30-preview": { toHub: (p) => p, fromHub: (p) => p },
+  "2026-09-01-preview": { toHub: (p) => p, fromHub: (p) => p },
 };
 
 /** A hub resource as one API version shows it. */

@@ -3,7 +3,6 @@
  * read (operators/releases/catalog.ts), and the version checks of create and update: a version the
  * catalog does not offer is refused with a 400 rather than accepted and failed later.
  */
-import { load } from "js-yaml";
 import type { VersionSpec } from "../api/v1alpha1/meta.ts";
 import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, configMapType } from "../releases/catalog.ts";
 import { Informer } from "../runtime/informer.ts";
@@ -11,14 +10,12 @@ import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import { CloudError, CODES, type FieldError } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
 import { PROVIDER } from "./resource-id.ts";
-import { isObject, text } from "./body-schema.ts";
+import { isObject } from "./body-schema.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 
 export interface Catalog {
   catalog: ReleaseCatalog;
-  /** endOfLifeTimestamp per version, when the catalog entry carries one. */
-  endOfLife: Map<string, string>;
 }
 
 /**
@@ -57,22 +54,7 @@ function parseCatalog(cm: KubeObject): Catalog | undefined {
   const data = cm["data"];
   const yaml = isObject(data) ? data[CATALOG_KEY] : undefined;
   if (typeof yaml !== "string") return undefined;
-  return { catalog: ReleaseCatalog.parse(yaml), endOfLife: endOfLifeOf(yaml) };
-}
-
-/** endOfLifeTimestamp per release version, from the catalog's YAML. */
-function endOfLifeOf(yaml: string): Map<string, string> {
-  const endOfLife = new Map<string, string>();
-  try {
-    const doc: unknown = load(yaml);
-    const releases: unknown[] = isObject(doc) && Array.isArray(doc["releases"]) ? doc["releases"] : [];
-    for (const r of releases)
-      if (isObject(r) && typeof r["endOfLifeTimestamp"] === "string")
-        endOfLife.set(text(r["version"]), r["endOfLifeTimestamp"]);
-  } catch {
-    // ReleaseCatalog.parse reports the problem; the versions list is then empty
-  }
-  return endOfLife;
+  return { catalog: ReleaseCatalog.parse(yaml) };
 }
 
 /** A field error when the catalog exists and does not offer the version. */
@@ -92,7 +74,7 @@ function versionResource(req: ArmRequest, c: Catalog, version: string): Record<s
   const release = c.catalog.releases.find((r) => r.version === version);
   if (!release) return undefined;
   const { subscriptionId, location } = req.params;
-  const eol = c.endOfLife.get(version);
+  const eol = release.endOfLifeTimestamp;
   return {
     id: `/subscriptions/${subscriptionId}/providers/${PROVIDER}/locations/${location}/hcpOpenShiftVersions/${version}`,
     name: version,

@@ -29,6 +29,7 @@ import {
 import { targetOf } from "./resource-handlers.ts";
 import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./body-schema.ts";
 import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
+import { checkOperatorIdentities } from "./managed-identities.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");
@@ -67,9 +68,10 @@ function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
   const errors: FieldError[] = [];
   const doc = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
+  let properties = propertiesToHub(doc, version, id.kind);
+  if (id.kind === "cluster") errors.push(...checkOperatorIdentities(doc.identity, properties));
   if (errors.length > 0) throw fieldErrors(errors);
   const t = targetOf(id);
-  let properties = propertiesToHub(doc, version, id.kind);
   if (id.kind === "cluster") properties = defaultClusterProperties(id, properties);
   const hub = { id: formatResourceId(id), name: "", type: "", location: doc.location ?? "", properties };
   const ctx = {

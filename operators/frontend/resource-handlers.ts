@@ -63,6 +63,7 @@ import {
 } from "./cr-mapping.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
+import { checkOperatorIdentities } from "./managed-identities.ts";
 
 export interface ResourceDeps {
   client: KubeClient;
@@ -275,6 +276,10 @@ export class ResourceHandlers {
     stored: ArmResource | undefined,
   ): Promise<ArmResource> {
     const properties = hubProperties(req, id, doc, stored);
+    if (id.kind === "cluster") {
+      const errors = checkOperatorIdentities(doc.identity, properties);
+      if (errors.length > 0) throw fieldErrors(errors);
+    }
     await this.#checkVersions(req, id, properties);
     const systemData = systemDataOf(req, stored?.systemData);
     return {

@@ -32,6 +32,8 @@ import {
   SubscriptionStore,
 } from "./subscriptions.ts";
 import { CatalogReader, getVersions } from "./openshift-versions.ts";
+import { getRoleSets } from "./operator-identities.ts";
+import { listProviderOperations } from "./provider-operations.ts";
 
 /**
  * The largest request body read: below the service API server's 3 MiB request limit (and etcd's
@@ -196,7 +198,9 @@ const typeOfRoute = (r: Route): string =>
       ? "hcpOperationStatuses"
       : r.name.includes("Versions")
         ? "locations/hcpOpenShiftVersions"
-        : "hcpOpenShiftClusters";
+        : r.name.includes("RoleSets")
+          ? "locations/hcpOperatorIdentityRoleSets"
+          : "hcpOpenShiftClusters";
 
 /** What `handle` knows of a request before the middleware runs. */
 interface IncomingRequest {
@@ -354,6 +358,15 @@ export class Frontend implements Runnable {
       route({ pattern: PATTERNS.operationResult, methods: { GET: (r) => getOperationResult(ops, r) } }),
       route({ pattern: PATTERNS.versions, methods: { GET: (r) => getVersions(this.#catalog, r) } }),
       route({ pattern: PATTERNS.version, methods: { GET: (r) => getVersions(this.#catalog, r) } }),
+      route({ pattern: PATTERNS.roleSets, methods: { GET: (r) => getRoleSets(this.#catalog, r) } }),
+      route({ pattern: PATTERNS.roleSet, methods: { GET: (r) => getRoleSets(this.#catalog, r) } }),
+      // Tenant-wide, and the same whatever the api-version (ARM asks with any of the provider's).
+      route({
+        pattern: PATTERNS.providerOperations,
+        apiVersion: "none",
+        checkSubscription: false,
+        methods: { GET: () => listProviderOperations() },
+      }),
       route({ pattern: PATTERNS.clusters, methods: { GET: (r) => res.list(r, "cluster", scope(r)) } }),
       route({ pattern: PATTERNS.cluster, methods: crud }),
       route({

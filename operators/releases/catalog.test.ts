@@ -40,6 +40,32 @@ describe("ReleaseCatalog", () => {
     expect(ReleaseCatalog.parse("releases: [").problems[0]).toContain("not YAML");
   });
 
+  it("reads each release's end of life, an RFC 3339 date-time, and names one that is not", () => {
+    const eol = ReleaseCatalog.parse(`
+releases:
+  - version: 4.19.7
+    image: a
+    endOfLifeTimestamp: 2027-02-17T00:00:00Z
+  - version: 4.20.2
+    image: b
+    endOfLifeTimestamp: "2027-06-30T12:00:00+02:00"
+  - version: 4.18.22
+    image: c
+  - version: 4.17.1
+    image: d
+    endOfLifeTimestamp: next spring
+`);
+    expect(eol.releases.map((r) => [r.version, r.endOfLifeTimestamp])).toEqual([
+      ["4.20.2", "2027-06-30T12:00:00+02:00"],
+      ["4.19.7", "2027-02-17T00:00:00Z"],
+      ["4.18.22", undefined],
+      ["4.17.1", undefined],
+    ]);
+    expect(eol.problems).toEqual([
+      "releases[3].endOfLifeTimestamp of 4.17.1 is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z; the release is offered without one",
+    ]);
+  });
+
   it("compares versions numerically", () => {
     expect(compareVersions("4.19.10", "4.19.9")).toBeGreaterThan(0);
     expect(compareVersions("4.19", "4.19.7")).toBe(0);

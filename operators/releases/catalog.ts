@@ -8,6 +8,7 @@
  *     - version: 4.19.7
  *       channelGroups: [stable, fast]
  *       image: quay.io/openshift-release-dev/ocp-release:4.19.7-multi
+ *       endOfLifeTimestamp: 2027-02-17T00:00:00Z   # when the version stops being supported
  *
  * A request for "4.19" resolves to the newest 4.19.z of the channel group; "4.19.7" to exactly
  * that release.
@@ -27,6 +28,17 @@ export interface Release {
   version: string;
   image: string;
   channelGroups: ChannelGroup[];
+  /** RFC 3339, UTC: when the version reaches its end of life (ARM's hcpOpenShiftVersions show it). */
+  endOfLifeTimestamp?: string;
+}
+
+/** An entry's end of life: absent, or an RFC 3339 date-time such as 2027-02-17T00:00:00Z. */
+function endOfLifeOf(v: unknown): { ok: boolean; value?: string } {
+  if (v === undefined) return { ok: true };
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+  return typeof v === "string" && rfc3339.test(v) && !Number.isNaN(Date.parse(v))
+    ? { ok: true, value: v }
+    : { ok: false };
 }
 
 export type Resolution =
@@ -50,9 +62,42 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
+/** A release's version as written: YAML reads 4.20 as a number. */
+const versionText = (raw: unknown): string =>
+  typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
+
+/**
+ * One entry of the catalog, or what is wrong with it (`where` names it). A bad end of life is
+ * named too, but the release stays offered without one: clusters on it must not lose it for that.
+ */
+function readRelease(entry: unknown, where: string): { release?: Release; problem?: string } {
+  const e = (entry ?? {}) as Record<string, unknown>;
+  const version = versionText(e["version"]);
+  const image = e["image"];
+  const groups = e["channelGroups"] ?? ["stable"];
+  if (parseVersion(version)?.length !== 3)
+    return { problem: `${where}.version "${version}" is not major.minor.patch` };
+  if (typeof image !== "string" || image === "")
+    return { problem: `${where}.image is missing for ${version}` };
+  if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
+    return { problem: `${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}` };
+  const eol = endOfLifeOf(e["endOfLifeTimestamp"]);
+  const release: Release = {
+    version,
+    image,
+    channelGroups: groups as ChannelGroup[],
+    ...(eol.value ? { endOfLifeTimestamp: eol.value } : {}),
+  };
+  if (eol.ok) return { release };
+  return {
+    release,
+    problem: `${where}.endOfLifeTimestamp of ${version} is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z; the release is offered without one`,
+  };
+}
+
 export class ReleaseCatalog {
   readonly releases: readonly Release[];
-  /** Entries the parser skipped, with why; shown in conditions rather than failing everything. */
+  /** Entries the parser skipped or read in part, with why; shown in conditions rather than failing everything. */
   readonly problems: readonly string[];
 
   constructor(releases: Release[], problems: string[] = []) {
@@ -74,19 +119,9 @@ export class ReleaseCatalog {
     const releases: Release[] = [];
     const problems: string[] = [];
     entries.forEach((entry: unknown, i) => {
-      const e = (entry ?? {}) as Record<string, unknown>;
-      const raw = e["version"];
-      const version = typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
-      const image = e["image"];
-      const groups = e["channelGroups"] ?? ["stable"];
-      const where = `releases[${i}]`;
-      if (parseVersion(version)?.length !== 3)
-        return void problems.push(`${where}.version "${version}" is not major.minor.patch`);
-      if (typeof image !== "string" || image === "")
-        return void problems.push(`${where}.image is missing for ${version}`);
-      if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
-        return void problems.push(`${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}`);
-      releases.push({ version, image, channelGroups: groups as ChannelGroup[] });
+      const { release, problem } = readRelease(entry, `releases[${i}]`);
+      if (release) releases.push(release);
+      if (problem) problems.push(problem);
     });
     releases.sort((a, b) => compareVersions(b.version, a.version));
     return new ReleaseCatalog(releases, problems);

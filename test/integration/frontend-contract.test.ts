@@ -9,7 +9,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { configMapType } from "../../operators/releases/catalog.ts";
+import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   ArmClient,
@@ -121,8 +122,9 @@ describe("request checks", () => {
       message:
         "The resource type 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters' could not be found API version '2099-01-01'.",
     });
+    // A version in ARO HCP's spec after those served here.
     expectError(
-      await arm.send("GET", path, { apiVersion: "2026-09-01-preview" }),
+      await arm.send("GET", path, { apiVersion: "2026-10-01-preview" }),
       400,
       "InvalidResourceType",
     );
@@ -362,6 +364,102 @@ describe("credentials, versions and preflight", () => {
     expectError(await arm.send("GET", `${base}/4.1.0`), 404, "ResourceNotFound");
   });
 
+  it("shows each version's endOfLifeTimestamp from the catalog", async () => {
+    const ns = fixture.catalogNamespace;
+    const cm = await service.get<KubeObject & { data: Record<string, string> }>(
+      configMapType,
+      CATALOG_CONFIGMAP,
+      ns,
+    );
+    const yaml = (cm.data[CATALOG_KEY] ?? "").replace(
+      /^(\s*)- version: 4\.19\.7$/m,
+      "$1- version: 4.19.7\n$1  endOfLifeTimestamp: 2027-02-17T00:00:00Z",
+    );
+    expect(yaml).toContain("endOfLifeTimestamp");
+    await service.mergePatch(
+      configMapType,
+      { name: CATALOG_CONFIGMAP, namespace: ns },
+      { data: { [CATALOG_KEY]: yaml } },
+    );
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
+    // The frontend reads the catalog through a watch: wait until it has seen the change.
+    await expect
+      .poll(
+        async (): Promise<unknown> => ((await arm.send("GET", `${base}/4.19.7`)).body as Json).properties,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toEqual({ channelGroup: "stable", enabled: true, endOfLifeTimestamp: "2027-02-17T00:00:00Z" });
+    const list = ((await arm.send("GET", base)).body as Json).value as Json[];
+    expect(list.find((v) => v.name === "4.19.7")?.properties.endOfLifeTimestamp).toBe("2027-02-17T00:00:00Z");
+  });
+
+  it("lists the provider's operations tenant-wide, the same for any api-version", async () => {
+    const path = "/providers/Microsoft.RedHatOpenShift/operations";
+    const r = await arm.send("GET", path, { apiVersion: "2026-09-01-preview" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const value = (r.body as Json).value as Json[];
+    expect(value.map((o) => String(o.name))).toEqual(
+      expect.arrayContaining([
+        "Microsoft.RedHatOpenShift/register/action",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/read",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/write",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/delete",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools/write",
+        "Microsoft.RedHatOpenShift/locations/hcpOpenShiftVersions/read",
+        "Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets/read",
+        "Microsoft.RedHatOpenShift/locations/hcpOperationStatuses/read",
+        "Microsoft.RedHatOpenShift/operations/read",
+      ]),
+    );
+    for (const o of value) {
+      expect(o.isDataAction).toBe(false);
+      for (const key of ["provider", "resource", "operation", "description"])
+        expect(o.display[key], `${String(o.name)} display.${key}`).toMatch(/\S/);
+    }
+    // ARO Classic's versions share the namespace: the list does not depend on the version.
+    expect((await arm.send("GET", path, { apiVersion: "2020-04-30" })).body).toEqual(r.body);
+    expectError(await arm.send("DELETE", path), 405, "MethodNotAllowed");
+  });
+
+  it("lists the operator identities and roles of each OpenShift version the catalog offers", async () => {
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperatorIdentityRoleSets`;
+    const list = await arm.send("GET", base, { apiVersion: "2025-12-23-preview" });
+    expect(list.status, JSON.stringify(list.body)).toBe(200);
+    // 4.18 is offered too, but no operator runs as the customer's identities before 4.19.
+    expect(((list.body as Json).value as Json[]).map((s) => String(s.name))).toEqual(["4.20", "4.19"]);
+    const one = (await arm.send("GET", `${base}/4.19`)).body as Json;
+    expect(one).toMatchObject({
+      id: `${base}/4.19`,
+      name: "4.19",
+      type: "Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets",
+    });
+    const cp = one.properties.controlPlaneOperators as Json[];
+    const always = cp.filter((o) => o.required === "Always").map((o) => String(o.name));
+    // Every identity the cluster bodies of these tests give is one the version always needs.
+    const given = (clusterBody(sub)["properties"] as Json).platform.operatorsAuthentication
+      .userAssignedIdentities;
+    expect(always.sort()).toEqual(Object.keys(given.controlPlaneOperators as Json).sort());
+    expect(cp.find((o) => o.name === "kms")).toMatchObject({
+      required: "OnEnablement",
+      roleDefinitions: [{ name: "Key Vault Crypto User" }],
+    });
+    const dp = one.properties.dataPlaneOperators as Json[];
+    expect(dp.map((o) => String(o.name)).sort()).toEqual(
+      Object.keys(given.dataPlaneOperators as Json).sort(),
+    );
+    for (const o of [...cp, ...dp])
+      expect(o.roleDefinitions[0].resourceId).toMatch(
+        /^\/providers\/Microsoft\.Authorization\/roleDefinitions\/[0-9a-f-]{36}$/,
+      );
+    expectError(await arm.send("GET", `${base}/4.18`), 404, "ResourceNotFound");
+    expectError(await arm.send("GET", base, { apiVersion: "2099-01-01" }), 400, "InvalidResourceType", {
+      message:
+        "The resource type 'Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets' could not be found API version '2099-01-01'.",
+    });
+  });
+
   it("answers preflight with 200: Succeeded, or Failed with the reasons per resource", async () => {
     const url = `/subscriptions/${sub}/resourcegroups/${rg}/providers/Microsoft.RedHatOpenShift/deployments/dep/preflight`;
     const ok = {
@@ -392,7 +490,17 @@ describe("credentials, versions and preflight", () => {
       location: "eastus",
       properties: { platform: {} },
     };
-    const bad = await arm.send("POST", url, { body: { resources: [badCidr, badPool] }, apiVersion: null });
+    // An operator identity not assigned to the cluster: ARO HCP's identity rules apply here too.
+    const unassigned = structuredClone(ok) as Json;
+    unassigned.name = "pf3";
+    const ingress = unassigned.properties.platform.operatorsAuthentication.userAssignedIdentities
+      .controlPlaneOperators as Json;
+    const given = String(ingress.ingress);
+    ingress.ingress = given.replace(/[^/]+$/, "other");
+    const bad = await arm.send("POST", url, {
+      body: { resources: [badCidr, badPool, unassigned] },
+      apiVersion: null,
+    });
     expect(bad.status).toBe(200);
     expect(bad.body).toMatchObject({
       status: "Failed",
@@ -405,6 +513,10 @@ describe("credentials, versions and preflight", () => {
     });
     expect(details[0]!.details[0].target).toBe("properties.network.podCidr");
     expect(details[1]!.details[0].target).toBe("properties.platform.vmSize");
+    expect((details[2]!.details as Json[]).map((d) => String(d.target))).toEqual([
+      "properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators.ingress",
+      `identity.userAssignedIdentities.${given}`,
+    ]);
 
     // More resources than an ARM template may hold: refused before any dry run.
     const many = Array.from({ length: 801 }, (_, i) => ({

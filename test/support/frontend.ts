@@ -181,8 +181,35 @@ export function nodePoolPath(sub: string, rg: string, cluster: string, name: str
   return `${clusterPath(sub, rg, cluster)}/nodePools/${name}`;
 }
 
-const uami = (sub: string, name: string): string =>
+export const uami = (sub: string, name: string): string =>
   `/subscriptions/${sub}/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${name}`;
+
+/** The control plane operators' identities of a cluster (every one ARO HCP requires for 4.19). */
+function controlPlaneIdentities(sub: string): Record<string, string> {
+  return {
+    "control-plane": uami(sub, "cp-control-plane"),
+    "cluster-api-azure": uami(sub, "cp-capz"),
+    "cloud-controller-manager": uami(sub, "cp-ccm"),
+    ingress: uami(sub, "cp-ingress"),
+    "disk-csi-driver": uami(sub, "cp-disk"),
+    "file-csi-driver": uami(sub, "cp-file"),
+    "image-registry": uami(sub, "cp-image-registry"),
+    "cloud-network-config": uami(sub, "cp-cnc"),
+  };
+}
+
+/**
+ * The identity block ARO HCP wants beside those operators: every control plane operator's identity
+ * and the service managed identity assigned to the cluster, and nothing else (data plane
+ * operators' identities are not assigned to it).
+ */
+export function assignedIdentities(
+  operators: Record<string, string>,
+  service: string,
+): Record<string, unknown> {
+  const ids = [...Object.values(operators), service];
+  return { type: "UserAssigned", userAssignedIdentities: Object.fromEntries(ids.map((id) => [id, {}])) };
+}
 
 /** A valid 2026-06-30-preview cluster body. */
 export function clusterBody(
@@ -190,13 +217,11 @@ export function clusterBody(
   opts: { prefix?: string; version?: string } = {},
 ): Record<string, unknown> {
   const net = `/subscriptions/${sub}/resourceGroups/customer-net/providers/Microsoft.Network`;
+  const operators = controlPlaneIdentities(sub);
   return {
     location: "eastus",
     tags: { team: "hcp" },
-    identity: {
-      type: "UserAssigned",
-      userAssignedIdentities: { [uami(sub, "cp-control-plane")]: {} },
-    },
+    identity: assignedIdentities(operators, uami(sub, "service")),
     properties: {
       version: { id: opts.version ?? "4.19", channelGroup: "stable" },
       ...(opts.prefix ? { dns: { baseDomainPrefix: opts.prefix } } : {}),
@@ -207,16 +232,12 @@ export function clusterBody(
         networkSecurityGroupId: `${net}/networkSecurityGroups/nsg`,
         operatorsAuthentication: {
           userAssignedIdentities: {
-            controlPlaneOperators: {
-              "control-plane": uami(sub, "cp-control-plane"),
-              "cluster-api-azure": uami(sub, "cp-capz"),
-              "cloud-controller-manager": uami(sub, "cp-ccm"),
-              ingress: uami(sub, "cp-ingress"),
-              "disk-csi-driver": uami(sub, "cp-disk"),
-              "file-csi-driver": uami(sub, "cp-file"),
-              "cloud-network-config": uami(sub, "cp-cnc"),
+            controlPlaneOperators: operators,
+            dataPlaneOperators: {
+              "disk-csi-driver": uami(sub, "dp-disk"),
+              "file-csi-driver": uami(sub, "dp-file"),
+              "image-registry": uami(sub, "dp-image-registry"),
             },
-            dataPlaneOperators: { "disk-csi-driver": uami(sub, "dp-disk") },
             serviceManagedIdentity: uami(sub, "service"),
           },
         },
