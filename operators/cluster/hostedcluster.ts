@@ -4,7 +4,6 @@
  * that bring back the HostedCluster's conditions, version and endpoint. Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
-import { createHash } from "node:crypto";
 import {
   HOSTED_CLUSTER_KIND,
   HYPERSHIFT_API_VERSION,
@@ -15,22 +14,13 @@ import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
 import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../hcp/feedback.ts";
+import { identityClientId } from "../hcp/identities.ts";
 import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import type { Release } from "../releases/catalog.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
-
-/**
- * A UUID derived from an identity's ARM ID. The real service reads the client ID from the managed
- * identity in Azure; Microsoft.ManagedIdentity is outside this region's emulator, so a stable
- * stand-in keeps the HostedCluster valid and the same on every reconcile.
- */
-export function identityClientId(resourceId: string): string {
-  const h = createHash("sha256").update(resourceId.toLowerCase()).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 /** `/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/x` → the vnet's ID. */
 export function vnetIdOf(subnetId: string): string {

@@ -6,8 +6,7 @@
  * cluster). Identity resource IDs compare case-insensitively. Responses carry each assigned
  * identity's read-only principalId and clientId, and the tenant.
  */
-import { createHash } from "node:crypto";
-import { identityClientId } from "../cluster/hostedcluster.ts";
+import { identityClientId, identityPrincipalId } from "../hcp/identities.ts";
 import type { ClusterProperties } from "./api-version-schemas.ts";
 import { isObject, type JsonObject } from "./body-schema.ts";
 import type { FieldError } from "./errors.ts";
@@ -71,16 +70,6 @@ export function checkOperatorIdentities(
         message: `The identity '${id}' of data plane operator '${name}' must not be assigned to the cluster ('identity.userAssignedIdentities'): data plane operators run in the cluster's nodes`,
       });
   return errors;
-}
-
-/**
- * A stable stand-in for an identity's principal (object) ID. The real service reads it from the
- * managed identity in Azure; Microsoft.ManagedIdentity is outside this region's emulator (the
- * client ID is derived the same way, and matches what the HostedCluster is given).
- */
-export function identityPrincipalId(resourceId: string): string {
-  const h = createHash("sha256").update(`principal:${resourceId.toLowerCase()}`).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /** The stored identity block with its read-only fields filled: principal and client IDs, tenant. */

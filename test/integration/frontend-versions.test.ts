@@ -11,7 +11,7 @@ import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../ope
 import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
-import { identityClientId } from "../../operators/cluster/hostedcluster.ts";
+import { identityClientId } from "../../operators/hcp/identities.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   assignedIdentities,
