@@ -160,7 +160,10 @@ interface ConditionLike {
  * condition's first appearance is news only when it is good (True), bad for a negative one
  * (Degraded True), or a step that failed: a fresh object's "not yet" states are not events. An
  * install is quieter still (TransitionPolicy.install). The event's reason is the condition type
- * when good, the condition's reason when bad; a bad negative condition is a Warning.
+ * when good, the condition's reason when bad; a bad negative condition is a Warning. Conditions
+ * that change for one cause in one status change (Degraded, Ready and the failed step, all
+ * `HostedClusterEtcdQuorumLost`) make one event, the Warning if there is one, else the first in
+ * the conditions' order (Ready, which names the step, leads).
  */
 export function conditionTransitions(
   before: readonly ConditionLike[],
@@ -184,7 +187,17 @@ export function conditionTransitions(
       message: c.message,
     });
   }
-  return out;
+  return onePerReason(out);
+}
+
+/** One event per reason, the Warning where there is one, in the order the reasons first came. */
+function onePerReason<E extends { type: EventSeverity; reason: string }>(events: E[]): E[] {
+  const kept = new Map<string, E>();
+  for (const e of events) {
+    const seen = kept.get(e.reason);
+    if (!seen || (e.type === "Warning" && seen.type !== "Warning")) kept.set(e.reason, e);
+  }
+  return [...kept.values()];
 }
 
 function isNews(

@@ -359,11 +359,18 @@ describe("hcpctl on the local region", () => {
     ) as { items: HcpCluster[] };
     expect(degradedJson.items.map((x) => [x.metadata.name, x.status?.phase])).toEqual([["sick", "Degraded"]]);
 
-    // One Warning for the transition, with HyperShift's words.
-    const warnings = (await service.list<CoreEvent>(eventType, { namespace: ns })).items.filter(
-      (e) => e.involvedObject.name === "sick" && e.type === "Warning",
+    // One event for the transition, a Warning with HyperShift's words: not one more each for Ready
+    // and the HostedClusterAvailable step, which turned False for the same cause.
+    const degradedEvents = (await service.list<CoreEvent>(eventType, { namespace: ns })).items.filter(
+      (e) => e.involvedObject.name === "sick" && e.reason === "HostedClusterEtcdQuorumLost",
     );
-    expect(warnings.map((e) => [e.reason, e.count])).toEqual([["HostedClusterEtcdQuorumLost", 1]]);
+    expect(degradedEvents.map((e) => [e.type, e.message, e.count])).toEqual([
+      [
+        "Warning",
+        `HostedCluster ${c.status!.hostedClusterNamespace!}/${prefix} is degraded: etcd lost quorum`,
+        1,
+      ],
+    ]);
 
     await mgmt.mergePatch(
       HostedClusterResource,
