@@ -62,8 +62,22 @@ const sub = randomUUID();
 /** Every log line the region's components and the frontend wrote, debug included. */
 const logLines: string[] = [];
 const log = createLogger({}, "debug", (line) => void logLines.push(line));
-/** The phases the Ready cluster was seen in while it was created. */
+/** Every phase the Ready cluster's status was written with while it was created (a watch sees each write). */
 const installPhases = new Set<string>();
+
+/** Records the phases of HcpCluster `name` until the signal aborts. */
+async function recordPhases(name: string, signal: AbortSignal): Promise<void> {
+  const watch = service.watch<HcpCluster>(HcpClusterResource, {
+    namespace: ns,
+    fieldSelector: `metadata.name=${name}`,
+    signal,
+  });
+  try {
+    for await (const e of watch) if (e.object.status?.phase) installPhases.add(e.object.status.phase);
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+}
 
 interface CoreEvent extends KubeObject {
   involvedObject: { kind: string; name: string };
@@ -159,6 +173,8 @@ beforeAll(async () => {
     log,
   });
   await service.create(namespaceType, { metadata: { name: ns } });
+  const watching = new AbortController();
+  const phases = recordPhases("ready", watching.signal);
   for (const name of ["ready", "sick", "stuck"]) await service.create(HcpClusterResource, cluster(name));
   await service.create(NodePoolResource, pool("workers", "ready"));
   await service.create(NodePoolResource, pool("held", "stuck", [HOLD]));
@@ -172,11 +188,12 @@ beforeAll(async () => {
         getPool("workers"),
         getPool("held"),
       ]);
-      if (objs[0]?.status?.phase) installPhases.add(objs[0].status.phase);
       return objs.every((o) => cond(o, "Ready")?.status === "True");
     },
     READY_MS,
   );
+  watching.abort();
+  await phases;
   frontend = await startFrontendFixture({
     client: service,
     name: "hcpctl-frontend",
