@@ -19,7 +19,7 @@ describe("conditionTransitions", () => {
       "Degraded recovering",
       [c("Degraded", "True", "QuotaExceeded")],
       [c("Degraded", "False", "AsExpected")],
-      [{ type: "Normal", reason: "Degraded" }],
+      [{ type: "Normal", reason: "Recovered" }],
     ],
     [
       "a condition turning bad",

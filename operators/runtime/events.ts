@@ -148,6 +148,9 @@ export interface TransitionPolicy {
   install?: { ready: string; steps: readonly string[] };
 }
 
+/** The reason of the event a negative condition (Degraded) makes when it turns good. */
+export const RECOVERED = "Recovered";
+
 interface ConditionLike {
   type: string;
   status: string;
@@ -160,7 +163,8 @@ interface ConditionLike {
  * condition's first appearance is news only when it is good (True), bad for a negative one
  * (Degraded True), or a step that failed: a fresh object's "not yet" states are not events. An
  * install is quieter still (TransitionPolicy.install). The event's reason is the condition type
- * when good, the condition's reason when bad; a bad negative condition is a Warning. Conditions
+ * when good (`Recovered` for a negative one: "Degraded" read as the news it ends), the condition's
+ * reason when bad; a bad negative condition is a Warning. Conditions
  * that change for one cause in one status change (Degraded, Ready and the failed step, all
  * `HostedClusterEtcdQuorumLost`) make one event, the Warning if there is one, else the first in
  * the conditions' order (Ready, which names the step, leads).
@@ -183,7 +187,7 @@ export function conditionTransitions(
     if (installing && !newsWhileInstalling(c, install, failedSteps)) continue;
     out.push({
       type: negative && bad ? "Warning" : "Normal",
-      reason: bad ? c.reason : c.type,
+      reason: bad ? c.reason : negative ? RECOVERED : c.type,
       message: c.message,
     });
   }

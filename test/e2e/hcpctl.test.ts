@@ -399,6 +399,19 @@ describe("hcpctl on the local region", () => {
       async () => cond(await getCluster("sick"), "Ready")?.status === "True",
       READY_MS,
     );
+    // Its whole story in events: created, Ready, the Warning, Recovered and Ready again (counted).
+    const story = async () =>
+      (await service.list<CoreEvent>(eventType, { namespace: ns })).items
+        .filter((e) => e.involvedObject.kind === "HcpCluster" && e.involvedObject.name === "sick")
+        .map((e) => [e.type, e.reason, e.count])
+        .sort();
+    await eventually("the recovery recorded", async () => (await story()).some((e) => e[1] === "Recovered"));
+    expect(await story()).toEqual([
+      ["Normal", "HostedClusterCreated", 1],
+      ["Normal", "Ready", 2],
+      ["Normal", "Recovered", 1],
+      ["Warning", "HostedClusterEtcdQuorumLost", 1],
+    ]);
     expect((await kubectlHcp("get", "clusters", "-n", ns, "--phase", "Degraded")).stderr).toBe(
       `No resources found in ${ns} namespace.\n`,
     );
