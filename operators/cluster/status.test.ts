@@ -91,6 +91,49 @@ describe("composeStatus", () => {
     expect(byType(s)["Ready"]?.status).toBe("False");
   });
 
+  const waitingForHostedCluster = {
+    ...allReady,
+    HostedClusterAvailable: {
+      state: "pending",
+      reason: "HostedClusterWaitingForAvailable",
+      message: "Waiting for hosted control plane to be healthy",
+    },
+    DnsRecordsReady: undefined,
+  } satisfies ClusterFacts["steps"];
+
+  it.each<{ name: string; f: ClusterFacts; phase: string; progressing: object }>([
+    {
+      name: "a first install HyperShift has begun",
+      f: facts(waitingForHostedCluster, { hosted: { conditions: [], installing: "4.19.7" } }),
+      phase: "Provisioning",
+      progressing: { status: "True", reason: "HostedClusterWaitingForAvailable" },
+    },
+    {
+      name: "a first install whose control plane is available before HyperShift completes it",
+      f: facts(allReady, { hosted: { conditions: [], installing: "4.19.7" } }),
+      phase: "Provisioning",
+      progressing: { status: "True", reason: "Installing", message: "Installing the control plane, 4.19.7" },
+    },
+    {
+      name: "an upgrade",
+      f: facts(allReady, { hosted: { conditions: [], completedVersion: "4.19.7", updatingTo: "4.20.2" } }),
+      phase: "Updating",
+      progressing: { status: "True", reason: "Upgrading", message: "Upgrading the control plane to 4.20.2" },
+    },
+    {
+      name: "an upgrade while the control plane is not available",
+      f: facts(waitingForHostedCluster, {
+        hosted: { conditions: [], completedVersion: "4.19.7", updatingTo: "4.20.2" },
+      }),
+      phase: "Updating",
+      progressing: { status: "True", reason: "Upgrading" },
+    },
+  ])("$name: phase $phase", ({ f, phase, progressing }) => {
+    const s = composeStatus(f);
+    expect(s.phase).toBe(phase);
+    expect(byType(s)["Progressing"]).toMatchObject(progressing);
+  });
+
   it("says Deleting while deletion runs", () => {
     const s = composeStatus(
       facts(allReady, { deleting: { reason: "DeletingNodePools", message: "2 left" } }),

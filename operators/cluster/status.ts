@@ -110,7 +110,10 @@ function readyCondition(facts: ClusterFacts, degraded: ConditionInput): Conditio
   };
 }
 
-/** Progressing: stopped while the user must act; an upgrade; the step under way; or nothing to do. */
+/**
+ * Progressing: stopped while the user must act; an upgrade; the step under way; a first install
+ * HyperShift has not completed (the only one the steps do not name); or nothing to do.
+ */
 function progressingCondition(facts: ClusterFacts, degraded: ConditionInput): ConditionInput {
   const type = CONDITIONS.Progressing;
   if (degraded.status === "True")
@@ -125,6 +128,14 @@ function progressingCondition(facts: ClusterFacts, degraded: ConditionInput): Co
     };
   const blocker = firstNotReady(STEP_CONDITIONS, facts.steps);
   if (blocker) return heldBy(type, "True", blocker);
+  const installing = facts.hosted?.installing;
+  if (installing)
+    return {
+      type,
+      status: "True",
+      reason: "Installing",
+      message: `Installing the control plane, ${installing}`,
+    };
   return { type, status: "False", reason: "AsExpected", message: "Nothing to roll out" };
 }
 
@@ -141,12 +152,13 @@ function summary(facts: ClusterFacts): ConditionInput[] {
   return [readyCondition(facts, degraded), progressingCondition(facts, degraded), degraded];
 }
 
+/** The phase for humans: a first install is Provisioning until HyperShift completes it, never Updating. */
 function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
   if (facts.deleting) return "Deleting";
   if (getCondition(conditions, CONDITIONS.Degraded)?.status === "True") return "Degraded";
-  if (getCondition(conditions, CONDITIONS.Ready)?.status === "True")
-    return facts.hosted?.updatingTo ? "Updating" : "Ready";
   if (facts.hosted?.updatingTo) return "Updating";
+  if (getCondition(conditions, CONDITIONS.Ready)?.status === "True" && !facts.hosted?.installing)
+    return "Ready";
   return "Provisioning";
 }
 

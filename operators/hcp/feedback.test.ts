@@ -19,6 +19,18 @@ describe("hostedReport", () => {
     });
     expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
   });
+
+  it("tells a first install (no Completed version yet) from an upgrade", () => {
+    const install = hostedReport({ latestUpdate: { state: "Partial", version: "4.19.7" } });
+    expect(install).toMatchObject({ installing: "4.19.7" });
+    expect(install.updatingTo).toBeUndefined();
+    const done = hostedReport({
+      completedVersion: "4.19.7",
+      latestUpdate: { state: "Completed", version: "4.19.7" },
+    });
+    expect(done.installing).toBeUndefined();
+    expect(done.updatingTo).toBeUndefined();
+  });
 });
 
 describe("node pool feedback", () => {

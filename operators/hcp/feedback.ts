@@ -49,8 +49,13 @@ export interface HostedClusterReport {
   conditions: Condition[];
   /** The newest Completed version in the history. */
   completedVersion?: string;
-  /** The version being rolled out, when the newest history entry is Partial. */
+  /**
+   * The version being rolled out over a completed one: the newest history entry is Partial and an
+   * older one Completed. An upgrade.
+   */
   updatingTo?: string;
+  /** The version of a first install still rolling out: the only history entries are Partial. */
+  installing?: string;
   endpoint?: { host: string; port: number };
 }
 
@@ -107,10 +112,14 @@ export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
   const latest = fb[FEEDBACK.latestUpdate] as { state?: unknown; version?: unknown } | undefined;
   const host = nonEmptyString(fb[FEEDBACK.endpointHost]);
   const port = fb[FEEDBACK.endpointPort];
+  const completedVersion = nonEmptyString(fb[FEEDBACK.completedVersion]);
+  const rollingOut = latest?.state === "Partial" ? nonEmptyString(latest.version) : undefined;
   return {
     conditions,
-    completedVersion: nonEmptyString(fb[FEEDBACK.completedVersion]),
-    updatingTo: latest?.state === "Partial" ? nonEmptyString(latest.version) : undefined,
+    completedVersion,
+    // HyperShift's first history entry is Partial until the install completes: not an upgrade.
+    updatingTo: completedVersion ? rollingOut : undefined,
+    installing: completedVersion ? undefined : rollingOut,
     endpoint: host && typeof port === "number" ? { host, port } : undefined,
   };
 }

@@ -254,6 +254,7 @@ function reportedOf(kind: CRKind, work: ManifestWork, m: Manifest): Reported {
     const facts = [
       r.completedVersion && `version ${r.completedVersion}`,
       r.updatingTo && `updating to ${r.updatingTo}`,
+      r.installing && `installing ${r.installing}`,
     ];
     return { conditions: r.conditions, summary: "Available", facts: facts.filter(Boolean).join(", ") };
   }

@@ -133,6 +133,20 @@ describe("a hop not reached yet", () => {
     expect(hop(t, "Result")).toMatchObject({ state: "Pending", message: "Provisioning" });
   });
 
+  it("says a first install is installing, not updating", () => {
+    const s = armSnapshot();
+    const values = clusterWorks(s)[0]!.status!.resourceStatus!.manifests!.find(
+      (m) => m.resourceMeta.kind === "HostedCluster",
+    )!.statusFeedback!.values!;
+    const installing = values.filter((v) => v.name !== "completedVersion");
+    installing.push({
+      name: "latestUpdate",
+      fieldValue: { type: "JsonRaw", jsonRaw: JSON.stringify({ state: "Partial", version: "4.19.7" }) },
+    });
+    values.splice(0, values.length, ...installing);
+    expect(hop(trace(s), "Reported").message).toMatch(/, installing 4\.19\.7$/);
+  });
+
   it("waits for the controller to write the work for this request", () => {
     const s = armSnapshot();
     clusterWorks(s)[0]!.metadata.annotations = { "hcp.aro.dev/correlation-request-id": "corr-older" };

@@ -356,6 +356,7 @@ function hostedClusterNode(work: ManifestWork, m: Manifest, entry: ManifestCondi
     details: details({
       version: report.completedVersion,
       updatingTo: report.updatingTo,
+      installing: report.installing,
       endpoint: report.endpoint ? `${report.endpoint.host}:${report.endpoint.port}` : undefined,
     }),
   };

@@ -9,6 +9,7 @@ import type { AgentClient } from "../cloudevents/client/agent.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
 import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
+import { requestLog } from "../hcp/requests.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import {
@@ -108,6 +109,7 @@ export class AgentWorkReconciler implements Reconciler {
       this.#deletions.delete(req.name);
       return {};
     }
+    requestLog(ctx, work);
     if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
     this.#deletions.delete(work.uid);
     const due = this.#applyDue(work);

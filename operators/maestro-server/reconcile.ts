@@ -20,6 +20,7 @@ import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
 import type { StatusStore } from "../cloudevents/store/status.ts";
 import { Action } from "../cloudevents/types.ts";
+import { requestLog } from "../hcp/requests.ts";
 import type { Applier } from "../runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -128,6 +129,7 @@ export class ManifestWorkReconciler implements Reconciler {
     const cached = this.#d.works.get(req.namespace, req.name);
     if (!cached?.metadata.uid) return {};
     const work = this.#withWrittenStatus(cached);
+    requestLog(ctx, work);
     const scope: Scope = { work, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     await this.#recoverOverwrittenStatus(scope);

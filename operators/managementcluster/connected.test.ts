@@ -56,6 +56,12 @@ describe("connectedStatus", () => {
       reason: "NoHeartbeat",
     },
     {
+      name: "an agent heard before its first heartbeat, within the bound after maestro-server connected",
+      input: { now: s(12), liveness: { listeningSinceMs: s(0), agent: { lastHeardMs: s(1) } } },
+      status: "Unknown",
+      reason: "WaitingForAgent",
+    },
+    {
       name: "nothing heard for the default bound after maestro-server connected",
       input: { now: s(30), liveness: { listeningSinceMs: s(0) } },
       status: "Unknown",

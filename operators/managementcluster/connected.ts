@@ -98,8 +98,15 @@ function deafVerdict(deafSinceMs: number, boundMs: number, now: number): Verdict
   };
 }
 
-/** An agent that announced no heartbeat: heard means alive then, silent means nothing. */
+/**
+ * An agent that announced no heartbeat: heard means alive then, silent means nothing. Within the
+ * bound after maestro-server connected nothing is concluded: an agent that beats may have spoken
+ * (a resync) before its first heartbeat, and calling it NoHeartbeat made a fresh region's first
+ * event a false one.
+ */
 function noHeartbeatVerdict(live: LivenessSnapshot, listeningSinceMs: number, now: number): Verdict {
+  const boundMs = silenceBoundMs(undefined);
+  if (now - listeningSinceMs < boundMs) return { recheckAtMs: listeningSinceMs + boundMs };
   if (live.agent)
     return {
       condition: condition(
@@ -108,8 +115,6 @@ function noHeartbeatVerdict(live: LivenessSnapshot, listeningSinceMs: number, no
         "The agent sends no heartbeat (as a real Maestro agent), so whether it is still connected cannot be told; status.agent.lastHeardTime says when it was last heard",
       ),
     };
-  const boundMs = silenceBoundMs(undefined);
-  if (now - listeningSinceMs < boundMs) return { recheckAtMs: listeningSinceMs + boundMs };
   return {
     condition: condition(
       "Unknown",

@@ -8,8 +8,10 @@
  *   hcp_status_stale{kind}                                      objects whose Ready is StatusStale
  *   hcp_operations_in_flight{kind,operation}                    creates, upgrades, deletes under way
  *   hcp_operation_oldest_seconds{kind,operation}                age of the oldest of each
- *   hcp_oldest_unreconciled_seconds{kind}                       oldest generation no controller (or, for
- *                                                               a ManifestWork, no agent) has acted on
+ *   hcp_oldest_unreconciled_seconds{kind,hop}                   oldest generation waiting at each hop: its
+ *                                                               controller (HcpCluster, NodePool), then for
+ *                                                               a ManifestWork maestro-server's publish and
+ *                                                               the agent's apply
  *   hcp_managementcluster_connected{management_cluster,status}  1 for the Connected status it has
  *   hcp_managementcluster_agent_last_heard_seconds{management_cluster}
  */
@@ -46,17 +48,30 @@ export interface RegionMonitorOptions {
   now?: () => number;
 }
 
-const KINDS = ["HcpCluster", "NodePool", "ManifestWork"] as const;
-type Kind = (typeof KINDS)[number];
+/** One hop a generation passes on its way (the kind whose objects carry it), and its waiting ages. */
+interface HopAges {
+  kind: "HcpCluster" | "NodePool" | "ManifestWork";
+  hop: "controller" | "publish" | "agent";
+  ages: UnreconciledAges<KubeObject>;
+}
 
 /** Monitors that run now; the gauges read them when scraped. */
 const live = new Set<RegionMonitor>();
 
 const observedGeneration = (o: Tracked): number | undefined => o.status?.observedGeneration;
 
+const workCondition = (w: ManifestWorkObject, type: string) =>
+  w.status?.conditions?.find((c) => c.type === type);
+
 /** The generation the agent last reported on: its Applied condition's. */
 const agentGeneration = (w: ManifestWorkObject): number | undefined =>
-  w.status?.conditions?.find((c) => c.type === "Applied")?.observedGeneration;
+  workCondition(w, "Applied")?.observedGeneration;
+
+/** The generation maestro-server last sent to the broker: its Published condition's, when True. */
+const publishedGeneration = (w: ManifestWorkObject): number | undefined => {
+  const published = workCondition(w, "Published");
+  return published?.status === "True" ? published.observedGeneration : undefined;
+};
 
 function trackAges<T extends KubeObject>(
   informer: Pick<Informer<T>, "addEventHandler">,
@@ -77,7 +92,7 @@ export class RegionMonitor implements Runnable {
   readonly works: Informer<CachedManifestWork, ManifestWork>;
   readonly agents?: AgentLivenessSource;
   readonly now: () => number;
-  readonly unreconciled: Record<Kind, UnreconciledAges<KubeObject>>;
+  readonly unreconciled: HopAges[];
 
   constructor(opts: RegionMonitorOptions) {
     const { cluster } = opts;
@@ -92,15 +107,22 @@ export class RegionMonitor implements Runnable {
     });
     const clusterAges = new UnreconciledAges<HcpCluster>(observedGeneration, this.now);
     const poolAges = new UnreconciledAges<NodePool>(observedGeneration, this.now);
-    const workAges = new UnreconciledAges<CachedManifestWork>(agentGeneration, this.now);
+    const publishAges = new UnreconciledAges<CachedManifestWork>(publishedGeneration, this.now);
+    const agentAges = new UnreconciledAges<CachedManifestWork>(
+      agentGeneration,
+      this.now,
+      publishedGeneration,
+    );
     trackAges(this.clusters, clusterAges);
     trackAges(this.pools, poolAges);
-    trackAges(this.works, workAges);
-    this.unreconciled = {
-      HcpCluster: clusterAges as UnreconciledAges<KubeObject>,
-      NodePool: poolAges as UnreconciledAges<KubeObject>,
-      ManifestWork: workAges as UnreconciledAges<KubeObject>,
-    };
+    trackAges(this.works, publishAges);
+    trackAges(this.works, agentAges);
+    this.unreconciled = [
+      { kind: "HcpCluster", hop: "controller", ages: clusterAges as UnreconciledAges<KubeObject> },
+      { kind: "NodePool", hop: "controller", ages: poolAges as UnreconciledAges<KubeObject> },
+      { kind: "ManifestWork", hop: "publish", ages: publishAges as UnreconciledAges<KubeObject> },
+      { kind: "ManifestWork", hop: "agent", ages: agentAges as UnreconciledAges<KubeObject> },
+    ];
     registerRegionGauges();
   }
 
@@ -162,12 +184,12 @@ function registerRegionGauges(): void {
     ...operationGauges(),
     gauge(metricsRegistry, {
       name: "hcp_oldest_unreconciled_seconds",
-      help: "Seconds the oldest generation of an object has waited for its controller (for a ManifestWork: for the agent to report on it); 0 when none waits",
-      labelNames: ["kind"],
+      help: "Seconds the oldest generation has waited at each hop: an HcpCluster's or NodePool's for its controller (hop controller), a ManifestWork's for maestro-server to publish it (publish), then for the agent to report applying it (agent); 0 when none waits",
+      labelNames: ["kind", "hop"],
       collect() {
         this.reset();
         for (const m of live)
-          for (const kind of KINDS) this.set({ kind }, m.unreconciled[kind].oldestSeconds());
+          for (const { kind, hop, ages } of m.unreconciled) this.set({ kind, hop }, ages.oldestSeconds());
       },
     }),
     ...managementClusterGauges(),

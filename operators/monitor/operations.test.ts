@@ -116,6 +116,31 @@ describe("UnreconciledAges", () => {
     expect(a.oldestSeconds()).toBe(0);
   });
 
+  it("ages a later hop from when the hop before it handed the generation over, not from creation", () => {
+    let t = T0 + 60_000;
+    // The agent's hop: owes what was published (here: a condition's generation), acts by applying.
+    const generationOf = (type: string) => (o: Tracked) =>
+      o.status?.conditions?.find((c) => c.type === type)?.observedGeneration;
+    const a = new UnreconciledAges<Tracked>(generationOf("Applied"), () => t, generationOf("Published"));
+    const published = (g: number): Condition => ({
+      ...cond("Published", "True", "Published"),
+      observedGeneration: g,
+    });
+    const applied = (g: number): Condition => ({
+      ...cond("Applied", "True", "Applied"),
+      observedGeneration: g,
+    });
+    a.observe(obj());
+    expect(a.size).toBe(0);
+    a.observe(obj({ conditions: [published(1)] }));
+    t += 5_000;
+    expect(a.oldestSeconds()).toBe(5);
+    a.observe(obj({ conditions: [published(1), applied(1)] }));
+    expect(a.size).toBe(0);
+    a.observe(obj({ generation: 2, conditions: [published(1), applied(1)] }));
+    expect(a.size).toBe(0);
+  });
+
   it("forgets a deleted object", () => {
     const { a } = ages();
     a.observe(obj());

@@ -82,33 +82,42 @@ export function operationStats(objects: Iterable<Tracked>, now: number): Record<
 }
 
 /**
- * Since when each object's latest generation has waited to be reconciled, kept from informer
- * events (a map entry per object that waits, nothing for the others). `observed` says which
- * generation the object's controller last acted on. A first generation waits since the object was
- * created; a later one since this process first saw it, which after a restart is a lower bound.
+ * Since when each object's latest generation has waited at one hop of its path, kept from
+ * informer events (a map entry per object that waits, nothing for the others). `observed` says
+ * which generation the hop last acted on. The first hop (no `handed`) owes the object's own
+ * generation: a first generation waits since the object was created, a later one since this
+ * process first saw it, which after a restart is a lower bound. A later hop owes what the hop
+ * before it passed on (`handed`: for the agent, the generation maestro-server published) and
+ * waits since this process saw it handed over.
  */
 export class UnreconciledAges<T extends KubeObject> {
   readonly #observed: (o: T) => number | undefined;
+  readonly #handed: ((o: T) => number | undefined) | undefined;
   readonly #now: () => number;
   readonly #waiting = new Map<string, { generation: number; sinceMs: number }>();
 
-  constructor(observed: (o: T) => number | undefined, now: () => number = Date.now) {
+  constructor(
+    observed: (o: T) => number | undefined,
+    now: () => number = Date.now,
+    handed?: (o: T) => number | undefined,
+  ) {
     this.#observed = observed;
     this.#now = now;
+    this.#handed = handed;
   }
 
   /** An object added or changed. */
   observe(o: T): void {
     const uid = o.metadata.uid;
-    const generation = o.metadata.generation;
-    if (!uid || generation === undefined) return;
+    if (!uid) return;
+    const generation = this.#handed ? this.#handed(o) : o.metadata.generation;
     const observed = this.#observed(o);
-    if (observed !== undefined && observed >= generation) {
+    if (generation === undefined || (observed !== undefined && observed >= generation)) {
       this.#waiting.delete(uid);
       return;
     }
     if (this.#waiting.get(uid)?.generation === generation) return;
-    const created = generation === 1 ? time(o.metadata.creationTimestamp) : undefined;
+    const created = !this.#handed && generation === 1 ? time(o.metadata.creationTimestamp) : undefined;
     this.#waiting.set(uid, { generation, sinceMs: created ?? this.#now() });
   }
 

@@ -12,7 +12,7 @@ import {
   type Result,
 } from "./controller.ts";
 import { TerminalError } from "./errors.ts";
-import { silentLogger } from "./logger.ts";
+import { createLogger, silentLogger } from "./logger.ts";
 import { metricsRegistry } from "./metrics.ts";
 import { itemExponentialRateLimiter } from "./ratelimiter.ts";
 
@@ -246,6 +246,28 @@ describe("Controller reconcile handling", () => {
     expect(typeof ctx!.log.info).toBe("function");
     await stop();
     expect(ctx!.signal.aborted).toBe(true);
+  });
+
+  it("writes its own lines about a reconcile with what the reconciler added to the context's logger", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger(
+      {},
+      "debug",
+      (line) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    );
+    const reconciler = reconcilerFunc((ctx) => {
+      ctx.log = ctx.log.child({ correlationRequestId: "corr-1" });
+      return Promise.reject(new Error("boom"));
+    });
+    const { controller, stop } = run(reconciler, { log });
+    controller.enqueue(req);
+    await vi.waitFor(() => expect(lines.map((l) => l["msg"])).toContain("Reconciler error"));
+    await stop();
+    expect(lines.find((l) => l["msg"] === "Reconciler error")).toMatchObject({
+      name: "obj",
+      correlationRequestId: "corr-1",
+      err: "boom",
+    });
   });
 
   it("aborts the signal of a reconcile that exceeds reconcileTimeoutMs", async () => {

@@ -29,7 +29,11 @@ export interface Result {
 export interface ReconcileContext {
   /** Aborts when the controller shuts down, or when the reconcile timeout passes. */
   signal: AbortSignal;
-  /** Carries controller, cluster, namespace, name and reconcileID. */
+  /**
+   * Carries controller, cluster, namespace, name and reconcileID. A reconciler may replace it with
+   * a child carrying what it reads on the object (hcp/requests.ts: the ARM request IDs); the
+   * runtime's own lines about this reconcile (an error, a requeue) then carry those values too.
+   */
   log: Logger;
   /** The controller's name, for metrics of the reconcile's parts (runPhases). */
   controller?: string;
@@ -267,10 +271,12 @@ export class Controller {
     const log = this.#log.child({ ...req, reconcileID: randomUUID() });
     log.debug("Reconciling");
     const started = performance.now();
-    const outcome = await this.#invoke(req, log);
+    const deadline = this.#deadline();
+    const ctx: ReconcileContext = { signal: deadline.signal, log, controller: this.name };
+    const outcome = await this.#invoke(ctx, req, deadline);
     this.#metrics.time.observe((performance.now() - started) / 1000);
-    if (outcome.ok) this.#handleResult(key, outcome.result, log);
-    else this.#handleError(key, outcome, log);
+    if (outcome.ok) this.#handleResult(key, outcome.result, ctx.log);
+    else this.#handleError(key, outcome, ctx.log);
   }
 
   #parseKey(key: string): Request | undefined {
@@ -285,11 +291,10 @@ export class Controller {
   }
 
   /** Calls the reconciler; a synchronous throw counts as a panic, as the contract is to return a promise. */
-  async #invoke(req: Request, log: Logger): Promise<Outcome> {
-    const deadline = this.#deadline();
+  async #invoke(ctx: ReconcileContext, req: Request, deadline: ReconcileDeadline): Promise<Outcome> {
     let pending: Promise<Result>;
     try {
-      pending = this.#opts.reconciler.reconcile({ signal: deadline.signal, log, controller: this.name }, req);
+      pending = this.#opts.reconciler.reconcile(ctx, req);
     } catch (error) {
       deadline.clear();
       return { ok: false, error, panicked: true, timedOut: false };

@@ -19,7 +19,7 @@ describe("conditionTransitions", () => {
       "Degraded recovering",
       [c("Degraded", "True", "QuotaExceeded")],
       [c("Degraded", "False", "AsExpected")],
-      [{ type: "Normal", reason: "Degraded" }],
+      [{ type: "Normal", reason: "Recovered" }],
     ],
     [
       "a condition turning bad",
@@ -88,9 +88,28 @@ describe("conditionTransitions during an install", () => {
     ]);
   });
 
-  it("once the object has been Ready, every step change is news again", () => {
-    const before = [c("IngressReady", "True", "AsExpected"), c("Ready", "True", "AsExpected")];
-    const after = [c("IngressReady", "False", "LoadBalancerGone"), c("Ready", "False", "LoadBalancerGone")];
-    expect(reasons(before, after)).toEqual(["Normal/LoadBalancerGone", "Normal/LoadBalancerGone"]);
+  it("once the object has been Ready, every step change is news again, one event per cause", () => {
+    const before = [c("Ready", "True", "AsExpected"), c("IngressReady", "True", "AsExpected")];
+    const after = [
+      c("Ready", "False", "LoadBalancerGone", "IngressReady: gone"),
+      c("IngressReady", "False", "LoadBalancerGone", "gone"),
+    ];
+    expect(conditionTransitions(before, after, install).map((e) => `${e.reason}: ${e.message}`)).toEqual([
+      "LoadBalancerGone: IngressReady: gone",
+    ]);
+    expect(reasons(before, [c("Ready", "True", "AsExpected"), c("IngressReady", "False", "Gone")])).toEqual([
+      "Normal/Gone",
+    ]);
+  });
+
+  it("Degraded with the same cause as Ready and the step is one Warning", () => {
+    const cause = "HostedClusterEtcdQuorumLost";
+    const before = [
+      c("Ready", "True", "AsExpected"),
+      c("Degraded", "False", "AsExpected"),
+      c("Available", "True"),
+    ];
+    const after = [c("Ready", "False", cause), c("Degraded", "True", cause), c("Available", "False", cause)];
+    expect(reasons(before, after)).toEqual([`Warning/${cause}`]);
   });
 });

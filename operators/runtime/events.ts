@@ -148,6 +148,9 @@ export interface TransitionPolicy {
   install?: { ready: string; steps: readonly string[] };
 }
 
+/** The reason of the event a negative condition (Degraded) makes when it turns good. */
+export const RECOVERED = "Recovered";
+
 interface ConditionLike {
   type: string;
   status: string;
@@ -160,7 +163,11 @@ interface ConditionLike {
  * condition's first appearance is news only when it is good (True), bad for a negative one
  * (Degraded True), or a step that failed: a fresh object's "not yet" states are not events. An
  * install is quieter still (TransitionPolicy.install). The event's reason is the condition type
- * when good, the condition's reason when bad; a bad negative condition is a Warning.
+ * when good (`Recovered` for a negative one: "Degraded" read as the news it ends), the condition's
+ * reason when bad; a bad negative condition is a Warning. Conditions that change for one cause
+ * in one status change (Degraded, Ready and the failed step, all
+ * `HostedClusterEtcdQuorumLost`) make one event, the Warning if there is one, else the first in
+ * the conditions' order (Ready, which names the step, leads).
  */
 export function conditionTransitions(
   before: readonly ConditionLike[],
@@ -174,17 +181,31 @@ export function conditionTransitions(
     install !== undefined && !before.some((b) => b.type === install.ready && b.status === "True");
   for (const c of after) {
     if (policy.quiet.includes(c.type)) continue;
-    const negative = policy.negative.includes(c.type);
-    const bad = negative ? c.status === "True" : c.status !== "True";
     if (!isNews(c, before, failedSteps)) continue;
     if (installing && !newsWhileInstalling(c, install, failedSteps)) continue;
-    out.push({
-      type: negative && bad ? "Warning" : "Normal",
-      reason: bad ? c.reason : c.type,
-      message: c.message,
-    });
+    out.push(eventOf(c, policy.negative.includes(c.type)));
   }
-  return out;
+  return onePerReason(out);
+}
+
+/** The event of a condition that is news: a bad negative one is a Warning; see conditionTransitions. */
+function eventOf(
+  c: ConditionLike,
+  negative: boolean,
+): { type: EventSeverity; reason: string; message: string } {
+  const bad = negative ? c.status === "True" : c.status !== "True";
+  if (bad) return { type: negative ? "Warning" : "Normal", reason: c.reason, message: c.message };
+  return { type: "Normal", reason: negative ? RECOVERED : c.type, message: c.message };
+}
+
+/** One event per reason, the Warning where there is one, in the order the reasons first came. */
+function onePerReason<E extends { type: EventSeverity; reason: string }>(events: E[]): E[] {
+  const kept = new Map<string, E>();
+  for (const e of events) {
+    const seen = kept.get(e.reason);
+    if (!seen || (e.type === "Warning" && seen.type !== "Warning")) kept.set(e.reason, e);
+  }
+  return [...kept.values()];
 }
 
 function isNews(

@@ -1,7 +1,8 @@
 /**
  * A management cluster's agent stops: within the bound its ManagementCluster shows Connected=False
  * and the Ready cluster and node pool placed there show Ready=Unknown (StatusStale), in their
- * status, in the region monitor's gauges and through `hcpctl`; when the agent starts again all of
+ * status, in the region monitor's gauges, through the real `kubectl` (the CRDs' printer columns and
+ * `-o json`) and through `hcpctl` (tables and `-o json`); when the agent starts again all of
  * it returns to what the feedback says. The agents beat every 500 ms, so the bound is 1.5 s (three
  * missed beats; 30 s with the default 10 s) and the test needs no long waits. Every step waits
  * for evidence in the objects or in a command's output.
@@ -21,7 +22,8 @@ import {
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { gaugeValue } from "../support/metrics.ts";
-import { clusterInfo } from "../support/region.ts";
+import type { ClusterTree } from "../../operators/hcpctl/model.ts";
+import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
@@ -45,9 +47,18 @@ const getCluster = () => service.find<HcpCluster>(HcpClusterResource, "c1", ns);
 const getPool = () => service.find<NodePool>(NodePoolResource, "p1", ns);
 const getMc = (name: string) => service.find<ManagementCluster>(ManagementClusterResource, name);
 
+const env = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  KUBECONFIG: clusterInfo("service").kubeconfigPath,
+  NO_COLOR: "1",
+});
+
 async function hcpctl(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const env = { ...process.env, KUBECONFIG: clusterInfo("service").kubeconfigPath, NO_COLOR: "1" };
-  return exec(process.execPath, [hcpctlBin, ...args], { env, timeout: 60_000 });
+  return exec(process.execPath, [hcpctlBin, ...args], { env: env(), timeout: 60_000 });
+}
+
+async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return exec(kubectlPath(), args, { env: env(), timeout: 60_000 });
 }
 
 beforeAll(async () => {
@@ -160,6 +171,35 @@ describe("a management cluster whose agent stops", () => {
     expect(mcs.stdout).toMatch(
       new RegExp(`\\n${other}\\s+${other}\\s+\\w+\\s+true\\s+\\d+/\\d+\\s+True\\s+`),
     );
+    const columns = await kubectl("get", "hcpclusters", "c1", "-n", ns);
+    expect(columns.stdout).toMatch(/\nc1\s+4\.19\.7\s+Ready\s+Unknown\s+mgmt-\d\s+https:\/\/\S+\s+\S+\n$/);
+    const asJson = JSON.parse(
+      (await kubectl("get", "hcpclusters", "c1", "-n", ns, "-o", "json")).stdout,
+    ) as HcpCluster;
+    expect(cond(asJson, "Ready")).toMatchObject({ status: "Unknown", reason: "StatusStale" });
+    const mcColumns = await kubectl("get", "managementclusters", placed, "-o", "wide");
+    expect(mcColumns.stdout).toMatch(
+      new RegExp(
+        `\\n${placed}\\s+${placed}\\s+true\\s+\\d+\\s+\\d+\\s+False\\s+\\S+\\s+Unavailable\\s+\\S+\\n$`,
+      ),
+    );
+    const staleJson = JSON.parse(
+      (await hcpctl("get", "clusters", "-n", ns, "--stale", "-o", "json")).stdout,
+    ) as {
+      items: HcpCluster[];
+    };
+    expect(staleJson.items.map((c) => [c.metadata.name, cond(c, "Ready")?.reason])).toEqual([
+      ["c1", "StatusStale"],
+    ]);
+    const treeJson = JSON.parse(
+      (await hcpctl("describe", "cluster", "c1", "-n", ns, "-o", "json")).stdout,
+    ) as ClusterTree;
+    expect(treeJson.root.summary).toMatchObject({ ready: "Unknown", reason: "StatusStale" });
+    expect(treeJson.root.children.find((n) => n.kind === "ManagementCluster")?.summary).toMatchObject({
+      ready: "False",
+      reason: "AgentNotHeard",
+    });
+
     const tree = await hcpctl("describe", "cluster", "c1", "-n", ns);
     expect(tree.stdout).toMatch(
       /\nHcpCluster\/c1\s+Unknown\s+Warning\s+StatusStale\s+\S+\s+No status from management cluster /,
@@ -187,6 +227,15 @@ describe("a management cluster whose agent stops", () => {
     expect((await getMc(placed))!.status!.phase).not.toBe("Unavailable");
     const none = await hcpctl("get", "clusters", "-n", ns, "--stale");
     expect(none).toEqual({ stdout: "", stderr: `No resources found in ${ns} namespace.\n` });
+    const back = JSON.parse(
+      (await kubectl("get", "hcpclusters", "c1", "-n", ns, "-o", "json")).stdout,
+    ) as HcpCluster;
+    expect(cond(back, "Ready")).toMatchObject({ status: "True", reason: "AsExpected" });
+    expect(
+      JSON.parse((await hcpctl("get", "clusters", "-n", ns, "--stale", "-o", "json")).stdout) as {
+        items: [];
+      },
+    ).toMatchObject({ items: [] });
     expect(
       await gaugeValue("hcp_managementcluster_connected", { management_cluster: placed, status: "True" }),
     ).toBe(1);

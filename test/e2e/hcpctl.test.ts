@@ -1,10 +1,12 @@
 /**
  * hcpctl against the local region, as an SRE runs it: the real `kubectl` with `kubectl-hcp` on
  * PATH (`kubectl hcp …`) and the `hcpctl` bin, both reading the service cluster only. One cluster
- * reaches Ready; another is deleted while its node pool carries a finalizer no controller here
- * owns, so its deletion stays blocked until the test lifts the finalizer; a third is created
- * through the ARM frontend with a known correlation id and traced. Every step waits for evidence
- * in the objects' status or in the command's output.
+ * reaches Ready (and is told in two events); one is made Degraded by HyperShift (the simulator's
+ * failure annotation on its HostedCluster); another is deleted while its node pool carries a
+ * finalizer no controller here owns, so its deletion stays blocked until the test lifts the
+ * finalizer; a fourth is created through the ARM frontend with a known correlation id, traced,
+ * and found on every log line about it. (A cluster whose agent stops: agent-liveness.test.ts.)
+ * Every step waits for evidence in the objects' status or in the command's output.
  */
 import { execFile, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -14,6 +16,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAIL_ANNOTATION } from "../../hack/hypershift-simulator/release.ts";
+import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
 import {
   HcpClusterResource,
   NodePoolResource,
@@ -25,7 +29,13 @@ import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../oper
 import type { GatherIndex } from "../../operators/hcpctl/gather.ts";
 import type { ClusterTree, TreeNode } from "../../operators/hcpctl/model.ts";
 import type { RequestTrace } from "../../operators/hcpctl/trace.ts";
+import { CLUSTER_CONTROLLER } from "../../operators/cluster/controller.ts";
+import { SERVER_NAME } from "../../operators/maestro-server/controller.ts";
+import { NODE_POOL_CONTROLLER } from "../../operators/nodepool/controller.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
+import { eventType } from "../../operators/runtime/events.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
+import { createLogger } from "../../operators/runtime/logger.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
@@ -49,6 +59,33 @@ let scratch: { path: string; remove(): Promise<void> };
 let env: NodeJS.ProcessEnv;
 let frontend: FrontendFixture | undefined;
 const sub = randomUUID();
+/** Every log line the region's components and the frontend wrote, debug included. */
+const logLines: string[] = [];
+const log = createLogger({}, "debug", (line) => void logLines.push(line));
+/** Every phase the Ready cluster's status was written with while it was created (a watch sees each write). */
+const installPhases = new Set<string>();
+
+/** Records the phases of HcpCluster `name` until the signal aborts. */
+async function recordPhases(name: string, signal: AbortSignal): Promise<void> {
+  const watch = service.watch<HcpCluster>(HcpClusterResource, {
+    namespace: ns,
+    fieldSelector: `metadata.name=${name}`,
+    signal,
+  });
+  try {
+    for await (const e of watch) if (e.object.status?.phase) installPhases.add(e.object.status.phase);
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+}
+
+interface CoreEvent extends KubeObject {
+  involvedObject: { kind: string; name: string };
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+}
 
 interface Run {
   code: number;
@@ -133,16 +170,20 @@ beforeAll(async () => {
   running = await startTestStack("hcpctl", {
     simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
     region: { pullSecret: PULL_SECRET },
+    log,
   });
   await service.create(namespaceType, { metadata: { name: ns } });
-  for (const obj of [cluster("ready"), cluster("stuck")]) await service.create(HcpClusterResource, obj);
+  const watching = new AbortController();
+  const phases = recordPhases("ready", watching.signal);
+  for (const name of ["ready", "sick", "stuck"]) await service.create(HcpClusterResource, cluster(name));
   await service.create(NodePoolResource, pool("workers", "ready"));
   await service.create(NodePoolResource, pool("held", "stuck", [HOLD]));
   await eventually(
-    "both clusters and their pools Ready",
+    "the clusters and their pools Ready",
     async () => {
       const objs = await Promise.all([
         getCluster("ready"),
+        getCluster("sick"),
         getCluster("stuck"),
         getPool("workers"),
         getPool("held"),
@@ -151,10 +192,13 @@ beforeAll(async () => {
     },
     READY_MS,
   );
+  watching.abort();
+  await phases;
   frontend = await startFrontendFixture({
     client: service,
     name: "hcpctl-frontend",
     catalogNamespace: running.stack.namespace,
+    log: log.child({ component: "hcp-frontend" }),
   });
   expect((await frontend.putSubscription(sub, "Registered")).status).toBe(200);
 }, 150_000);
@@ -182,6 +226,7 @@ describe("hcpctl on the local region", () => {
     expect(list.kind).toBe("List");
     expect(list.items.map((c) => [c.metadata.name, c.status?.phase])).toEqual([
       ["ready", "Ready"],
+      ["sick", "Ready"],
       ["stuck", "Ready"],
     ]);
 
@@ -196,6 +241,34 @@ describe("hcpctl on the local region", () => {
     const placed = (await getCluster("ready"))!.status!.managementCluster!;
     const on = await hcpctl("get", "clusters", "-n", ns, "--management-cluster", placed, "-o", "name");
     expect(on.stdout.split("\n")).toContain("hcpcluster.hcp.aro.dev/ready");
+  });
+
+  it("tells a fresh create in two events per object: its work created, and Ready", async () => {
+    const c = (await getCluster("ready"))!;
+    const placed = c.status!.managementCluster!;
+    const events = (await service.list<CoreEvent>(eventType, { namespace: ns })).items;
+    const of = (kind: string, name: string) =>
+      events
+        .filter((e) => e.involvedObject.kind === kind && e.involvedObject.name === name)
+        .map((e) => [e.type, e.reason, e.message, e.count])
+        .sort();
+    // No "Upgrading" (a first install is no upgrade), no Placed, no Progressing echo: one event
+    // per real transition, each once.
+    expect(of("HcpCluster", "ready")).toEqual([
+      ["Normal", "HostedClusterCreated", `ManifestWork ${placed}/${c.metadata.uid} created`, 1],
+      ["Normal", "Ready", `The cluster is ready on ${placed}`, 1],
+    ]);
+    expect(of("NodePool", "workers")).toEqual([
+      ["Normal", "NodePoolCreated", `ManifestWork ${placed}/${c.metadata.uid}-workers created`, 1],
+      ["Normal", "Ready", "The nodes are ready", 1],
+    ]);
+    const workEvents = (await service.list<CoreEvent>(eventType, { namespace: placed })).items.filter((e) =>
+      e.involvedObject.name.startsWith(c.metadata.uid!),
+    );
+    expect(workEvents).toEqual([]);
+    // A first install is Provisioning until it is Ready, never Updating.
+    expect([...installPhases]).toEqual(expect.arrayContaining(["Provisioning", "Ready"]));
+    expect(installPhases.has("Updating")).toBe(false);
   });
 
   it("names what is wrong, with a non-zero exit code", async () => {
@@ -240,6 +313,108 @@ describe("hcpctl on the local region", () => {
     expect(hc.details).toMatchObject({ version: "4.19.7", endpoint: `api.${prefix}.hcp.example.com:443` });
     expect(hc.conditions.find((x) => x.type === "Available")?.status).toBe("True");
     expect(child(tree.root, "", "NodePools").children.map((p) => p.name)).toEqual(["workers"]);
+  });
+
+  it("shows a cluster HyperShift calls Degraded: kubectl's columns, the tree with HyperShift's reason, the JSON", async () => {
+    const c = (await getCluster("sick"))!;
+    const prefix = c.spec.dns.baseDomainPrefix;
+    const mgmt = clientFor(c.status!.managementCluster!);
+    await mgmt.mergePatch(
+      HostedClusterResource,
+      { name: prefix, namespace: c.status!.hostedClusterNamespace! },
+      { metadata: { annotations: { [FAIL_ANNOTATION]: "EtcdQuorumLost: etcd lost quorum" } } },
+    );
+    await eventually(
+      "the cluster Degraded",
+      async () => cond(await getCluster("sick"), "Degraded")?.status === "True",
+      READY_MS,
+    );
+
+    const columns = await sh(kubectlPath(), ["get", "hcpclusters", "sick", "-n", ns]);
+    expect(columns.stderr).toBe("");
+    expect(columns.stdout).toMatch(
+      /^NAME\s+VERSION\s+PHASE\s+READY\s+MANAGEMENT CLUSTER\s+API URL\s+AGE\nsick\s+4\.19\.7\s+Degraded\s+False\s+mgmt-[12]\s+https:\/\/api\.\S+:443\s+\S+\n$/,
+    );
+    const wide = await kubectlHcp("get", "clusters", "-n", ns, "--phase", "Degraded", "-o", "wide");
+    expect(wide.stdout).toMatch(/^NAME\s+VERSION\s+PHASE\s+READY\s+MANAGEMENT CLUSTER\s+AGE\s+REASON\s+/);
+    expect(wide.stdout).toMatch(
+      /\nsick\s+4\.19\.7\s+Degraded\s+False\s+mgmt-[12]\s+\S+\s+HostedClusterEtcdQuorumLost\s+/,
+    );
+    expect(wide.stdout.split("\n").filter(Boolean)).toHaveLength(2);
+
+    const text = await kubectlHcp("describe", "cluster", "sick", "-n", ns);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `\\nHcpCluster/sick\\s+False\\s+Error\\s+HostedClusterEtcdQuorumLost\\s+\\S+\\s+HostedClusterAvailable: etcd lost quorum\\n`,
+      ),
+    );
+    expect(text.stdout).toMatch(
+      new RegExp(`HostedCluster/${prefix}\\s+False\\s+Error\\s+EtcdQuorumLost\\s+\\S+\\s+etcd lost quorum`),
+    );
+
+    const tree = JSON.parse(
+      (await hcpctl("describe", "cluster", "sick", "-n", ns, "-o", "json")).stdout,
+    ) as ClusterTree;
+    expect(tree.root.summary).toMatchObject({ ready: "False", reason: "HostedClusterEtcdQuorumLost" });
+    expect(tree.root.conditions.find((x) => x.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "HostedClusterEtcdQuorumLost",
+      message: `HostedCluster ${c.status!.hostedClusterNamespace!}/${prefix} is degraded: etcd lost quorum`,
+    });
+    const work = child(
+      child(tree.root, "ManagementCluster", c.status!.managementCluster),
+      "ManifestWork",
+      c.metadata.uid,
+    );
+    expect(child(work, "HostedCluster", prefix).conditions.find((x) => x.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "EtcdQuorumLost",
+      message: "etcd lost quorum",
+    });
+    const degradedJson = JSON.parse(
+      (await hcpctl("get", "clusters", "-n", ns, "--phase", "Degraded", "-o", "json")).stdout,
+    ) as { items: HcpCluster[] };
+    expect(degradedJson.items.map((x) => [x.metadata.name, x.status?.phase])).toEqual([["sick", "Degraded"]]);
+
+    // One event for the transition, a Warning with HyperShift's words: not one more each for Ready
+    // and the HostedClusterAvailable step, which turned False for the same cause.
+    const degradedEvents = (await service.list<CoreEvent>(eventType, { namespace: ns })).items.filter(
+      (e) => e.involvedObject.name === "sick" && e.reason === "HostedClusterEtcdQuorumLost",
+    );
+    expect(degradedEvents.map((e) => [e.type, e.message, e.count])).toEqual([
+      [
+        "Warning",
+        `HostedCluster ${c.status!.hostedClusterNamespace!}/${prefix} is degraded: etcd lost quorum`,
+        1,
+      ],
+    ]);
+
+    await mgmt.mergePatch(
+      HostedClusterResource,
+      { name: prefix, namespace: c.status!.hostedClusterNamespace! },
+      { metadata: { annotations: { [FAIL_ANNOTATION]: null } } },
+    );
+    await eventually(
+      "the cluster Ready again",
+      async () => cond(await getCluster("sick"), "Ready")?.status === "True",
+      READY_MS,
+    );
+    // Its whole story in events: created, Ready, the Warning, Recovered and Ready again (counted).
+    const story = async () =>
+      (await service.list<CoreEvent>(eventType, { namespace: ns })).items
+        .filter((e) => e.involvedObject.kind === "HcpCluster" && e.involvedObject.name === "sick")
+        .map((e) => [e.type, e.reason, e.count])
+        .sort();
+    await eventually("the recovery recorded", async () => (await story()).some((e) => e[1] === "Recovered"));
+    expect(await story()).toEqual([
+      ["Normal", "HostedClusterCreated", 1],
+      ["Normal", "Ready", 2],
+      ["Normal", "Recovered", 1],
+      ["Warning", "HostedClusterEtcdQuorumLost", 1],
+    ]);
+    expect((await kubectlHcp("get", "clusters", "-n", ns, "--phase", "Degraded")).stderr).toBe(
+      `No resources found in ${ns} namespace.\n`,
+    );
   });
 
   it("waits for a condition, and times out on one that does not come", async () => {
@@ -341,6 +516,31 @@ describe("hcpctl on the local region", () => {
     expect(byClient.operations.map((o) => [o.target.kind, o.matchedBy])).toEqual([
       ["NodePool", "clientRequestId"],
     ]);
+
+    // The same id is on every log line about the request, from the frontend to the agent (but the
+    // runtime's "Reconciling", written from the queue's key before the object is read).
+    const placed = cr.status!.managementCluster!;
+    const work = await service.get<ManifestWork>(ManifestWorkResource, cr.metadata.uid!, placed);
+    const poolCR = nodePoolCRName(rg, "Trace-Me", "Workers");
+    const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const about = logged.filter(
+      (l) =>
+        l["msg"] !== "Reconciling" &&
+        ((l["controller"] === CLUSTER_CONTROLLER && l["name"] === crName) ||
+          (l["controller"] === NODE_POOL_CONTROLLER && l["name"] === poolCR) ||
+          (l["controller"] === SERVER_NAME && l["name"] === work.metadata.name) ||
+          (l["component"] === "maestro-agent" && l["name"] === work.metadata.uid)),
+    );
+    expect(new Set(about.map((l) => l["controller"]))).toEqual(
+      new Set([CLUSTER_CONTROLLER, NODE_POOL_CONTROLLER, SERVER_NAME, `maestro-agent-${placed}`]),
+    );
+    for (const l of about) expect(l, JSON.stringify(l)).toMatchObject({ correlationRequestId: correlation });
+    const frontendLines = logged.filter(
+      (l) => l["component"] === "hcp-frontend" && l["correlationRequestId"] === correlation,
+    );
+    expect(new Set(frontendLines.map((l) => l["clientRequestId"]))).toEqual(
+      new Set([clusterClient, poolClient]),
+    );
 
     expect(await hcpctl("trace", "no-such-request")).toEqual({
       code: 1,

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { catalogConfigMap } from "../../hack/harness/stack.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
+import type { Logger } from "../../operators/runtime/logger.ts";
 import { scratchDir, tempNamespace } from "./fixtures.ts";
 import {
   ArmClient,
@@ -29,6 +30,8 @@ export interface FrontendFixtureOptions {
   pageSize?: number;
   /** Headers the ARM client sends with every request (tenant, client object ID). */
   headers?: Record<string, string>;
+  /** Where the frontend logs; default nowhere. */
+  log?: Logger;
 }
 
 export interface FrontendFixture {
@@ -71,6 +74,7 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
       certs,
       catalogNamespace: catalog.name,
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
     });
   const connect = (fe: TestFrontend): Promise<ArmClient> =>
     ArmClient.create(fe.url, certs, opts.headers ? { headers: opts.headers } : {});
