@@ -52,6 +52,11 @@ export class Applier {
   readonly fieldManager: string;
   /** Per object: a digest of what was last applied here and the generation the server gave it. */
   readonly #applied = new Map<string, { digest: string; generation: number | undefined }>();
+  /**
+   * Per object whose cached copy has not caught up with a status write here: a digest of that
+   * status and the resourceVersion the cached copy had before it. Dropped once the cache moves on.
+   */
+  readonly #statusWritten = new Map<string, { digest: string; before: string | undefined }>();
 
   constructor(client: KubeClient, fieldManager: string) {
     this.client = client;
@@ -115,14 +120,19 @@ export class Applier {
     return this.client.delete(type, ref, { signal: opts.signal });
   }
 
-  /** Drops what applyIfChanged remembers of an object that is being deleted. */
+  /** Drops what applyIfChanged and applyStatus remember of an object that is being deleted. */
   forget(type: ResourceType, ref: ObjectRef): void {
     this.#applied.delete(appliedKey(type, ref));
+    this.#statusWritten.delete(appliedKey(type, ref));
   }
 
   /**
    * Applies `status` through the /status subresource unless `current` already has exactly that
-   * status. Returns the written object, or undefined when the write was skipped.
+   * status, or unless this Applier just wrote exactly that status and `current` (the cached copy)
+   * is still the object as it was before that write: a reconcile that runs before its own last
+   * write comes back through the watch would send the same status again, a write that changes
+   * nothing and still costs the apiserver a full apply. Returns the written object, or undefined
+   * when the write was skipped.
    */
   async applyStatus<T extends KubeObject>(
     type: ResourceType,
@@ -130,13 +140,21 @@ export class Applier {
     status: unknown,
     opts: RequestOptions = {},
   ): Promise<T | undefined> {
+    const key = appliedKey(type, current.metadata);
+    const before = current.metadata.resourceVersion;
+    const pending = this.#statusWritten.get(key);
+    if (pending && pending.before !== before) this.#statusWritten.delete(key);
     if (isDeepStrictEqual(current["status"], status)) return undefined;
+    const digest = createHash("sha256").update(JSON.stringify(status)).digest("base64");
+    if (pending && pending.before === before && pending.digest === digest) return undefined;
     const { name, namespace } = current.metadata;
-    return this.client.apply<T>(
+    const written = await this.client.apply<T>(
       type,
       { metadata: { name, namespace }, status },
       { fieldManager: this.fieldManager, force: true, subresource: "status", signal: opts.signal },
     );
+    this.#statusWritten.set(key, { digest, before });
+    return written;
   }
 
   /** Adds the finalizer if missing. Resolves true when it wrote (the caller returns and waits for the event). */
@@ -167,6 +185,8 @@ export class Applier {
       finalizers.filter((f) => f !== finalizer),
       opts,
     );
+    // Released, a deleting object goes: nothing of its status writes is worth remembering.
+    this.#statusWritten.delete(appliedKey(type, obj.metadata));
     return true;
   }
 

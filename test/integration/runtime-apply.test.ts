@@ -108,3 +108,62 @@ describe("Applier.applyIfChanged", () => {
     expect(dataOf(restored)).toEqual({ data: "s" });
   });
 });
+
+describe("Applier.applyStatus", () => {
+  const condition = (message: string) => ({
+    conditions: [
+      {
+        type: "Applied",
+        status: "True",
+        reason: "AppliedManifestWorkComplete",
+        message,
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+      },
+    ],
+  });
+
+  it("does not send a status again while the cache still shows the object from before its own write", async () => {
+    let applies = 0;
+    const counting = new Proxy(client, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        const method = value as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          if (prop === "apply") applies++;
+          return method.apply(target, args);
+        };
+      },
+    });
+    const applier = new Applier(counting, "status-test");
+    const ref = { name: "status-w", namespace: ns.name };
+    const stale = await client.apply<ManifestWork>(
+      ManifestWorkResource,
+      { ...work("s"), metadata: ref },
+      { fieldManager: "status-test-setup" },
+    );
+
+    expect(await applier.applyStatus(ManifestWorkResource, stale, condition("one"))).toBeDefined();
+    // The watch has not brought the write back: the same status is not sent again…
+    expect(await applier.applyStatus(ManifestWorkResource, stale, condition("one"))).toBeUndefined();
+    expect(applies).toBe(1);
+    // …but a different one is.
+    expect(await applier.applyStatus(ManifestWorkResource, stale, condition("two"))).toBeDefined();
+    expect(applies).toBe(2);
+
+    // The cache caught up: compared with what it shows.
+    const fresh = await client.get<ManifestWork>(ManifestWorkResource, ref.name, ref.namespace);
+    expect(await applier.applyStatus(ManifestWorkResource, fresh, condition("two"))).toBeUndefined();
+    expect(applies).toBe(2);
+
+    // Someone else changed the status since: it is put back.
+    const edited = await client.apply<ManifestWork>(
+      ManifestWorkResource,
+      { metadata: ref, status: condition("edited") },
+      { fieldManager: "someone-else", force: true, subresource: "status" },
+    );
+    const written = await applier.applyStatus<ManifestWork>(ManifestWorkResource, edited, condition("two"));
+    expect(written?.status?.conditions?.[0]?.message).toBe("two");
+    expect(applies).toBe(3);
+  });
+});
