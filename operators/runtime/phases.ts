@@ -54,21 +54,26 @@ export async function runPhases<S>(
   return { result: requeueAfterMs ? { requeueAfterMs } : {}, errors };
 }
 
-/**
- * The reconcile's result: the merged requeue when every phase succeeded; otherwise the error (an
- * AggregateError for several), so the queue backs off.
- */
+/** Looked up once, on the first reconcile part timed, not on every one. */
+let phaseSeconds: ReturnType<typeof phaseTime> | undefined;
+
 /** Runs one part of a reconcile (a phase, the status write) and records its time by name. */
 export async function timed<T>(ctx: ReconcileContext, part: string, run: () => Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     return await run();
   } finally {
-    if (ctx.controller)
-      phaseTime().observe({ controller: ctx.controller, phase: part }, (performance.now() - started) / 1000);
+    if (ctx.controller) {
+      phaseSeconds ??= phaseTime();
+      phaseSeconds.observe({ controller: ctx.controller, phase: part }, (performance.now() - started) / 1000);
+    }
   }
 }
 
+/**
+ * The reconcile's result: the merged requeue when every phase succeeded; otherwise the error (an
+ * AggregateError for several), so the queue backs off.
+ */
 export function phasesResult(outcome: PhasesOutcome): Result {
   const [first, ...rest] = outcome.errors;
   if (rest.length > 0) throw new AggregateError(outcome.errors, aggregateMessage(outcome.errors));
