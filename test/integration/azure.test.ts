@@ -91,13 +91,28 @@ async function startEnv(overrides: Partial<AzureConfig> = {}): Promise<Env> {
 }
 
 /** Calls an ensure or delete until it is done, as the controller's requeues would. */
-async function settle<T>(call: () => Promise<Outcome<T>>, attempts = 100): Promise<Ready<T>> {
+/**
+ * Calls again while the answer asks to (`retryAfter` gives how long to wait, as the controller's
+ * requeue would), and returns the first answer that does not.
+ */
+async function callWhilePending<R>(
+  call: () => Promise<R>,
+  retryAfter: (r: R) => number | undefined,
+  attempts = 100,
+): Promise<R> {
   for (let i = 0; i < attempts; i++) {
-    const outcome = await call();
-    if (outcome.done) return outcome;
-    await new Promise((r) => setTimeout(r, outcome.retryAfterMs));
+    const r = await call();
+    const after = retryAfter(r);
+    if (after === undefined) return r;
+    await new Promise((resolve) => setTimeout(resolve, after));
   }
-  throw new Error(`not done after ${attempts} calls`);
+  throw new Error(`still in progress after ${attempts} calls`);
+}
+
+async function settle<T>(call: () => Promise<Outcome<T>>, attempts = 100): Promise<Ready<T>> {
+  const outcome = await callWhilePending(call, (o) => (o.done ? undefined : o.retryAfterMs), attempts);
+  if (!outcome.done) throw new Error("callWhilePending returned an outcome in progress");
+  return outcome;
 }
 
 /** A raw https request to the emulator, trusting its CA for this request only. */
@@ -539,15 +554,8 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
   type Spec = ReturnType<typeof specFor>;
 
   /** Calls a step until it is no longer pending, waiting what it asks between calls. */
-  async function untilSettled(call: () => Promise<InfraResult>): Promise<InfraResult> {
-    for (let i = 0; i < 100; i++) {
-      const r = await call();
-      const { step } = r;
-      if (step.state !== "pending") return r;
-      await new Promise((resolve) => setTimeout(resolve, step.retryAfterMs));
-    }
-    throw new Error("still pending after 100 calls");
-  }
+  const untilSettled = (call: () => Promise<InfraResult>): Promise<InfraResult> =>
+    callWhilePending(call, ({ step }) => (step.state === "pending" ? (step.retryAfterMs ?? 0) : undefined));
 
   async function createAll(spec: Spec): Promise<void> {
     expect((await infra.ensureResourceGroup(spec)).step.state).toBe("ready");
