@@ -37,6 +37,11 @@ export function summariseManagedFields<T extends KubeObject>(obj: T): T {
   return { ...obj, metadata: { ...obj.metadata, managedFields: summary } };
 }
 
+/** What applyIfChanged and applyStatus remember of what they sent. */
+function digestOf(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("base64");
+}
+
 function withDigest(obj: KubeObject, digest: string): KubeObject {
   const annotations = { ...obj.metadata.annotations, [DIGEST_ANNOTATION]: digest };
   return { ...obj, metadata: { ...obj.metadata, annotations } };
@@ -88,7 +93,7 @@ export class Applier {
     opts: RequestOptions = {},
   ): Promise<T | undefined> {
     const key = appliedKey(type, obj.metadata);
-    const digest = createHash("sha256").update(JSON.stringify(obj)).digest("base64");
+    const digest = digestOf(obj);
     const last = this.#applied.get(key);
     const generation = current?.metadata.generation;
     if (current && last?.digest === digest && generation === last.generation) return undefined;
@@ -145,7 +150,7 @@ export class Applier {
     const pending = this.#statusWritten.get(key);
     if (pending && pending.before !== before) this.#statusWritten.delete(key);
     if (isDeepStrictEqual(current["status"], status)) return undefined;
-    const digest = createHash("sha256").update(JSON.stringify(status)).digest("base64");
+    const digest = digestOf(status);
     if (pending && pending.before === before && pending.digest === digest) return undefined;
     const { name, namespace } = current.metadata;
     const written = await this.client.apply<T>(
