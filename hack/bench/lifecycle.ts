@@ -69,6 +69,8 @@ export interface LifecycleOptions {
   concurrency: number;
   /** Also run the restart scenario while the region is full. */
   restart: boolean;
+  /** Delete the clusters and measure it (off: a run that stops at Ready and the restart). */
+  deletion: boolean;
   /** A deadline for each phase; the bench fails rather than wait forever. */
   phaseTimeoutMs: number;
   /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
@@ -81,13 +83,16 @@ export interface LifecycleReport {
   concurrency: number;
   createMs: number;
   createFloorMs: number;
-  deleteMs: number;
-  deleteFloorMs: number;
   /** Per cluster (with its pool), by "VERB resource". */
   createRequests: Record<string, number>;
-  deleteRequests: Record<string, number>;
   createWritesPerCluster: { service: number; management: number };
-  deleteWritesPerCluster: { service: number; management: number };
+  /** Absent when the run stopped at Ready (`--no-delete`). */
+  deletion?: {
+    ms: number;
+    floorMs: number;
+    requests: Record<string, number>;
+    writesPerCluster: { service: number; management: number };
+  };
   usage: ComponentUsage[];
   etcd: { beforeBytes: number; readyBytes: number; compactedBytes: number };
   /** The operators' V8 heap in use with the region empty and with N clusters Ready (lowest of a few samples: near the live size). */
@@ -430,6 +435,42 @@ function perCluster(counts: RequestCounts, n: number): Record<string, number> {
   return Object.fromEntries([...counts].sort().map(([k, v]) => [k, Math.round((v / n) * 100) / 100]));
 }
 
+interface Watched {
+  clusters: ReturnType<typeof watch<HcpCluster>>;
+  pools: ReturnType<typeof watch<NodePool>>;
+  works: ReturnType<typeof watch<ManifestWork>>;
+}
+
+/** Deletes every cluster and waits for clusters, pools and works to be gone; figures without the floor. */
+async function deleteAll(
+  running: Running,
+  opts: LifecycleOptions,
+  { clusters, pools, works }: Watched,
+): Promise<Omit<NonNullable<LifecycleReport["deletion"]>, "floorMs">> {
+  const d0 = await phaseCounts(running);
+  const started = performance.now();
+  await deleteClusters(running.service, opts.n, opts.concurrency);
+  const allGone = (): string | undefined => {
+    const [c, p, w] = [clusters.list().length, pools.list().length, works.list().length];
+    return c + p + w === 0 ? undefined : `${c} clusters, ${p} pools, ${w} works left`;
+  };
+  await until(`${opts.n} clusters deleted`, allGone, opts.phaseTimeoutMs);
+  const ms = performance.now() - started;
+  progress(`all deleted after ${Math.round(ms)} ms`);
+  const d1 = await phaseCounts(running);
+  return {
+    ms,
+    requests: perCluster(
+      merge(difference(d1.service, d0.service), difference(d1.management, d0.management)),
+      opts.n,
+    ),
+    writesPerCluster: {
+      service: writes(difference(d1.service, d0.service)) / opts.n,
+      management: writes(difference(d1.management, d0.management)) / opts.n,
+    },
+  };
+}
+
 export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleReport> {
   progress(`starting a region with ${opts.managementClusters} management clusters`);
   const running = await startRunning(opts);
@@ -445,7 +486,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const heapIdle = await liveHeapBytes(running.operators);
 
     const c0 = await phaseCounts(running);
-    let started = performance.now();
+    const started = performance.now();
     await createClusters(running.service, opts.n, opts.concurrency);
     progress(`${opts.n} clusters and pools created`);
     const allReady = (): string | undefined => {
@@ -475,47 +516,31 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
 
     const restart = opts.restart ? await restartScenario(running, opts) : undefined;
 
-    const d0 = await phaseCounts(running);
-    started = performance.now();
-    await deleteClusters(running.service, opts.n, opts.concurrency);
-    const allGone = (): string | undefined => {
-      const [c, p, w] = [clusters.list().length, pools.list().length, works.list().length];
-      return c + p + w === 0 ? undefined : `${c} clusters, ${p} pools, ${w} works left`;
-    };
-    await until(`${opts.n} clusters deleted`, allGone, opts.phaseTimeoutMs);
-    const deleteMs = performance.now() - started;
-    progress(`all deleted after ${Math.round(deleteMs)} ms`);
-    const d1 = await phaseCounts(running);
+    if (restart) progress(`restart: ${JSON.stringify(restart)}`);
 
     const createWrites = {
       service: writes(difference(c1.service, c0.service)) / opts.n,
       management: writes(difference(c1.management, c0.management)) / opts.n,
     };
-    const deleteWrites = {
-      service: writes(difference(d1.service, d0.service)) / opts.n,
-      management: writes(difference(d1.management, d0.management)) / opts.n,
-    };
+    const deletion = opts.deletion ? await deleteAll(running, opts, { clusters, pools, works }) : undefined;
     const usage = await Promise.all(running.components.map((c) => c.usage()));
+    progress(
+      `usage: ${usage.map((u) => `${u.name} ${u.peakRssMb} MB ${Math.round(u.cpuSeconds)} CPU s`).join("; ")}`,
+    );
     const createFloorMs = await floor(running, opts, createWrites, "create");
-    const deleteFloorMs = await floor(running, opts, deleteWrites, "delete");
+    const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
     return {
       n: opts.n,
       managementClusters: opts.managementClusters,
       concurrency: opts.concurrency,
       createMs,
       createFloorMs,
-      deleteMs,
-      deleteFloorMs,
       createRequests: perCluster(
         merge(difference(c1.service, c0.service), difference(c1.management, c0.management)),
         opts.n,
       ),
-      deleteRequests: perCluster(
-        merge(difference(d1.service, d0.service), difference(d1.management, d0.management)),
-        opts.n,
-      ),
       createWritesPerCluster: createWrites,
-      deleteWritesPerCluster: deleteWrites,
+      ...(deletion && { deletion: { ...deletion, floorMs: deleteFloorMs } }),
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
       operatorsHeap: { idleBytes: heapIdle, readyBytes: heapReady },
@@ -540,19 +565,25 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
     `${tenth(x.service)} on the service cluster + ${tenth(x.management)} on management clusters`;
   const figures: Figure[] = [
     { name: "create → all Ready", value: seconds(r.createMs), unit: "s", detail: where },
-    { name: "delete → all gone", value: seconds(r.deleteMs), unit: "s", detail: where },
+    ...(r.deletion
+      ? [{ name: "delete → all gone", value: seconds(r.deletion.ms), unit: "s", detail: where }]
+      : []),
     {
       name: "writes per cluster, create",
       value: tenth(r.createWritesPerCluster.service + r.createWritesPerCluster.management),
       unit: "writes",
       detail: w(r.createWritesPerCluster),
     },
-    {
-      name: "writes per cluster, delete",
-      value: tenth(r.deleteWritesPerCluster.service + r.deleteWritesPerCluster.management),
-      unit: "writes",
-      detail: w(r.deleteWritesPerCluster),
-    },
+    ...(r.deletion
+      ? [
+          {
+            name: "writes per cluster, delete",
+            value: tenth(r.deletion.writesPerCluster.service + r.deletion.writesPerCluster.management),
+            unit: "writes",
+            detail: w(r.deletion.writesPerCluster),
+          },
+        ]
+      : []),
     {
       name: "etcd at Ready, compacted",
       value: Math.round(r.etcd.compactedBytes / 2 ** 20),
@@ -610,16 +641,20 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
       },
       { atMost: 1.5 },
     ),
-    compare(
-      {
-        name: "delete → all gone",
-        unit: "s",
-        ours: seconds(r.deleteMs),
-        against: floor,
-        peer: seconds(r.deleteFloorMs),
-      },
-      { atMost: 1.5 },
-    ),
+    ...(r.deletion
+      ? [
+          compare(
+            {
+              name: "delete → all gone",
+              unit: "s",
+              ours: seconds(r.deletion.ms),
+              against: floor,
+              peer: seconds(r.deletion.floorMs),
+            },
+            { atMost: 1.5 },
+          ),
+        ]
+      : []),
   ];
 }
 
@@ -631,7 +666,7 @@ function flag(argv: string[], name: string, fallback: number): number {
 
 /**
  * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50]
- * [--phase-timeout-s 3600] [--no-restart] [--cpu-profile]`: scenarios 1 and 4 in one run.
+ * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--cpu-profile]`: scenarios 1 and 4 in one run.
  */
 export const lifecycleScenario: Scenario = {
   describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
@@ -641,6 +676,7 @@ export const lifecycleScenario: Scenario = {
       managementClusters: flag(argv, "management-clusters", 5),
       concurrency: flag(argv, "concurrency", 50),
       restart: !argv.includes("--no-restart"),
+      deletion: !argv.includes("--no-delete"),
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
       cpuProfile: argv.includes("--cpu-profile"),
     });
