@@ -13,6 +13,7 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
@@ -49,6 +50,7 @@ import {
   spawnSimulator,
   type ArmInfo,
 } from "./components.ts";
+import { cpuByProcess, cpuWindow } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
 
@@ -103,6 +105,11 @@ export interface LifecycleReport {
    */
   cachedJsonPerCluster: Record<string, number>;
   restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
+  /**
+   * CPU seconds by process (apiservers, etcd, broker, each component, the bench) in each window:
+   * where the machine's time went, beside what the window had (elapsed × cores).
+   */
+  cpu: Record<"create" | "createFloor" | "delete" | "deleteFloor", Record<string, number> | undefined>;
   logDir: string;
 }
 
@@ -485,7 +492,10 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const etcdBefore = await etcdDbSize(running.region.etcdUrl);
     const heapIdle = await liveHeapBytes(running.operators);
 
+    const cpuNow = (): Promise<Record<string, number>> =>
+      cpuByProcess(running.region.workDir, running.components);
     const c0 = await phaseCounts(running);
+    const cpu0 = await cpuNow();
     const started = performance.now();
     await createClusters(running.service, opts.n, opts.concurrency);
     progress(`${opts.n} clusters and pools created`);
@@ -497,6 +507,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     await until(`${opts.n} clusters and pools Ready`, allReady, opts.phaseTimeoutMs);
     const createMs = performance.now() - started;
     progress(`all Ready after ${Math.round(createMs)} ms`);
+    const createCpu = cpuWindow(cpu0, await cpuNow());
+    progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
     const c1 = await phaseCounts(running);
     const heapReady = await liveHeapBytes(running.operators);
     const jsonPerCluster = (objects: KubeObject[]): number =>
@@ -522,13 +534,17 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       service: writes(difference(c1.service, c0.service)) / opts.n,
       management: writes(difference(c1.management, c0.management)) / opts.n,
     };
+    const cpu1 = await cpuNow();
     const deletion = opts.deletion ? await deleteAll(running, opts, { clusters, pools, works }) : undefined;
+    const cpu2 = await cpuNow();
     const usage = await Promise.all(running.components.map((c) => c.usage()));
     progress(
       `usage: ${usage.map((u) => `${u.name} ${u.peakRssMb} MB ${Math.round(u.cpuSeconds)} CPU s`).join("; ")}`,
     );
     const createFloorMs = await floor(running, opts, createWrites, "create");
+    const cpu3 = await cpuNow();
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
+    const cpu4 = await cpuNow();
     return {
       n: opts.n,
       managementClusters: opts.managementClusters,
@@ -546,6 +562,12 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       operatorsHeap: { idleBytes: heapIdle, readyBytes: heapReady },
       cachedJsonPerCluster,
       restart,
+      cpu: {
+        create: createCpu,
+        createFloor: cpuWindow(cpu2, cpu3),
+        delete: deletion && cpuWindow(cpu1, cpu2),
+        deleteFloor: deletion && cpuWindow(cpu3, cpu4),
+      },
       logDir: running.logDir,
     };
   } finally {
@@ -612,6 +634,26 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       unit: "MB",
       detail: `${Math.round(u.cpuSeconds)} CPU s`,
     });
+  const cores = cpus().length;
+  const windows: Array<[string, Record<string, number> | undefined, number]> = [
+    ["create", r.cpu.create, r.createMs],
+    ["create floor", r.cpu.createFloor, r.createFloorMs],
+    ["delete", r.cpu.delete, r.deletion?.ms ?? NaN],
+    ["delete floor", r.cpu.deleteFloor, r.deletion?.floorMs ?? NaN],
+  ];
+  for (const [window, cpu, ms] of windows) {
+    if (!cpu) continue;
+    const total = Object.values(cpu).reduce((a, b) => a + b, 0);
+    const top = Object.entries(cpu)
+      .slice(0, 6)
+      .map(([name, sec]) => `${name} ${Math.round((sec / total) * 100)}%`);
+    figures.push({
+      name: `CPU during ${window}`,
+      value: Math.round(total),
+      unit: "CPU s",
+      detail: `of ${Math.round((ms / 1000) * cores)} (${cores} cores × elapsed): ${top.join(", ")}`,
+    });
+  }
   if (r.restart) {
     const total = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
     figures.push(
