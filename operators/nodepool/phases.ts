@@ -43,12 +43,12 @@ function clusterHold(cluster: HcpCluster, ref: string): StepState {
       message: `HcpCluster ${ref} needs attention before its node pools can be created: ${degraded.message}`,
       userActionRequired: true,
     };
-  const ready = getCondition(conditions, "Ready");
-  const why = ready && ready.status !== "True" ? ` (${ready.reason}: ${ready.message})` : "";
+  // The cluster's own progress is not quoted: each of its steps would rewrite every pool's status
+  // (a write per pool per step at a region's scale) to say what the cluster's Ready already says.
   return {
     state: "pending",
     reason: "WaitingForCluster",
-    message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster applied${why}`,
+    message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster applied; the HcpCluster's Ready condition says what it is doing`,
   };
 }
 

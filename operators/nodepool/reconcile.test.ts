@@ -150,23 +150,28 @@ describe("NodePoolReconciler", () => {
     expect(w.writer.lastStatus<NodePoolStatus>()?.phase).toBe("Degraded");
   });
 
-  it("waits for a cluster still on its way, quoting why it is not ready", async () => {
+  it("waits for a cluster still on its way with a message its progress does not rewrite", async () => {
     const cluster = hcpCluster("4.19.7", false);
-    cluster.status!.conditions!.push({
+    const ready = {
       type: "Ready",
       status: "False",
       reason: "DnsZoneProvisioning",
       message: "creating the DNS zone",
       lastTransitionTime: T,
-    });
+    };
+    cluster.status!.conditions!.push(ready);
     const w = world({ cluster });
     await w.reconcile();
-    expect(w.condition("ClusterReady")).toMatchObject({
+    const waiting = w.condition("ClusterReady");
+    expect(waiting).toMatchObject({
       status: "False",
       reason: "WaitingForCluster",
       message:
-        "Waiting for HcpCluster demo to be placed and its HostedCluster applied (DnsZoneProvisioning: creating the DNS zone)",
+        "Waiting for HcpCluster demo to be placed and its HostedCluster applied; the HcpCluster's Ready condition says what it is doing",
     });
+    Object.assign(ready, { reason: "IngressProvisioning", message: "creating the ingress load balancer" });
+    await w.reconcile();
+    expect(w.condition("ClusterReady")).toEqual(waiting);
     expect(w.condition("Degraded")?.status).toBe("False");
     expect(w.writer.lastStatus<NodePoolStatus>()?.phase).toBe("Provisioning");
   });
