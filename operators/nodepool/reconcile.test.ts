@@ -3,6 +3,7 @@
  * recorder): what it applies, the conditions it writes and when it holds back.
  */
 import { describe, expect, it } from "vitest";
+import type { Condition } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool, NodePoolStatus } from "../api/v1alpha1/index.ts";
 import { summariseWorkSpec, type ManifestWork, type WorkCondition } from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
@@ -152,7 +153,7 @@ describe("NodePoolReconciler", () => {
 
   it("waits for a cluster still on its way with a message its progress does not rewrite", async () => {
     const cluster = hcpCluster("4.19.7", false);
-    const ready = {
+    const ready: Condition = {
       type: "Ready",
       status: "False",
       reason: "DnsZoneProvisioning",
