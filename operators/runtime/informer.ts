@@ -6,6 +6,7 @@
  */
 import { Backoff, sleep, type BackoffOptions } from "./backoff.ts";
 import { errorMessage } from "./errors.ts";
+import { cachedStrings } from "./intern.ts";
 import {
   KubeApiError,
   apiVersionOf,
@@ -265,7 +266,8 @@ export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject 
 
   #trim(obj: Raw): T {
     // Without a transform Raw is T (the default type argument): the object is cached as sent.
-    return this.#opts.transform ? this.#opts.transform(obj) : (obj as unknown as T);
+    const cached = this.#opts.transform ? this.#opts.transform(obj) : (obj as unknown as T);
+    return cachedStrings.internAll(cached);
   }
 
   #markSynced(): void {
