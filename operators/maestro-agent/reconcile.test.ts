@@ -429,19 +429,48 @@ describe("AgentWorkReconciler: manifests a new generation no longer holds", () =
 
 describe("AgentWorkReconciler: status sync and reapply", () => {
   test.each([
-    { name: "before reapplyMs: only read", advanceMs: REAPPLY_MS, applies: 1 },
-    { name: "after reapplyMs: applied again (drift repair)", advanceMs: REAPPLY_MS + 1, applies: 2 },
-  ])("$name", async ({ advanceMs, applies }) => {
+    { name: "before reapplyMs: only read", advanceMs: REAPPLY_MS, changed: true, applies: 1 },
+    {
+      name: "after reapplyMs, an object someone changed: applied again (drift repair)",
+      advanceMs: REAPPLY_MS + 1,
+      changed: true,
+      applies: 2,
+    },
+    {
+      name: "after reapplyMs, an object nobody changed: only read",
+      advanceMs: REAPPLY_MS + 1,
+      changed: false,
+      applies: 1,
+    },
+  ])("$name", async ({ advanceMs, changed, applies }) => {
     const t = setup();
     const recordWrites = () =>
       t.kube.calls.filter((c) => c.resource.startsWith("appliedmanifestworks") && c.verb === "apply").length;
     await t.reconcile();
     const firstRecordWrites = recordWrites();
+    if (changed)
+      t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "edited" } });
     t.clock.ms += advanceMs;
     expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
     // The record of an unchanged work is already what the drift-repair apply would write.
     expect(recordWrites()).toBe(firstRecordWrites);
+  });
+
+  test("an object left alone at one drift check is still repaired at the next once changed", async () => {
+    const t = setup();
+    await t.reconcile();
+    t.clock.ms += REAPPLY_MS + 1;
+    await t.reconcile();
+    t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "edited" } });
+    t.clock.ms += REAPPLY_MS + 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(2);
+    expect(
+      t.kube.peek<KubeObject & { data?: Record<string, string> }>(configMapType, "cm-1", "ns")?.data,
+    ).toEqual({
+      key: "value",
+    });
   });
 
   test("an object deleted behind the agent's back is applied again at the next status sync", async () => {

@@ -47,11 +47,14 @@ export class RecordingKube {
   readonly #objects = new Map<string, { resource: string; object: KubeObject }>();
   readonly #failures: Array<{ verb: KubeVerb; name: string; error: Error }> = [];
   #uids = 0;
+  #versions = 0;
 
   /** Stores an object as if it existed on the cluster (not recorded as a call). */
   seed(t: ResourceType, obj: KubeObject): KubeObject {
     const stored = clone(obj);
     stored.metadata.uid ??= `uid-${++this.#uids}`;
+    // Every write moves the object to a new version, as an apiserver's would if it changed anything.
+    stored.metadata.resourceVersion = String(++this.#versions);
     this.#objects.set(keyOf(t, obj.metadata.namespace, obj.metadata.name ?? ""), {
       resource: resourceOf(t),
       object: stored,

@@ -21,6 +21,11 @@ export interface AgentWork extends ReceivedWork {
   /** The generation whose manifests were last applied in full, and when. */
   appliedGeneration?: number;
   appliedAtMs?: number;
+  /**
+   * The resourceVersion each manifest's object had right after that apply, by ordinal: an object
+   * still at it has not changed since, so the drift-repair apply can leave it alone.
+   */
+  appliedVersions?: ReadonlyArray<string | undefined>;
 }
 
 /** "removed": an update for a work this store removed after its deletion, delivered late or again. */
@@ -71,15 +76,24 @@ export class WorkStore {
     // A deletion is final; an older version is late.
     if (current.deletionTimestamp) return "stale";
     if (received.generation !== 0 && received.generation < current.generation) return "stale";
-    const { status, statusHash, appliedGeneration, appliedAtMs } = current;
-    this.#works.set(received.uid, { ...received, status, statusHash, appliedGeneration, appliedAtMs });
+    const { status, statusHash, appliedGeneration, appliedAtMs, appliedVersions } = current;
+    this.#works.set(received.uid, {
+      ...received,
+      status,
+      statusHash,
+      appliedGeneration,
+      appliedAtMs,
+      appliedVersions,
+    });
     return "updated";
   }
 
   /** Merges fields the controller computed into the stored work, if it is still there. */
   update(
     uid: string,
-    fields: Partial<Pick<AgentWork, "status" | "statusHash" | "appliedGeneration" | "appliedAtMs">>,
+    fields: Partial<
+      Pick<AgentWork, "status" | "statusHash" | "appliedGeneration" | "appliedAtMs" | "appliedVersions">
+    >,
   ): void {
     const work = this.#works.get(uid);
     if (work) Object.assign(work, fields);
