@@ -457,6 +457,24 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(recordWrites()).toBe(firstRecordWrites);
   });
 
+  test("an object whose status alone moved (same generation) is not taken for drift", async () => {
+    const t = setup();
+    t.kube.seed(configMapType, {
+      ...configMap("cm-1", { key: "value" }),
+      metadata: { name: "cm-1", namespace: "ns", generation: 1 },
+    });
+    await t.reconcile();
+    const current = t.kube.peek(configMapType, "cm-1", "ns")!;
+    t.kube.seed(configMapType, { ...current, status: { reported: "by its controller" } });
+    t.clock.ms += REAPPLY_MS + 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(1);
+    t.kube.seed(configMapType, { ...current, metadata: { ...current.metadata, generation: 2 } });
+    t.clock.ms += REAPPLY_MS + 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(2);
+  });
+
   test("an object left alone at one drift check is still repaired at the next once changed", async () => {
     const t = setup();
     await t.reconcile();

@@ -5,6 +5,7 @@
  * at any point leaves a record that covers every object the agent may have created.
  */
 import type { Manifest } from "../api/work/v1.ts";
+import type { KubeObject } from "../runtime/kube.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
@@ -155,7 +156,7 @@ export class AgentWorkReconciler implements Reconciler {
       this.#d.store.update(work.uid, {
         appliedGeneration: work.generation,
         appliedAtMs: this.#now(),
-        appliedVersions: outcomes.map((o) => o.object?.metadata.resourceVersion),
+        appliedVersions: outcomes.map((o) => changeMark(o.object)),
       });
     if (missing && !due) this.#d.store.update(work.uid, { appliedGeneration: undefined });
     return missing && !due;
@@ -299,12 +300,25 @@ export class AgentWorkReconciler implements Reconciler {
   }
 }
 
-/** Every object exists at the resourceVersion the last full apply left it at. */
+/**
+ * What moves when someone changes an object the agent applied. An object with a generation moves
+ * it only when its spec changes, so its status (HyperShift reporting on a HostedCluster) is not
+ * taken for drift; its labels and annotations are compared too. An object without one (a Secret,
+ * a Namespace) has no status that others write, and its resourceVersion is the mark.
+ */
+function changeMark(obj: KubeObject | undefined): string | undefined {
+  if (!obj) return undefined;
+  const { generation, resourceVersion, labels, annotations } = obj.metadata;
+  if (generation === undefined) return resourceVersion;
+  return JSON.stringify([generation, labels ?? {}, annotations ?? {}]);
+}
+
+/** Every object exists and is as the last full apply left it. */
 function unchangedSinceApply(work: AgentWork, outcomes: ManifestOutcome[]): boolean {
-  const versions = work.appliedVersions;
-  if (!versions || versions.length !== outcomes.length) return false;
+  const marks = work.appliedVersions;
+  if (!marks || marks.length !== outcomes.length) return false;
   return outcomes.every((o, i) => {
-    const now = o.object?.metadata.resourceVersion;
-    return !o.failure && now !== undefined && now === versions[i];
+    const now = changeMark(o.object);
+    return !o.failure && now !== undefined && now === marks[i];
   });
 }

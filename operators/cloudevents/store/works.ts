@@ -22,8 +22,9 @@ export interface AgentWork extends ReceivedWork {
   appliedGeneration?: number;
   appliedAtMs?: number;
   /**
-   * The resourceVersion each manifest's object had right after that apply, by ordinal: an object
-   * still at it has not changed since, so the drift-repair apply can leave it alone.
+   * How each manifest's object stood right after that apply, by ordinal (its generation and
+   * metadata, or its resourceVersion): an object still so has not changed since, and the
+   * drift-repair apply leaves it alone.
    */
   appliedVersions?: ReadonlyArray<string | undefined>;
 }
