@@ -36,6 +36,7 @@ function startOperators(failpoints: string): {
     namespace,
     httpAddress: "127.0.0.1:0",
     arm,
+    storage: running!.storage,
   });
   const child = spawn(process.execPath, [operatorsMain, ...operators.args], {
     env: { ...process.env, ...operators.env, HCP_FAILPOINTS: failpoints },
