@@ -131,7 +131,7 @@ export async function startStorageEmulator(opts: StartStorageEmulatorOptions): P
     },
     blobs: () =>
       [...state.containers].flatMap(([container, blobs]) =>
-        [...blobs].map(([name, b]) => ({ container, name, ...b })),
+        [...blobs].map(([name, b]) => ({ container, name, body: b.body, contentType: b.contentType })),
       ),
     requests: () => [...state.log],
     stop: async () => {
