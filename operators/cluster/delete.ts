@@ -1,8 +1,9 @@
 /**
  * Deletion runs the create path backwards behind the finalizer: node pools (their works reference
  * the HostedCluster), then the cluster's works (maestro-server holds each until the agent confirms
- * Deleted), then the Azure resources, then the OIDC issuer's documents and key, then the finalizer. A phase that is still waiting records why
- * in `facts.deleting`, which holds the phases after it.
+ * Deleted), then the Azure resources, then the OIDC issuer's documents and key, then the
+ * finalizer. A phase that is still waiting records why in `facts.deleting`, which holds the phases
+ * after it.
  */
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";

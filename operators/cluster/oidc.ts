@@ -30,7 +30,7 @@ export const JWKS_PATH = "openid/v1/jwks";
 const SIGNING_ALGORITHM = "RS256";
 const RSA_BITS = 2048;
 
-/** The cluster's path under the issuer base: `<tenantId>/<clusterID>`, or the cluster ID alone without a tenant. */
+/** The cluster's path under the issuer base: `<tenantId>/<clusterID>`; the cluster ID alone without a tenant. */
 export function issuerPath(cluster: HcpCluster): string {
   const tenant = cluster.spec.platform.azure.tenantId;
   const id = cluster.metadata.uid ?? "";
@@ -209,10 +209,11 @@ export class BlobIssuerDocuments implements IssuerDocumentStore {
         await this.#store.write(name, body, "application/json", opts);
         written++;
       }
+      const where = `${this.location}/${path}`;
       return {
         state: "ready",
         reason: "Published",
-        message: `The discovery document and JWKS are published at ${this.location}/${path}${written ? "" : " (unchanged)"}`,
+        message: `The discovery document and JWKS are published at ${where}${written ? "" : " (unchanged)"}`,
       };
     });
   }

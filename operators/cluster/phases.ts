@@ -1,11 +1,11 @@
 /**
  * The phases of an HcpCluster reconcile, in the order they run: place, resolve the release, the
  * Azure resources (resource group, DNS zone, NS delegation, ingress), the OIDC issuer (signing
- * key, published documents), the HostedCluster work,
- * observing the HostedCluster through the work's feedback, and the DNS records. Each phase records
- * its step in `scope.facts` and returns when to look again; a phase whose input is not ready yet
- * (an earlier step) does nothing, and its condition keeps saying why. Every phase reads the world
- * before it writes, so a crash at any line and a restart converge.
+ * key, published documents), the HostedCluster work, observing the HostedCluster through the
+ * work's feedback, and the DNS records. Each phase records its step in `scope.facts` and returns
+ * when to look again; a phase whose input is not ready yet (an earlier step) does nothing, and its
+ * condition keeps saying why. Every phase reads the world before it writes, so a crash at any line
+ * and a restart converge.
  */
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";

@@ -1,10 +1,10 @@
 /**
  * HcpCluster status from the facts the phases recorded: one condition per step (placement,
- * release, each Azure resource, the OIDC issuer, the HostedCluster work, the HostedCluster itself, DNS records),
- * then the summary conditions Ready, Progressing and Degraded and a phase for humans. Every
- * condition goes through setCondition; the whole status is written once per reconcile. While the
- * management cluster's agent is not Connected, a Ready that rests on its reports is Unknown
- * (StatusStale, hcp/staleness.ts); the phase stays what was last known.
+ * release, each Azure resource, the OIDC issuer, the HostedCluster work, the HostedCluster itself,
+ * DNS records), then the summary conditions Ready, Progressing and Degraded and a phase for
+ * humans. Every condition goes through setCondition; the whole status is written once per
+ * reconcile. While the management cluster's agent is not Connected, a Ready that rests on its
+ * reports is Unknown (StatusStale, hcp/staleness.ts); the phase stays what was last known.
  */
 import type { HcpCluster, HcpClusterAzureStatus, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";

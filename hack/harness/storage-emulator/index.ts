@@ -77,7 +77,7 @@ export interface StartStorageEmulatorOptions {
   workDir: string;
   /** Default "hcpoidclocal". */
   account?: string;
-  /** Checks a request's Authorization header; resolves why it is refused, or undefined. None: anything goes. */
+  /** Checks a request's Authorization header: why it is refused, or undefined. None: anything goes. */
   verifyBearer?: (authorization: string | undefined, audience: string) => string | undefined;
   /** Default: a free port chosen by the OS. */
   port?: number;
