@@ -200,8 +200,11 @@ describe("each cluster's OIDC issuer", () => {
       simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
     });
     // A new generation: the restarted controller publishes again rather than trusting the status.
-    const writesBefore = running.storage.requests().filter((r) => r.method === "PUT").length;
-    const readsBefore = running.storage.requests().filter((r) => r.method === "GET").length;
+    // Only this cluster's calls: the controllers reconcile every HcpCluster of the service cluster.
+    const calls = (method: string) =>
+      running.storage.requests().filter((r) => r.method === method && r.path.includes(uid)).length;
+    const writesBefore = calls("PUT");
+    const readsBefore = calls("GET");
     await service.mergePatch(
       HcpClusterResource,
       { name: cluster.metadata.name!, namespace: customer },
@@ -217,9 +220,9 @@ describe("each cluster's OIDC issuer", () => {
       },
       READY_MS,
     );
-    expect(running.storage.requests().filter((r) => r.method === "GET").length).toBeGreaterThan(readsBefore);
+    expect(calls("GET")).toBeGreaterThan(readsBefore);
     // Same content: read, compared, not written.
-    expect(running.storage.requests().filter((r) => r.method === "PUT").length).toBe(writesBefore);
+    expect(calls("PUT")).toBe(writesBefore);
     expect(await storedKey(uid)).toBe(keyBefore);
     expect(await jwksOf(issuer)).toEqual([jwkBefore]);
   });
@@ -246,7 +249,9 @@ describe("each cluster's OIDC issuer", () => {
     expect(cond(waiting, "Ready")?.status).toBe("False");
     expect(cond(waiting, "Degraded")?.status).toBe("False");
     // The PUTs keep coming: retried with backoff, not given up on.
-    const refused = () => storage.requests().filter((r) => r.method === "PUT" && r.injected).length;
+    const uid = (await get(c.metadata.name!))!.metadata.uid!;
+    const refused = () =>
+      storage.requests().filter((r) => r.method === "PUT" && r.injected && r.path.includes(uid)).length;
     const seen = refused();
     await eventually("another attempt", () => refused() > seen, READY_MS);
     failing.remove();
@@ -265,15 +270,20 @@ describe("each cluster's OIDC issuer", () => {
 
   it("removes both documents and the key when the cluster is deleted", async () => {
     const { storage } = running;
-    for (const c of (await service.list<HcpCluster>(HcpClusterResource, { namespace: customer })).items)
+    const ours = (await service.list<HcpCluster>(HcpClusterResource, { namespace: customer })).items;
+    expect(ours).toHaveLength(2);
+    const uids = ours.map((c) => c.metadata.uid!);
+    const blobsOf = () => storage.blobs().filter((b) => uids.some((uid) => b.name.includes(uid)));
+    expect(blobsOf()).toHaveLength(4);
+    for (const c of ours)
       await service.delete(HcpClusterResource, { name: c.metadata.name!, namespace: customer });
     await eventually(
       "every cluster deleted",
       async () => (await service.list(HcpClusterResource, { namespace: customer })).items.length === 0,
       READY_MS,
     );
-    expect(storage.blobs()).toEqual([]);
+    expect(blobsOf()).toEqual([]);
     expect((await fetchText(`${issuer}/.well-known/openid-configuration`)).status).toBe(404);
-    expect(await storedKey(cluster.metadata.uid!)).toBeUndefined();
+    for (const uid of uids) expect(await storedKey(uid)).toBeUndefined();
   });
 });
