@@ -28,6 +28,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
 import { startArmEmulator } from "./harness/arm-emulator/index.ts";
+import { startStorageEmulator } from "./harness/storage-emulator/index.ts";
 import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
 import { startStack } from "./harness/stack.ts";
@@ -71,8 +72,9 @@ async function main(): Promise<void> {
     process.once("SIGINT", done);
     process.once("SIGTERM", done);
   });
-  const { stack, arm } = await startSoftware(region);
+  const { stack, arm, storage } = await startSoftware(region);
   lines.push(`  ARM emulator (Azure)  ${arm.endpoint}   CA ${arm.caPath}`);
+  lines.push(`  OIDC issuers          ${storage.webEndpoint}<tenant>/<cluster>   CA ${storage.caPath}`);
   lines.push(...(await installBaseRbac(region.clusters, kubectl)));
   const frontend = await startFrontend(region, stack.namespace);
   lines.push("", ...frontend.lines);
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
   await frontend.stop();
   await stack.stop();
   await arm.stop();
+  await storage.stop();
   await region.stop();
 }
 
@@ -166,6 +169,7 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
   if (!service || !region.broker) throw new Error("the local region needs its service cluster and broker");
   const armDir = region.workDir || stateDir;
   const arm = await startArmEmulator({ workDir: armDir, asyncDelayMs: 500 });
+  const storage = await startStorageEmulator({ workDir: armDir, verifyBearer: arm.verifyBearer });
   const broker = region.broker;
   const stack = await startStack({
     serviceKubeconfig: service.kubeconfigPath,
@@ -174,10 +178,11 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
       .map((c) => ({ name: c.name, kubeconfigPath: c.kubeconfigPath })),
     broker: { url: broker.url, credentials: (identity) => broker.credentials(identity) },
     arm,
+    storage,
     simulator: { provisionDelayMs: 5_000, deleteDelayMs: 2_000 },
     log: createLogger({ component: "local" }, "error"),
   });
-  return { stack, arm };
+  return { stack, arm, storage };
 }
 
 const sampleFiles = ["hcpcluster.yaml", "nodepool-fixed.yaml", "nodepool-autoscaling.yaml"];

@@ -18,6 +18,9 @@
  *   --azure-endpoint <url>         ARM endpoint (default https://management.azure.com)
  *   --azure-authority-host <url>   Entra ID authority (default: the SDK's)
  *   --azure-ca <path>              extra CA to trust for ARM and token calls (the emulator's)
+ *   --oidc-issuer-base-url <url>   the clusters' OIDC issuers start with it (the region's Front Door)
+ *   --oidc-container-url <url>     the blob container behind it (the OIDC storage account's $web)
+ *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { KubeConfig } from "@kubernetes/client-node";
@@ -27,9 +30,11 @@ import { ClusterRegistry } from "./runtime/clusters.ts";
 import { createLogger } from "./runtime/logger.ts";
 import { Manager, signalHandler } from "./runtime/manager.ts";
 import { readFile } from "node:fs/promises";
+import { createBlobStore } from "./azure/blob.ts";
 import { createAzureClients } from "./azure/clients.ts";
 import { AzureClusterInfrastructure } from "./cluster/azure.ts";
 import { ClusterController } from "./cluster/controller.ts";
+import { BlobIssuerDocuments } from "./cluster/oidc.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
@@ -67,6 +72,9 @@ async function main(): Promise<void> {
       "azure-endpoint": { type: "string" },
       "azure-authority-host": { type: "string" },
       "azure-ca": { type: "string" },
+      "oidc-issuer-base-url": { type: "string" },
+      "oidc-container-url": { type: "string" },
+      "oidc-storage-ca": { type: "string" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -121,6 +129,9 @@ interface LifecycleFlags {
   "azure-endpoint"?: string;
   "azure-authority-host"?: string;
   "azure-ca"?: string;
+  "oidc-issuer-base-url"?: string;
+  "oidc-container-url"?: string;
+  "oidc-storage-ca"?: string;
 }
 
 /**
@@ -137,6 +148,10 @@ async function lifecycleControllers(
   const baseDomain = values["base-domain"] ?? "";
   if (!values["parent-zone-subscription"] || !values["parent-zone-resource-group"])
     throw new Error("--base-domain needs --parent-zone-subscription and --parent-zone-resource-group");
+  const issuerBaseURL = values["oidc-issuer-base-url"];
+  const containerUrl = values["oidc-container-url"];
+  if (!issuerBaseURL?.startsWith("https://") || !containerUrl)
+    throw new Error("--base-domain needs --oidc-issuer-base-url (https://…) and --oidc-container-url");
   const region = {
     environment: values.environment,
     baseDomain,
@@ -156,9 +171,13 @@ async function lifecycleControllers(
     caFile: values["azure-ca"],
   });
   const infra = new AzureClusterInfrastructure(azure, parentZone);
+  const documents = new BlobIssuerDocuments(
+    await createBlobStore({ containerUrl, credential: azure.credential, caFile: values["oidc-storage-ca"] }),
+  );
+  const oidc = { issuerBaseURL, documents };
   const namespace = values.namespace;
   return [
-    new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
+    new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),

@@ -22,11 +22,14 @@ import {
   LOCAL_BASE_DOMAIN,
   SERVICE_RESOURCE_GROUP,
   SERVICE_SUBSCRIPTION,
+  type StorageInfo,
 } from "../harness/stack.ts";
 import { spawnComponent, type Component } from "./processes.ts";
 
-/** What a client of the ARM emulator needs, as its process prints it. */
-export type ArmInfo = Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">;
+/** What a client of the emulated Azure needs, as the ARM emulator's process prints it: ARM with its Entra ID, and the OIDC storage account beside it. */
+export type ArmInfo = Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret"> & {
+  storage: StorageInfo;
+};
 
 /** A path in the repository, for a script to run. */
 export const repoScript = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
@@ -66,7 +69,7 @@ export async function seedRegion(
 }
 
 /** The region's parent DNS zone (and its group) in the emulator, as a region's bootstrap makes it. */
-export async function ensureParentZone(arm: ArmInfo): Promise<void> {
+export async function ensureParentZone(arm: Omit<ArmInfo, "storage">): Promise<void> {
   const azure = await createAzureClients({
     armEndpoint: arm.endpoint,
     authorityHost: arm.endpoint,
@@ -122,6 +125,7 @@ export async function spawnOperators(opts: OperatorsProcess): Promise<Served> {
     namespace: opts.namespace,
     httpAddress: `127.0.0.1:${port}`,
     arm: opts.arm,
+    storage: opts.arm.storage,
   });
   const { component } = await spawnComponent({
     name: opts.name ?? "operators",

@@ -29,6 +29,7 @@ import {
 } from "../../operators/maestro-agent/appliedwork.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { startArmEmulator, type ArmEmulator } from "../harness/arm-emulator/index.ts";
+import { startStorageEmulator, type StorageEmulator } from "../harness/storage-emulator/index.ts";
 import { freePort } from "../harness/ports.ts";
 import { startRegion, type Region, type RegionCluster } from "../harness/region.ts";
 import {
@@ -38,6 +39,7 @@ import {
   spawnAgent,
   spawnOperators,
   spawnSimulator,
+  type ArmInfo,
   type Served,
 } from "../bench/components.ts";
 import type { Component } from "../bench/processes.ts";
@@ -135,7 +137,7 @@ function clientFor(c: Pick<RegionCluster, "name" | "kubeconfigPath">): KubeClien
 
 async function operatorSlots(
   region: Region,
-  arm: ArmEmulator,
+  arm: ArmInfo,
   proxy: MqttProxy,
   opts: ChaosRegionOptions,
 ): Promise<Slot[]> {
@@ -194,11 +196,13 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
   const region = await startRegion({ managementClusters: opts.managementClusters });
   const started: Slot[] = [];
   let arm: ArmEmulator | undefined;
+  let storage: StorageEmulator | undefined;
   let proxy: MqttProxy | undefined;
   const stop = async (): Promise<void> => {
     await Promise.all(started.map((s) => s.stop()));
     await proxy?.stop();
     await arm?.stop();
+    await storage?.stop();
     await region.stop();
   };
   try {
@@ -211,9 +215,10 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
       opts.capacity,
     );
     arm = await startArmEmulator({ workDir: region.workDir, asyncDelayMs: 100 });
+    storage = await startStorageEmulator({ workDir: region.workDir, verifyBearer: arm.verifyBearer });
     await ensureParentZone(arm);
     proxy = await startMqttProxy(region.broker!, join(region.workDir, "mqtt-proxy"));
-    const operators = await operatorSlots(region, arm, proxy, opts);
+    const operators = await operatorSlots(region, { ...arm, storage }, proxy, opts);
     started.push(...operators);
     const { agents, simulators } = await managementSlots(region, proxy, opts);
     started.push(...agents, ...simulators);

@@ -1,6 +1,7 @@
 /**
  * The region's software on top of its infrastructure: on the service cluster the release catalog,
- * the ManagementCluster CRs, the parent DNS zone in the ARM emulator, and the controllers
+ * the ManagementCluster CRs, the parent DNS zone in the ARM emulator, the OIDC storage emulator
+ * the cluster controller publishes issuers to, and the controllers
  * (maestro-server, cluster, node pool, management cluster); on each management cluster a
  * maestro-agent and the HyperShift simulator. Everything runs in this process, each controller
  * exactly as operators/main.ts would run it, so `npm run local` and the tests see one system. A
@@ -11,9 +12,11 @@ import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
+import { createBlobStore } from "../../operators/azure/blob.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { ClusterController } from "../../operators/cluster/controller.ts";
+import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
 import type { RegionSettings } from "../../operators/hcp/names.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
 import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
@@ -30,6 +33,7 @@ import type { Runnable } from "../../operators/runtime/manager.ts";
 import { installAdmission, removeAdmission } from "./admission.ts";
 import type { ArmEmulator } from "./arm-emulator/index.ts";
 import type { BrokerCredentials } from "./broker.ts";
+import { WEB_CONTAINER, type StorageEmulator } from "./storage-emulator/index.ts";
 
 export const CATALOG_FILE = new URL("../../config/bases/operators/release-catalog.yaml", import.meta.url);
 /** The sample ManagementClusters (mgmt-1, mgmt-2) are used as they are; others get a default. */
@@ -46,6 +50,8 @@ export interface StackOptions {
   management: Array<{ name: string; kubeconfigPath: string }>;
   broker: { url: string; credentials(identity: string): Promise<BrokerCredentials> };
   arm: Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">;
+  /** Where the clusters' OIDC documents are published and served from (the region's storage account and Front Door). */
+  storage: StorageInfo;
   /** Where the catalog lives and the operators run. Default hcp-system. */
   namespace?: string;
   region?: Partial<RegionSettings>;
@@ -60,6 +66,13 @@ export interface StackOptions {
   /** How often the agents beat (default 10 s); the service calls an agent not Connected after three missed. */
   agentHeartbeatMs?: number;
   log?: Logger;
+}
+
+export type StorageInfo = Pick<StorageEmulator, "blobServiceUrl" | "webEndpoint" | "caPath">;
+
+/** The `$web` container of the emulated OIDC storage account. */
+export function oidcContainerUrl(storage: Pick<StorageEmulator, "blobServiceUrl">): string {
+  return `${storage.blobServiceUrl}/${WEB_CONTAINER}`;
 }
 
 export interface Stack {
@@ -89,8 +102,9 @@ export function lifecycleProcess(opts: {
   namespace: string;
   httpAddress: string;
   arm: Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">;
+  storage: StorageInfo;
 }): { args: string[]; env: Record<string, string> } {
-  const { arm } = opts;
+  const { arm, storage } = opts;
   return {
     args: [
       `--kubeconfig=${opts.serviceKubeconfig}`,
@@ -102,6 +116,9 @@ export function lifecycleProcess(opts: {
       `--azure-endpoint=${arm.endpoint}`,
       `--azure-authority-host=${arm.endpoint}`,
       `--azure-ca=${arm.caPath}`,
+      `--oidc-issuer-base-url=${storage.webEndpoint}`,
+      `--oidc-container-url=${oidcContainerUrl(storage)}`,
+      `--oidc-storage-ca=${storage.caPath}`,
     ],
     env: {
       AZURE_TENANT_ID: arm.tenantId,
@@ -177,6 +194,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   });
   const infra = new AzureClusterInfrastructure(azure, parentZone);
   await infra.ensureParentZone();
+  const oidc = {
+    issuerBaseURL: opts.storage.webEndpoint,
+    documents: new BlobIssuerDocuments(
+      await createBlobStore({
+        containerUrl: oidcContainerUrl(opts.storage),
+        credential: azure.credential,
+        caFile: opts.storage.caPath,
+      }),
+    ),
+  };
 
   const creds = async (identity: string) => {
     const c = await opts.broker.credentials(identity);
@@ -196,6 +223,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         region,
         parentZone,
         infra,
+        oidc,
         log,
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),

@@ -4,6 +4,14 @@
  * for what a hosted cluster needs in Azure. Controllers import from here only.
  */
 export type { AzureCallOptions } from "./cancel.ts";
+export {
+  BlobStoreError,
+  createBlobStore,
+  HttpsBlobStore,
+  STORAGE_SCOPE,
+  type BlobCallOptions,
+  type BlobStore,
+} from "./blob.ts";
 export { AzureClients, createAzureClients } from "./clients.ts";
 export {
   DEFAULT_ARM_ENDPOINT,

@@ -29,6 +29,7 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
 import { CLUSTER_UID_INDEX } from "./scope.ts";
@@ -49,6 +50,11 @@ export interface ClusterControllerOptions {
   region: RegionSettings;
   parentZone: ParentZone;
   infra: ClusterInfrastructure;
+  /**
+   * The issuers: their common base URL and where their documents are published. Signing keys are
+   * kept as Secrets in `namespace`.
+   */
+  oidc: Pick<ClusterOidc, "issuerBaseURL" | "documents">;
   /**
    * Default 16: a reconcile mostly waits on ARM and the apiserver (0.4 s each, 4 workers kept
    * 1,000 new clusters queued for 38 s on average in the lifecycle benchmark).
@@ -111,6 +117,7 @@ export class ClusterController implements Runnable {
         infra: opts.infra,
         parentZone: opts.parentZone,
         region: opts.region,
+        oidc: { ...opts.oidc, keys: new SecretSigningKeys(client, opts.namespace) },
         writer: new Applier(client, CLUSTER_CONTROLLER),
         events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
         userErrorRecheckMs: opts.userErrorRecheckMs,

@@ -1,14 +1,16 @@
 /**
  * Deletion runs the create path backwards behind the finalizer: node pools (their works reference
  * the HostedCluster), then the cluster's works (maestro-server holds each until the agent confirms
- * Deleted), then the Azure resources, then the finalizer. A phase that is still waiting records why
- * in `facts.deleting`, which holds the phases after it.
+ * Deleted), then the Azure resources, then the OIDC issuer's documents and key, then the
+ * finalizer. A phase that is still waiting records why in `facts.deleting`, which holds the phases
+ * after it.
  */
 import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
+import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
 import { AZURE_POLL_MS, CLUSTER_FINALIZER, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
@@ -54,6 +56,25 @@ export const deleteInfrastructure: Phase<ClusterScope> = async ({ signal }, scop
   throw new RetryableStepError(step.message);
 };
 
+/**
+ * The issuer's documents, then the signing key (the HostedCluster that signed with it is gone):
+ * nothing of the issuer outlives the cluster.
+ */
+export const deleteOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) => {
+  if (scope.facts.deleting) return {};
+  const { cluster, deps } = scope;
+  const { step } = await deps.oidc.documents.unpublish(issuerPath(cluster), { signal });
+  if (step.state !== "ready") {
+    scope.facts.deleting = { reason: "DeletingOidcIssuer", message: step.message };
+    throw new RetryableStepError(step.message);
+  }
+  await deps.oidc.keys.remove(
+    { uid: cluster.metadata.uid ?? "", name: scope.infraSpec.ownerName },
+    { signal },
+  );
+  return {};
+};
+
 /** Last: nothing of the cluster is left anywhere, so the finalizer and everything remembered go. */
 export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
@@ -67,7 +88,7 @@ export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) =
   await deps.events.record(cluster, {
     type: "Normal",
     reason: "Deleted",
-    message: "Node pools, HostedCluster and Azure resources are gone",
+    message: "Node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
     signal,
   });
   return {};
@@ -91,5 +112,6 @@ export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
   holdOnError("DeletingNodePools", deleteNodePools),
   holdOnError("DeletingHostedCluster", deleteWorks),
   holdOnError("DeletingAzureResources", deleteInfrastructure),
+  holdOnError("DeletingOidcIssuer", deleteOidcIssuer),
   releaseFinalizer,
 ];

@@ -1,6 +1,7 @@
 /**
  * The ManifestWork that carries one HcpCluster to its management cluster: the namespace
- * `ocm-<env>-<clusterID>`, the pull secret and the HyperShift HostedCluster, with feedback rules
+ * `ocm-<env>-<clusterID>`, the pull secret, the service-account signing key (oidc.ts) and the
+ * HyperShift HostedCluster with its issuer URL, with feedback rules
  * that bring back the HostedCluster's conditions, version and endpoint. Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
@@ -19,8 +20,11 @@ import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import type { Release } from "../releases/catalog.ts";
+import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
+/** The Secret of the HostedCluster's namespace that holds the service-account signing key. */
+export const SIGNING_KEY_SECRET_NAME = "sa-signing-key";
 
 /** `/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/x` → the vnet's ID. */
 export function vnetIdOf(subnetId: string): string {
@@ -89,7 +93,7 @@ export function hostedClusterManifest(
   cluster: HcpCluster,
   names: ClusterNames,
   release: Release,
-  region: RegionSettings,
+  { region, issuerURL }: { region: RegionSettings; issuerURL: string },
 ): HostedCluster {
   const net = { ...DEFAULT_NETWORK, ...cluster.spec.network };
   const route = (service: "OAuthServer" | "Konnectivity" | "Ignition") => ({
@@ -115,6 +119,8 @@ export function hostedClusterManifest(
       release: { image: release.image },
       channel: `${cluster.spec.version.channelGroup ?? "stable"}-${major}.${minor}`,
       pullSecret: { name: PULL_SECRET_NAME },
+      issuerURL,
+      serviceAccountSigningKey: { name: SIGNING_KEY_SECRET_NAME },
       dns: { baseDomain: names.baseDomain, baseDomainPrefix: names.hostedClusterName },
       kubeAPIServerDNSName: names.apiHost,
       networking: {
@@ -149,6 +155,8 @@ export interface ClusterWorkInput {
   region: RegionSettings;
   /** The consumer of the management cluster the cluster is placed on. */
   consumer: string;
+  /** The cluster's OIDC issuer URL and its service-account signing key (PEM). */
+  oidc: { issuerURL: string; signingKey: string };
 }
 
 export function hostedClusterWork({
@@ -157,6 +165,7 @@ export function hostedClusterWork({
   release,
   region,
   consumer,
+  oidc,
 }: ClusterWorkInput): ManifestWork {
   const namespace: Manifest = {
     apiVersion: "v1",
@@ -170,12 +179,23 @@ export function hostedClusterWork({
     type: "kubernetes.io/dockerconfigjson",
     data: { ".dockerconfigjson": Buffer.from(region.pullSecret).toString("base64") },
   };
+  const signingKey: Manifest = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: SIGNING_KEY_SECRET_NAME, namespace: names.hostedClusterNamespace },
+    type: "Opaque",
+    data: { [SIGNING_KEY_SECRET_KEY]: Buffer.from(oidc.signingKey).toString("base64") },
+  };
+  const hostedCluster = hostedClusterManifest(cluster, names, release, {
+    region,
+    issuerURL: oidc.issuerURL,
+  });
   return manifestWork({
     name: names.workName,
     consumer,
     labels: workLabels(cluster),
     annotations: requestIdAnnotations(cluster),
-    manifests: [namespace, pullSecret, asManifest(hostedClusterManifest(cluster, names, release, region))],
+    manifests: [namespace, pullSecret, signingKey, asManifest(hostedCluster)],
     feedback: {
       type: HostedClusterResource,
       name: names.hostedClusterName,

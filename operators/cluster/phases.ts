@@ -1,10 +1,11 @@
 /**
  * The phases of an HcpCluster reconcile, in the order they run: place, resolve the release, the
- * Azure resources (resource group, DNS zone, NS delegation, ingress), the HostedCluster work,
- * observing the HostedCluster through the work's feedback, and the DNS records. Each phase records
- * its step in `scope.facts` and returns when to look again; a phase whose input is not ready yet
- * (an earlier step) does nothing, and its condition keeps saying why. Every phase reads the world
- * before it writes, so a crash at any line and a restart converge.
+ * Azure resources (resource group, DNS zone, NS delegation, ingress), the OIDC issuer (signing
+ * key, published documents), the HostedCluster work, observing the HostedCluster through the
+ * work's feedback, and the DNS records. Each phase records its step in `scope.facts` and returns
+ * when to look again; a phase whose input is not ready yet (an earlier step) does nothing, and its
+ * condition keeps saying why. Every phase reads the world before it writes, so a crash at any line
+ * and a restart converge.
  */
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
@@ -13,9 +14,11 @@ import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
+import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
+import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
 import type { Trusted } from "./holds.ts";
@@ -276,13 +279,64 @@ export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) =
   return ingress.phase;
 };
 
+// ---- the OIDC issuer --------------------------------------------------------------------------
+
+/** Gets (or makes and stores) the key; failing to is a retryable step, like a storage failure. */
+async function ensureSigningKey(scope: ClusterScope, signal: AbortSignal): Promise<string> {
+  const owner = { uid: scope.cluster.metadata.uid ?? "", name: scope.infraSpec.ownerName };
+  try {
+    return await scope.deps.oidc.keys.ensure(owner, { signal });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const message = `Could not read or store the service-account signing key: ${errorMessage(err)}`;
+    scope.facts.steps[CONDITIONS.OidcIssuerReady] = {
+      state: "failed",
+      reason: "SigningKeyUnavailable",
+      message,
+      userActionRequired: false,
+    };
+    throw new RetryableStepError(`${CONDITIONS.OidcIssuerReady}: ${message}`);
+  }
+}
+
+/**
+ * The cluster's service-account signing key, stored before anything uses it, then its discovery
+ * document and JWKS published under the issuer URL. Publishing is trusted like an Azure step once
+ * done (read again at its recheck), so a storage fault costs a ready cluster nothing until then.
+ */
+export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) => {
+  if (!stepReady(scope, CONDITIONS.ValidVersion)) return {};
+  const { cluster, deps } = scope;
+  const key = await ensureSigningKey(scope, signal);
+  failpoint("cluster/after-signing-key-stored");
+  scope.signingKey = key;
+  const url = issuerURL(deps.oidc.issuerBaseURL, cluster);
+  scope.facts.issuerURL = url;
+  const published = await azureStep(
+    scope,
+    CONDITIONS.OidcIssuerReady,
+    () => deps.oidc.documents.publish(issuerPath(cluster), issuerDocuments(url, key), { signal }),
+    { recorded: (step) => (cluster.status?.issuerURL === url ? { step } : undefined) },
+  );
+  return published.phase;
+};
+
 // ---- the HostedCluster ----------------------------------------------------------------------
 
 /** Applies the HostedCluster's work when it differs from this controller's last apply. */
 export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
-  const { cluster, facts, release, consumer, deps } = scope;
+  const { cluster, facts, release, consumer, deps, signingKey } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady) || !release || !consumer) return {};
-  const desired = hostedClusterWork({ cluster, names: facts.names, release, region: deps.region, consumer });
+  // The key and URL alone: the HostedCluster need not wait for the documents to be published.
+  if (!signingKey || !facts.issuerURL) return {};
+  const desired = hostedClusterWork({
+    cluster,
+    names: facts.names,
+    release,
+    region: deps.region,
+    consumer,
+    oidc: { issuerURL: facts.issuerURL, signingKey },
+  });
   const current = clusterWork(scope);
   scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
     signal,
@@ -377,6 +431,7 @@ export const CLUSTER_PHASES: readonly Phase<ClusterScope>[] = [
   reconcileDnsZone,
   reconcileDelegation,
   reconcileIngress,
+  reconcileOidcIssuer,
   applyWork,
   observeHostedCluster,
   reconcileRecords,

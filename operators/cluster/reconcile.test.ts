@@ -11,6 +11,8 @@ import type { StepState } from "../hcp/steps.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
+  MemoryBlobStore,
+  MemorySigningKeys,
   RecordingEvents,
   RecordingWriter,
   ScriptedInfra,
@@ -18,12 +20,17 @@ import {
   type InfraStep,
 } from "../../test/support/fakes.ts";
 import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
+import { BlobStoreError } from "../azure/blob.ts";
+import type { HostedCluster } from "../api/hypershift/v1beta1.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import { BlobIssuerDocuments, publicJwk } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
 import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX, INFRA_RECHECK_MS } from "./scope.ts";
 
 const RECHECK_MS = 60_000;
+const ISSUER_BASE = "https://oidc.example.com/";
 
 const catalog = new ReleaseCatalog([
   {
@@ -81,6 +88,8 @@ function world(
   const works = new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
     [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
   });
+  const blobs = new MemoryBlobStore();
+  const keys = new MemorySigningKeys();
   const reconciler = new ClusterReconciler(
     {
       clusters,
@@ -96,6 +105,7 @@ function world(
         managedIdentitiesKeyVault: "kv",
         pullSecret: "{}",
       },
+      oidc: { issuerBaseURL: ISSUER_BASE, keys, documents: new BlobIssuerDocuments(blobs) },
       writer,
       events,
       userErrorRecheckMs: RECHECK_MS,
@@ -114,7 +124,19 @@ function world(
     if (status) clusters.set({ ...c, status });
   };
   const tick = (ms: number) => (now += ms);
-  return { infra, writer, events, clusters, works, reconciler, reconcile, observeStatus, tick };
+  return {
+    infra,
+    writer,
+    events,
+    clusters,
+    works,
+    blobs,
+    keys,
+    reconciler,
+    reconcile,
+    observeStatus,
+    tick,
+  };
 }
 
 const condition = (status: HcpClusterStatus | undefined, type: string) =>
@@ -290,6 +312,84 @@ describe("ClusterReconciler", () => {
     expect(AZURE_STEPS.map(([step]) => noAddress.infra.calls[step] ?? 0)).toEqual([0, 0, 0, 1]);
   });
 
+  describe("the OIDC issuer", () => {
+    const issuerOf = (c: HcpCluster) => `${ISSUER_BASE}${c.spec.platform.azure.tenantId}/uid-demo`;
+
+    it("stores the key, publishes both documents and puts the issuer on the HostedCluster and the status", async () => {
+      const w = world();
+      await w.reconcile();
+      const c = w.clusters.get("default", "demo")!;
+      const issuer = issuerOf(c);
+      const path = issuer.slice(ISSUER_BASE.length);
+      const discovery = JSON.parse(w.blobs.blobs.get(`${path}/.well-known/openid-configuration`) ?? "{}");
+      expect(discovery).toMatchObject({ issuer, jwks_uri: `${issuer}/openid/v1/jwks` });
+      const jwks = JSON.parse(w.blobs.blobs.get(`${path}/openid/v1/jwks`) ?? "{}");
+      expect(jwks.keys).toEqual([publicJwk(w.keys.keys.get("uid-demo")!)]);
+      const status = w.writer.lastStatus<HcpClusterStatus>();
+      expect(status?.issuerURL).toBe(issuer);
+      expect(condition(status, "OidcIssuerReady")).toMatchObject({ status: "True", reason: "Published" });
+      const [work] = w.writer.of("apply", "ManifestWork");
+      const manifests = (work?.body as ManifestWork).spec?.workload?.manifests ?? [];
+      const hc = manifests.find((m) => m.kind === "HostedCluster") as unknown as HostedCluster;
+      expect(hc.spec).toMatchObject({
+        issuerURL: issuer,
+        serviceAccountSigningKey: { name: "sa-signing-key" },
+      });
+      const secret = manifests.find((m) => m.metadata?.name === "sa-signing-key") as unknown as KubeObject & {
+        data: Record<string, string>;
+      };
+      expect(Buffer.from(secret.data["key"] ?? "", "base64").toString()).toBe(w.keys.keys.get("uid-demo"));
+    });
+
+    it("writes a document only when what is published differs", async () => {
+      const w = world();
+      await w.reconcile();
+      const writes = () => w.blobs.calls.filter((x) => x.verb === "write").length;
+      expect(writes()).toBe(2);
+      // A new generation reads again: nothing changed, nothing written.
+      w.clusters.set({
+        ...w.clusters.get("default", "demo")!,
+        metadata: { ...cluster().metadata, generation: 2 },
+      });
+      await w.reconcile();
+      expect(w.blobs.calls.filter((x) => x.verb === "read")).toHaveLength(4);
+      expect(writes()).toBe(2);
+      // Someone changed the JWKS: it is put back at the next look.
+      const jwks = [...w.blobs.blobs.keys()].find((k) => k.endsWith("jwks"))!;
+      w.blobs.blobs.set(jwks, "{}");
+      w.clusters.set({
+        ...w.clusters.get("default", "demo")!,
+        metadata: { ...cluster().metadata, generation: 3 },
+      });
+      await w.reconcile();
+      expect(writes()).toBe(3);
+      expect(w.keys.made).toBe(1);
+    });
+
+    it("shows a storage fault in OidcIssuerReady and backs off; the HostedCluster still gets its issuer", async () => {
+      const w = world();
+      w.blobs.failure = new BlobStoreError(
+        0,
+        "ServiceUnreachable",
+        "could not reach https://storage.test/$web: ECONNREFUSED",
+      );
+      await expect(w.reconcile()).rejects.toThrow(RetryableStepError);
+      const status = w.writer.lastStatus<HcpClusterStatus>();
+      expect(condition(status, "OidcIssuerReady")).toMatchObject({
+        status: "False",
+        reason: "StorageUnreachable",
+        message: expect.stringContaining("ECONNREFUSED"),
+      });
+      expect(condition(status, "Ready")).toMatchObject({ status: "False" });
+      expect(w.writer.of("apply", "ManifestWork")).toHaveLength(1);
+      w.blobs.failure = undefined;
+      w.observeStatus();
+      await w.reconcile();
+      expect(condition(w.writer.lastStatus(), "OidcIssuerReady")).toMatchObject({ status: "True" });
+      expect(w.keys.made).toBe(1);
+    });
+  });
+
   it("refuses a base domain that is not the region's zone, as a user error", async () => {
     const c = cluster();
     c.spec.dns.baseDomain = "example.org";
@@ -407,16 +507,32 @@ describe("ClusterReconciler", () => {
       };
       await w.reconcile();
       expect(w.reconciler.memory.holds.size).toBe(1);
-      // Three steps found ready; the ingress found not ready is remembered too (never seeded from status).
-      expect(w.reconciler.memory.verified.size).toBe(4);
+      // Three Azure steps and the issuer found ready; the ingress found not ready is remembered too
+      // (never seeded from status).
+      expect(w.reconciler.memory.verified.size).toBe(5);
+      expect(w.blobs.blobs.size).toBe(2);
       w.clusters.set(deleting(w.clusters.get("default", "demo")!));
       expect(await w.reconcile()).toEqual({});
       expect(w.infra.calls.deleteAll).toBe(1);
+      // The issuer's documents and its key go before the finalizer.
+      expect(w.blobs.blobs.size).toBe(0);
+      expect(w.keys.keys.size).toBe(0);
       expect(w.writer.of("removeFinalizer")).toHaveLength(1);
       expect(w.reconciler.memory.holds.size).toBe(0);
       expect(w.reconciler.memory.reservations.size).toBe(0);
       expect(w.reconciler.memory.verified.size).toBe(0);
       expect(w.events.reasons()).toContain("Deleted");
+    });
+
+    it("keeps the finalizer while the issuer's documents cannot be removed, and says why", async () => {
+      const w = world({ clusters: [deleting(cluster())] });
+      w.blobs.failure = new BlobStoreError(503, "ServerBusy", "could not delete: HTTP 503 ServerBusy");
+      await expect(w.reconcile()).rejects.toThrow("ServerBusy");
+      expect(w.writer.of("removeFinalizer")).toEqual([]);
+      expect(condition(w.writer.lastStatus(), "Deleting")).toMatchObject({ reason: "DeletingOidcIssuer" });
+      w.blobs.failure = undefined;
+      expect(await w.reconcile()).toEqual({});
+      expect(w.writer.of("removeFinalizer")).toHaveLength(1);
     });
 
     it("keeps the finalizer while an Azure deletion runs", async () => {

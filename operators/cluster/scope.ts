@@ -12,6 +12,7 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import type { ClusterOidc } from "./oidc.ts";
 import type { ClusterFacts } from "./status.ts";
 import type { UserErrorHold, VerifiedSteps } from "./holds.ts";
 
@@ -37,6 +38,8 @@ export interface ClusterReconcilerDeps {
   infra: ClusterInfrastructure;
   parentZone: ParentZone;
   region: RegionSettings;
+  /** The issuers' base URL, signing keys and published documents. */
+  oidc: ClusterOidc;
   writer: ObjectWriter;
   events: Pick<EventRecorder, "record">;
   /** How long a step that failed with a user error waits before it is tried again. Default 5 min. */
@@ -71,6 +74,8 @@ export interface ClusterScope {
   nameServers?: string[];
   /** Set by reconcileIngress once the public IP has an address. */
   ingressIp?: string;
+  /** Set by reconcileOidcIssuer once the cluster's signing key is stored: the key (PEM). */
+  signingKey?: string;
   /** Set by applyWork when it wrote the work in this reconcile (the informer lags behind). */
   appliedWork?: ManifestWorkObject;
 }

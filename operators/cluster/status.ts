@@ -1,10 +1,10 @@
 /**
  * HcpCluster status from the facts the phases recorded: one condition per step (placement,
- * release, each Azure resource, the HostedCluster work, the HostedCluster itself, DNS records),
- * then the summary conditions Ready, Progressing and Degraded and a phase for humans. Every
- * condition goes through setCondition; the whole status is written once per reconcile. While the
- * management cluster's agent is not Connected, a Ready that rests on its reports is Unknown
- * (StatusStale, hcp/staleness.ts); the phase stays what was last known.
+ * release, each Azure resource, the OIDC issuer, the HostedCluster work, the HostedCluster itself,
+ * DNS records), then the summary conditions Ready, Progressing and Degraded and a phase for
+ * humans. Every condition goes through setCondition; the whole status is written once per
+ * reconcile. While the management cluster's agent is not Connected, a Ready that rests on its
+ * reports is Unknown (StatusStale, hcp/staleness.ts); the phase stays what was last known.
  */
 import type { HcpCluster, HcpClusterAzureStatus, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";
@@ -30,6 +30,7 @@ export const CONDITIONS = {
   DnsZoneReady: "DnsZoneReady",
   DnsDelegated: "DnsDelegated",
   IngressReady: "IngressReady",
+  OidcIssuerReady: "OidcIssuerReady",
   HostedClusterApplied: "HostedClusterApplied",
   HostedClusterAvailable: "HostedClusterAvailable",
   DnsRecordsReady: "DnsRecordsReady",
@@ -45,6 +46,7 @@ export const STEP_CONDITIONS = [
   CONDITIONS.DnsZoneReady,
   CONDITIONS.DnsDelegated,
   CONDITIONS.IngressReady,
+  CONDITIONS.OidcIssuerReady,
   CONDITIONS.HostedClusterApplied,
   CONDITIONS.HostedClusterAvailable,
   CONDITIONS.DnsRecordsReady,
@@ -67,6 +69,8 @@ export interface ClusterFacts {
   deleting?: { reason: string; message: string };
   /** What the Azure steps found ready in this reconcile; status keeps what they found before. */
   azure: HcpClusterAzureStatus;
+  /** The cluster's OIDC issuer URL, once its signing key is stored (reconcileOidcIssuer). */
+  issuerURL?: string;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -176,13 +180,17 @@ function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {
 }
 
 /** Version and URLs: what HyperShift reported, else what the status already said. */
-function observedFields(facts: ClusterFacts): Pick<HcpClusterStatus, "version" | "apiURL" | "consoleURL"> {
+function observedFields(
+  facts: ClusterFacts,
+): Pick<HcpClusterStatus, "version" | "apiURL" | "consoleURL" | "issuerURL"> {
   const previous = facts.cluster.status ?? {};
+  const issuerURL = facts.issuerURL ?? previous.issuerURL;
   const version = facts.hosted?.completedVersion ?? previous.version;
   const endpoint = facts.hosted?.endpoint;
   const apiURL = endpoint ? `https://${endpoint.host}:${endpoint.port}` : previous.apiURL;
   return {
     ...(version ? { version } : {}),
+    ...(issuerURL ? { issuerURL } : {}),
     ...(apiURL
       ? {
           apiURL,

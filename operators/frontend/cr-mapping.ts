@@ -443,6 +443,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "platform.outboundType", azure.outboundType);
   set(p, "platform.networkSecurityGroupId", azure.networkSecurityGroupId);
   set(p, "platform.operatorsAuthentication.userAssignedIdentities", compact({ ...azure.identities }));
+  set(p, "platform.issuerUrl", status?.issuerURL);
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
   set(p, "status.conditions", armConditions(cr));
   return {

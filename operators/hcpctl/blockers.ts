@@ -14,7 +14,8 @@ import type { Blocker, ClusterSnapshot, Deletion } from "./model.ts";
 
 /** The finalizers this service's controllers put on objects, and who removes each, when. */
 export const KNOWN_FINALIZERS: Record<string, string> = {
-  [CLUSTER_FINALIZER]: "the cluster controller, once node pools, HostedCluster and Azure resources are gone",
+  [CLUSTER_FINALIZER]:
+    "the cluster controller, once node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
   [NODE_POOL_FINALIZER]: "the node pool controller, once its ManifestWork is gone",
   [MANIFEST_WORK_CLEANUP_FINALIZER]: "maestro-server, once the agent confirms Deleted",
 };

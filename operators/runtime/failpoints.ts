@@ -16,6 +16,8 @@ export const FAILPOINTS = [
   "cluster/after-public-ip-created",
   "cluster/after-load-balancer-created",
   "cluster/after-record-created",
+  // The cluster's signing key stored, before its documents are published and the status says so.
+  "cluster/after-signing-key-stored",
   "cluster/after-work-applied",
   // ... and deleting: works asked to go, an Azure resource gone, everything gone but the finalizer.
   "cluster/after-works-deleted",

@@ -1,6 +1,7 @@
 /**
  * The cluster controller killed (SIGKILL) between "Azure zone created" and "status written", then
  * restarted: it converges to Ready with exactly one of everything in Azure and one ManifestWork.
+ * Killed between storing a cluster's signing key and publishing its issuer, it keeps that key.
  * The controllers run in a real operators process (operators/main.ts) with a failpoint armed; the
  * rest of the region (maestro-server, agents, HyperShift simulator) runs in this process.
  */
@@ -11,7 +12,10 @@ import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { lifecycleProcess } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { SecretResource } from "../../operators/api/core.ts";
+import { publicJwk } from "../../operators/cluster/oidc.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
+import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
@@ -36,6 +40,7 @@ function startOperators(failpoints: string): {
     namespace,
     httpAddress: "127.0.0.1:0",
     arm,
+    storage: running!.storage,
   });
   const child = spawn(process.execPath, [operatorsMain, ...operators.args], {
     env: { ...process.env, ...operators.env, HCP_FAILPOINTS: failpoints },
@@ -78,6 +83,62 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");
   await running?.stop();
+});
+
+describe("cluster controller crash between storing the signing key and publishing it", () => {
+  it("keeps the stored key after a restart: the HostedCluster and the JWKS carry that key", async () => {
+    const cluster = sampleCluster();
+    cluster.metadata = { name: "keyed", namespace: customer };
+    cluster.spec.dns.baseDomainPrefix = `key${process.pid % 100000}`;
+    delete cluster.spec.placement;
+
+    const first = startOperators("cluster/after-signing-key-stored");
+    await service.create(HcpClusterResource, cluster);
+    expect(await first.exited).toBe("SIGKILL");
+    const uid = (await service.find<HcpCluster>(HcpClusterResource, "keyed", customer))!.metadata.uid!;
+    const secret = await service.find<KubeObject & { data?: Record<string, string> }>(
+      SecretResource,
+      `sa-signing-key-${uid}`,
+      namespace,
+    );
+    const stored = secret?.data?.["key"];
+    expect(stored).toBeDefined();
+    // Killed before publishing: nothing is out there yet.
+    expect(running!.storage.blobs()).toEqual([]);
+
+    const second = startOperators("");
+    await eventually(
+      "Ready after the restart",
+      async () =>
+        (await service.find<HcpCluster>(HcpClusterResource, "keyed", customer))?.status?.conditions?.find(
+          (c) => c.type === "Ready",
+        )?.status === "True",
+      90_000,
+    );
+    const key = Buffer.from(stored!, "base64").toString();
+    const jwks = running!.storage.blobs().find((b) => b.name.endsWith(`${uid}/openid/v1/jwks`));
+    expect(JSON.parse(jwks?.body ?? "{}")).toEqual({ keys: [publicJwk(key)] });
+    const c = (await service.find<HcpCluster>(HcpClusterResource, "keyed", customer))!;
+    const mgmt = clientFor(c.status!.managementCluster!);
+    const onHost = await mgmt.get<KubeObject & { data?: Record<string, string> }>(
+      SecretResource,
+      "sa-signing-key",
+      c.status!.hostedClusterNamespace,
+    );
+    expect(onHost.data?.["key"]).toBe(stored);
+
+    await service.delete(HcpClusterResource, { name: "keyed", namespace: customer });
+    await eventually(
+      "deleted",
+      async () => (await service.find(HcpClusterResource, "keyed", customer)) === undefined,
+      90_000,
+    );
+    expect(running!.storage.blobs()).toEqual([]);
+    expect(await service.find(SecretResource, `sa-signing-key-${uid}`, namespace)).toBeUndefined();
+    // The next test arms its own failpoint in a process of its own: this one must not be around.
+    second.child.kill("SIGTERM");
+    await second.exited;
+  });
 });
 
 describe("cluster controller crash between the Azure zone and the status write", () => {

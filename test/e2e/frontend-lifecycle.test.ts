@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
 import { startStack, type Stack } from "../../hack/harness/stack.ts";
 import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
 import {
@@ -31,6 +32,7 @@ const prefix = `fe${process.pid % 100000}`;
 
 let scratch: { path: string; remove(): Promise<void> };
 let armEmulator: ArmEmulator;
+let storage: StorageEmulator;
 let stack: Stack;
 let fixture: FrontendFixture;
 let arm: ArmClient;
@@ -41,6 +43,7 @@ type Json = Record<string, any>;
 beforeAll(async () => {
   scratch = await scratchDir("frontend-e2e");
   armEmulator = await startArmEmulator({ workDir: scratch.path, asyncDelayMs: 100 });
+  storage = await startStorageEmulator({ workDir: scratch.path, verifyBearer: armEmulator.verifyBearer });
   stack = await startStack({
     serviceKubeconfig: clusterInfo("service").kubeconfigPath,
     management: ["mgmt-1", "mgmt-2"].map((name) => ({
@@ -49,6 +52,7 @@ beforeAll(async () => {
     })),
     broker: { url: region().broker.url, credentials: brokerCredentials },
     arm: armEmulator,
+    storage,
     namespace: `hcp-fe-e2e-${process.pid}`,
     simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 },
   });
@@ -68,6 +72,7 @@ afterAll(async () => {
   await fixture?.stop();
   await stack?.stop();
   await armEmulator?.stop();
+  await storage?.stop();
   await service.delete(namespaceType, { name: ns }).catch(() => undefined);
   await scratch?.remove();
 });
@@ -75,6 +80,7 @@ afterAll(async () => {
 describe("ARM lifecycle through the frontend", () => {
   const cluster = clusterPath(sub, rg, "E2E-Cluster");
   const pool = nodePoolPath(sub, rg, "E2E-Cluster", "Workers");
+  let clusterUid = "";
 
   it("creates a cluster and polls its operation to Succeeded; GET shows what ARM expects", async () => {
     const r = await arm.send("PUT", cluster, {
@@ -103,6 +109,11 @@ describe("ARM lifecycle through the frontend", () => {
       "hcp.aro.dev/client-request-id": "e2e-client",
     });
     expect(cr.status?.version).toBe("4.19.7");
+    // The issuer: under the region's Front Door (the storage emulator's website), tenant then cluster ID.
+    const tenant = cr.spec.platform.azure.tenantId;
+    expect(got.properties.platform.issuerUrl).toBe(`${storage.webEndpoint}${tenant}/${cr.metadata.uid}`);
+    expect(cr.status?.issuerURL).toBe(got.properties.platform.issuerUrl);
+    clusterUid = cr.metadata.uid!;
   });
 
   it("creates a node pool, then PATCHes its replicas", async () => {
@@ -168,5 +179,7 @@ describe("ARM lifecycle through the frontend", () => {
     expect(
       await service.find(NodePoolResource, nodePoolCRName(rg, "E2E-Cluster", "Workers"), ns),
     ).toBeUndefined();
+    // Its issuer's documents are gone (the controllers serve every cluster of the region: only its own count).
+    expect(storage.blobs().filter((b) => b.name.includes(clusterUid))).toEqual([]);
   });
 });

@@ -586,7 +586,7 @@ describe("hcpctl on the local region", () => {
     ) as ClusterTree;
     expect(fromTree.root).toEqual(liveTree.root);
 
-    // Every file is in the index, and the pull secret the work carries is in none of them.
+    // Every file is in the index, and the pull secret and signing key the work carries are in none of them.
     const index = load(await readFile(join(dir, "index.yaml"), "utf8")) as GatherIndex;
     const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
       .filter((e) => e.isFile())
@@ -603,14 +603,20 @@ describe("hcpctl on the local region", () => {
     );
     const secret = work.spec!.workload!.manifests!.find((m) => m.kind === "Secret")!;
     expect((secret["data"] as Record<string, string>)[".dockerconfigjson"]).toBe(base64(PULL_SECRET));
+    const signing = work.spec!.workload!.manifests!.find((m) => m.metadata?.name === "sa-signing-key")!;
+    const signingKey = (signing["data"] as Record<string, string>)["key"]!;
     expect(
       index.files.find((f) => f.role === "ManifestWork" && f.path.endsWith(`/${c.metadata.uid!}.yaml`))
         ?.redacted,
-    ).toEqual(['.spec.workload.manifests[1].data[".dockerconfigjson"]']);
+    ).toEqual([
+      '.spec.workload.manifests[1].data[".dockerconfigjson"]',
+      ".spec.workload.manifests[2].data.key",
+    ]);
     for (const f of files) {
       const content = await readFile(join(dir, f), "utf8");
       for (const leak of [PULL_TOKEN, base64(PULL_SECRET), base64(PULL_TOKEN), PULL_SECRET])
         expect(content.includes(leak), `${f} holds the pull secret`).toBe(false);
+      expect(content.includes(signingKey), `${f} holds the signing key`).toBe(false);
     }
 
     await writeFile(join(dir, "notes.txt"), "mine");

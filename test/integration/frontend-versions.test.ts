@@ -124,6 +124,8 @@ function examplePool(v: ApiVersion): Json {
   };
 }
 
+const ISSUER_BASE = "https://eastus.oic.hcp.example.com/";
+
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Writes the CR's status as its controller would when it has done what the generation asks. */
@@ -145,6 +147,7 @@ async function settle(type: ResourceType, name: string): Promise<void> {
       status: {
         observedGeneration: generation,
         conditions: [c("Ready", "True"), c("Progressing", "False"), c("Degraded", "False")],
+        ...(type === HcpClusterResource ? { issuerURL: `${ISSUER_BASE}${TENANT}/${cr.metadata.uid}` } : {}),
       },
     },
     "status",
@@ -225,6 +228,14 @@ describe.each(API_VERSIONS)("api-version %s", (v) => {
       200,
     );
     expect((list.value as Json[]).find((c) => c.name === name)).toEqual(got);
+  });
+
+  it("shows the cluster's OIDC issuer from the CR's status, read-only", async () => {
+    await settle(HcpClusterResource, clusterCRName(rg, name));
+    const cr = await service.get<HcpCluster>(HcpClusterResource, clusterCRName(rg, name), ns);
+    const got = expect2xx(await arm.send("GET", cluster, { apiVersion: v }), 200);
+    expect((got.properties as Json).platform.issuerUrl).toBe(`${ISSUER_BASE}${TENANT}/${cr.metadata.uid}`);
+    expect(cr.status?.issuerURL).toBe((got.properties as Json).platform.issuerUrl);
   });
 
   it("patches the cluster, and creates, patches, lists and deletes a node pool", async () => {

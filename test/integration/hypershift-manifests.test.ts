@@ -11,7 +11,8 @@ import {
   type NodePool as HyperShiftNodePool,
 } from "../../operators/api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
-import { hostedClusterManifest } from "../../operators/cluster/hostedcluster.ts";
+import { hostedClusterManifest, SIGNING_KEY_SECRET_NAME } from "../../operators/cluster/hostedcluster.ts";
+import { issuerURL } from "../../operators/cluster/oidc.ts";
 import { clusterNames, type RegionSettings } from "../../operators/hcp/names.ts";
 import { hyperShiftNodePool } from "../../operators/nodepool/nodepool.ts";
 import type { Release } from "../../operators/releases/catalog.ts";
@@ -61,13 +62,19 @@ afterAll(async () => {
 });
 
 describe("HostedCluster shapes", () => {
-  it("a public cluster with every identity", async () => {
+  it("a public cluster with every identity, its issuer and signing key", async () => {
     const c = cluster();
-    const hc = await accepted(hostedClusterManifest(c, clusterNames(c, region), release, region));
+    const issuer = issuerURL("https://oidc.example.com/", c);
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release, { region, issuerURL: issuer }),
+    );
     expect(hc.spec.platform.azure?.azureAuthenticationConfig).toMatchObject({
       azureAuthenticationConfigType: "ManagedIdentities",
     });
     expect(hc.spec.clusterID).toBe(c.metadata.uid);
+    // The CRD's rule that serviceAccountSigningKey needs issuerURL holds.
+    expect(hc.spec.issuerURL).toBe(issuer);
+    expect(hc.spec.serviceAccountSigningKey).toEqual({ name: SIGNING_KEY_SECRET_NAME });
   });
 
   it("a private cluster without data-plane identities and a custom network", async () => {
@@ -77,7 +84,10 @@ describe("HostedCluster shapes", () => {
       x.spec.network = { podCidr: "10.200.0.0/14", serviceCidr: "172.40.0.0/16", hostPrefix: 24 };
       delete x.spec.platform.azure.identities.dataPlaneOperators;
     });
-    const hc = await accepted(hostedClusterManifest(c, clusterNames(c, region), release, region));
+    const issuer = issuerURL("https://oidc.example.com", c);
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release, { region, issuerURL: issuer }),
+    );
     expect(hc.spec.platform.azure?.topology).toBe("Private");
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Test doubles for reconcilers built without an apiserver or Azure: a writer that records what a
  * reconciler wrote (and keeps it, so a second reconcile sees the first one's result), an event
- * recorder that keeps the events, and a scripted ClusterInfrastructure that answers each step as a
- * test says and counts the calls.
+ * recorder that keeps the events, a scripted ClusterInfrastructure that answers each step as a
+ * test says and counts the calls, and in-memory blobs and signing keys for the OIDC issuer.
  */
 import type {
   ClusterInfraSpec,
@@ -10,6 +10,8 @@ import type {
   InfraOptions,
   InfraResult,
 } from "../../operators/cluster/infrastructure.ts";
+import type { BlobStore, BlobStoreError } from "../../operators/azure/blob.ts";
+import { newSigningKey, type KeyOwner, type SigningKeyStore } from "../../operators/cluster/oidc.ts";
 import type { StepState } from "../../operators/hcp/steps.ts";
 import type { ObjectWriter } from "../../operators/runtime/apply.ts";
 import type { EventSeverity } from "../../operators/runtime/events.ts";
@@ -168,4 +170,55 @@ export class ScriptedInfra implements ClusterInfrastructure {
 /** A reconcile context for calling a reconciler or a phase directly. */
 export function testContext(signal: AbortSignal = new AbortController().signal): ReconcileContext {
   return { signal, log: silentLogger };
+}
+
+/** Blobs in memory, with the failure a test sets (thrown on every call until cleared). */
+export class MemoryBlobStore implements BlobStore {
+  readonly location = "https://storage.test/$web";
+  readonly blobs = new Map<string, string>();
+  readonly calls: Array<{ verb: "read" | "write" | "remove"; name: string }> = [];
+  failure: BlobStoreError | undefined;
+
+  read(name: string): Promise<string | undefined> {
+    return this.#call("read", name, () => this.blobs.get(name));
+  }
+
+  write(name: string, body: string): Promise<void> {
+    return this.#call("write", name, () => void this.blobs.set(name, body));
+  }
+
+  remove(name: string): Promise<boolean> {
+    return this.#call("remove", name, () => this.blobs.delete(name));
+  }
+
+  async #call<T>(verb: "read" | "write" | "remove", name: string, run: () => T): Promise<T> {
+    this.calls.push({ verb, name });
+    await Promise.resolve();
+    if (this.failure) throw this.failure;
+    return run();
+  }
+}
+
+/** One RSA key for every test that needs one (making a key costs tens of milliseconds). */
+let testKey: Promise<string> | undefined;
+
+/** Signing keys in memory; every cluster gets the one test key. Counts what it made and removed. */
+export class MemorySigningKeys implements SigningKeyStore {
+  readonly keys = new Map<string, string>();
+  made = 0;
+  removed = 0;
+
+  async ensure(owner: KeyOwner): Promise<string> {
+    const known = this.keys.get(owner.uid);
+    if (known) return known;
+    const key = await (testKey ??= newSigningKey());
+    this.made++;
+    this.keys.set(owner.uid, key);
+    return key;
+  }
+
+  remove(owner: KeyOwner): Promise<boolean> {
+    this.removed++;
+    return Promise.resolve(this.keys.delete(owner.uid));
+  }
 }

@@ -72,7 +72,11 @@ export class TokenAuthority {
 
   /** Checks the bearer token of an ARM request. */
   verify(req: ArmRequest): TokenCheck {
-    const auth = header(req, "authorization");
+    return this.verifyBearer(header(req, "authorization"), [trimSlash(this.#endpoint), ...armAudiences]);
+  }
+
+  /** Checks an Authorization header's bearer token for one of `audiences` (another service's, e.g. storage). */
+  verifyBearer(auth: string | undefined, audiences: readonly string[]): TokenCheck {
     if (!auth?.toLowerCase().startsWith("bearer ")) {
       return fail("AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.");
     }
@@ -86,8 +90,7 @@ export class TokenAuthority {
         "The access token expiry UTC time is earlier than current UTC time.",
       );
     }
-    const audience = trimSlash(claims.aud);
-    if (audience !== trimSlash(this.#endpoint) && !armAudiences.includes(audience)) {
+    if (!audiences.includes(trimSlash(claims.aud))) {
       return fail(
         "InvalidAuthenticationTokenAudience",
         `The access token has been obtained for wrong audience or resource '${claims.aud}'.`,

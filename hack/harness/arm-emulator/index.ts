@@ -50,6 +50,11 @@ export interface ArmEmulator {
   clientId: string;
   clientSecret: string;
   faults: FaultInjector;
+  /**
+   * Checks a bearer token this emulator's Entra ID issued, for another service emulated beside it
+   * (the storage emulator): undefined when it is good for `audience`, else why not.
+   */
+  verifyBearer: (authorization: string | undefined, audience: string) => string | undefined;
   /** Everything that exists now (resource groups, resources, record sets), in creation order. */
   resources(): ArmResourceRecord[];
   /** Requests received so far, optionally only those matching. */
@@ -117,6 +122,10 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
     caPath: ca.certPath,
     ...principal,
     faults: ctx.faults,
+    verifyBearer: (authorization, audience) => {
+      const check = authority.verifyBearer(authorization, [audience]);
+      return check.ok ? undefined : asString(asObject(asObject(check.reply.body)["error"])["message"]);
+    },
     resources: () => ctx.store.all().map(snapshot),
     requests: (match) => log.list(match),
     clearRequests: () => log.clear(),

@@ -1,11 +1,12 @@
 /**
- * The ARM emulator as a process of its own, for benchmarks that measure each component apart:
- * prints one JSON line with what a client needs (endpoint, CA, principal), then serves until
- * SIGTERM.
+ * The ARM emulator as a process of its own, for benchmarks that measure each component apart,
+ * with the storage emulator beside it (its tokens come from this Entra ID): prints one JSON line
+ * with what a client needs (endpoint, CA, principal, `storage`), then serves until SIGTERM.
  *
  *   node hack/harness/arm-emulator/main.ts --work-dir <dir> [--async-delay-ms 0]
  */
 import { parseArgs } from "node:util";
+import { startStorageEmulator } from "../storage-emulator/index.ts";
 import { startArmEmulator } from "./index.ts";
 
 const { values } = parseArgs({
@@ -16,6 +17,10 @@ const arm = await startArmEmulator({
   workDir: values["work-dir"],
   asyncDelayMs: Number(values["async-delay-ms"]),
 });
+const storage = await startStorageEmulator({ workDir: values["work-dir"], verifyBearer: arm.verifyBearer });
 const { endpoint, caPath, tenantId, clientId, clientSecret } = arm;
-process.stdout.write(`${JSON.stringify({ endpoint, caPath, tenantId, clientId, clientSecret })}\n`);
-process.on("SIGTERM", () => void arm.stop().then(() => process.exit(0)));
+const { blobServiceUrl, webEndpoint } = storage;
+process.stdout.write(
+  `${JSON.stringify({ endpoint, caPath, tenantId, clientId, clientSecret, storage: { blobServiceUrl, webEndpoint, caPath: storage.caPath } })}\n`,
+);
+process.on("SIGTERM", () => void Promise.all([arm.stop(), storage.stop()]).then(() => process.exit(0)));

@@ -118,6 +118,8 @@ export interface HcpClusterStatus {
   version?: string;
   apiURL?: string;
   consoleURL?: string;
+  /** The cluster's OIDC issuer: HostedCluster spec.issuerURL, where its discovery document and JWKS are published. */
+  issuerURL?: string;
   /** Name of the ManagementCluster the control plane was placed on. */
   managementCluster?: string;
   /** UUID; also the HostedCluster's spec.clusterID. */
