@@ -34,6 +34,7 @@ import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
+import { ExternalAuthController } from "./externalauth/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./monitor/liveness.ts";
@@ -160,6 +161,7 @@ async function lifecycleControllers(
   return [
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
+    new ExternalAuthController({ cluster: service, region, log }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),
   ];

@@ -10,7 +10,7 @@ import {
   HostedClusterResource,
   type HostedCluster,
 } from "../api/hypershift/v1beta1.ts";
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
 import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../hcp/feedback.ts";
@@ -18,6 +18,8 @@ import { identityClientId } from "../hcp/identities.ts";
 import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
+import { carriedAnnotation } from "../hcp/external-auths.ts";
+import { authenticationOf, caConfigMaps } from "./authentication.ts";
 import type { Release } from "../releases/catalog.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
@@ -141,6 +143,13 @@ export function hostedClusterManifest(
   };
 }
 
+/** The HostedCluster with the ExternalAuths' OIDC providers; without any, OpenShift's own OAuth. */
+export function withAuthentication(hc: HostedCluster, externalAuths: readonly ExternalAuth[]): HostedCluster {
+  const authentication = authenticationOf(externalAuths);
+  if (!authentication) return hc;
+  return { ...hc, spec: { ...hc.spec, configuration: { ...hc.spec.configuration, authentication } } };
+}
+
 /** What a cluster's work is built from. */
 export interface ClusterWorkInput {
   cluster: HcpCluster;
@@ -149,6 +158,8 @@ export interface ClusterWorkInput {
   region: RegionSettings;
   /** The consumer of the management cluster the cluster is placed on. */
   consumer: string;
+  /** The ExternalAuths the HostedCluster carries (externalAuthsCarried). */
+  externalAuths?: readonly ExternalAuth[];
 }
 
 export function hostedClusterWork({
@@ -157,6 +168,7 @@ export function hostedClusterWork({
   release,
   region,
   consumer,
+  externalAuths = [],
 }: ClusterWorkInput): ManifestWork {
   const namespace: Manifest = {
     apiVersion: "v1",
@@ -174,8 +186,13 @@ export function hostedClusterWork({
     name: names.workName,
     consumer,
     labels: workLabels(cluster),
-    annotations: requestIdAnnotations(cluster),
-    manifests: [namespace, pullSecret, asManifest(hostedClusterManifest(cluster, names, release, region))],
+    annotations: { ...requestIdAnnotations(cluster), ...carriedAnnotation(externalAuths) },
+    manifests: [
+      namespace,
+      pullSecret,
+      ...caConfigMaps(externalAuths, names.hostedClusterNamespace),
+      asManifest(withAuthentication(hostedClusterManifest(cluster, names, release, region), externalAuths)),
+    ],
     feedback: {
       type: HostedClusterResource,
       name: names.hostedClusterName,

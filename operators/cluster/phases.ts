@@ -19,7 +19,15 @@ import { hostedClusterWork } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
 import type { Trusted } from "./holds.ts";
-import { AZURE_POLL_MS, clusterWork, infraRecheckMs, recheckMs, type ClusterScope } from "./scope.ts";
+import { externalAuthsCarried } from "../hcp/external-auths.ts";
+import {
+  AZURE_POLL_MS,
+  clusterWork,
+  externalAuthsOf,
+  infraRecheckMs,
+  recheckMs,
+  type ClusterScope,
+} from "./scope.ts";
 import { CONDITIONS, type StepCondition } from "./status.ts";
 
 /** Thrown (after the step is recorded) so the queue retries with backoff. */
@@ -282,7 +290,14 @@ export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) =
 export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, facts, release, consumer, deps } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady) || !release || !consumer) return {};
-  const desired = hostedClusterWork({ cluster, names: facts.names, release, region: deps.region, consumer });
+  const desired = hostedClusterWork({
+    cluster,
+    names: facts.names,
+    release,
+    region: deps.region,
+    consumer,
+    externalAuths: externalAuthsCarried(externalAuthsOf(scope)),
+  });
   const current = clusterWork(scope);
   scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
     signal,
