@@ -125,9 +125,16 @@ export class ClusterController implements Runnable {
     });
     enqueueForObject(this.#clusters, this.#controller);
     enqueueMapped(nodePools, this.#controller, (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)]);
-    enqueueMapped(externalAuths, this.#controller, (ea) => [
-      req(ea.metadata.namespace, ea.spec.clusterRef.name),
-    ]);
+    // What the HostedCluster carries of an ExternalAuth: its spec (generation) and whether it is
+    // going; its own status writes wake no cluster.
+    enqueueMapped(
+      externalAuths,
+      this.#controller,
+      (ea) => [req(ea.metadata.namespace, ea.spec.clusterRef.name)],
+      (before, after) =>
+        before.metadata.generation !== after.metadata.generation ||
+        before.metadata.deletionTimestamp !== after.metadata.deletionTimestamp,
+    );
     enqueueMapped(works, this.#controller, (w) => {
       const labels = w.metadata.labels ?? {};
       const name = labels[LABELS.clusterName];
