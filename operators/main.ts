@@ -39,6 +39,7 @@ import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
+import { ExternalAuthController } from "./externalauth/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./monitor/liveness.ts";
@@ -179,6 +180,7 @@ async function lifecycleControllers(
   return [
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
+    new ExternalAuthController({ cluster: service, region, log }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),
   ];

@@ -25,6 +25,7 @@ import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
+import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
@@ -228,6 +229,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
+      new ExternalAuthController({ cluster: service, region, log }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );

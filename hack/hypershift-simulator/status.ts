@@ -25,6 +25,7 @@ import {
   type Condition,
   type ConditionInput,
 } from "../../operators/runtime/conditions.ts";
+import { authenticationProblem } from "./authentication.ts";
 import { apiServerHost, ignitionHost, parseReleaseImage, type Failure } from "./release.ts";
 
 /** HyperShift never keeps more than this many controlPlaneVersion.history entries (CRD maxItems). */
@@ -217,6 +218,19 @@ function componentConditions(up: boolean): ConditionInput[] {
   ];
 }
 
+/** ValidConfiguration: HyperShift's verdict on spec.configuration (the OIDC providers, authentication.ts). */
+function validConfiguration(hc: HostedCluster): ConditionInput {
+  const problem = authenticationProblem(hc);
+  if (problem)
+    return { type: T.ValidConfiguration, status: "False", reason: R.InvalidConfiguration, message: problem };
+  return {
+    type: T.ValidConfiguration,
+    status: "True",
+    reason: R.AsExpected,
+    message: "Configuration passes validation",
+  };
+}
+
 /** Conditions that hold for any HostedCluster the simulator accepts. */
 function constantConditions(invalidImage: string | undefined): ConditionInput[] {
   return [
@@ -228,12 +242,6 @@ function constantConditions(invalidImage: string | undefined): ConditionInput[] 
           reason: R.AsExpected,
           message: "Release image is valid",
         },
-    {
-      type: T.ValidConfiguration,
-      status: "True",
-      reason: R.AsExpected,
-      message: "Configuration passes validation",
-    },
     {
       type: T.SupportedHostedCluster,
       status: "True",
@@ -262,6 +270,7 @@ function hostedClusterConditions(hc: HostedCluster, f: ControlPlaneFacts, now: D
     progressingCondition(f),
     degradedCondition(f),
     ...componentConditions(f.up),
+    validConfiguration(hc),
     ...constantConditions(f.invalidImage),
   ];
   const opts = { observedGeneration: hc.metadata.generation, now };

@@ -7,14 +7,16 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Gauge } from "prom-client";
 import {
+  ExternalAuthResource,
   HcpClusterResource,
   ManagementClusterResource,
   NodePoolResource,
+  type ExternalAuth,
   type HcpCluster,
   type ManagementCluster,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
+import { ManifestWorkResource, summariseWorkSpec } from "../api/work/v1.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -31,16 +33,14 @@ import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import { CLUSTER_UID_INDEX } from "./scope.ts";
+import {
+  CLUSTER_UID_INDEX,
+  MANAGEMENT_CLUSTER_INDEX,
+  byClusterUid,
+  byManagementCluster,
+} from "../hcp/indexes.ts";
 
 export const CLUSTER_CONTROLLER = "cluster-controller";
-
-/** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
-const byClusterUid = (w: ManifestWorkObject): string[] => {
-  const uid = w.metadata.labels?.[LABELS.clusterUid];
-  return uid ? [uid] : [];
-};
 
 export interface ClusterControllerOptions {
   /** The service cluster. */
@@ -95,6 +95,7 @@ export class ClusterController implements Runnable {
       indexers: { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster },
     });
     const nodePools = cluster.informer<NodePool>(NodePoolResource);
+    const externalAuths = cluster.informer<ExternalAuth>(ExternalAuthResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     // The one ManifestWork informer of the process (maestro-server and node pools share it): a
     // label selector here would cache every work a second time.
@@ -111,6 +112,7 @@ export class ClusterController implements Runnable {
       reconciler: new ClusterReconciler({
         clusters: this.#clusters,
         nodePools,
+        externalAuths,
         managementClusters,
         works,
         releases: () => catalog.current(),
@@ -130,6 +132,16 @@ export class ClusterController implements Runnable {
     });
     enqueueForObject(this.#clusters, this.#controller);
     enqueueMapped(nodePools, this.#controller, (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)]);
+    // What the HostedCluster carries of an ExternalAuth: its spec (generation) and whether it is
+    // going; its own status writes wake no cluster.
+    enqueueMapped(
+      externalAuths,
+      this.#controller,
+      (ea) => [req(ea.metadata.namespace, ea.spec.clusterRef.name)],
+      (before, after) =>
+        before.metadata.generation !== after.metadata.generation ||
+        before.metadata.deletionTimestamp !== after.metadata.deletionTimestamp,
+    );
     enqueueMapped(works, this.#controller, (w) => {
       const labels = w.metadata.labels ?? {};
       const name = labels[LABELS.clusterName];
@@ -158,6 +170,7 @@ export class ClusterController implements Runnable {
     this.#informers = [
       this.#clusters,
       nodePools,
+      externalAuths,
       managementClusters,
       works,
       catalog.informer,

@@ -1,18 +1,25 @@
 /**
  * Deletion runs the create path backwards behind the finalizer: node pools (their works reference
- * the HostedCluster), then the cluster's works (maestro-server holds each until the agent confirms
- * Deleted), then the Azure resources, then the OIDC issuer's documents and key, then the
- * finalizer. A phase that is still waiting records why in `facts.deleting`, which holds the phases
- * after it.
+ * the HostedCluster), then external auths, then the cluster's works (maestro-server holds each
+ * until the agent confirms Deleted), then the Azure resources, then the OIDC issuer's documents
+ * and key, then the finalizer. A phase that is still waiting records why in `facts.deleting`,
+ * which holds the phases after it.
  */
-import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
-import { AZURE_POLL_MS, CLUSTER_FINALIZER, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
+import {
+  AZURE_POLL_MS,
+  CLUSTER_FINALIZER,
+  externalAuthsOf,
+  recheckMs,
+  worksOf,
+  type ClusterScope,
+} from "./scope.ts";
 
 export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, deps } = scope;
@@ -29,6 +36,24 @@ export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) =>
   scope.facts.deleting = {
     reason: "DeletingNodePools",
     message: `Waiting for ${pools.length} node pool(s) to be deleted: ${pools.map((p) => p.metadata.name).join(", ")}`,
+  };
+  return {};
+};
+
+/** ExternalAuths go with their cluster; their controller lets them go once the HostedCluster is going too. */
+export const deleteExternalAuths: Phase<ClusterScope> = async ({ signal }, scope) => {
+  if (scope.facts.deleting) return {};
+  const auths = externalAuthsOf(scope);
+  if (auths.length === 0) return {};
+  for (const ea of auths.filter((ea) => !ea.metadata.deletionTimestamp))
+    await scope.deps.writer.delete(
+      ExternalAuthResource,
+      { name: ea.metadata.name ?? "", namespace: ea.metadata.namespace },
+      { signal },
+    );
+  scope.facts.deleting = {
+    reason: "DeletingExternalAuths",
+    message: `Waiting for ${auths.length} external auth(s) to be deleted: ${auths.map((ea) => ea.metadata.name).join(", ")}`,
   };
   return {};
 };
@@ -110,6 +135,7 @@ function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterS
 
 export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
   holdOnError("DeletingNodePools", deleteNodePools),
+  holdOnError("DeletingExternalAuths", deleteExternalAuths),
   holdOnError("DeletingHostedCluster", deleteWorks),
   holdOnError("DeletingAzureResources", deleteInfrastructure),
   holdOnError("DeletingOidcIssuer", deleteOidcIssuer),

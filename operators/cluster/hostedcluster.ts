@@ -11,7 +11,7 @@ import {
   HostedClusterResource,
   type HostedCluster,
 } from "../api/hypershift/v1beta1.ts";
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
 import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../hcp/feedback.ts";
@@ -19,6 +19,8 @@ import { identityClientId } from "../hcp/identities.ts";
 import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
+import { carriedAnnotation } from "../hcp/external-auths.ts";
+import { authenticationOf, caConfigMaps } from "./authentication.ts";
 import type { Release } from "../releases/catalog.ts";
 import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
 
@@ -147,6 +149,13 @@ export function hostedClusterManifest(
   };
 }
 
+/** The HostedCluster with the ExternalAuths' OIDC providers; without any, OpenShift's own OAuth. */
+export function withAuthentication(hc: HostedCluster, externalAuths: readonly ExternalAuth[]): HostedCluster {
+  const authentication = authenticationOf(externalAuths);
+  if (!authentication) return hc;
+  return { ...hc, spec: { ...hc.spec, configuration: { ...hc.spec.configuration, authentication } } };
+}
+
 /** What a cluster's work is built from. */
 export interface ClusterWorkInput {
   cluster: HcpCluster;
@@ -157,6 +166,8 @@ export interface ClusterWorkInput {
   consumer: string;
   /** The cluster's OIDC issuer URL and its service-account signing key (PEM). */
   oidc: { issuerURL: string; signingKey: string };
+  /** The ExternalAuths the HostedCluster carries (externalAuthsCarried). */
+  externalAuths?: readonly ExternalAuth[];
 }
 
 export function hostedClusterWork({
@@ -166,6 +177,7 @@ export function hostedClusterWork({
   region,
   consumer,
   oidc,
+  externalAuths = [],
 }: ClusterWorkInput): ManifestWork {
   const namespace: Manifest = {
     apiVersion: "v1",
@@ -194,8 +206,14 @@ export function hostedClusterWork({
     name: names.workName,
     consumer,
     labels: workLabels(cluster),
-    annotations: requestIdAnnotations(cluster),
-    manifests: [namespace, pullSecret, signingKey, asManifest(hostedCluster)],
+    annotations: { ...requestIdAnnotations(cluster), ...carriedAnnotation(externalAuths) },
+    manifests: [
+      namespace,
+      pullSecret,
+      signingKey,
+      ...caConfigMaps(externalAuths, names.hostedClusterNamespace),
+      asManifest(withAuthentication(hostedCluster, externalAuths)),
+    ],
     feedback: {
       type: HostedClusterResource,
       name: names.hostedClusterName,

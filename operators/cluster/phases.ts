@@ -22,7 +22,15 @@ import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
 import type { Trusted } from "./holds.ts";
-import { AZURE_POLL_MS, clusterWork, infraRecheckMs, recheckMs, type ClusterScope } from "./scope.ts";
+import { externalAuthsCarried } from "../hcp/external-auths.ts";
+import {
+  AZURE_POLL_MS,
+  clusterWork,
+  externalAuthsOf,
+  infraRecheckMs,
+  recheckMs,
+  type ClusterScope,
+} from "./scope.ts";
 import { CONDITIONS, type StepCondition } from "./status.ts";
 
 /** Thrown (after the step is recorded) so the queue retries with backoff. */
@@ -336,6 +344,7 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
     region: deps.region,
     consumer,
     oidc: { issuerURL: facts.issuerURL, signingKey },
+    externalAuths: externalAuthsCarried(externalAuthsOf(scope)),
   });
   const current = clusterWork(scope);
   scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {

@@ -4,7 +4,13 @@
  * two) and asserts what was written, called and recorded.
  */
 import { describe, expect, it } from "vitest";
-import type { HcpCluster, HcpClusterStatus, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type {
+  ExternalAuth,
+  HcpCluster,
+  HcpClusterStatus,
+  ManagementCluster,
+  NodePool,
+} from "../api/v1alpha1/index.ts";
 import { summariseWorkSpec, type ManifestWork } from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
 import type { StepState } from "../hcp/steps.ts";
@@ -94,6 +100,7 @@ function world(
     {
       clusters,
       nodePools: new FakeLister(opts.pools ?? []),
+      externalAuths: new FakeLister<ExternalAuth>([]),
       managementClusters: new FakeLister(opts.mcs ?? [managementCluster("mgmt-1")]),
       works,
       releases: () => catalog,

@@ -3,7 +3,13 @@
  * a reconcile (user-error holds, placements not yet visible), and the scope the phases fill in.
  * Each scope field says which phase sets it; status.ts reads only `facts`.
  */
-import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
+import type {
+  ExternalAuth,
+  HcpCluster,
+  ManagementCluster,
+  NodePool,
+  VersionSpec,
+} from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { clusterNames, LABELS, type RegionSettings } from "../hcp/names.ts";
 import type { Release, Resolution } from "../releases/catalog.ts";
@@ -17,7 +23,8 @@ import type { ClusterFacts } from "./status.ts";
 import type { UserErrorHold, VerifiedSteps } from "./holds.ts";
 
 export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
-export const CLUSTER_UID_INDEX = "cluster-uid";
+export { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
+import { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
 
 /** How soon to look again while an Azure operation runs. */
 export const AZURE_POLL_MS = 5_000;
@@ -30,6 +37,7 @@ export interface ClusterReconcilerDeps {
   /** Indexed by MANAGEMENT_CLUSTER_INDEX. */
   clusters: Lister<HcpCluster>;
   nodePools: Lister<NodePool>;
+  externalAuths: Lister<ExternalAuth>;
   managementClusters: Lister<ManagementCluster>;
   /** ManifestWorks that carry a cluster label, indexed by CLUSTER_UID_INDEX. */
   works: Lister<CachedManifestWork>;
@@ -119,4 +127,12 @@ export function worksOf(scope: ClusterScope): ManifestWorkObject[] {
 /** The cluster's own work (node pool works carry the same uid label and a node pool label). */
 export function clusterWork(scope: ClusterScope): ManifestWorkObject | undefined {
   return worksOf(scope).find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+}
+
+/** The cluster's ExternalAuths, deleting ones included. */
+export function externalAuthsOf(scope: ClusterScope): ExternalAuth[] {
+  const { cluster } = scope;
+  return scope.deps.externalAuths
+    .list(cluster.metadata.namespace)
+    .filter((ea) => ea.spec.clusterRef.name === cluster.metadata.name);
 }

@@ -240,6 +240,72 @@ function nodePoolProperties(o: Features) {
     { required: ["platform"] },
   );
 }
+const conditionSchema = () =>
+  obj({ type: str(), status: str(), lastTransitionTime: str(), reason: str(), message: str() });
+
+const claimText = () => str({ minLength: 1, maxLength: 256 });
+
+/**
+ * An external auth's properties: the same writable fields in every version; until
+ * 2026-06-30-preview the read-only state was one `condition`, since then `status.conditions` as
+ * the cluster's.
+ */
+function externalAuthProperties(o: Features) {
+  const client = obj(
+    {
+      component: obj(
+        { name: claimText(), authClientNamespace: str({ minLength: 1, maxLength: 63 }) },
+        { required: ["name", "authClientNamespace"] },
+      ),
+      clientId: claimText(),
+      extraScopes: arr(claimText(), { maxItems: 32 }),
+      type: str({ enum: ["Confidential", "Public"] }),
+    },
+    { required: ["component", "clientId", "type"] },
+  );
+  const mappings = obj(
+    {
+      username: obj(
+        {
+          claim: claimText(),
+          prefix: str({ maxLength: 256 }),
+          prefixPolicy: str({ enum: ["None", "Prefix", "NoPrefix"] }),
+        },
+        { required: ["claim"] },
+      ),
+      groups: obj({ claim: claimText(), prefix: str({ maxLength: 256 }) }, { required: ["claim"] }),
+    },
+    { required: ["username"] },
+  );
+  const rule = obj(
+    {
+      type: str({ enum: ["RequiredClaim"] }),
+      requiredClaim: obj(
+        { claim: claimText(), requiredValue: claimText() },
+        { required: ["claim", "requiredValue"] },
+      ),
+    },
+    { required: ["type", "requiredClaim"] },
+  );
+  return obj(
+    {
+      provisioningState: ro(str()),
+      ...(o.since2026 ? { status: conditions } : { condition: ro(conditionSchema()) }),
+      issuer: obj(
+        {
+          url: str({ minLength: 1, maxLength: 512 }),
+          audiences: arr(claimText(), { minItems: 1, maxItems: 10 }),
+          ca: str({ maxLength: 65536 }),
+        },
+        { required: ["url", "audiences"] },
+      ),
+      clients: arr(client, { maxItems: 20 }),
+      claim: obj({ mappings, validationRules: arr(rule, { maxItems: 16 }) }, { required: ["mappings"] }),
+    },
+    { required: ["issuer", "claim"] },
+  );
+}
+
 /** ManagedServiceIdentity: what a request sends of an assigned identity is its ID, the key. */
 const identity = obj({
   type: str({ enum: ["None", "SystemAssigned", "UserAssigned", "SystemAssigned,UserAssigned"] }),
@@ -277,6 +343,19 @@ function envelope<P extends ReturnType<typeof clusterProperties> | ReturnType<ty
   );
 }
 
+/** An external auth is a ProxyResource: no location, tags or identity. */
+const externalAuthSchema = (o: Features) =>
+  obj(
+    {
+      id: ro(str()),
+      name: ro(str()),
+      type: ro(str()),
+      systemData: ro(anyValue()),
+      properties: externalAuthProperties(o),
+    },
+    { required: ["properties"] },
+  );
+
 const clusterSchema = (o: Features) => envelope(clusterProperties(o));
 const nodePoolSchema = (o: Features) => envelope(nodePoolProperties(o));
 
@@ -288,13 +367,34 @@ export type ClusterProperties = NonNullable<ClusterBody["properties"]>;
 export type NodePoolBody = TypeOf<NodePoolSchema>;
 export type NodePoolProperties = NonNullable<NodePoolBody["properties"]>;
 export type Identity = NonNullable<ClusterBody["identity"]>;
+export type ExternalAuthSchema = ReturnType<typeof externalAuthSchema>;
+/**
+ * Every version's external auth properties, read-only state of both shapes included. A
+ * ProxyResource has no version, location, tags or identity: `undefined` says so to the code that
+ * reads those of any resource.
+ */
+export type ExternalAuthProperties = NonNullable<TypeOf<ExternalAuthSchema>["properties"]> & {
+  condition?: TypeOf<ReturnType<typeof conditionSchema>>;
+  status?: TypeOf<typeof conditions>;
+  version?: undefined;
+};
+export type ExternalAuthBody = Omit<TypeOf<ExternalAuthSchema>, "properties"> & {
+  properties?: ExternalAuthProperties;
+  location?: undefined;
+  tags?: undefined;
+  identity?: undefined;
+};
 
 const schemasOf = (v: ApiVersion) => ({
   cluster: clusterSchema(FEATURES[v]),
   nodePool: nodePoolSchema(FEATURES[v]),
+  externalAuth: externalAuthSchema(FEATURES[v]),
 });
 
-export const SCHEMAS: Record<ApiVersion, { cluster: ClusterSchema; nodePool: NodePoolSchema }> = {
+export const SCHEMAS: Record<
+  ApiVersion,
+  { cluster: ClusterSchema; nodePool: NodePoolSchema; externalAuth: ExternalAuthSchema }
+> = {
   "2024-06-10-preview": schemasOf("2024-06-10-preview"),
   "2025-12-23-preview": schemasOf("2025-12-23-preview"),
   "2026-06-30-preview": schemasOf("2026-06-30-preview"),

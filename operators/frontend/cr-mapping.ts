@@ -8,6 +8,7 @@
 import {
   API_VERSION,
   HCP_CLUSTER_KIND,
+  type ExternalAuth,
   NODE_POOL_KIND,
   type AzureNodePoolPlatform,
   type ChannelGroup,
@@ -35,8 +36,15 @@ import { identityWithDetails } from "./managed-identities.ts";
 import { resourceState } from "./provisioning-state.ts";
 import { normalizeLocation, resourceType, type ResourceId, type ResourceKind } from "./resource-id.ts";
 
-export function isNodePool(cr: HcpCluster | NodePool): cr is NodePool {
-  return "clusterRef" in cr.spec;
+/** Every CR an ARM resource maps to. */
+export type ArmCR = HcpCluster | NodePool | ExternalAuth;
+
+export function isNodePool(cr: ArmCR): cr is NodePool {
+  return "clusterRef" in cr.spec && "platform" in cr.spec;
+}
+
+export function isExternalAuth(cr: ArmCR): cr is ExternalAuth {
+  return "issuer" in cr.spec;
 }
 
 /** What the CR gets besides the resource: where it lives and who asked. */
@@ -48,13 +56,13 @@ export interface ToCRContext {
   tenantId?: string;
   /** Annotations of this request: operation, correlation IDs. */
   annotations: Record<string, string>;
-  /** For node pools: the HcpCluster's name. */
+  /** For node pools and external auths: the HcpCluster's name. */
   clusterName?: string;
 }
 
 // ---- small path helpers over plain JSON (the ARM-only remainder, the response properties) ----
 
-function set(o: JsonObject, path: string, value: unknown): void {
+export function set(o: JsonObject, path: string, value: unknown): void {
   if (value === undefined) return;
   const keys = path.split(".");
   const last = keys.pop() ?? "";
@@ -85,7 +93,7 @@ function remove(o: JsonObject, path: string): void {
   }
 }
 
-function parseJson(text: string | undefined): JsonObject {
+export function parseJson(text: string | undefined): JsonObject {
   if (!text) return {};
   try {
     const v: unknown = JSON.parse(text);
@@ -96,7 +104,7 @@ function parseJson(text: string | undefined): JsonObject {
 }
 
 /** Drops undefined values so that the CR has no explicit nulls. */
-function compact<T extends object>(o: T): T {
+export function compact<T extends object>(o: T): T {
   const out = { ...o };
   for (const [key, value] of Object.entries(out)) if (value === undefined) Reflect.deleteProperty(out, key);
   return out;
@@ -140,7 +148,7 @@ const NODE_POOL_MAPPED = [
   "status",
 ];
 
-function armOnly(properties: JsonObject, mapped: string[]): JsonObject {
+export function armOnly(properties: JsonObject, mapped: string[]): JsonObject {
   const rest = structuredClone(properties);
   for (const path of mapped) remove(rest, path);
   return rest;
@@ -175,7 +183,11 @@ function checkStoredSize(envelope: JsonObject, properties: JsonObject): void {
   ]);
 }
 
-function metadataFor(res: ArmResource, ctx: ToCRContext, properties: JsonObject): HcpCluster["metadata"] {
+export function metadataFor(
+  res: ArmResource,
+  ctx: ToCRContext,
+  properties: JsonObject,
+): HcpCluster["metadata"] {
   const envelope = compact({
     location: res.location,
     tags: res.tags,
@@ -366,8 +378,8 @@ export function nodePoolToCR(res: ArmResource<NodePoolProperties>, ctx: ToCRCont
 
 // ---- CR → ARM ----
 
-function envelopeOf(
-  cr: HcpCluster | NodePool,
+export function envelopeOf(
+  cr: ArmCR,
   kind: ResourceKind,
   location: string | undefined,
   tenantId?: string,
@@ -399,7 +411,7 @@ const HUB_PROPERTIES = {
 };
 
 /** ARM's status.conditions (Available, Degraded, Progressing) from the CR's summary conditions. */
-function armConditions(cr: HcpCluster | NodePool): JsonObject[] | undefined {
+export function armConditions(cr: ArmCR): JsonObject[] | undefined {
   const rename: Record<string, string> = {
     Ready: "Available",
     Degraded: "Degraded",
@@ -497,6 +509,9 @@ const FIELD_PATHS: Array<[string, string]> = [
   ["spec.platform.azure", "properties.platform"],
   ["spec.api.visibility", "properties.api.visibility"],
   ["spec.clusterRef", "id"],
+  ["spec.clients", "properties.clients"],
+  ["spec.issuer", "properties.issuer"],
+  ["spec.claim", "properties.claim"],
   ["metadata.name", "name"],
   ["spec", "properties"],
 ];

@@ -9,6 +9,9 @@ import {
   type ClusterBody,
   type ClusterProperties,
   type ClusterSchema,
+  type ExternalAuthBody,
+  type ExternalAuthProperties,
+  type ExternalAuthSchema,
   type NodePoolBody,
   type NodePoolProperties,
   type NodePoolSchema,
@@ -16,9 +19,9 @@ import {
 import { isObject, project, type JsonObject } from "./body-schema.ts";
 import type { ResourceKind } from "./resource-id.ts";
 
-export type HubProperties = ClusterProperties | NodePoolProperties;
+export type HubProperties = ClusterProperties | NodePoolProperties | ExternalAuthProperties;
 /** A request or response body of one API version. */
-export type VersionedBody = ClusterBody | NodePoolBody;
+export type VersionedBody = ClusterBody | NodePoolBody | ExternalAuthBody;
 
 /** An ARM resource in the hub version's shape. */
 export interface ArmResource<P extends HubProperties = HubProperties> {
@@ -32,8 +35,22 @@ export interface ArmResource<P extends HubProperties = HubProperties> {
   properties: P;
 }
 
-export function schemaFor(version: ApiVersion, kind: ResourceKind): ClusterSchema | NodePoolSchema {
-  return kind === "cluster" ? SCHEMAS[version].cluster : SCHEMAS[version].nodePool;
+export function schemaFor(
+  version: ApiVersion,
+  kind: ResourceKind,
+): ClusterSchema | NodePoolSchema | ExternalAuthSchema {
+  return SCHEMAS[version][kind];
+}
+
+/**
+ * An external auth's read-only state before 2026-06-30-preview: one `condition`, the hub's
+ * Available one (its other fields are the same in every version).
+ */
+function externalAuthFromHub(version: ApiVersion, p: ExternalAuthProperties): ExternalAuthProperties {
+  if (version === "2026-06-30-preview" || version === "2026-09-01-preview") return p;
+  const { status, ...rest } = p;
+  const available = status?.conditions?.find((c) => c.type === "Available");
+  return available ? { ...rest, condition: available } : rest;
 }
 
 /** 2024-06-10-preview kept the vault name inside activeKey; later versions moved it up to kms. */
@@ -73,7 +90,11 @@ const CLUSTER_CONVERSIONS: Record<
 /** A hub resource as one API version shows it. */
 export function toVersioned(res: ArmResource, version: ApiVersion, kind: ResourceKind): VersionedBody {
   const properties =
-    kind === "cluster" ? CLUSTER_CONVERSIONS[version].fromHub(res.properties) : res.properties;
+    kind === "cluster"
+      ? CLUSTER_CONVERSIONS[version].fromHub(res.properties)
+      : kind === "externalAuth"
+        ? externalAuthFromHub(version, res.properties as ExternalAuthProperties)
+        : res.properties;
   return project(schemaFor(version, kind), { ...res, properties }) ?? {};
 }
 

@@ -30,7 +30,7 @@ export const ANNOTATIONS = {
 export const LABELS = {
   /** sha256 of the lower-cased resource group, shortened (resource group names are not label values). */
   resourceGroup: "hcp.aro.dev/arm-resource-group-hash",
-  /** On node pools: the HcpCluster they belong to. */
+  /** On node pools and external auths: the HcpCluster they belong to. */
   cluster: "hcp.aro.dev/arm-cluster",
   /** On a subscription's namespace: the lower-cased subscription ID. */
   subscription: "hcp.aro.dev/arm-subscription",
@@ -73,6 +73,12 @@ export function clusterCRName(resourceGroup: string, cluster: string): string {
 export function nodePoolCRName(resourceGroup: string, cluster: string, nodePool: string): string {
   const key = `${resourceGroup}/${cluster}/${nodePool}`.toLowerCase();
   return `${stem(nodePool, 15)}-${shortHash(key, 8)}`;
+}
+
+/** ExternalAuth name: the ARM name, shortened, and a hash; it also names the HostedCluster's OIDC provider. */
+export function externalAuthCRName(resourceGroup: string, cluster: string, externalAuth: string): string {
+  const key = `${resourceGroup}/${cluster}/externalauths/${externalAuth}`.toLowerCase();
+  return `${stem(externalAuth, 15)}-${shortHash(key, 8)}`;
 }
 
 /**

@@ -35,7 +35,7 @@
  * Create and Update operations written before the documents moved onto the CR are still read.
  */
 import { randomUUID } from "node:crypto";
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ArmCR } from "./cr-mapping.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
 import { configMapType, crType } from "./service-cluster.ts";
@@ -83,9 +83,11 @@ export const SUPERSEDED: CloudErrorBody = {
 /** How many earlier operations a CR keeps in its history annotation. */
 export const HISTORY_MAX = 10;
 
+const KIND_DIGITS: Record<ResourceKind, string> = { cluster: "0", nodePool: "1", externalAuth: "2" };
+
 /** The 8 hex digits every operation ID on a CR starts with: a hash of kind and name, then the kind. */
 export function operationKey(kind: ResourceKind, name: string): string {
-  return `${shortHash(`${kind}/${name}`, 7)}${kind === "cluster" ? "0" : "1"}`;
+  return `${shortHash(`${kind}/${name}`, 7)}${KIND_DIGITS[kind]}`;
 }
 
 /** A UUID-shaped operation ID that names the CR it acts on (see the top of this file). */
@@ -95,7 +97,7 @@ export function newOperationId(kind: ResourceKind, name: string): string {
 
 function kindOfId(id: string): ResourceKind | undefined {
   const digit = id[7];
-  return digit === "0" ? "cluster" : digit === "1" ? "nodePool" : undefined;
+  return (Object.keys(KIND_DIGITS) as ResourceKind[]).find((k) => KIND_DIGITS[k] === digit);
 }
 
 const cmName = (id: string): string => `op-${id.toLowerCase()}`;
@@ -217,7 +219,7 @@ function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
 /** An operation found by ID; `cr` is the CR it acts on, if it still exists. */
 export interface FoundOperation {
   doc: OperationDoc;
-  cr?: HcpCluster | NodePool;
+  cr?: ArmCR;
 }
 
 export class OperationStore {
@@ -249,16 +251,12 @@ export class OperationStore {
     const kind = kindOfId(id);
     const stored = await this.#getConfigMap(namespace, id);
     if (stored) {
-      const cr = await this.#client.find<HcpCluster | NodePool>(
-        crType(stored.kind),
-        stored.target,
-        namespace,
-      );
+      const cr = await this.#client.find<ArmCR>(crType(stored.kind), stored.target, namespace);
       const doc = await this.record(namespace, stored, evaluate(stored, cr));
       return { doc, ...(cr ? { cr } : {}) };
     }
     if (!kind) return undefined;
-    const crs = await this.#client.list<HcpCluster | NodePool>(crType(kind), {
+    const crs = await this.#client.list<ArmCR>(crType(kind), {
       namespace,
       labelSelector: `${LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
     });

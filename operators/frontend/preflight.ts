@@ -29,6 +29,7 @@ import {
 import { targetOf } from "./resource-handlers.ts";
 import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./body-schema.ts";
 import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
+import type { VersionedBody } from "./hub-conversion.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
@@ -66,7 +67,7 @@ function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
   if (id.nodePool !== undefined) checkResourceName("nodePool", id.nodePool);
   const schema = schemaFor(version, id.kind);
   const errors: FieldError[] = [];
-  const doc = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
+  const doc: VersionedBody = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
   let properties = propertiesToHub(doc, version, id.kind);
   if (id.kind === "cluster") errors.push(...checkOperatorIdentities(doc.identity, properties));

@@ -25,6 +25,11 @@ const NODE_POOLS: ResourceTypeDisplay = {
   plural: "node pools",
   singular: "a node pool",
 };
+const EXTERNAL_AUTHS: ResourceTypeDisplay = {
+  type: "hcpOpenShiftClusters/externalAuths",
+  plural: "external auths",
+  singular: "an external authentication provider",
+};
 const VERSIONS: ResourceTypeDisplay = {
   type: "locations/hcpOpenShiftVersions",
   plural: "OpenShift versions",
@@ -80,6 +85,7 @@ export const PROVIDER_OPERATIONS = [
   ...(["read", "write", "delete"] as const).flatMap((verb) => [
     operation(CLUSTERS, verb),
     operation(NODE_POOLS, verb),
+    operation(EXTERNAL_AUTHS, verb),
   ]),
   ...[VERSIONS, ROLE_SETS, STATUSES, RESULTS].map((r) => operation(r, "read")),
   {

@@ -1,10 +1,10 @@
 /**
- * hcpOpenShiftClusters and nodePools: PUT (create 201, replace 200), PATCH (202, merge onto the
+ * hcpOpenShiftClusters and their nodePools and externalAuths: PUT (create 201, replace 200), PATCH (202, merge onto the
  * stored resource, never creates), GET, DELETE (202, 204 when missing) and LIST with nextLink
  * paging, with ARO HCP's conflict rules. A PUT or PATCH is one CR write that carries its operation
  * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, NodePool } from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
 import {
@@ -22,6 +22,7 @@ import {
   ANNOTATIONS,
   LABELS,
   clusterCRName,
+  externalAuthCRName,
   nodePoolCRName,
   resourceGroupLabel,
   subscriptionNamespace,
@@ -56,11 +57,16 @@ import {
   clusterFromCR,
   clusterToCR,
   defaultClusterProperties,
+  isExternalAuth,
   isNodePool,
   nodePoolFromCR,
   nodePoolToCR,
   versionSpec,
+  type ArmCR,
+  type ToCRContext,
 } from "./cr-mapping.ts";
+import { externalAuthFromCR, externalAuthToCR } from "./external-auth-mapping.ts";
+import type { ExternalAuthProperties } from "./api-version-schemas.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
@@ -74,7 +80,7 @@ export interface ResourceDeps {
   log: Logger;
 }
 
-type CR = HcpCluster | NodePool;
+type CR = ArmCR;
 
 /** One write of an ARM request: the resource as it will be, its operation, the CR before. */
 interface Change {
@@ -97,25 +103,41 @@ interface Target {
   id: ResourceId;
   namespace: string;
   name: string;
-  /** For node pools: the HcpCluster's name. */
+  /** For node pools and external auths: the HcpCluster's name. */
   clusterName?: string;
 }
 
 export function targetOf(id: ResourceId): Target {
   const namespace = subscriptionNamespace(id.subscriptionId);
   const cluster = clusterCRName(id.resourceGroup, id.cluster);
-  if (id.nodePool === undefined) return { id, namespace, name: cluster };
-  return {
-    id,
-    namespace,
-    name: nodePoolCRName(id.resourceGroup, id.cluster, id.nodePool),
-    clusterName: cluster,
-  };
+  if (id.nodePool !== undefined)
+    return {
+      id,
+      namespace,
+      name: nodePoolCRName(id.resourceGroup, id.cluster, id.nodePool),
+      clusterName: cluster,
+    };
+  if (id.externalAuth !== undefined)
+    return {
+      id,
+      namespace,
+      name: externalAuthCRName(id.resourceGroup, id.cluster, id.externalAuth),
+      clusterName: cluster,
+    };
+  return { id, namespace, name: cluster };
 }
 
 /** The hub resource a CR holds (`kind` names what `cr` is). */
 export function fromCR(_kind: ResourceKind, cr: CR): ArmResource {
+  if (isExternalAuth(cr)) return externalAuthFromCR(cr);
   return isNodePool(cr) ? nodePoolFromCR(cr) : clusterFromCR(cr);
+}
+
+/** The CR of a hub resource of `kind`. */
+function toCR(kind: ResourceKind, hub: ArmResource, ctx: ToCRContext): CR {
+  // The hub's properties are those of `kind`: they were read with its schema.
+  if (kind === "externalAuth") return externalAuthToCR(hub as ArmResource<ExternalAuthProperties>, ctx);
+  return kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
 }
 
 function sameId(cr: KubeObject, id: ResourceId): boolean {
@@ -194,9 +216,9 @@ export class ResourceHandlers {
     return { status: 200, body: toVersioned(fromCR(id.kind, cr), req.apiVersion, id.kind) };
   }
 
-  /** 409 unless the parent cluster of a node pool is settled (B.3 conflict rules). */
+  /** 409 unless the parent cluster of a node pool or external auth is settled (B.3 conflict rules). */
   async #checkParent(id: ResourceId, verb: "create" | "update" | "delete"): Promise<CR | undefined> {
-    if (id.kind !== "nodePool") return undefined;
+    if (id.kind === "cluster") return undefined;
     const parentId = clusterOf(id);
     const parent = await this.#find("cluster", targetOf(parentId));
     if (!parent) throw resourceNotFound(resourceType("cluster"), parentId.cluster, id.resourceGroup);
@@ -212,7 +234,7 @@ export class ResourceHandlers {
    */
   #checkPoolVersion(parent: CR | undefined, hub: ArmResource): void {
     const wanted = hub.properties.version?.id;
-    const clusterVersion = parent?.spec.version?.id;
+    const clusterVersion = parent && "version" in parent.spec ? parent.spec.version?.id : undefined;
     if (!wanted || !clusterVersion || compareVersions(wanted, clusterVersion) <= 0) return;
     throw fieldErrors([
       {
@@ -321,7 +343,7 @@ export class ResourceHandlers {
       annotations: { ...this.#requestAnnotations(req, op), ...operationAnnotations },
       ...(t.clusterName ? { clusterName: t.clusterName } : {}),
     };
-    const next: CR = t.id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+    const next: CR = toCR(t.id.kind, hub, ctx);
     next.metadata.labels = {
       ...next.metadata.labels,
       [LABELS.operationKey]: operationKey(t.id.kind, t.name),
@@ -368,12 +390,12 @@ export class ResourceHandlers {
     const existing = await this.#find(id.kind, t);
     if (existing?.metadata.deletionTimestamp)
       throw conflict('Cannot update resource while resource is "deleting"');
-    const parent = await this.#checkParent(id, existing ? "update" : "create");
+    const parent = await this.#checkChildCreate(id, t, existing);
     const versionFixOnly = existing ? this.#checkSettled(existing) : false;
     const stored = existing ? fromCR(id.kind, existing) : undefined;
     const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
     const doc = readPutBody(req, id, old);
-    const hub = await this.#toHub(req, id, doc, stored);
+    const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
     if (!existing) this.#checkPoolVersion(parent, hub);
     else if (versionFixOnly && stored) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
@@ -388,11 +410,11 @@ export class ResourceHandlers {
     if (!existing) throw resourceNotFound(resourceType(id.kind), resourceName(id), id.resourceGroup);
     if (existing.metadata.deletionTimestamp)
       throw conflict('Cannot update resource while resource is "deleting"');
-    await this.#checkParent(id, "update");
+    const parent = await this.#checkParent(id, "update");
     const versionFixOnly = this.#checkSettled(existing);
     const stored = fromCR(id.kind, existing);
     const doc = readPatchBody(req, id, toVersioned(stored, req.apiVersion, id.kind));
-    const hub = await this.#toHub(req, id, doc, stored);
+    const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
     if (versionFixOnly) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, "Update", hub.location);
     const written = await this.#write({ req, t, hub, op, existing });
@@ -443,7 +465,7 @@ export class ResourceHandlers {
     const existing = await this.#find(id.kind, t);
     if (!existing) return { status: 204 };
     if (existing.metadata.deletionTimestamp) throw conflict("Resource is already deleting");
-    if (id.kind === "nodePool") await this.#checkParent(id, "delete");
+    if (id.kind !== "cluster") await this.#checkParent(id, "delete");
     const location = fromCR(id.kind, existing).location;
     const op = this.#newOperation(req, t, "Delete", location);
     await this.#d.operations.create(t.namespace, op);
@@ -476,13 +498,41 @@ export class ResourceHandlers {
     return { status: 202, headers: operationHeaders(req, op, true) };
   }
 
-  /** Node pools go with their cluster (the cluster controller deletes them); their running operations end. */
-  async #cancelChildren(t: Target): Promise<void> {
-    const pools = await this.#d.client.listAll<NodePool>(crType("nodePool"), {
+  /** The parent of a node pool or external auth, settled; a new external auth the cluster's only one. */
+  async #checkChildCreate(id: ResourceId, t: Target, existing: CR | undefined): Promise<CR | undefined> {
+    const parent = await this.#checkParent(id, existing ? "update" : "create");
+    if (!existing && id.kind === "externalAuth") await this.#checkOnlyExternalAuth(t);
+    return parent;
+  }
+
+  /**
+   * ARO HCP takes one external auth per cluster (and HyperShift one OIDC provider): a create while
+   * the cluster has one, deleting or not, is refused.
+   */
+  async #checkOnlyExternalAuth(t: Target): Promise<void> {
+    const others = await this.#d.client.list<ExternalAuth>(crType("externalAuth"), {
       namespace: t.namespace,
-      labelSelector: `${LABELS.cluster}=${t.name}`,
+      labelSelector: `${LABELS.cluster}=${t.clusterName ?? ""}`,
+      limit: 1,
     });
-    for (const p of pools.items) await this.#d.operations.retire(t.namespace, p);
+    if (others.items.length === 0) return;
+    throw new CloudError(400, {
+      code: CODES.InvalidRequestContent,
+      message:
+        "Forbidden: There are other external auths on the cluster. Only one external auth is allowed per cluster.",
+      target: "name",
+    });
+  }
+
+  /** Node pools and external auths go with their cluster (the cluster controller deletes them); their running operations end. */
+  async #cancelChildren(t: Target): Promise<void> {
+    for (const kind of ["nodePool", "externalAuth"] as const) {
+      const children = await this.#d.client.listAll<NodePool | ExternalAuth>(crType(kind), {
+        namespace: t.namespace,
+        labelSelector: `${LABELS.cluster}=${t.name}`,
+      });
+      for (const c of children.items) await this.#d.operations.retire(t.namespace, c);
+    }
   }
 
   async list(
@@ -529,6 +579,17 @@ export class ResourceHandlers {
   }
 }
 
+/**
+ * An external auth (a ProxyResource) has no location of its own: its operations live in its
+ * cluster's. Stored in its envelope, never shown (its schema has no location).
+ */
+function withParentLocation(hub: ArmResource, parent: CR | undefined): ArmResource {
+  if (hub.location || !parent || !isExternalAuthType(hub)) return hub;
+  return { ...hub, location: fromCR("cluster", parent).location };
+}
+
+const isExternalAuthType = (hub: ArmResource): boolean => hub.type === resourceType("externalAuth");
+
 /** A LIST the API server refused because of the continue token ARM passed as $skipToken. */
 function skipTokenError(err: unknown): CloudError | undefined {
   const code = err instanceof Error && "code" in err ? err.code : undefined;
@@ -557,12 +618,14 @@ function inScope(
     ? `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/`.toLowerCase()
     : `/subscriptions/${scope.subscriptionId}/`.toLowerCase();
   if (!id.startsWith(prefix)) return false;
-  return !scope.cluster || id.includes(`/hcpopenshiftclusters/${scope.cluster.toLowerCase()}/nodepools/`);
+  if (!scope.cluster) return true;
+  const cluster = `/hcpopenshiftclusters/${scope.cluster.toLowerCase()}/`;
+  return id.includes(`${cluster}nodepools/`) || id.includes(`${cluster}externalauths/`);
 }
 
 /** The tenant an HcpCluster was created for. */
 function tenantOfCR(cr: CR | undefined): string | undefined {
-  return cr && !isNodePool(cr) ? cr.spec.platform.azure.tenantId : undefined;
+  return cr && !isNodePool(cr) && !isExternalAuth(cr) ? cr.spec.platform.azure.tenantId : undefined;
 }
 
 function tenantOf(req: ArmRequest): string | undefined {
@@ -581,7 +644,8 @@ function mergeExisting(existing: CR, next: CR): CR {
     labels: { ...existing.metadata.labels, ...next.metadata.labels },
     annotations: { ...existing.metadata.annotations, ...next.metadata.annotations },
   };
-  if (isNodePool(next) || isNodePool(existing)) return { ...next, metadata };
+  if (isNodePool(next) || isNodePool(existing) || isExternalAuth(next) || isExternalAuth(existing))
+    return { ...next, metadata };
   const old = existing.spec;
   const spec = {
     ...next.spec,

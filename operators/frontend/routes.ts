@@ -103,5 +103,7 @@ export const PATTERNS = {
   revokeCredentials: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/hcpOpenShiftClusters/{cluster}/revokeCredentials`,
   nodePools: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/hcpOpenShiftClusters/{cluster}/nodePools`,
   nodePool: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/hcpOpenShiftClusters/{cluster}/nodePools/{nodePool}`,
+  externalAuths: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/hcpOpenShiftClusters/{cluster}/externalAuths`,
+  externalAuth: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/hcpOpenShiftClusters/{cluster}/externalAuths/{externalAuth}`,
   preflight: `${SUB}/resourceGroups/{resourceGroup}/${PROVIDER}/deployments/{deployment}/preflight`,
 } as const;

@@ -194,13 +194,15 @@ function checkApiVersion(r: Route, version: string | null, resourceType: string)
 const typeOfRoute = (r: Route): string =>
   r.name.includes("nodePools")
     ? "nodePools"
-    : r.name.includes("hcpOperation")
-      ? "hcpOperationStatuses"
-      : r.name.includes("Versions")
-        ? "locations/hcpOpenShiftVersions"
-        : r.name.includes("RoleSets")
-          ? "locations/hcpOperatorIdentityRoleSets"
-          : "hcpOpenShiftClusters";
+    : r.name.includes("externalAuths")
+      ? "externalAuths"
+      : r.name.includes("hcpOperation")
+        ? "hcpOperationStatuses"
+        : r.name.includes("Versions")
+          ? "locations/hcpOpenShiftVersions"
+          : r.name.includes("RoleSets")
+            ? "locations/hcpOperatorIdentityRoleSets"
+            : "hcpOpenShiftClusters";
 
 /** What `handle` knows of a request before the middleware runs. */
 interface IncomingRequest {
@@ -379,6 +381,11 @@ export class Frontend implements Runnable {
       }),
       route({ pattern: PATTERNS.nodePools, methods: { GET: (r) => res.list(r, "nodePool", scope(r)) } }),
       route({ pattern: PATTERNS.nodePool, methods: crud }),
+      route({
+        pattern: PATTERNS.externalAuths,
+        methods: { GET: (r) => res.list(r, "externalAuth", scope(r)) },
+      }),
+      route({ pattern: PATTERNS.externalAuth, methods: crud }),
       route({
         pattern: PATTERNS.preflight,
         apiVersion: "none",

@@ -1,5 +1,5 @@
 /**
- * The frontend's view of the service cluster: typed reads and writes of HcpClusters, NodePools,
+ * The frontend's view of the service cluster: typed reads and writes of HcpClusters, NodePools, ExternalAuths,
  * operation ConfigMaps and subscription namespaces through the shared KubeClient, a server-side
  * dry run (for preflight), and the API server's refusals turned into CloudErrors: a 422 from the
  * schema or a CEL rule becomes a 400 naming the ARM field.
@@ -7,7 +7,7 @@
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
-import { HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import {
   KubeApiError,
   resourcePath,
@@ -23,8 +23,13 @@ import { armFieldPath } from "./cr-mapping.ts";
 export const namespaceType: ResourceType = NamespaceResource;
 export const configMapType: ResourceType = ConfigMapResource;
 
-export const crType = (kind: ResourceKind): ResourceType =>
-  kind === "cluster" ? HcpClusterResource : NodePoolResource;
+const CR_TYPES: Record<ResourceKind, ResourceType> = {
+  cluster: HcpClusterResource,
+  nodePool: NodePoolResource,
+  externalAuth: ExternalAuthResource,
+};
+
+export const crType = (kind: ResourceKind): ResourceType => CR_TYPES[kind];
 
 interface StatusCause {
   field?: string;

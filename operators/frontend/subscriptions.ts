@@ -5,7 +5,7 @@
  * Registered everything, Warned and Suspended only GET and DELETE, Unregistered, Deleted or
  * unknown nothing. A subscription put in state Deleted loses every resource.
  */
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ArmCR } from "./cr-mapping.ts";
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
@@ -195,8 +195,8 @@ export async function putSubscription(deps: SubscriptionDeps, req: ArmRequest): 
 /** A Deleted subscription loses every resource; operations still running end as Canceled. */
 async function deleteEverything(deps: SubscriptionDeps, subscriptionId: string, log: Logger): Promise<void> {
   const namespace = subscriptionNamespace(subscriptionId);
-  for (const kind of ["nodePool", "cluster"] as const) {
-    const list = await deps.client.listAll<HcpCluster | NodePool>(crType(kind), { namespace });
+  for (const kind of ["externalAuth", "nodePool", "cluster"] as const) {
+    const list = await deps.client.listAll<ArmCR>(crType(kind), { namespace });
     for (const cr of list.items) {
       if (cr.metadata.deletionTimestamp) continue;
       await deps.operations.retire(namespace, cr);

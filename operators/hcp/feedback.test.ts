@@ -20,6 +20,23 @@ describe("hostedReport", () => {
     expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
   });
 
+  it("reads HyperShift's ValidConfiguration and the generation it is about, and nothing malformed", () => {
+    const valid = {
+      type: "ValidConfiguration",
+      status: "True",
+      reason: "AsExpected",
+      message: "",
+      observedGeneration: 4,
+    };
+    expect(hostedReport({ generation: 4, validConfiguration: valid })).toMatchObject({
+      generation: 4,
+      validConfiguration: valid,
+    });
+    const bad = hostedReport({ generation: "4", validConfiguration: "True" });
+    expect(bad.generation).toBeUndefined();
+    expect(bad.validConfiguration).toBeUndefined();
+  });
+
   it("tells a first install (no Completed version yet) from an upgrade", () => {
     const install = hostedReport({ latestUpdate: { state: "Partial", version: "4.19.7" } });
     expect(install).toMatchObject({ installing: "4.19.7" });

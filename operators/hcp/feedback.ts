@@ -17,6 +17,8 @@ export const FEEDBACK = {
   latestUpdate: "latestUpdate",
   endpointHost: "endpointHost",
   endpointPort: "endpointPort",
+  generation: "generation",
+  validConfiguration: "validConfiguration",
 } as const;
 
 /** Feedback names of a HyperShift NodePool's work. */
@@ -36,6 +38,10 @@ export const HOSTED_CLUSTER_FEEDBACK_PATHS: JsonPath[] = [
   { name: FEEDBACK.latestUpdate, path: ".status.controlPlaneVersion.history[0]" },
   { name: FEEDBACK.endpointHost, path: ".status.controlPlaneEndpoint.host" },
   { name: FEEDBACK.endpointPort, path: ".status.controlPlaneEndpoint.port" },
+  // HyperShift validates spec.configuration (the OIDC providers among it) into ValidConfiguration;
+  // its observedGeneration against the generation says whether that verdict is about this spec.
+  { name: FEEDBACK.generation, path: ".metadata.generation" },
+  { name: FEEDBACK.validConfiguration, path: conditionPath("ValidConfiguration") },
 ];
 
 export const NODE_POOL_FEEDBACK_PATHS: JsonPath[] = [
@@ -57,6 +63,10 @@ export interface HostedClusterReport {
   /** The version of a first install still rolling out: the only history entries are Partial. */
   installing?: string;
   endpoint?: { host: string; port: number };
+  /** The HostedCluster's metadata.generation as the agent last read it. */
+  generation?: number;
+  /** HyperShift's verdict on spec.configuration, when it gave one. */
+  validConfiguration?: Condition;
 }
 
 /** What HyperShift's NodePool reported through feedback. */
@@ -113,6 +123,8 @@ export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
   const host = nonEmptyString(fb[FEEDBACK.endpointHost]);
   const port = fb[FEEDBACK.endpointPort];
   const completedVersion = nonEmptyString(fb[FEEDBACK.completedVersion]);
+  const generation = fb[FEEDBACK.generation];
+  const validConfiguration = fb[FEEDBACK.validConfiguration];
   const rollingOut = latest?.state === "Partial" ? nonEmptyString(latest.version) : undefined;
   return {
     conditions,
@@ -121,6 +133,8 @@ export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
     updatingTo: completedVersion ? rollingOut : undefined,
     installing: completedVersion ? undefined : rollingOut,
     endpoint: host && typeof port === "number" ? { host, port } : undefined,
+    generation: typeof generation === "number" ? generation : undefined,
+    validConfiguration: isCondition(validConfiguration) ? validConfiguration : undefined,
   };
 }
 

@@ -18,7 +18,9 @@ import {
   HcpClusterResource,
   ManagementClusterResource,
   NodePoolResource,
+  ExternalAuthResource,
   VERSION,
+  type ExternalAuth,
   type HcpCluster,
   type ManagementCluster,
   type NodePool,
@@ -35,6 +37,7 @@ const client = clientFor("service");
 const resourceOf: Record<string, ResourceType> = {
   HcpCluster: HcpClusterResource,
   NodePool: NodePoolResource,
+  ExternalAuth: ExternalAuthResource,
   ManagementCluster: ManagementClusterResource,
 };
 
@@ -122,6 +125,7 @@ describe("samples", () => {
   it("are accepted as written and defaulted where fields were left out", async () => {
     const objects = [...samples.values()].map((o) => structuredClone(o));
     expect(objects.map((o) => o.kind).sort()).toEqual([
+      "ExternalAuth",
       "HcpCluster",
       "ManagementCluster",
       "ManagementCluster",
@@ -195,6 +199,38 @@ interface CreateCase<T> {
   mutate: (obj: T) => void;
   expected: string[];
 }
+
+/** HyperShift's CEL on oidcProviders, and ARO HCP's bounds, at the CR (the frontend checks first). */
+const authCreateCases: Array<CreateCase<ExternalAuth>> = [
+  {
+    name: "an http issuer",
+    mutate: (a) => void (a.spec.issuer.url = "http://login.example.com/v2.0"),
+    expected: ["spec.issuer.url", "must be an https URL"],
+  },
+  {
+    name: "an issuer with a query",
+    mutate: (a) => void (a.spec.issuer.url = "https://login.example.com/v2.0?tenant=x"),
+    expected: ["spec.issuer.url", "must not have a query"],
+  },
+  {
+    name: "eleven audiences",
+    mutate: (a) => void (a.spec.issuer.audiences = Array.from({ length: 11 }, (_, i) => `app-${i}`)),
+    expected: ["spec.issuer.audiences", "must have at most 10 items"],
+  },
+  {
+    name: "a username prefix without prefixPolicy Prefix",
+    mutate: (a) => void (a.spec.claim.mappings.username.prefix = "entra:"),
+    expected: [
+      "spec.claim.mappings.username",
+      "prefix must be set when prefixPolicy is Prefix, and only then",
+    ],
+  },
+  {
+    name: "two clients of the same component",
+    mutate: (a) => void a.spec.clients!.push({ ...a.spec.clients![0]!, clientId: "other" }),
+    expected: ["spec.clients[2]", "Duplicate value"],
+  },
+];
 
 const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
   {
@@ -661,6 +697,12 @@ describe("creating invalid objects is refused with 422 and a message naming the 
     const p = sample<NodePool>("demo-workers");
     mutate(p);
     await expectInvalid(create(p), expected);
+  });
+
+  it.each(authCreateCases)("ExternalAuth: $name", async ({ mutate, expected }) => {
+    const a = sample<ExternalAuth>("demo-entra");
+    mutate(a);
+    await expectInvalid(create(a), expected);
   });
 
   it.each(mgmtCreateCases)("ManagementCluster: $name", async ({ mutate, expected }) => {

@@ -407,6 +407,7 @@ describe("credentials, versions and preflight", () => {
         "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/write",
         "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/delete",
         "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools/write",
+        "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/externalAuths/delete",
         "Microsoft.RedHatOpenShift/locations/hcpOpenShiftVersions/read",
         "Microsoft.RedHatOpenShift/locations/hcpOperatorIdentityRoleSets/read",
         "Microsoft.RedHatOpenShift/locations/hcpOperationStatuses/read",

@@ -259,3 +259,47 @@ export function nodePoolBody(opts: { replicas?: number; version?: string } = {})
     },
   };
 }
+
+export function externalAuthPath(sub: string, rg: string, cluster: string, name: string): string {
+  return `${clusterPath(sub, rg, cluster)}/externalAuths/${name}`;
+}
+
+/**
+ * An external auth body as ARO HCP takes it (the same writable fields in every api-version):
+ * Microsoft Entra ID as the issuer, the console as a confidential client and the CLI as a public
+ * one of the same app registration, usernames from the email claim, groups from the groups claim.
+ */
+export function externalAuthBody(opts: {
+  tenant: string;
+  app: string;
+  ca?: string;
+}): Record<string, unknown> {
+  return {
+    properties: {
+      issuer: {
+        url: `https://login.microsoftonline.com/${opts.tenant}/v2.0`,
+        audiences: [opts.app],
+        ...(opts.ca ? { ca: opts.ca } : {}),
+      },
+      clients: [
+        {
+          component: { name: "console", authClientNamespace: "openshift-console" },
+          clientId: opts.app,
+          type: "Confidential",
+        },
+        {
+          component: { name: "cli", authClientNamespace: "openshift-console" },
+          clientId: opts.app,
+          extraScopes: ["offline_access"],
+          type: "Public",
+        },
+      ],
+      claim: {
+        mappings: { username: { claim: "email", prefixPolicy: "NoPrefix" }, groups: { claim: "groups" } },
+        validationRules: [
+          { type: "RequiredClaim", requiredClaim: { claim: "tid", requiredValue: opts.tenant } },
+        ],
+      },
+    },
+  };
+}

@@ -1,7 +1,12 @@
 /** The repository's sample CRs (config/samples), loaded as typed objects for tests. */
 import { readFileSync } from "node:fs";
 import { load } from "js-yaml";
-import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type {
+  ExternalAuth,
+  HcpCluster,
+  ManagementCluster,
+  NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
 
 const samplesDir = new URL("../../config/samples/", import.meta.url);
 
@@ -12,5 +17,6 @@ function sample<T>(file: string): T {
 export const sampleCluster = (): HcpCluster => sample<HcpCluster>("hcpcluster.yaml");
 export const sampleFixedPool = (): NodePool => sample<NodePool>("nodepool-fixed.yaml");
 export const sampleAutoscalingPool = (): NodePool => sample<NodePool>("nodepool-autoscaling.yaml");
+export const sampleExternalAuth = (): ExternalAuth => sample<ExternalAuth>("externalauth.yaml");
 export const sampleManagementCluster = (name: string): ManagementCluster =>
   sample<ManagementCluster>(`managementcluster-${name}.yaml`);

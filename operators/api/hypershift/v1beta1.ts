@@ -370,10 +370,50 @@ export interface ClusterAutoscaling {
   };
 }
 
-/** OpenShift config.openshift.io specs by name; each left open. */
+/**
+ * config.openshift.io Authentication as HyperShift takes it (ExternalOIDC, on by default): with
+ * `type: OIDC`, at most one provider (CRD maxItems 1), its issuer https.
+ */
+export interface AuthenticationSpec {
+  type?: "" | "None" | "IntegratedOAuth" | "OIDC";
+  oidcProviders?: OIDCProvider[];
+  [field: string]: unknown;
+}
+
+export interface OIDCProvider {
+  name: string;
+  issuer: {
+    issuerURL: string;
+    audiences: string[];
+    /** A ConfigMap in the HostedCluster's namespace with key `ca-bundle.crt`. */
+    issuerCertificateAuthority?: { name: string };
+  };
+  /** Unique by (componentNamespace, componentName); at most 20. */
+  oidcClients?: Array<{
+    componentName: string;
+    componentNamespace: string;
+    clientID: string;
+    clientSecret?: { name: string };
+    extraScopes?: string[];
+  }>;
+  claimMappings: {
+    username: {
+      claim: string;
+      prefixPolicy?: "" | "NoPrefix" | "Prefix";
+      prefix?: { prefixString: string };
+    };
+    groups?: { claim: string; prefix?: string };
+  };
+  claimValidationRules?: Array<{
+    type: "RequiredClaim";
+    requiredClaim: { claim: string; requiredValue: string };
+  }>;
+}
+
+/** OpenShift config.openshift.io specs by name; each left open but authentication. */
 export interface ClusterConfiguration {
   apiServer?: Record<string, unknown>;
-  authentication?: Record<string, unknown>;
+  authentication?: AuthenticationSpec;
   featureGate?: Record<string, unknown>;
   image?: Record<string, unknown>;
   ingress?: Record<string, unknown>;

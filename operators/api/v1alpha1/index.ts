@@ -1,5 +1,6 @@
-/** The hcp.aro.dev/v1alpha1 API: HcpCluster, NodePool, ManagementCluster. */
+/** The hcp.aro.dev/v1alpha1 API: HcpCluster, NodePool, ExternalAuth, ManagementCluster. */
 export * from "./meta.ts";
 export * from "./hcpcluster.ts";
 export * from "./nodepool.ts";
+export * from "./externalauth.ts";
 export * from "./managementcluster.ts";

@@ -172,7 +172,12 @@ describe("CRDs and TypeScript types of hcp.aro.dev/v1alpha1", () => {
   const all = crds();
 
   it("has a CRD for every kind and only v1alpha1", () => {
-    expect(all.map((c) => c.kind).sort()).toEqual(["HcpCluster", "ManagementCluster", "NodePool"]);
+    expect(all.map((c) => c.kind).sort()).toEqual([
+      "ExternalAuth",
+      "HcpCluster",
+      "ManagementCluster",
+      "NodePool",
+    ]);
     for (const c of all) expect(c.versions.map((v) => v.name)).toEqual(["v1alpha1"]);
   });
 

@@ -1,0 +1,68 @@
+/**
+ * ExternalAuth (hcp.aro.dev/v1alpha1): an external OIDC identity provider of one HcpCluster.
+ * Mirrors crds/hcp.aro.dev_externalauths.yaml.
+ */
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
+import type { API_VERSION, Condition, Phase } from "./meta.ts";
+import { GROUP, VERSION } from "./meta.ts";
+
+export const EXTERNAL_AUTH_KIND = "ExternalAuth";
+
+export const ExternalAuthResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: EXTERNAL_AUTH_KIND,
+  plural: "externalauths",
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export interface ExternalAuth extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof EXTERNAL_AUTH_KIND;
+  spec: ExternalAuthSpec;
+  status?: ExternalAuthStatus;
+}
+
+export interface ExternalAuthSpec {
+  /** Immutable. An HcpCluster in the same namespace. */
+  clusterRef: { name: string };
+  issuer: TokenIssuer;
+  /** At most 20, unique by component. */
+  clients?: ExternalAuthClient[];
+  claim: ExternalAuthClaim;
+}
+
+export interface TokenIssuer {
+  /** https, no query, fragment or user info. */
+  url: string;
+  /** 1..10. */
+  audiences: string[];
+  /** PEM bundle of the CA that signs the issuer's serving certificate. */
+  ca?: string;
+}
+
+export type ExternalAuthClientType = "Confidential" | "Public";
+
+export interface ExternalAuthClient {
+  componentName: string;
+  componentNamespace: string;
+  clientId: string;
+  extraScopes?: string[];
+  type: ExternalAuthClientType;
+}
+
+export type UsernamePrefixPolicy = "None" | "Prefix" | "NoPrefix";
+
+export interface ExternalAuthClaim {
+  mappings: {
+    username: { claim: string; prefix?: string; prefixPolicy?: UsernamePrefixPolicy };
+    groups?: { claim: string; prefix?: string };
+  };
+  validationRules?: Array<{ type: "RequiredClaim"; requiredClaim: { claim: string; requiredValue: string } }>;
+}
+
+export interface ExternalAuthStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  phase?: Phase;
+}
