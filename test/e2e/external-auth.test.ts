@@ -167,12 +167,13 @@ describe("external auth", () => {
   });
 
   it("reports HyperShift's refusal of a provider as Degraded with HyperShift's message", async () => {
-    // HyperShift refuses an external issuer that is the cluster's own service-account issuer
-    // (the CRD's default spec.issuerURL).
+    // HyperShift refuses an external issuer that is the cluster's own service-account issuer.
+    const own = (await service.find<HcpCluster>(HcpClusterResource, "oidc", customer))?.status?.issuerURL;
+    expect(own).toMatch(/^https:\/\//);
     await service.mergePatch(
       ExternalAuthResource,
       { name: "second", namespace: customer },
-      { spec: { issuer: { url: "https://kubernetes.default.svc" } } },
+      { spec: { issuer: { url: own } } },
     );
     await eventually(
       "the refusal reported",
