@@ -11,7 +11,7 @@ import type { HostedClusterReport } from "../hcp/feedback.ts";
 import type { ClusterNames } from "../hcp/names.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
-  blockerMessage,
+  degradedByUserFailure,
   firstNotReady,
   firstUserFailure,
   heldBy,
@@ -80,14 +80,8 @@ function hostedDegraded(facts: ClusterFacts): Condition | undefined {
 
 /** Degraded: the first failure only the user can fix, else HyperShift's own Degraded. */
 function degradedCondition(facts: ClusterFacts): ConditionInput {
-  const failure = firstUserFailure(STEP_CONDITIONS, facts.steps);
-  if (failure)
-    return {
-      type: CONDITIONS.Degraded,
-      status: "True",
-      reason: failure.step.reason,
-      message: blockerMessage(failure),
-    };
+  const failure = degradedByUserFailure(CONDITIONS.Degraded, STEP_CONDITIONS, facts.steps);
+  if (failure) return failure;
   const hc = hostedDegraded(facts);
   if (hc)
     return {

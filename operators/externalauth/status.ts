@@ -5,14 +5,7 @@
  * observedGeneration. Written once per reconcile through setCondition.
  */
 import type { ExternalAuth, ExternalAuthStatus, Phase } from "../api/v1alpha1/index.ts";
-import {
-  blockerMessage,
-  firstNotReady,
-  firstUserFailure,
-  heldBy,
-  stepCondition,
-  type Steps,
-} from "../hcp/steps.ts";
+import { degradedByUserFailure, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const AUTH_CONDITIONS = {
@@ -42,9 +35,14 @@ export interface AuthFacts {
 
 export function degradedCondition(facts: AuthFacts): ConditionInput {
   const type = AUTH_CONDITIONS.Degraded;
-  const failure = firstUserFailure(AUTH_STEPS, facts.steps);
-  if (failure) return { type, status: "True", reason: failure.step.reason, message: blockerMessage(failure) };
-  return { type, status: "False", reason: "AsExpected", message: "No problem found" };
+  return (
+    degradedByUserFailure(type, AUTH_STEPS, facts.steps) ?? {
+      type,
+      status: "False",
+      reason: "AsExpected",
+      message: "No problem found",
+    }
+  );
 }
 
 export function readyCondition(facts: AuthFacts): ConditionInput {

@@ -57,6 +57,16 @@ export function firstUserFailure<T extends string>(
   return undefined;
 }
 
+/** Degraded True for the first step (in order) that failed with something only the user can fix. */
+export function degradedByUserFailure<T extends string>(
+  type: string,
+  order: readonly T[],
+  steps: Steps<T>,
+): ConditionInput | undefined {
+  const failure = firstUserFailure(order, steps);
+  return failure && { type, status: "True", reason: failure.step.reason, message: blockerMessage(failure) };
+}
+
 /** "<Step>: <message>", the way a summary condition names the step that holds it. */
 export function blockerMessage(blocker: { type: string; step: StepState | undefined }): string {
   return `${blocker.type}: ${blocker.step?.message ?? "not started"}`;

@@ -10,7 +10,7 @@ import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { PoolReport } from "../hcp/feedback.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
-  blockerMessage,
+  degradedByUserFailure,
   firstNotReady,
   firstUserFailure,
   heldBy,
@@ -62,9 +62,14 @@ export interface PoolFacts {
 /** Degraded: the first failure only the user can fix. */
 export function degradedCondition(facts: PoolFacts): ConditionInput {
   const type = POOL_CONDITIONS.Degraded;
-  const failure = firstUserFailure(POOL_STEPS, facts.steps);
-  if (failure) return { type, status: "True", reason: failure.step.reason, message: blockerMessage(failure) };
-  return { type, status: "False", reason: "AsExpected", message: "No problem found" };
+  return (
+    degradedByUserFailure(type, POOL_STEPS, facts.steps) ?? {
+      type,
+      status: "False",
+      reason: "AsExpected",
+      message: "No problem found",
+    }
+  );
 }
 
 /** Ready: every step done; otherwise the step that holds it; never while deleting. */

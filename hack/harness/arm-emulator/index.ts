@@ -7,11 +7,8 @@
  * and the CA are the only settings).
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { join } from "node:path";
-import { createCA, issueCert } from "../certs.ts";
+import { listenHttps } from "../https-server.ts";
 import { TokenAuthority } from "./auth.ts";
 import type { EmulatorContext } from "./context.ts";
 import { Faults, RequestLog, type FaultInjector, type RequestLogEntry, type RequestMatch } from "./faults.ts";
@@ -75,20 +72,7 @@ export interface StartArmEmulatorOptions {
 }
 
 export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<ArmEmulator> {
-  const dir = join(opts.workDir, "arm-emulator");
-  await mkdir(dir, { recursive: true });
-  const ca = await createCA(dir, "arm-emulator");
-  const serving = await issueCert(ca, dir, {
-    name: "arm-emulator-serving",
-    commonName: "arm-emulator",
-    dnsNames: ["localhost"],
-    ipAddresses: ["127.0.0.1"],
-    usage: "server",
-  });
-  const [cert, key] = await Promise.all([readFile(serving.certPath), readFile(serving.keyPath)]);
-  const server = createServer({ cert, key });
-  const port = await listen(server, opts.port ?? 0);
-  const endpoint = `https://127.0.0.1:${port}`;
+  const { server, endpoint, caPath } = await listenHttps(opts.workDir, "arm-emulator", opts.port);
 
   const principal = {
     tenantId: randomUUID(),
@@ -119,7 +103,7 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
 
   return {
     endpoint,
-    caPath: ca.certPath,
+    caPath,
     ...principal,
     faults: ctx.faults,
     verifyBearer: (authorization, audience) => {
@@ -137,16 +121,6 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
       await closed;
     },
   };
-}
-
-function listen(server: Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : port);
-    });
-  });
 }
 
 interface Serving {

@@ -12,11 +12,8 @@
  * Tests inject faults (an error status, or a connection dropped before any answer) and read the
  * request log.
  */
-import { mkdir, readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createServer, type Server } from "node:https";
-import { join } from "node:path";
-import { createCA, issueCert } from "../certs.ts";
+import { listenHttps } from "../https-server.ts";
 
 /** The container a static website serves. */
 export const WEB_CONTAINER = "$web";
@@ -90,20 +87,7 @@ interface Reply {
 }
 
 export async function startStorageEmulator(opts: StartStorageEmulatorOptions): Promise<StorageEmulator> {
-  const dir = join(opts.workDir, "storage-emulator");
-  await mkdir(dir, { recursive: true });
-  const ca = await createCA(dir, "storage-emulator");
-  const serving = await issueCert(ca, dir, {
-    name: "storage-emulator-serving",
-    commonName: "storage-emulator",
-    dnsNames: ["localhost"],
-    ipAddresses: ["127.0.0.1"],
-    usage: "server",
-  });
-  const [cert, key] = await Promise.all([readFile(serving.certPath), readFile(serving.keyPath)]);
-  const server = createServer({ cert, key });
-  const port = await listen(server, opts.port ?? 0);
-  const endpoint = `https://127.0.0.1:${port}`;
+  const { server, endpoint, caPath } = await listenHttps(opts.workDir, "storage-emulator", opts.port);
   const account = opts.account ?? "hcpoidclocal";
   const state: State = {
     account,
@@ -117,7 +101,7 @@ export async function startStorageEmulator(opts: StartStorageEmulatorOptions): P
   });
   return {
     endpoint,
-    caPath: ca.certPath,
+    caPath,
     account,
     blobServiceUrl: `${endpoint}/${account}`,
     webEndpoint: `${endpoint}/${WEB_PREFIX}/`,
@@ -149,16 +133,6 @@ interface State {
   rules: StorageFaultRule[];
   log: StorageRequest[];
   verifyBearer: StartStorageEmulatorOptions["verifyBearer"];
-}
-
-function listen(server: Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : port);
-    });
-  });
 }
 
 async function serve(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
