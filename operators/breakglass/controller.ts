@@ -6,6 +6,8 @@
  */
 import {
   BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  type BreakglassRevocation,
   HcpClusterResource,
   ManagementClusterResource,
   type BreakglassCredential,
@@ -24,6 +26,7 @@ import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { BreakglassReconciler } from "./reconcile.ts";
+import { RevocationReconciler } from "./revocation.ts";
 import { BREAKGLASS_UID_INDEX } from "./scope.ts";
 
 export const BREAKGLASS_CONTROLLER = "breakglass-controller";
@@ -45,45 +48,69 @@ export interface BreakglassControllerOptions {
 export class BreakglassController implements Runnable {
   readonly needLeaderElection = true;
   readonly #controller: Controller;
+  readonly #revocationController: Controller;
   readonly #informers: Informer<KubeObject>[];
 
   constructor(opts: BreakglassControllerOptions) {
     const log = (opts.log ?? silentLogger).child({ component: BREAKGLASS_CONTROLLER });
     const { cluster } = opts;
     const credentials = cluster.informer<BreakglassCredential>(BreakglassCredentialResource);
+    const revocations = cluster.informer<BreakglassRevocation>(BreakglassRevocationResource);
     const clusters = cluster.informer<HcpCluster>(HcpClusterResource);
     const managementClusters = cluster.informer<ManagementCluster>(ManagementClusterResource);
     const works = cluster.informer(ManifestWorkResource, {
       transform: summariseWorkSpec,
       indexers: { [BREAKGLASS_UID_INDEX]: byCredentialUid },
     });
+    const deps = {
+      credentials,
+      revocations,
+      clusters,
+      managementClusters,
+      works,
+      region: opts.region,
+      writer: new Applier(cluster.client, BREAKGLASS_CONTROLLER),
+      client: cluster.client,
+      events: new EventRecorder(cluster.client, BREAKGLASS_CONTROLLER, log),
+    };
     this.#controller = new Controller({
       name: BREAKGLASS_CONTROLLER,
       maxConcurrentReconciles: opts.workers ?? 2,
       log,
-      reconciler: new BreakglassReconciler({
-        credentials,
-        clusters,
-        managementClusters,
-        works,
-        region: opts.region,
-        writer: new Applier(cluster.client, BREAKGLASS_CONTROLLER),
-        client: cluster.client,
-        events: new EventRecorder(cluster.client, BREAKGLASS_CONTROLLER, log),
-      }),
+      reconciler: new BreakglassReconciler(deps),
     });
-    const toReq = (c: BreakglassCredential): Request => ({
+    this.#revocationController = new Controller({
+      name: `${BREAKGLASS_CONTROLLER}-revocation`,
+      maxConcurrentReconciles: opts.workers ?? 2,
+      log,
+      reconciler: new RevocationReconciler(deps),
+    });
+    const toReq = (c: BreakglassCredential | BreakglassRevocation): Request => ({
       cluster: cluster.name,
       namespace: c.metadata.namespace ?? "",
       name: c.metadata.name ?? "",
     });
+    const ofCluster = <T extends BreakglassCredential | BreakglassRevocation>(
+      lister: { list(namespace?: string): T[] },
+      namespace: string | undefined,
+      name: string | undefined,
+    ): Request[] =>
+      lister
+        .list(namespace)
+        .filter((x) => x.spec.clusterRef.name === name)
+        .map(toReq);
     enqueueForObject(credentials, this.#controller);
-    // A cluster that becomes Ready, or goes, moves its credentials.
+    enqueueForObject(revocations, this.#revocationController);
+    // A cluster that becomes Ready, or goes, moves its credentials and revocations.
     enqueueMapped(clusters, this.#controller, (c) =>
-      credentials
-        .list(c.metadata.namespace)
-        .filter((x) => x.spec.clusterRef.name === c.metadata.name)
-        .map(toReq),
+      ofCluster(credentials, c.metadata.namespace, c.metadata.name),
+    );
+    enqueueMapped(clusters, this.#revocationController, (c) =>
+      ofCluster(revocations, c.metadata.namespace, c.metadata.name),
+    );
+    // A revocation done revokes the credentials issued before it.
+    enqueueMapped(revocations, this.#controller, (r) =>
+      ofCluster(credentials, r.metadata.namespace, r.spec.clusterRef.name),
     );
     enqueueMapped(works, this.#controller, (w) => {
       const uid = w.metadata.labels?.[LABELS.breakglass];
@@ -94,11 +121,26 @@ export class BreakglassController implements Runnable {
         .filter((c) => c.metadata.uid === uid)
         .map(toReq);
     });
-    this.#informers = [credentials, clusters, managementClusters, works] as Informer<KubeObject>[];
+    enqueueMapped(works, this.#revocationController, (w) => {
+      const uid = w.metadata.labels?.[LABELS.breakglass];
+      const namespace = w.metadata.labels?.[LABELS.clusterNamespace];
+      if (!uid || !namespace) return [];
+      return revocations
+        .list(namespace)
+        .filter((r) => r.metadata.uid === uid)
+        .map(toReq);
+    });
+    this.#informers = [
+      credentials,
+      revocations,
+      clusters,
+      managementClusters,
+      works,
+    ] as Informer<KubeObject>[];
   }
 
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all(this.#informers.map((i) => i.waitForSync(signal)));
-    await this.#controller.start(signal);
+    await Promise.all([this.#controller.start(signal), this.#revocationController.start(signal)]);
   }
 }

@@ -17,7 +17,9 @@ import type { KubeObject } from "../runtime/kube.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { keySecretName, credentialWorkOf, type CredentialScope } from "./scope.ts";
 import { CREDENTIAL_CONDITIONS, type CredentialStep } from "./status.ts";
-import { credentialWork, csrReport, kubeconfig } from "./work.ts";
+import { kubeconfig } from "../hcp/kubeconfig.ts";
+import { revokedBefore } from "./revocation.ts";
+import { credentialWork, csrReport } from "./work.ts";
 
 function record(scope: CredentialScope, type: CredentialStep, step: StepState): PhaseResult {
   scope.facts.steps[type] = step;
@@ -238,6 +240,22 @@ export const recordIssue: Phase<CredentialScope> = async ({ signal }, scope) => 
   return {};
 };
 
+/** A completed revocation of the cluster after the certificate's notBefore revokes it (HyperShift's rule). */
+export const markRevoked: Phase<CredentialScope> = (_ctx, scope) => {
+  const { credential, deps } = scope;
+  const certificate = scope.facts.issued?.certificate ?? credential.status?.certificate;
+  if (!certificate) return {};
+  const notBefore = Date.parse(new X509Certificate(certificate).validFrom);
+  const covering = deps.revocations
+    .list(credential.metadata.namespace)
+    .filter((r) => r.spec.clusterRef.name === credential.spec.clusterRef.name)
+    .map(revokedBefore)
+    .filter((t): t is number => t !== undefined && t > notBefore)
+    .sort((a, b) => a - b)[0];
+  if (covering !== undefined) scope.facts.revoked = { before: new Date(covering).toISOString() };
+  return {};
+};
+
 export const CREDENTIAL_PHASES: readonly Phase<CredentialScope>[] = [
   findCluster,
   prepareRequest,
@@ -245,4 +263,5 @@ export const CREDENTIAL_PHASES: readonly Phase<CredentialScope>[] = [
   observeCertificate,
   storeKubeconfig,
   recordIssue,
+  markRevoked,
 ];

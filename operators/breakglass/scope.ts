@@ -2,7 +2,12 @@
  * What one BreakglassCredential reconcile works with: the dependencies and the scope the phases
  * fill in (each field says which phase sets it); status.ts reads only `facts`.
  */
-import type { BreakglassCredential, HcpCluster, ManagementCluster } from "../api/v1alpha1/index.ts";
+import type {
+  BreakglassCredential,
+  BreakglassRevocation,
+  HcpCluster,
+  ManagementCluster,
+} from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
@@ -17,6 +22,7 @@ export const BREAKGLASS_UID_INDEX = "breakglass-uid";
 
 export interface BreakglassReconcilerDeps {
   credentials: Lister<BreakglassCredential>;
+  revocations: Lister<BreakglassRevocation>;
   clusters: Lister<HcpCluster>;
   managementClusters: Lister<ManagementCluster>;
   /** Break-glass works, indexed by BREAKGLASS_UID_INDEX. */

@@ -38,9 +38,12 @@ export interface CredentialFacts {
   issued?: { certificate: string; expirationTimestamp: string };
   /** Set by prepareRequest when the service made the key. */
   kubeconfigSecret?: string;
+  /** Set by markRevoked: a completed revocation of the cluster postdates the certificate. */
+  revoked?: { before: string };
 }
 
 function summary(facts: CredentialFacts): ConditionInput[] {
+  if (facts.revoked) return revokedSummary(facts.revoked.before);
   const failure = firstUserFailure(CREDENTIAL_STEPS, facts.steps);
   const blocker = firstNotReady(CREDENTIAL_STEPS, facts.steps);
   const degraded: ConditionInput = failure
@@ -55,6 +58,16 @@ function summary(facts: CredentialFacts): ConditionInput[] {
       ? heldBy("Progressing", "True", blocker)
       : { type: "Progressing", status: "False", reason: "AsExpected", message: "Nothing left to do" };
   return [ready, progressing, degraded];
+}
+
+/** A revoked credential is finished: not Ready, nothing under way, nothing to fix. */
+function revokedSummary(before: string): ConditionInput[] {
+  const message = `Revoked: every break-glass certificate of the cluster issued before ${before} is revoked`;
+  return [
+    { type: "Ready", status: "False", reason: "Revoked", message },
+    { type: "Progressing", status: "False", reason: "Revoked", message },
+    { type: "Degraded", status: "False", reason: "Revoked", message },
+  ];
 }
 
 /** The whole status; `succeeded` moves observedGeneration. */
@@ -78,13 +91,11 @@ export function composeCredentialStatus(
     certificate: facts.issued?.certificate ?? previous.certificate,
     expirationTimestamp: facts.issued?.expirationTimestamp ?? previous.expirationTimestamp,
     kubeconfigSecret: facts.kubeconfigSecret ?? previous.kubeconfigSecret,
-    revoked: previous.revoked,
+    revoked: facts.revoked ? true : previous.revoked,
   });
 }
 
 /** The status without absent fields, so that an unchanged one compares equal to what is stored. */
 function dropUndefined(status: BreakglassCredentialStatus): BreakglassCredentialStatus {
-  return Object.fromEntries(
-    Object.entries(status).filter(([, v]) => v !== undefined && v !== ""),
-  );
+  return Object.fromEntries(Object.entries(status).filter(([, v]) => v !== undefined && v !== ""));
 }

@@ -1,7 +1,8 @@
 /**
  * BreakglassCredential (hcp.aro.dev/v1alpha1): one temporary admin client certificate for an
- * HcpCluster, signed by the hosted cluster's customer break-glass signer. Mirrors
- * crds/hcp.aro.dev_breakglasscredentials.yaml.
+ * HcpCluster, signed by the hosted cluster's customer break-glass signer; BreakglassRevocation:
+ * every such certificate of the cluster issued before it stops working. Mirror
+ * crds/hcp.aro.dev_breakglasscredentials.yaml and crds/hcp.aro.dev_breakglassrevocations.yaml.
  */
 import type { KubeObject, ResourceType } from "../meta/v1.ts";
 import type { API_VERSION, Condition } from "./meta.ts";
@@ -58,4 +59,29 @@ export interface BreakglassCredentialStatus {
   kubeconfigSecret?: string;
   /** True once a revocation of the cluster's credentials covered this one. */
   revoked?: boolean;
+}
+
+export const BREAKGLASS_REVOCATION_KIND = "BreakglassRevocation";
+
+export const BreakglassRevocationResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: BREAKGLASS_REVOCATION_KIND,
+  plural: "breakglassrevocations",
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export interface BreakglassRevocation extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof BREAKGLASS_REVOCATION_KIND;
+  /** Immutable as a whole. */
+  spec: { clusterRef: { name: string }; requester: string; reason?: string };
+  status?: BreakglassRevocationStatus;
+}
+
+export interface BreakglassRevocationStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  /** Every certificate valid before this time is revoked (HyperShift's revocation timestamp). */
+  revocationTimestamp?: string;
 }
