@@ -46,9 +46,8 @@ export function revocationWorkOf(
   deps: RevocationDeps,
   r: BreakglassRevocation,
 ): ManifestWorkObject | undefined {
-  return deps.works.byIndex(REVOCATION_UID_INDEX, r.metadata.uid ?? "")[0];
+  return deps.works.byIndex(BREAKGLASS_UID_INDEX, r.metadata.uid ?? "")[0];
 }
-export const REVOCATION_UID_INDEX = "breakglass-revocation-uid";
 
 /** When HyperShift says the certificates before its timestamp are revoked: that timestamp. */
 export function revokedBefore(r: BreakglassRevocation): number | undefined {

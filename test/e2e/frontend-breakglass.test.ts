@@ -22,6 +22,7 @@ import {
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
+import { createLogger } from "../../operators/runtime/logger.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
@@ -89,6 +90,7 @@ beforeAll(async () => {
     arm: armEmulator,
     namespace: `hcp-fb-e2e-${process.pid}`,
     simulator: { provisionDelayMs: 1_000, deleteDelayMs: 300 },
+    ...(process.env["BG_DEBUG"] ? { log: createLogger({ component: "test" }) } : {}),
   });
   fixture = await startFrontendFixture({
     client: service,
