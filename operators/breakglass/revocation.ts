@@ -14,25 +14,19 @@ import {
 import {
   BreakglassRevocationResource,
   CUSTOMER_BREAK_GLASS,
+  type HcpCluster,
   type BreakglassRevocation,
   type BreakglassRevocationStatus,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf } from "../hcp/feedback.ts";
-import { clusterNames, LABELS, workLabels } from "../hcp/names.ts";
-import {
-  firstNotReady,
-  firstUserFailure,
-  heldBy,
-  isReady,
-  stepCondition,
-  workStep,
-  type StepState,
-} from "../hcp/steps.ts";
+import { clusterNames, LABELS, workLabels, type ClusterNames } from "../hcp/names.ts";
+import { isReady, stepCondition, workStep, type StepState } from "../hcp/steps.ts";
 import { asManifest, deleteWorks, manifestWork } from "../hcp/work.ts";
-import { isTrue, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
+import { isTrue, setCondition, type Condition } from "../runtime/conditions.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { BREAKGLASS_UID_INDEX, type BreakglassReconcilerDeps } from "./scope.ts";
+import { stepSummary } from "./status.ts";
 
 export const REVOCATION_FINALIZER = "hcp.aro.dev/breakglass-revocation";
 export const REVOCATION_STEPS = ["ClusterReady", "PreviousCertificatesRevoked"] as const;
@@ -90,89 +84,49 @@ export class RevocationReconciler implements Reconciler {
     return {};
   }
 
+  /** The revocation's cluster, placed with its HostedCluster applied; or why it cannot be revoked yet. */
+  #findCluster(r: BreakglassRevocation): { cluster: HcpCluster; consumer: string } | StepState {
+    const ref = r.spec.clusterRef.name;
+    const cluster = this.#d.clusters.get(r.metadata.namespace ?? "", ref);
+    if (!cluster)
+      return {
+        state: "failed",
+        reason: "ClusterNotFound",
+        message: `HcpCluster ${ref} does not exist`,
+        userActionRequired: true,
+      };
+    const mc = this.#d.managementClusters.get("", cluster.status?.managementCluster ?? "");
+    if (!mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied"))
+      return {
+        state: "pending",
+        reason: "WaitingForCluster",
+        message: `Waiting for HcpCluster ${ref} to be placed`,
+      };
+    return { cluster, consumer: mc.spec.consumerName };
+  }
+
   async #revoke(
     ctx: ReconcileContext,
     r: BreakglassRevocation,
     current: ManifestWorkObject | undefined,
   ): Promise<Outcome> {
-    const deps = this.#d;
-    const cluster = deps.clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name);
-    const mc = deps.managementClusters.get("", cluster?.status?.managementCluster ?? "");
-    if (!cluster || !mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied"))
-      return {
-        steps: {
-          ClusterReady: cluster
-            ? {
-                state: "pending",
-                reason: "WaitingForCluster",
-                message: `Waiting for HcpCluster ${r.spec.clusterRef.name} to be placed`,
-              }
-            : {
-                state: "failed",
-                reason: "ClusterNotFound",
-                message: `HcpCluster ${r.spec.clusterRef.name} does not exist`,
-                userActionRequired: true,
-              },
-        },
-      };
-    const names = clusterNames(cluster, deps.region);
-    const crr: CertificateRevocationRequest = {
-      apiVersion: HYPERSHIFT_CERTIFICATES_API_VERSION,
-      kind: "CertificateRevocationRequest",
-      metadata: { name: crrName(r), namespace: names.controlPlaneNamespace },
-      spec: { signerClass: CUSTOMER_BREAK_GLASS },
-    };
-    const desired = manifestWork({
-      name: `${names.clusterID}-bgr-${(r.metadata.uid ?? "").slice(0, 8)}`,
-      consumer: mc.spec.consumerName,
-      labels: { ...workLabels(cluster), [LABELS.breakglass]: r.metadata.uid ?? "" },
-      annotations: {},
-      manifests: [asManifest(crr)],
-      feedback: {
-        type: CertificateRevocationRequestResource,
-        name: crrName(r),
-        namespace: names.controlPlaneNamespace,
-        paths: [
-          { name: "revocationTimestamp", path: ".status.revocationTimestamp" },
-          { name: "revoked", path: '.status.conditions[?(@.type=="PreviousCertificatesRevoked")]' },
-        ],
-      },
-    });
-    const written = await deps.writer.applyIfChanged<ManifestWork>(
+    const found = this.#findCluster(r);
+    if ("state" in found) return { steps: { ClusterReady: found } };
+    const names = clusterNames(found.cluster, this.#d.region);
+    const desired = revocationWork(r, found.cluster, names, found.consumer);
+    const written = await this.#d.writer.applyIfChanged<ManifestWork>(
       ManifestWorkResource,
       desired,
       current,
       ctx,
     );
-    const work = written ?? current;
-    const steps: Outcome["steps"] = {
-      ClusterReady: {
-        state: "ready",
-        reason: "ClusterReady",
-        message: `Control plane ${names.controlPlaneNamespace}`,
-      },
+    const ready: StepState = {
+      state: "ready",
+      reason: "ClusterReady",
+      message: `Control plane ${names.controlPlaneNamespace}`,
     };
-    if (!work) return { steps };
-    const fb = feedbackOf(work, { kind: "CertificateRevocationRequest", name: crrName(r) });
-    const revoked = fb["revoked"] as { status?: unknown; message?: unknown } | undefined;
-    const timestamp = typeof fb["revocationTimestamp"] === "string" ? fb["revocationTimestamp"] : undefined;
-    if (revoked?.status === "True" && timestamp) {
-      steps.PreviousCertificatesRevoked = {
-        state: "ready",
-        reason: "Revoked",
-        message: `Every certificate issued before ${timestamp} is revoked`,
-      };
-      return { steps, revocationTimestamp: timestamp };
-    }
-    const applied = workStep(work);
-    steps.PreviousCertificatesRevoked = isReady(applied)
-      ? {
-          state: "pending",
-          reason: "WaitingForRevocation",
-          message: "Waiting for HyperShift to revoke the previous certificates",
-        }
-      : applied;
-    return { steps };
+    const work = written ?? current;
+    return work ? observeRevocation(r, work, ready) : { steps: { ClusterReady: ready } };
   }
 
   /** The first status that carries the timestamp: an Event on the cluster and an audit line. */
@@ -216,6 +170,65 @@ export class RevocationReconciler implements Reconciler {
   }
 }
 
+/** HyperShift's CertificateRevocationRequest for the customer signer class, with feedback on its outcome. */
+function revocationWork(
+  r: BreakglassRevocation,
+  cluster: HcpCluster,
+  names: ClusterNames,
+  consumer: string,
+): ManifestWork {
+  const crr: CertificateRevocationRequest = {
+    apiVersion: HYPERSHIFT_CERTIFICATES_API_VERSION,
+    kind: "CertificateRevocationRequest",
+    metadata: { name: crrName(r), namespace: names.controlPlaneNamespace },
+    spec: { signerClass: CUSTOMER_BREAK_GLASS },
+  };
+  return manifestWork({
+    name: `${names.clusterID}-bgr-${(r.metadata.uid ?? "").slice(0, 8)}`,
+    consumer,
+    labels: { ...workLabels(cluster), [LABELS.breakglass]: r.metadata.uid ?? "" },
+    annotations: {},
+    manifests: [asManifest(crr)],
+    feedback: {
+      type: CertificateRevocationRequestResource,
+      name: crrName(r),
+      namespace: names.controlPlaneNamespace,
+      paths: [
+        { name: "revocationTimestamp", path: ".status.revocationTimestamp" },
+        { name: "revoked", path: '.status.conditions[?(@.type=="PreviousCertificatesRevoked")]' },
+      ],
+    },
+  });
+}
+
+/** Revoked once HyperShift reports PreviousCertificatesRevoked with its timestamp. */
+function observeRevocation(r: BreakglassRevocation, work: ManifestWorkObject, ready: StepState): Outcome {
+  const fb = feedbackOf(work, { kind: "CertificateRevocationRequest", name: crrName(r) });
+  const revoked = fb["revoked"] as { status?: unknown } | undefined;
+  const timestamp = typeof fb["revocationTimestamp"] === "string" ? fb["revocationTimestamp"] : undefined;
+  if (revoked?.status === "True" && timestamp)
+    return {
+      steps: {
+        ClusterReady: ready,
+        PreviousCertificatesRevoked: {
+          state: "ready",
+          reason: "Revoked",
+          message: `Every certificate issued before ${timestamp} is revoked`,
+        },
+      },
+      revocationTimestamp: timestamp,
+    };
+  const applied = workStep(work);
+  const waiting: StepState = {
+    state: "pending",
+    reason: "WaitingForRevocation",
+    message: "Waiting for HyperShift to revoke the previous certificates",
+  };
+  return {
+    steps: { ClusterReady: ready, PreviousCertificatesRevoked: isReady(applied) ? waiting : applied },
+  };
+}
+
 function composeRevocationStatus(r: BreakglassRevocation, outcome: Outcome): BreakglassRevocationStatus {
   const stamp = { observedGeneration: r.metadata.generation };
   let conditions: Condition[] = r.status?.conditions ?? [];
@@ -223,26 +236,10 @@ function composeRevocationStatus(r: BreakglassRevocation, outcome: Outcome): Bre
     const s = outcome.steps[type];
     if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
-  const failure = firstUserFailure(REVOCATION_STEPS, outcome.steps);
-  const blocker = firstNotReady(REVOCATION_STEPS, outcome.steps);
-  const summary: ConditionInput[] = [
-    blocker
-      ? heldBy("Ready", "False", blocker)
-      : {
-          type: "Ready",
-          status: "True",
-          reason: "Revoked",
-          message: "The previous certificates are revoked",
-        },
-    failure
-      ? { type: "Progressing", status: "False", reason: "UserActionRequired", message: failure.step.message }
-      : blocker
-        ? heldBy("Progressing", "True", blocker)
-        : { type: "Progressing", status: "False", reason: "AsExpected", message: "Nothing left to do" },
-    failure
-      ? { type: "Degraded", status: "True", reason: failure.step.reason, message: failure.step.message }
-      : { type: "Degraded", status: "False", reason: "AsExpected", message: "No problem found" },
-  ];
+  const summary = stepSummary(REVOCATION_STEPS, outcome.steps, {
+    reason: "Revoked",
+    message: "The previous certificates are revoked",
+  });
   for (const c of summary) conditions = setCondition(conditions, c, stamp);
   const revocationTimestamp = outcome.revocationTimestamp ?? r.status?.revocationTimestamp;
   return {

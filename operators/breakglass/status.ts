@@ -42,22 +42,43 @@ export interface CredentialFacts {
   revoked?: { before: string };
 }
 
-function summary(facts: CredentialFacts): ConditionInput[] {
-  if (facts.revoked) return revokedSummary(facts.revoked.before);
-  const failure = firstUserFailure(CREDENTIAL_STEPS, facts.steps);
-  const blocker = firstNotReady(CREDENTIAL_STEPS, facts.steps);
+/**
+ * Ready, Progressing and Degraded from steps in order: Degraded on the first failure the user must
+ * fix; Ready when every step is; otherwise held by the first step that is not. Shared by
+ * credentials and revocations.
+ */
+export function stepSummary<T extends string>(
+  order: readonly T[],
+  steps: Steps<T>,
+  done: { reason: string; message: string },
+): ConditionInput[] {
+  const failure = firstUserFailure(order, steps);
+  const blocker = firstNotReady(order, steps);
   const degraded: ConditionInput = failure
     ? { type: "Degraded", status: "True", reason: failure.step.reason, message: blockerMessage(failure) }
     : { type: "Degraded", status: "False", reason: "AsExpected", message: "No problem found" };
   const ready: ConditionInput = blocker
     ? heldBy("Ready", "False", blocker)
-    : { type: "Ready", status: "True", reason: "Issued", message: "The certificate is issued" };
-  const progressing: ConditionInput = failure
-    ? { type: "Progressing", status: "False", reason: "UserActionRequired", message: degraded.message }
-    : blocker
-      ? heldBy("Progressing", "True", blocker)
-      : { type: "Progressing", status: "False", reason: "AsExpected", message: "Nothing left to do" };
-  return [ready, progressing, degraded];
+    : { type: "Ready", status: "True", ...done };
+  return [ready, progressing(failure ? degraded : undefined, blocker), degraded];
+}
+
+function progressing(
+  degraded: ConditionInput | undefined,
+  blocker: ReturnType<typeof firstNotReady>,
+): ConditionInput {
+  if (degraded)
+    return { type: "Progressing", status: "False", reason: "UserActionRequired", message: degraded.message };
+  if (blocker) return heldBy("Progressing", "True", blocker);
+  return { type: "Progressing", status: "False", reason: "AsExpected", message: "Nothing left to do" };
+}
+
+function summary(facts: CredentialFacts): ConditionInput[] {
+  if (facts.revoked) return revokedSummary(facts.revoked.before);
+  return stepSummary(CREDENTIAL_STEPS, facts.steps, {
+    reason: "Issued",
+    message: "The certificate is issued",
+  });
 }
 
 /** A revoked credential is finished: not Ready, nothing under way, nothing to fix. */
@@ -84,15 +105,25 @@ export function composeCredentialStatus(
     if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
   for (const c of summary(facts)) conditions = setCondition(conditions, c, stamp);
-  const observedGeneration = opts.succeeded ? credential.metadata.generation : previous.observedGeneration;
   return dropUndefined({
     conditions,
-    observedGeneration,
-    certificate: facts.issued?.certificate ?? previous.certificate,
-    expirationTimestamp: facts.issued?.expirationTimestamp ?? previous.expirationTimestamp,
+    observedGeneration: opts.succeeded ? credential.metadata.generation : previous.observedGeneration,
+    ...observedFields(facts, previous),
+  });
+}
+
+/** What the signer gave, as found now or as the status already said. */
+function observedFields(
+  facts: CredentialFacts,
+  previous: BreakglassCredentialStatus,
+): Omit<BreakglassCredentialStatus, "conditions" | "observedGeneration"> {
+  const issued = facts.issued ?? previous;
+  return {
+    certificate: issued.certificate,
+    expirationTimestamp: issued.expirationTimestamp,
     kubeconfigSecret: facts.kubeconfigSecret ?? previous.kubeconfigSecret,
     revoked: facts.revoked ? true : previous.revoked,
-  });
+  };
 }
 
 /** The status without absent fields, so that an unchanged one compares equal to what is stored. */

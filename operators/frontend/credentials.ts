@@ -119,6 +119,22 @@ export const credentialTypes = {
   revocation: BreakglassRevocationResource,
 };
 
+/** The kubeconfig (with the key the service made) the controller stored beside the key. */
+async function storedKubeconfig(
+  client: KubeClient,
+  name: string,
+  namespace: string | undefined,
+): Promise<string> {
+  const secret = await client.find<KubeObject & { data?: Record<string, string> }>(
+    SecretResource,
+    name,
+    namespace,
+  );
+  const config = secret?.data?.["kubeconfig"];
+  if (!config) throw internalError();
+  return Buffer.from(config, "base64").toString("utf8");
+}
+
 /** The result of a Succeeded requestAdminCredential: the kubeconfig and when its certificate expires. */
 export async function credentialResult(
   client: KubeClient,
@@ -127,19 +143,11 @@ export async function credentialResult(
   const { status } = credential;
   if (!status?.certificate || !status.expirationTimestamp) throw internalError();
   const namespace = credential.metadata.namespace;
-  if (status.kubeconfigSecret) {
-    const secret = await client.find<KubeObject & { data?: Record<string, string> }>(
-      SecretResource,
-      status.kubeconfigSecret,
-      namespace,
-    );
-    const config = secret?.data?.["kubeconfig"];
-    if (!config) throw internalError();
+  if (status.kubeconfigSecret)
     return {
-      kubeconfig: Buffer.from(config, "base64").toString("utf8"),
+      kubeconfig: await storedKubeconfig(client, status.kubeconfigSecret, namespace),
       expirationTimestamp: status.expirationTimestamp,
     };
-  }
   const cluster = await client.find<HcpCluster>(
     {
       group: "hcp.aro.dev",
