@@ -28,6 +28,10 @@ import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";
+import { run as hcpctl } from "../../operators/hcpctl/cli.ts";
+import { plain } from "../../operators/hcpctl/paint.ts";
+import { Writable } from "node:stream";
+import { clusterInfo } from "../support/region.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
@@ -92,6 +96,30 @@ async function kubeconfigOf(c: BreakglassCredential): Promise<Kubeconfig> {
     customer,
   );
   return JSON.parse(Buffer.from(secret?.data?.["kubeconfig"] ?? "", "base64").toString("utf8")) as Kubeconfig;
+}
+
+/** hcpctl in this process against the service cluster: exit code, stdout, stderr. */
+async function runHcpctl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const sink = () => {
+    const w = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        w.text += chunk.toString();
+        done();
+      },
+    }) as Writable & { text: string };
+    w.text = "";
+    return w;
+  };
+  const stdout = sink();
+  const stderr = sink();
+  const code = await hcpctl(["--kubeconfig", clusterInfo("service").kubeconfigPath, ...args], {
+    stdout,
+    stderr,
+    paint: plain,
+    now: Date.now,
+    signal: new AbortController().signal,
+  });
+  return { code, out: stdout.text, err: stderr.text };
 }
 
 beforeAll(async () => {
@@ -257,6 +285,63 @@ describe("break-glass credentials", () => {
     await service.create(BreakglassCredentialResource, credential("after"));
     const fresh = new X509Certificate((await issued("after")).status!.certificate!);
     expect(fresh.verify((await signerCA()).publicKey)).toBe(true);
+  });
+
+  it("hcpctl breakglass: request, list and revoke on the same resources; bad flags refused before any write", async () => {
+    const bad = await runHcpctl(
+      "breakglass",
+      "request",
+      "bg",
+      "-n",
+      customer,
+      "--requester",
+      "sre",
+      "--reason",
+      "x",
+      "--ttl",
+      "30h",
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain("--ttl must be between 10m and 24h");
+    const made = await runHcpctl(
+      "breakglass",
+      "request",
+      "bg",
+      "-n",
+      customer,
+      "--requester",
+      "oncall",
+      "--reason",
+      "page 7",
+      "--ttl",
+      "2h",
+    );
+    expect(made.code, made.err).toBe(0);
+    const name = /breakglasscredential\/(\S+)/.exec(made.out)?.[1] ?? "";
+    const c = await issued(name);
+    expect(Date.parse(c.status!.expirationTimestamp!) - Date.now()).toBeLessThanOrEqual(7_200_000 + 1000);
+    const listed = await runHcpctl("breakglass", "list", "bg", "-n", customer);
+    expect(listed.out).toMatch(new RegExp(`credential +${name} +bg +oncall +True`));
+    expect(listed.out).not.toContain("PRIVATE KEY");
+    const revoked = await runHcpctl(
+      "breakglass",
+      "revoke",
+      "bg",
+      "-n",
+      customer,
+      "--requester",
+      "oncall",
+      "--reason",
+      "done",
+    );
+    expect(revoked.code, revoked.err).toBe(0);
+    await eventually(
+      "the credential reported revoked",
+      async () => (await getCredential(name))?.status?.revoked === true,
+    );
+    expect((await runHcpctl("breakglass", "list", "bg", "-n", customer)).out).toMatch(
+      /revocation .* True \(Revoked\)/,
+    );
   });
 
   it("deleting a credential removes its work, its CSR and its key", async () => {
