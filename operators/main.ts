@@ -38,6 +38,7 @@ import { BlobIssuerDocuments } from "./cluster/oidc.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
+import { BreakglassController } from "./breakglass/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
@@ -181,6 +182,7 @@ async function lifecycleControllers(
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ExternalAuthController({ cluster: service, region, log }),
+    new BreakglassController({ cluster: service, region, log }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),
   ];

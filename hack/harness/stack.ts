@@ -26,6 +26,7 @@ import { ManagementClusterController } from "../../operators/managementcluster/c
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
+import { BreakglassController } from "../../operators/breakglass/controller.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
@@ -230,6 +231,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
       new ExternalAuthController({ cluster: service, region, log }),
+      new BreakglassController({ cluster: service, region, log }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );

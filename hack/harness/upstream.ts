@@ -37,6 +37,9 @@ export function goModuleDir(moduleAtVersion: string): Promise<string> {
 export interface UpstreamCrdPaths {
   hostedClusters: string;
   nodePools: string;
+  /** HyperShift's certificates.hypershift.openshift.io: CSR approvals and revocation requests. */
+  csrApprovals: string;
+  revocationRequests: string;
   manifestWorks: string;
   appliedManifestWorks: string;
 }
@@ -45,9 +48,19 @@ export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
   const [hypershift, ocm] = await Promise.all([goModuleDir(HYPERSHIFT_MODULE), goModuleDir(OCM_API_MODULE)]);
   // The "Default" feature-set CRDs, the ones a HyperShift install serves.
   const hsDir = join(hypershift, "cmd/install/assets/hypershift-operator/zz_generated.crd-manifests");
+  const certDir = join(hypershift, "cmd/install/assets/hypershift-operator");
   return {
     hostedClusters: join(hsDir, "hostedclusters-Hypershift-Default.crd.yaml"),
     nodePools: join(hsDir, "nodepools-Default.crd.yaml"),
+    // certificates.hypershift.openshift.io/v1alpha1 (zz_generated has an unrelated hypershift.openshift.io one).
+    csrApprovals: join(
+      certDir,
+      "certificates.hypershift.openshift.io_certificatesigningrequestapprovals.yaml",
+    ),
+    revocationRequests: join(
+      certDir,
+      "certificates.hypershift.openshift.io_certificaterevocationrequests.yaml",
+    ),
     manifestWorks: join(ocm, "work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml"),
     appliedManifestWorks: join(
       ocm,
@@ -56,10 +69,13 @@ export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
   };
 }
 
-/** What a management cluster serves: HyperShift's HostedCluster and NodePool, OCM's AppliedManifestWork. */
+/**
+ * What a management cluster serves: HyperShift's HostedCluster, NodePool and certificate CRs
+ * (break-glass approvals and revocations), OCM's AppliedManifestWork.
+ */
 export async function managementClusterCrds(): Promise<string[]> {
   const p = await upstreamCrdPaths();
-  return [p.hostedClusters, p.nodePools, p.appliedManifestWorks];
+  return [p.hostedClusters, p.nodePools, p.csrApprovals, p.revocationRequests, p.appliedManifestWorks];
 }
 
 /**

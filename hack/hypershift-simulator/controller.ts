@@ -7,7 +7,8 @@
  *
  * Watches: HostedClusters (→ themselves and their NodePools), NodePools (→ themselves and their
  * HostedCluster, which waits for them when deleting), control-plane namespaces (→ their
- * HostedCluster, which waits for them when deleting).
+ * HostedCluster, which waits for them when deleting). The break-glass signer (breakglass.ts)
+ * watches CSRs, their approvals and revocation requests.
  */
 import {
   HostedClusterResource,
@@ -31,6 +32,7 @@ import {
   namespaceType,
   nodePoolsOf,
 } from "./hostedcluster.ts";
+import { BreakglassSigner } from "./breakglass.ts";
 import { simulatorMetrics } from "./metrics.ts";
 import { NodePoolReconciler } from "./nodepool.ts";
 
@@ -65,6 +67,7 @@ export class HyperShiftSimulator implements Runnable {
   readonly #namespaces: Informer;
   readonly #hcController: Controller;
   readonly #npController: Controller;
+  readonly #signer: BreakglassSigner;
 
   constructor(opts: HyperShiftSimulatorOptions) {
     const { cluster } = opts;
@@ -100,6 +103,7 @@ export class HyperShiftSimulator implements Runnable {
       log,
       reconciler: new NodePoolReconciler(shared),
     });
+    this.#signer = new BreakglassSigner({ cluster, namespaces: this.#namespaces, log, workers });
     this.#watch(cluster.name);
   }
 
@@ -125,15 +129,28 @@ export class HyperShiftSimulator implements Runnable {
     });
   }
 
-  /** True once the HostedCluster, NodePool and namespace informers have listed. */
+  #informers(): Informer<KubeObject>[] {
+    return [
+      this.#hostedClusters,
+      this.#nodePools,
+      this.#namespaces,
+      ...this.#signer.informers,
+    ] as Informer<KubeObject>[];
+  }
+
+  /** True once every informer (HostedClusters, NodePools, namespaces, the signer's) has listed. */
   hasSynced(): boolean {
-    return this.#hostedClusters.hasSynced() && this.#nodePools.hasSynced() && this.#namespaces.hasSynced();
+    return this.#informers().every((i) => i.hasSynced());
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    for (const informer of [this.#hostedClusters, this.#nodePools, this.#namespaces]) {
+    for (const informer of this.#informers()) {
       if (!(await informer.waitForSync(signal))) return;
     }
-    await Promise.all([this.#hcController.start(signal), this.#npController.start(signal)]);
+    await Promise.all([
+      this.#hcController.start(signal),
+      this.#npController.start(signal),
+      this.#signer.start(signal),
+    ]);
   }
 }

@@ -124,9 +124,14 @@ export function worksOf(scope: ClusterScope): ManifestWorkObject[] {
   return scope.deps.works.byIndex(CLUSTER_UID_INDEX, scope.cluster.metadata.uid ?? "");
 }
 
-/** The cluster's own work (node pool works carry the same uid label and a node pool label). */
+/**
+ * The cluster's own work (node pool and break-glass works carry the same uid label and a label of
+ * their own).
+ */
 export function clusterWork(scope: ClusterScope): ManifestWorkObject | undefined {
-  return worksOf(scope).find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+  return worksOf(scope).find(
+    (w) => !w.metadata.labels?.[LABELS.nodePool] && !w.metadata.labels?.[LABELS.breakglass],
+  );
 }
 
 /** The cluster's ExternalAuths, deleting ones included. */

@@ -14,6 +14,7 @@ import type { FoundOperation, OperationDoc, OperationStore } from "./operations.
 import { normalizeLocation, operationResultPath, operationStatusPath } from "./resource-id.ts";
 import { fromCR } from "./resource-handlers.ts";
 import { isTerminal } from "./provisioning-state.ts";
+import { credentialResult } from "./credentials.ts";
 
 export interface OperationDeps {
   client: KubeClient;
@@ -60,7 +61,7 @@ export async function getOperationStatus(deps: OperationDeps, req: ArmRequest): 
 }
 
 export async function getOperationResult(deps: OperationDeps, req: ArmRequest): Promise<Reply> {
-  const { doc, cr } = await current(deps, req);
+  const { doc, cr, credential } = await current(deps, req);
   if (!isTerminal(doc.status)) {
     const sub = req.params["subscriptionId"] ?? "";
     const location = `${req.base}${operationResultPath(sub, doc.location, doc.id)}?api-version=${req.apiVersion}`;
@@ -68,7 +69,11 @@ export async function getOperationResult(deps: OperationDeps, req: ArmRequest): 
   }
   // ARM reads failures from the status endpoint; the result of one is an internal error (B.3).
   if (doc.status !== "Succeeded") throw internalError();
-  if (doc.request === "Delete" || !cr) return { status: 204 };
+  if (doc.request === "RequestCredential") {
+    if (credential?.kind !== "BreakglassCredential") throw internalError();
+    return { status: 200, body: await credentialResult(deps.client, credential) };
+  }
+  if (doc.request === "Delete" || doc.request === "RevokeCredentials" || !cr) return { status: 204 };
   const version: ApiVersion = req.apiVersion;
   const body = toVersioned(fromCR(doc.kind, cr), version, doc.kind);
   return { status: doc.request === "Create" ? 201 : 200, body };

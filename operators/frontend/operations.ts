@@ -31,11 +31,21 @@
  * A replaced operation nobody polled to its end is thus frozen as it stood at the replacement;
  * one a poll already froze keeps that ConfigMap, which a lookup reads first.
  *
+ *  - RequestCredential and RevokeCredentials: a ConfigMap `op-<id>` naming the BreakglassCredential
+ *    (or BreakglassRevocation) the action created (`credential`); its status is computed from that
+ *    CR's conditions as a Create's is from its CR, and frozen into the ConfigMap once terminal.
+ *
  * ConfigMaps older than seven days (ARO HCP's TTL) are removed by `collectExpired`. ConfigMaps of
  * Create and Update operations written before the documents moved onto the CR are still read.
  */
 import { randomUUID } from "node:crypto";
 import type { ArmCR } from "./cr-mapping.ts";
+import {
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  type BreakglassCredential,
+  type BreakglassRevocation,
+} from "../api/v1alpha1/index.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
 import { configMapType, crType } from "./service-cluster.ts";
@@ -73,6 +83,8 @@ export interface OperationDoc {
   status: ProvisioningState;
   endTime?: string;
   error?: CloudErrorBody;
+  /** RequestCredential, RevokeCredentials: the CR the action created (top of this file). */
+  credential?: string;
 }
 
 export const SUPERSEDED: CloudErrorBody = {
@@ -166,7 +178,7 @@ export function evaluate(doc: OperationDoc, cr: Observed | undefined): StateResu
       },
     };
   if (!current || cr.metadata.deletionTimestamp) return { state: "Canceled", error: SUPERSEDED };
-  return progressState(doc.request, cr);
+  return progressState(doc.request === "Update" ? "Update" : "Create", cr);
 }
 
 /**
@@ -220,6 +232,24 @@ function frozen(doc: OperationDoc, cr: Observed): OperationDoc {
 export interface FoundOperation {
   doc: OperationDoc;
   cr?: ArmCR;
+  /** A credential action's CR, if it still exists. */
+  credential?: CredentialCR;
+}
+
+/** What a credential action's CR shows: its conditions, and for a credential its certificate. */
+type CredentialCR = BreakglassCredential | BreakglassRevocation;
+
+/** Where a credential action stands, from the CR it created (as a Create from its CR). */
+function credentialState(cr: CredentialCR | undefined): StateResult {
+  if (!cr)
+    return {
+      state: "Failed",
+      error: {
+        code: CODES.ResourceNotFound,
+        message: "The credential request was deleted before it completed",
+      },
+    };
+  return progressState("Create", cr);
 }
 
 export class OperationStore {
@@ -250,6 +280,7 @@ export class OperationStore {
     if (!/^[0-9a-fA-F-]{36}$/.test(id)) return undefined;
     const kind = kindOfId(id);
     const stored = await this.#getConfigMap(namespace, id);
+    if (stored?.credential) return this.#findCredential(namespace, stored, stored.credential);
     if (stored) {
       const cr = await this.#client.find<ArmCR>(crType(stored.kind), stored.target, namespace);
       const doc = await this.record(namespace, stored, evaluate(stored, cr));
@@ -271,6 +302,16 @@ export class OperationStore {
       if (earlier) return { doc: earlier, cr };
     }
     return undefined;
+  }
+
+  async #findCredential(namespace: string, stored: OperationDoc, name: string): Promise<FoundOperation> {
+    const type =
+      stored.request === "RevokeCredentials" ? BreakglassRevocationResource : BreakglassCredentialResource;
+    const credential = await this.#client.find<CredentialCR>(type, name, namespace);
+    const doc = isTerminal(stored.status)
+      ? stored
+      : await this.record(namespace, stored, credentialState(credential));
+    return { doc, ...(credential ? { credential } : {}) };
   }
 
   /** Records a state in an operation's ConfigMap; a terminal one is never changed again. */

@@ -17,7 +17,7 @@ import { ANNOTATIONS } from "./names.ts";
 export const TERMINAL_STATES = ["Succeeded", "Failed", "Canceled"] as const;
 export const STATES = ["Accepted", "Provisioning", "Updating", "Deleting", ...TERMINAL_STATES] as const;
 export type ProvisioningState = (typeof STATES)[number];
-export type OperationRequest = "Create" | "Update" | "Delete";
+export type OperationRequest = "Create" | "Update" | "Delete" | "RequestCredential" | "RevokeCredentials";
 
 export interface StateResult {
   state: ProvisioningState;

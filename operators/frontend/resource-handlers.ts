@@ -4,7 +4,7 @@
  * paging, with ARO HCP's conflict rules. A PUT or PATCH is one CR write that carries its operation
  * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
-import type { ExternalAuth, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
 import {
@@ -70,6 +70,7 @@ import type { ExternalAuthProperties } from "./api-version-schemas.ts";
 import { compareVersions } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
+import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
 
 export interface ResourceDeps {
   client: KubeClient;
@@ -567,15 +568,57 @@ export class ResourceHandlers {
     return { status: 200, body: { value, ...(nextLink ? { nextLink } : {}) } };
   }
 
-  /** The lifecycle controllers offer no break-glass credentials, so neither does ARM. */
-  async credentials(req: ArmRequest, id: ResourceId, action: string): Promise<Reply> {
-    const cr = await this.#find("cluster", targetOf(id));
-    if (!cr) throw resourceNotFound(resourceType("cluster"), id.cluster, id.resourceGroup);
-    req.log.debug("Refusing a credential action", { action });
-    throw new CloudError(400, {
-      code: CODES.OperationNotSupported,
-      message: `'${action}' is not offered: this service does not issue break-glass (admin) credentials for hcpOpenShiftClusters.`,
+  /**
+   * POST requestAdminCredential: a BreakglassCredential and its operation (credentials.ts); 409
+   * while the cluster is not settled, as for any other change.
+   */
+  async requestAdminCredential(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const { cluster, t } = await this.#settledCluster(id);
+    const csr = requestedCsr(req);
+    const op = this.#newOperation(req, t, "RequestCredential", fromCR("cluster", cluster).location);
+    const name = `arm-${op.id.toLowerCase()}`;
+    await this.#d.operations.create(t.namespace, { ...op, credential: name });
+    const requester = requesterOf(req);
+    await this.#d.client.create(credentialTypes.credential, credentialCR(cluster, name, requester, csr));
+    req.log.info("Audit: break-glass credential requested", {
+      audit: "breakglass",
+      action: "request",
+      operation: op.id,
+      cluster: t.name,
+      requester,
+      credential: name,
+      clientCsr: csr !== undefined,
     });
+    return { status: 202, headers: { ...operationHeaders(req, op, true), "retry-after": "1" } };
+  }
+
+  /** POST revokeCredentials: a BreakglassRevocation and its operation; 409 while the cluster is not settled. */
+  async revokeCredentials(req: ArmRequest, id: ResourceId): Promise<Reply> {
+    const { cluster, t } = await this.#settledCluster(id);
+    const op = this.#newOperation(req, t, "RevokeCredentials", fromCR("cluster", cluster).location);
+    const name = `arm-${op.id.toLowerCase()}`;
+    await this.#d.operations.create(t.namespace, { ...op, credential: name });
+    const requester = requesterOf(req);
+    await this.#d.client.create(credentialTypes.revocation, revocationCR(cluster, name, requester));
+    req.log.info("Audit: break-glass credentials revocation requested", {
+      audit: "breakglass",
+      action: "revoke",
+      operation: op.id,
+      cluster: t.name,
+      requester,
+      revocation: name,
+    });
+    return { status: 202, headers: { ...operationHeaders(req, op, true), "retry-after": "1" } };
+  }
+
+  async #settledCluster(id: ResourceId): Promise<{ cluster: HcpCluster; t: Target }> {
+    const t = targetOf(id);
+    const cr = await this.#find("cluster", t);
+    if (!cr || isNodePool(cr) || isExternalAuth(cr))
+      throw resourceNotFound(resourceType("cluster"), id.cluster, id.resourceGroup);
+    const { state } = resourceState(cr);
+    if (!isTerminal(state)) throw busy(state);
+    return { cluster: cr, t };
   }
 }
 

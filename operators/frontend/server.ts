@@ -373,11 +373,11 @@ export class Frontend implements Runnable {
       route({ pattern: PATTERNS.cluster, methods: crud }),
       route({
         pattern: PATTERNS.requestAdminCredential,
-        methods: { POST: (r) => res.credentials(r, id(r), "requestAdminCredential") },
+        methods: { POST: (r) => res.requestAdminCredential(r, id(r)) },
       }),
       route({
         pattern: PATTERNS.revokeCredentials,
-        methods: { POST: (r) => res.credentials(r, id(r), "revokeCredentials") },
+        methods: { POST: (r) => res.revokeCredentials(r, id(r)) },
       }),
       route({ pattern: PATTERNS.nodePools, methods: { GET: (r) => res.list(r, "nodePool", scope(r)) } }),
       route({ pattern: PATTERNS.nodePool, methods: crud }),

@@ -5,12 +5,16 @@
  */
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 
-/** Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and pool). */
+/**
+ * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and pool,
+ * or break-glass credential).
+ */
 export const LABELS = {
   clusterUid: "hcp.aro.dev/cluster-uid",
   clusterName: "hcp.aro.dev/cluster-name",
   clusterNamespace: "hcp.aro.dev/cluster-namespace",
   nodePool: "hcp.aro.dev/nodepool",
+  breakglass: "hcp.aro.dev/breakglass",
 } as const;
 
 /** What the service knows beyond the HcpCluster itself. */

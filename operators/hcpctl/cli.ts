@@ -4,6 +4,13 @@
  * ends as one "error: …" line on stderr and a non-zero exit code.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import {
+  runBreakglassList,
+  runBreakglassRequest,
+  runBreakglassRevoke,
+  type BreakglassListOptions,
+  type BreakglassRequestOptions,
+} from "./commands/breakglass.ts";
 import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
 import { runGet, type GetOptions } from "./commands/get.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
@@ -157,9 +164,43 @@ function addTrace(program: Command, io: Io): void {
     });
 }
 
+function addBreakglass(program: Command, io: Io): void {
+  const bg = program
+    .command("breakglass")
+    .description("break-glass (admin) credentials of an HcpCluster: request, list, revoke");
+  bg.command("request")
+    .description("request a temporary admin client certificate; its kubeconfig lands in a Secret")
+    .argument("<cluster>", "the HcpCluster")
+    .addOption(namespaceOption())
+    .requiredOption("--requester <who>", "who asks (audit)")
+    .requiredOption("--reason <why>", "why (audit)")
+    .option("--ttl <duration>", "how long the certificate is valid, 10m to 24h", "24h")
+    .action(async (cluster: string, opts: BreakglassRequestOptions, cmd: Command) => {
+      await runBreakglassRequest(io, connector(cmd), { cluster, opts });
+    });
+  bg.command("list")
+    .description("the credentials and revocations, and where each stands")
+    .argument("[cluster]", "only this HcpCluster's")
+    .addOption(namespaceOption())
+    .action(async (cluster: string | undefined, opts: BreakglassListOptions, cmd: Command) => {
+      await runBreakglassList(io, connector(cmd), { ...(cluster ? { cluster } : {}), opts });
+    });
+  bg.command("revoke")
+    .description("revoke every credential of the cluster issued so far")
+    .argument("<cluster>", "the HcpCluster")
+    .addOption(namespaceOption())
+    .requiredOption("--requester <who>", "who asks (audit)")
+    .requiredOption("--reason <why>", "why (audit)")
+    .action(async (cluster: string, opts: Omit<BreakglassRequestOptions, "ttl">, cmd: Command) => {
+      await runBreakglassRevoke(io, connector(cmd), { cluster, opts });
+    });
+}
+
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
-    .description("SRE tool for the hosted-control-plane region: reads the service cluster only")
+    .description(
+      "SRE tool for the hosted-control-plane region: reads the service cluster only (its one write: break-glass requests)",
+    )
     .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context (default: the current one)")
     .exitOverride()
@@ -173,6 +214,7 @@ export function buildProgram(io: Io, name: string): Command {
   addWait(program, io);
   addTrace(program, io);
   addMustGather(program, io);
+  addBreakglass(program, io);
   return program;
 }
 

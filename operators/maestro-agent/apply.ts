@@ -59,6 +59,9 @@ export const DEFAULT_ALLOWED_KINDS = [
   "ServiceAccount",
   "Deployment.apps",
   "*.hypershift.openshift.io",
+  // Break-glass credentials: a CSR for a HyperShift signer and HyperShift's approval or revocation.
+  "CertificateSigningRequest.certificates.k8s.io",
+  "*.certificates.hypershift.openshift.io",
 ] as const;
 
 function configFor(

@@ -74,7 +74,8 @@ export interface ApplyOptions extends RequestOptions {
 }
 
 export interface SubresourceOptions extends RequestOptions {
-  subresource?: "status";
+  /** "approval": a CertificateSigningRequest's approval conditions. */
+  subresource?: "status" | "approval";
 }
 
 export interface DeleteOptions extends RequestOptions {

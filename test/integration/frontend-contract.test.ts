@@ -336,12 +336,18 @@ describe("validation", () => {
 });
 
 describe("credentials, versions and preflight", () => {
-  it("says break-glass credentials are not offered", async () => {
-    const c = clusterPath(sub, rg, "immutable");
+  it("refuses the credential actions on a cluster no controller has settled (409), and on none (404)", async () => {
+    const c = clusterPath(sub, rg, "unsettled");
+    expect((await arm.send("PUT", c, { body: clusterBody(sub, { prefix: "unsettled" }) })).status).toBe(201);
     for (const action of ["requestAdminCredential", "revokeCredentials"]) {
       const r = await arm.send("POST", `${c}/${action}`);
-      expectError(r, 400, "OperationNotSupported");
-      expect((r.body as Json).error.message).toContain("not offered");
+      expectError(r, 409, "Conflict");
+      expect((r.body as Json).error.message).toContain("Cannot update resource while resource is");
+      expectError(
+        await arm.send("POST", `${clusterPath(sub, rg, "nowhere")}/${action}`),
+        404,
+        "ResourceNotFound",
+      );
     }
   });
 

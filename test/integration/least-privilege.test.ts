@@ -143,7 +143,7 @@ describe("least privilege, proven against the apiserver", () => {
     });
   }
 
-  it("the agent cannot enumerate Secrets; the frontend cannot touch ManifestWorks or Secrets", async () => {
+  it("neither the agent nor the operators can enumerate Secrets; the frontend cannot touch ManifestWorks and only reads Secrets by name", async () => {
     const can = async (c: Component, verb: string, resource: string) => {
       const { stdout } = await kubectl(
         c.cluster,
@@ -157,7 +157,11 @@ describe("least privilege, proven against the apiserver", () => {
       ).catch((err: { stdout?: string; code?: number }) => ({ stdout: err.stdout ?? "" }));
       return stdout.trim();
     };
-    const { agent, frontend } = allowList as { agent: Component; frontend: Component };
+    const { agent, frontend, operators } = allowList as {
+      agent: Component;
+      frontend: Component;
+      operators: Component;
+    };
     for (const verb of ["list", "watch"])
       expect([verb, await can(agent, verb, "secrets")]).toEqual([verb, "no"]);
     for (const verb of ["get", "list", "create", "update", "patch", "delete"]) {
@@ -165,8 +169,11 @@ describe("least privilege, proven against the apiserver", () => {
         verb,
         "no",
       ]);
-      expect([verb, await can(frontend, verb, "secrets")]).toEqual([verb, "no"]);
+      // It reads one Secret by name (a break-glass credential's kubeconfig) and nothing else.
+      expect([verb, await can(frontend, verb, "secrets")]).toEqual([verb, verb === "get" ? "yes" : "no"]);
     }
+    for (const verb of ["list", "watch"])
+      expect([verb, await can(operators, verb, "secrets")]).toEqual([verb, "no"]);
   });
 });
 

@@ -1,6 +1,7 @@
-/** The hcp.aro.dev/v1alpha1 API: HcpCluster, NodePool, ExternalAuth, ManagementCluster. */
+/** The hcp.aro.dev/v1alpha1 API: HcpCluster, NodePool, ExternalAuth, ManagementCluster, BreakglassCredential. */
 export * from "./meta.ts";
 export * from "./hcpcluster.ts";
 export * from "./nodepool.ts";
 export * from "./externalauth.ts";
 export * from "./managementcluster.ts";
+export * from "./breakglasscredential.ts";

@@ -173,6 +173,8 @@ describe("CRDs and TypeScript types of hcp.aro.dev/v1alpha1", () => {
 
   it("has a CRD for every kind and only v1alpha1", () => {
     expect(all.map((c) => c.kind).sort()).toEqual([
+      "BreakglassCredential",
+      "BreakglassRevocation",
       "ExternalAuth",
       "HcpCluster",
       "ManagementCluster",

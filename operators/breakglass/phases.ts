@@ -1,0 +1,267 @@
+/**
+ * The phases of a BreakglassCredential reconcile, in order: the cluster can take the request; the
+ * request is valid (the client's) or made (from a key the service keeps in a Secret); the work is
+ * applied; the certificate comes back through feedback; the kubeconfig is stored and the issue
+ * recorded. A phase whose input is not ready does nothing; watches bring the credential back.
+ */
+import { generateKeyPairSync, X509Certificate } from "node:crypto";
+import { SecretResource } from "../api/core.ts";
+import { commonNamePrefix } from "../api/certificates/v1.ts";
+import { CUSTOMER_BREAK_GLASS, type BreakglassCredential } from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { clusterNames } from "../hcp/names.ts";
+import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
+import { isReady, workStep, type StepState } from "../hcp/steps.ts";
+import { isTrue } from "../runtime/conditions.ts";
+import type { KubeObject } from "../runtime/kube.ts";
+import type { Phase, PhaseResult } from "../runtime/phases.ts";
+import { keySecretName, credentialWorkOf, type CredentialScope } from "./scope.ts";
+import { CREDENTIAL_CONDITIONS, type CredentialStep } from "./status.ts";
+import { kubeconfig } from "../hcp/kubeconfig.ts";
+import { revokedBefore } from "./revocation.ts";
+import { credentialWork, csrReport } from "./work.ts";
+
+function record(scope: CredentialScope, type: CredentialStep, step: StepState): PhaseResult {
+  scope.facts.steps[type] = step;
+  return {};
+}
+
+const stepReady = (scope: CredentialScope, type: CredentialStep): boolean => isReady(scope.facts.steps[type]);
+
+/** The cluster must be Ready (its API server up) and placed. */
+export const findCluster: Phase<CredentialScope> = (_ctx, scope) => {
+  const { credential, deps } = scope;
+  const ref = credential.spec.clusterRef.name;
+  const cluster = deps.clusters.get(credential.metadata.namespace ?? "", ref);
+  if (!cluster)
+    return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
+      state: "failed",
+      reason: "ClusterNotFound",
+      message: `HcpCluster ${ref} does not exist`,
+      userActionRequired: true,
+    });
+  const mc = deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
+  const apiURL = cluster.status?.apiURL;
+  if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
+    return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
+      state: "pending",
+      reason: "WaitingForCluster",
+      message: `Waiting for HcpCluster ${ref} to be Ready`,
+    });
+  scope.cluster = cluster;
+  scope.names = clusterNames(cluster, deps.region);
+  scope.consumer = mc.spec.consumerName;
+  return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
+    state: "ready",
+    reason: "ClusterReady",
+    message: `HcpCluster ${ref} serves at ${apiURL}`,
+  });
+};
+
+function keyOf(secret: KubeObject | undefined): { key: string; request: string } | undefined {
+  const data = (secret as { data?: Record<string, string> } | undefined)?.data;
+  if (!data?.["tls.key"] || !data["csr.pem"]) return undefined;
+  return {
+    key: Buffer.from(data["tls.key"], "base64").toString("utf8"),
+    request: Buffer.from(data["csr.pem"], "base64").toString("utf8"),
+  };
+}
+
+/** A new key and its request, in a Secret owned by the credential; the first one written stays. */
+function keySecret(
+  credential: BreakglassCredential,
+): KubeObject & { type: string; data: Record<string, string> } {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const request = certificateRequest(privateKey, {
+    commonName: `${commonNamePrefix(CUSTOMER_BREAK_GLASS)}${credential.spec.requester}`,
+    organizations: ["system:masters"],
+  });
+  const key = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: keySecretName(credential),
+      namespace: credential.metadata.namespace,
+      ownerReferences: [
+        {
+          apiVersion: "hcp.aro.dev/v1alpha1",
+          kind: "BreakglassCredential",
+          name: credential.metadata.name ?? "",
+          uid: credential.metadata.uid ?? "",
+          controller: true,
+        },
+      ],
+    },
+    type: "Opaque",
+    data: { "tls.key": b64(key), "csr.pem": b64(request) },
+  };
+}
+
+/** The client's request, checked as HyperShift's signer would; or the service's own key and request. */
+export const prepareRequest: Phase<CredentialScope> = async ({ signal }, scope) => {
+  const { credential, deps } = scope;
+  if (!stepReady(scope, CREDENTIAL_CONDITIONS.ClusterReady)) return {};
+  const given = credential.spec.certificateSigningRequest;
+  if (given) {
+    const problem = breakGlassRequestProblem(given, CUSTOMER_BREAK_GLASS);
+    if (problem)
+      return record(scope, CREDENTIAL_CONDITIONS.RequestValid, {
+        state: "failed",
+        reason: "InvalidCertificateSigningRequest",
+        message: `spec.certificateSigningRequest: ${problem}`,
+        userActionRequired: true,
+      });
+    scope.request = given;
+  } else {
+    const name = keySecretName(credential);
+    const namespace = credential.metadata.namespace;
+    let found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
+    if (!found) {
+      await deps.client.createIfAbsent(SecretResource, keySecret(credential), { signal });
+      found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
+    }
+    if (!found) throw new Error(`Secret ${namespace ?? ""}/${name} holds no key and request`);
+    scope.request = found.request;
+    scope.key = found.key;
+    scope.facts.kubeconfigSecret = name;
+  }
+  return record(scope, CREDENTIAL_CONDITIONS.RequestValid, {
+    state: "ready",
+    reason: "RequestValid",
+    message: given ? "The client's certificate request is valid" : "The service made the key and request",
+  });
+};
+
+export const applyWork: Phase<CredentialScope> = async ({ signal }, scope) => {
+  const { credential, cluster, names, consumer, request, deps } = scope;
+  if (!cluster || !names || !consumer || !request) return {};
+  const desired = credentialWork({ credential, cluster, names, consumer, request });
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(
+    ManifestWorkResource,
+    desired,
+    credentialWorkOf(scope),
+    { signal },
+  );
+  if (scope.appliedWork)
+    scope.log.info("Applied the break-glass ManifestWork", {
+      work: `${consumer}/${desired.metadata.name ?? ""}`,
+    });
+  return {};
+};
+
+/** The certificate as the signer returned it through feedback, or why there is none yet. */
+export const observeCertificate: Phase<CredentialScope> = (_ctx, scope) => {
+  const work = scope.appliedWork ?? credentialWorkOf(scope);
+  if (!work || !scope.request) return {};
+  const report = csrReport(work, scope.credential);
+  const refused = report.denied ?? report.failed;
+  if (refused)
+    return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
+      state: "failed",
+      reason: `Signer${refused.type}`,
+      message:
+        `The break-glass signer refused the request: ${refused.reason ?? ""} ${refused.message ?? ""}`.trim(),
+      userActionRequired: true,
+    });
+  if (report.certificate) {
+    const cert = new X509Certificate(report.certificate);
+    const expirationTimestamp = new Date(cert.validTo).toISOString();
+    scope.facts.issued = { certificate: report.certificate, expirationTimestamp };
+    return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
+      state: "ready",
+      reason: "Issued",
+      message: `Issued by the break-glass signer; valid until ${expirationTimestamp}`,
+    });
+  }
+  const applied = workStep(work);
+  if (!isReady(applied)) return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, applied);
+  return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
+    state: "pending",
+    reason: report.approved ? "WaitingForSignature" : "WaitingForApproval",
+    message: report.approved
+      ? "The request is approved; waiting for the signer"
+      : "Waiting for the break-glass signer to approve the request",
+  });
+};
+
+/** With the service's key, the kubeconfig (key included) goes into the key's Secret. */
+export const storeKubeconfig: Phase<CredentialScope> = async ({ signal }, scope) => {
+  const { credential, cluster, key, deps } = scope;
+  const issued = scope.facts.issued;
+  if (!issued || !key || !cluster) return {};
+  const name = keySecretName(credential);
+  const config = kubeconfig({
+    cluster: cluster.metadata.name ?? "",
+    server: cluster.status?.apiURL ?? "",
+    user: `break-glass-${credential.spec.requester}`,
+    certificate: issued.certificate,
+    key,
+  });
+  const existing = await deps.client.find<KubeObject & { data?: Record<string, string> }>(
+    SecretResource,
+    name,
+    credential.metadata.namespace,
+    { signal },
+  );
+  const encoded = Buffer.from(config, "utf8").toString("base64");
+  if (existing?.data?.["kubeconfig"] === encoded) return {};
+  await deps.client.mergePatch(
+    SecretResource,
+    { name, namespace: credential.metadata.namespace },
+    { data: { kubeconfig: encoded } },
+    { signal },
+  );
+  return {};
+};
+
+/** The first reconcile that sees the certificate tells the cluster's audience: an Event and an audit line. */
+export const recordIssue: Phase<CredentialScope> = async ({ signal }, scope) => {
+  const { credential, cluster, deps } = scope;
+  const issued = scope.facts.issued;
+  if (!issued || !cluster || credential.status?.certificate) return {};
+  const { requester, reason } = credential.spec;
+  scope.log.info("Audit: break-glass credential issued", {
+    audit: "breakglass",
+    action: "issue",
+    credential: credential.metadata.name,
+    cluster: cluster.metadata.name,
+    requester,
+    reason: reason ?? "",
+    expires: issued.expirationTimestamp,
+  });
+  await deps.events.record(cluster, {
+    type: "Normal",
+    reason: "BreakglassCredentialIssued",
+    message: `Break-glass credential ${credential.metadata.name ?? ""} issued to ${requester}${reason ? ` (${reason})` : ""}, valid until ${issued.expirationTimestamp}`,
+    signal,
+  });
+  return {};
+};
+
+/** A completed revocation of the cluster after the certificate's notBefore revokes it (HyperShift's rule). */
+export const markRevoked: Phase<CredentialScope> = (_ctx, scope) => {
+  const { credential, deps } = scope;
+  const certificate = scope.facts.issued?.certificate ?? credential.status?.certificate;
+  if (!certificate) return {};
+  const notBefore = Date.parse(new X509Certificate(certificate).validFrom);
+  const covering = deps.revocations
+    .list(credential.metadata.namespace)
+    .filter((r) => r.spec.clusterRef.name === credential.spec.clusterRef.name)
+    .map(revokedBefore)
+    .filter((t): t is number => t !== undefined && t > notBefore)
+    .sort((a, b) => a - b)[0];
+  if (covering !== undefined) scope.facts.revoked = { before: new Date(covering).toISOString() };
+  return {};
+};
+
+export const CREDENTIAL_PHASES: readonly Phase<CredentialScope>[] = [
+  findCluster,
+  prepareRequest,
+  applyWork,
+  observeCertificate,
+  storeKubeconfig,
+  recordIssue,
+  markRevoked,
+];

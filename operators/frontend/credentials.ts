@@ -1,0 +1,171 @@
+/**
+ * The admin-credential actions of an hcpOpenShiftCluster. `requestAdminCredential` creates a
+ * BreakglassCredential (the breakglass controller has HyperShift sign it) and answers 202 with
+ * the operation; the operation's result is `{kubeconfig, expirationTimestamp}`. In
+ * 2026-09-01-preview the body may carry the client's own `certificateSigningRequest` (PEM): the
+ * service then never sees a key and the kubeconfig carries only the certificate. Earlier versions
+ * take no body and the service makes the key. `revokeCredentials` creates a BreakglassRevocation
+ * and answers 202; its result is 204. Both are refused (409) while the cluster is not settled.
+ */
+import {
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  CUSTOMER_BREAK_GLASS,
+  type BreakglassCredential,
+  type BreakglassRevocation,
+  type HcpCluster,
+} from "../api/v1alpha1/index.ts";
+import { SecretResource } from "../api/core.ts";
+import { kubeconfig } from "../hcp/kubeconfig.ts";
+import { breakGlassRequestProblem } from "../hcp/pkcs10.ts";
+import type { KubeClient, KubeObject } from "../runtime/kube.ts";
+import { header, type ArmRequest } from "./arm-request.ts";
+import { isObject } from "./body-schema.ts";
+import { CloudError, CODES, internalError } from "./errors.ts";
+import { LABELS } from "./names.ts";
+
+/** The api-versions whose requestAdminCredential takes a body with the client's request. */
+const CSR_VERSIONS: readonly string[] = ["2026-09-01-preview"];
+
+const badField = (target: string, message: string): CloudError =>
+  new CloudError(400, { code: CODES.InvalidRequestContent, message, target });
+
+/** The client's PEM request, when the body of this api-version carries one; checked as HyperShift would. */
+export function requestedCsr(req: Pick<ArmRequest, "body" | "apiVersion">): string | undefined {
+  const body = req.body ?? {};
+  if (!isObject(body)) throw badField("", "The request body must be a JSON object.");
+  const unknown = Object.keys(body).filter((k) => k !== "certificateSigningRequest");
+  if (unknown.length > 0)
+    throw badField(unknown[0] ?? "", `The property '${unknown[0] ?? ""}' is not part of this request.`);
+  const csr = body["certificateSigningRequest"];
+  if (csr === undefined) return undefined;
+  if (!CSR_VERSIONS.includes(req.apiVersion))
+    throw badField(
+      "certificateSigningRequest",
+      `'certificateSigningRequest' is not accepted in api-version '${req.apiVersion}'; use ${CSR_VERSIONS.join(", ")}.`,
+    );
+  if (typeof csr !== "string" || csr === "")
+    throw badField(
+      "certificateSigningRequest",
+      "'certificateSigningRequest' must be a PEM certificate request.",
+    );
+  const problem = breakGlassRequestProblem(csr, CUSTOMER_BREAK_GLASS);
+  if (problem)
+    throw badField("certificateSigningRequest", `Invalid 'certificateSigningRequest': ${problem}.`);
+  return csr;
+}
+
+/** Who asked, as ARM names the caller. */
+export function requesterOf(req: ArmRequest): string {
+  return (
+    header(req, "x-ms-client-principal-name") ??
+    header(req, "x-ms-client-object-id") ??
+    "unknown-arm-caller"
+  ).slice(0, 256);
+}
+
+/** The owner reference that lets the garbage collector take a credential with its cluster. */
+function ownedBy(cluster: HcpCluster) {
+  return [
+    {
+      apiVersion: "hcp.aro.dev/v1alpha1",
+      kind: "HcpCluster",
+      name: cluster.metadata.name ?? "",
+      uid: cluster.metadata.uid ?? "",
+    },
+  ];
+}
+
+export function credentialCR(
+  cluster: HcpCluster,
+  name: string,
+  requester: string,
+  csr: string | undefined,
+): BreakglassCredential {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "BreakglassCredential",
+    metadata: {
+      name,
+      namespace: cluster.metadata.namespace,
+      labels: { [LABELS.cluster]: cluster.metadata.name ?? "" },
+      ownerReferences: ownedBy(cluster),
+    },
+    spec: {
+      clusterRef: { name: cluster.metadata.name ?? "" },
+      requester,
+      reason: "ARM requestAdminCredential",
+      ...(csr ? { certificateSigningRequest: csr } : {}),
+    },
+  };
+}
+
+export function revocationCR(cluster: HcpCluster, name: string, requester: string): BreakglassRevocation {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "BreakglassRevocation",
+    metadata: {
+      name,
+      namespace: cluster.metadata.namespace,
+      labels: { [LABELS.cluster]: cluster.metadata.name ?? "" },
+      ownerReferences: ownedBy(cluster),
+    },
+    spec: { clusterRef: { name: cluster.metadata.name ?? "" }, requester, reason: "ARM revokeCredentials" },
+  };
+}
+
+export const credentialTypes = {
+  credential: BreakglassCredentialResource,
+  revocation: BreakglassRevocationResource,
+};
+
+/** The kubeconfig (with the key the service made) the controller stored beside the key. */
+async function storedKubeconfig(
+  client: KubeClient,
+  name: string,
+  namespace: string | undefined,
+): Promise<string> {
+  const secret = await client.find<KubeObject & { data?: Record<string, string> }>(
+    SecretResource,
+    name,
+    namespace,
+  );
+  const config = secret?.data?.["kubeconfig"];
+  if (!config) throw internalError();
+  return Buffer.from(config, "base64").toString("utf8");
+}
+
+/** The result of a Succeeded requestAdminCredential: the kubeconfig and when its certificate expires. */
+export async function credentialResult(
+  client: KubeClient,
+  credential: BreakglassCredential,
+): Promise<{ kubeconfig: string; expirationTimestamp: string }> {
+  const { status } = credential;
+  if (!status?.certificate || !status.expirationTimestamp) throw internalError();
+  const namespace = credential.metadata.namespace;
+  if (status.kubeconfigSecret)
+    return {
+      kubeconfig: await storedKubeconfig(client, status.kubeconfigSecret, namespace),
+      expirationTimestamp: status.expirationTimestamp,
+    };
+  const cluster = await client.find<HcpCluster>(
+    {
+      group: "hcp.aro.dev",
+      version: "v1alpha1",
+      kind: "HcpCluster",
+      plural: "hcpclusters",
+      namespaced: true,
+    },
+    credential.spec.clusterRef.name,
+    namespace,
+  );
+  return {
+    kubeconfig: kubeconfig({
+      cluster: cluster?.metadata.name ?? credential.spec.clusterRef.name,
+      server: cluster?.status?.apiURL ?? "",
+      user: `break-glass-${credential.spec.requester}`,
+      certificate: status.certificate,
+    }),
+    expirationTimestamp: status.expirationTimestamp,
+  };
+}
