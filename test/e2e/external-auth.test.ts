@@ -177,7 +177,8 @@ describe("external auth", () => {
     );
     await eventually(
       "the refusal reported",
-      async () => cond(await getAuth("second"), "ProviderAccepted")?.status === "False",
+      // ProviderAccepted is False while it waits too: wait for the refusal itself.
+      async () => cond(await getAuth("second"), "Degraded")?.reason === "HostedClusterInvalidConfiguration",
       LIFECYCLE_MS,
     );
     const s = (await getAuth("second"))!;
