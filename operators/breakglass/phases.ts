@@ -2,7 +2,7 @@
  * The phases of a BreakglassCredential reconcile, in order: the cluster can take the request; the
  * request is valid (the client's) or made (from a key the service keeps in a Secret); the work is
  * applied; the certificate comes back through feedback; the kubeconfig is stored and the issue
- * recorded. A phase whose input is not ready does nothing; watches bring the credential back.
+ * recorded; once the status holds the certificate, the work goes. A phase whose input is not ready does nothing; watches bring the credential back.
  */
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { SecretResource } from "../api/core.ts";
@@ -12,6 +12,7 @@ import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { clusterNames } from "../hcp/names.ts";
 import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
+import { deleteWorks } from "../hcp/work.ts";
 import { isTrue } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
@@ -134,8 +135,18 @@ export const prepareRequest: Phase<CredentialScope> = async ({ signal }, scope) 
   });
 };
 
+/**
+ * Applies the request's work until the certificate is in the status, then deletes it: the
+ * management cluster's controller manager removes issued CSRs after about an hour, and a work
+ * still applied would have the agent send the request again and a second certificate come back.
+ */
 export const applyWork: Phase<CredentialScope> = async ({ signal }, scope) => {
   const { credential, cluster, names, consumer, request, deps } = scope;
+  if (credential.status?.certificate) {
+    const done = credentialWorkOf(scope);
+    if (done) await deleteWorks(deps.writer, [done], signal);
+    return {};
+  }
   if (!cluster || !names || !consumer || !request) return {};
   const desired = credentialWork({ credential, cluster, names, consumer, request });
   scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(
@@ -153,38 +164,56 @@ export const applyWork: Phase<CredentialScope> = async ({ signal }, scope) => {
 
 /** The certificate as the signer returned it through feedback, or why there is none yet. */
 export const observeCertificate: Phase<CredentialScope> = (_ctx, scope) => {
+  const { certificate, expirationTimestamp } = scope.credential.status ?? {};
+  if (certificate && expirationTimestamp) return issuedAs(scope, certificate, expirationTimestamp);
   const work = scope.appliedWork ?? credentialWorkOf(scope);
   if (!work || !scope.request) return {};
   const report = csrReport(work, scope.credential);
   const refused = report.denied ?? report.failed;
-  if (refused)
-    return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
-      state: "failed",
-      reason: `Signer${refused.type}`,
-      message:
-        `The break-glass signer refused the request: ${refused.reason ?? ""} ${refused.message ?? ""}`.trim(),
-      userActionRequired: true,
-    });
-  if (report.certificate) {
-    const cert = new X509Certificate(report.certificate);
-    const expirationTimestamp = new Date(cert.validTo).toISOString();
-    scope.facts.issued = { certificate: report.certificate, expirationTimestamp };
-    return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
-      state: "ready",
-      reason: "Issued",
-      message: `Issued by the break-glass signer; valid until ${expirationTimestamp}`,
-    });
-  }
+  if (refused) return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, refusedBySigner(refused));
+  if (report.certificate)
+    return issuedAs(
+      scope,
+      report.certificate,
+      new Date(new X509Certificate(report.certificate).validTo).toISOString(),
+    );
   const applied = workStep(work);
   if (!isReady(applied)) return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, applied);
-  return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
-    state: "pending",
-    reason: report.approved ? "WaitingForSignature" : "WaitingForApproval",
-    message: report.approved
-      ? "The request is approved; waiting for the signer"
-      : "Waiting for the break-glass signer to approve the request",
-  });
+  return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, awaitingSigner(Boolean(report.approved)));
 };
+
+function awaitingSigner(approved: boolean): StepState {
+  return approved
+    ? {
+        state: "pending",
+        reason: "WaitingForSignature",
+        message: "The request is approved; waiting for the signer",
+      }
+    : {
+        state: "pending",
+        reason: "WaitingForApproval",
+        message: "Waiting for the break-glass signer to approve the request",
+      };
+}
+
+function refusedBySigner(refused: { type: string; reason?: string; message?: string }): StepState {
+  return {
+    state: "failed",
+    reason: `Signer${refused.type}`,
+    message:
+      `The break-glass signer refused the request: ${refused.reason ?? ""} ${refused.message ?? ""}`.trim(),
+    userActionRequired: true,
+  };
+}
+
+function issuedAs(scope: CredentialScope, certificate: string, expirationTimestamp: string): PhaseResult {
+  scope.facts.issued = { certificate, expirationTimestamp };
+  return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
+    state: "ready",
+    reason: "Issued",
+    message: `Issued by the break-glass signer; valid until ${expirationTimestamp}`,
+  });
+}
 
 /** With the service's key, the kubeconfig (key included) goes into the key's Secret. */
 export const storeKubeconfig: Phase<CredentialScope> = async ({ signal }, scope) => {

@@ -190,6 +190,28 @@ describe("break-glass credentials", () => {
     expect(event?.message).not.toContain("BEGIN");
   });
 
+  it("deletes the request's work once the certificate is in the status, and stays issued", async () => {
+    const c = (await getCredential("first"))!;
+    // With the certificate in the status the request's work goes (and its CSR with it): the
+    // management cluster's controller manager removes issued CSRs after an hour, and a work still
+    // applied would have the agent send the request again.
+    await eventually(
+      "the issued credential's work and CSR gone",
+      async () => {
+        const [works, csr] = await Promise.all([
+          service.list(ManifestWorkResource, { labelSelector: `${LABELS.breakglass}=${c.metadata.uid}` }),
+          mgmt.find(CertificateSigningRequestResource, `breakglass-${c.metadata.uid}`),
+        ]);
+        return works.items.length === 0 && !csr;
+      },
+      30_000,
+    );
+    const after = (await getCredential("first"))!;
+    expect(ready(after)).toBe(true);
+    expect(after.status?.certificate).toBe(c.status!.certificate);
+    expect(after.status?.expirationTimestamp).toBe(c.status!.expirationTimestamp);
+  });
+
   it("signs a client's own request without ever seeing its key", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const csr = certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
