@@ -129,9 +129,9 @@ export class AgentWorkReconciler implements Reconciler {
 
   /**
    * A new generation is applied in full. Every reapplyMs the objects are read, and applied again
-   * only if one changed since the last apply (drift repair): an object still at the
-   * resourceVersion that apply left needs no repair, and at 2,000 works per agent the forced
-   * applies of unchanged objects were most of a management apiserver's writes at rest.
+   * only if one changed since the last apply (drift repair, changeMark): an object as that apply
+   * left it needs no repair, and at 2,000 works per agent the forced applies of unchanged objects
+   * were most of a management apiserver's writes at rest.
    */
   async #applyOrRead(work: AgentWork): Promise<{ due: boolean; outcomes: ManifestOutcome[] }> {
     if (work.appliedGeneration !== work.generation)
