@@ -6,36 +6,14 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readySnapshot } from "../../test/support/hcpctl-objects.ts";
+import { runHcpctl, textSink } from "../../test/support/hcpctl-run.ts";
 import { run } from "./cli.ts";
 import { writeGather } from "./gather.ts";
 import { plain } from "./paint.ts";
 
-function sink(): Writable & { text: string } {
-  const w = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      w.text += chunk.toString();
-      done();
-    },
-  }) as Writable & { text: string };
-  w.text = "";
-  return w;
-}
-
-async function hcpctl(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await run(argv, {
-    stdout,
-    stderr,
-    paint: plain,
-    now: Date.now,
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const hcpctl = runHcpctl;
 
 let dir: string;
 let unreachable: string;
@@ -217,10 +195,10 @@ describe("must-gather and describe --from", () => {
 
 describe("help", () => {
   it("names itself as invoked", async () => {
-    const stdout = sink();
+    const stdout = textSink();
     const code = await run(
       ["--help"],
-      { stdout, stderr: sink(), paint: plain, now: Date.now, signal: new AbortController().signal },
+      { stdout, stderr: textSink(), paint: plain, now: Date.now, signal: new AbortController().signal },
       "kubectl hcp",
     );
     expect(code).toBe(0);

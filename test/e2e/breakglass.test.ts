@@ -28,11 +28,9 @@ import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";
-import { run as hcpctl } from "../../operators/hcpctl/cli.ts";
-import { plain } from "../../operators/hcpctl/paint.ts";
-import { Writable } from "node:stream";
 import { clusterInfo } from "../support/region.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
+import { runHcpctl } from "../support/hcpctl-run.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
@@ -98,29 +96,9 @@ async function kubeconfigOf(c: BreakglassCredential): Promise<Kubeconfig> {
   return JSON.parse(Buffer.from(secret?.data?.["kubeconfig"] ?? "", "base64").toString("utf8")) as Kubeconfig;
 }
 
-/** hcpctl in this process against the service cluster: exit code, stdout, stderr. */
-async function runHcpctl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const sink = () => {
-    const w = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        w.text += chunk.toString();
-        done();
-      },
-    }) as Writable & { text: string };
-    w.text = "";
-    return w;
-  };
-  const stdout = sink();
-  const stderr = sink();
-  const code = await hcpctl(["--kubeconfig", clusterInfo("service").kubeconfigPath, ...args], {
-    stdout,
-    stderr,
-    paint: plain,
-    now: Date.now,
-    signal: new AbortController().signal,
-  });
-  return { code, out: stdout.text, err: stderr.text };
-}
+/** hcpctl in this process against the service cluster. */
+const hcpctl = (...args: string[]) =>
+  runHcpctl("--kubeconfig", clusterInfo("service").kubeconfigPath, ...args);
 
 beforeAll(async () => {
   running = await startTestStack("breakglass", {
@@ -310,7 +288,7 @@ describe("break-glass credentials", () => {
   });
 
   it("hcpctl breakglass: request, list and revoke on the same resources; bad flags refused before any write", async () => {
-    const bad = await runHcpctl(
+    const bad = await hcpctl(
       "breakglass",
       "request",
       "bg",
@@ -324,8 +302,8 @@ describe("break-glass credentials", () => {
       "30h",
     );
     expect(bad.code).not.toBe(0);
-    expect(bad.err).toContain("--ttl must be between 10m and 24h");
-    const made = await runHcpctl(
+    expect(bad.stderr).toContain("--ttl must be between 10m and 24h");
+    const made = await hcpctl(
       "breakglass",
       "request",
       "bg",
@@ -338,14 +316,14 @@ describe("break-glass credentials", () => {
       "--ttl",
       "2h",
     );
-    expect(made.code, made.err).toBe(0);
-    const name = /breakglasscredential\/(\S+)/.exec(made.out)?.[1] ?? "";
+    expect(made.code, made.stderr).toBe(0);
+    const name = /breakglasscredential\/(\S+)/.exec(made.stdout)?.[1] ?? "";
     const c = await issued(name);
     expect(Date.parse(c.status!.expirationTimestamp!) - Date.now()).toBeLessThanOrEqual(7_200_000 + 1000);
-    const listed = await runHcpctl("breakglass", "list", "bg", "-n", customer);
-    expect(listed.out).toMatch(new RegExp(`credential +${name} +bg +oncall +True`));
-    expect(listed.out).not.toContain("PRIVATE KEY");
-    const revoked = await runHcpctl(
+    const listed = await hcpctl("breakglass", "list", "bg", "-n", customer);
+    expect(listed.stdout).toMatch(new RegExp(`credential +${name} +bg +oncall +True`));
+    expect(listed.stdout).not.toContain("PRIVATE KEY");
+    const revoked = await hcpctl(
       "breakglass",
       "revoke",
       "bg",
@@ -356,12 +334,12 @@ describe("break-glass credentials", () => {
       "--reason",
       "done",
     );
-    expect(revoked.code, revoked.err).toBe(0);
+    expect(revoked.code, revoked.stderr).toBe(0);
     await eventually(
       "the credential reported revoked",
       async () => (await getCredential(name))?.status?.revoked === true,
     );
-    expect((await runHcpctl("breakglass", "list", "bg", "-n", customer)).out).toMatch(
+    expect((await hcpctl("breakglass", "list", "bg", "-n", customer)).stdout).toMatch(
       /revocation .* True \(Revoked\)/,
     );
   });
