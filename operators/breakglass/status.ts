@@ -4,14 +4,7 @@
  * Degraded, through the one conditions helper. Written once per reconcile.
  */
 import type { BreakglassCredential, BreakglassCredentialStatus } from "../api/v1alpha1/index.ts";
-import {
-  blockerMessage,
-  firstNotReady,
-  firstUserFailure,
-  heldBy,
-  stepCondition,
-  type Steps,
-} from "../hcp/steps.ts";
+import { degradedFromSteps, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
 import { setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const CREDENTIAL_CONDITIONS = {
@@ -52,15 +45,12 @@ export function stepSummary<T extends string>(
   steps: Steps<T>,
   done: { reason: string; message: string },
 ): ConditionInput[] {
-  const failure = firstUserFailure(order, steps);
+  const degraded = degradedFromSteps("Degraded", order, steps);
   const blocker = firstNotReady(order, steps);
-  const degraded: ConditionInput = failure
-    ? { type: "Degraded", status: "True", reason: failure.step.reason, message: blockerMessage(failure) }
-    : { type: "Degraded", status: "False", reason: "AsExpected", message: "No problem found" };
   const ready: ConditionInput = blocker
     ? heldBy("Ready", "False", blocker)
     : { type: "Ready", status: "True", ...done };
-  return [ready, progressing(failure ? degraded : undefined, blocker), degraded];
+  return [ready, progressing(degraded.status === "True" ? degraded : undefined, blocker), degraded];
 }
 
 function progressing(

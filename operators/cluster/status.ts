@@ -12,6 +12,7 @@ import type { ClusterNames } from "../hcp/names.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
   degradedByUserFailure,
+  notDegraded,
   firstNotReady,
   firstUserFailure,
   heldBy,
@@ -90,7 +91,7 @@ function degradedCondition(facts: ClusterFacts): ConditionInput {
       reason: `HostedCluster${hc.reason}`,
       message: `HostedCluster ${facts.names.hostedClusterNamespace}/${facts.names.hostedClusterName} is degraded: ${hc.message}`,
     };
-  return { type: CONDITIONS.Degraded, status: "False", reason: "AsExpected", message: "No problem found" };
+  return notDegraded(CONDITIONS.Degraded);
 }
 
 /** Ready: every step done and nothing degraded; otherwise the step (or problem) that holds it. */

@@ -5,7 +5,7 @@
  * observedGeneration. Written once per reconcile through setCondition.
  */
 import type { ExternalAuth, ExternalAuthStatus, Phase } from "../api/v1alpha1/index.ts";
-import { degradedByUserFailure, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
+import { degradedFromSteps, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
 export const AUTH_CONDITIONS = {
@@ -34,15 +34,7 @@ export interface AuthFacts {
 }
 
 export function degradedCondition(facts: AuthFacts): ConditionInput {
-  const type = AUTH_CONDITIONS.Degraded;
-  return (
-    degradedByUserFailure(type, AUTH_STEPS, facts.steps) ?? {
-      type,
-      status: "False",
-      reason: "AsExpected",
-      message: "No problem found",
-    }
-  );
+  return degradedFromSteps(AUTH_CONDITIONS.Degraded, AUTH_STEPS, facts.steps);
 }
 
 export function readyCondition(facts: AuthFacts): ConditionInput {

@@ -57,6 +57,20 @@ export function firstUserFailure<T extends string>(
   return undefined;
 }
 
+/** Degraded False: nothing the user must fix. */
+export function notDegraded(type: string): ConditionInput {
+  return { type, status: "False", reason: "AsExpected", message: "No problem found" };
+}
+
+/** Degraded from steps alone: True for the first user failure (degradedByUserFailure), else False. */
+export function degradedFromSteps<T extends string>(
+  type: string,
+  order: readonly T[],
+  steps: Steps<T>,
+): ConditionInput {
+  return degradedByUserFailure(type, order, steps) ?? notDegraded(type);
+}
+
 /** Degraded True for the first step (in order) that failed with something only the user can fix. */
 export function degradedByUserFailure<T extends string>(
   type: string,

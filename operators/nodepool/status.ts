@@ -10,7 +10,7 @@ import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
 import type { PoolReport } from "../hcp/feedback.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
-  degradedByUserFailure,
+  degradedFromSteps,
   firstNotReady,
   firstUserFailure,
   heldBy,
@@ -61,15 +61,7 @@ export interface PoolFacts {
 
 /** Degraded: the first failure only the user can fix. */
 export function degradedCondition(facts: PoolFacts): ConditionInput {
-  const type = POOL_CONDITIONS.Degraded;
-  return (
-    degradedByUserFailure(type, POOL_STEPS, facts.steps) ?? {
-      type,
-      status: "False",
-      reason: "AsExpected",
-      message: "No problem found",
-    }
-  );
+  return degradedFromSteps(POOL_CONDITIONS.Degraded, POOL_STEPS, facts.steps);
 }
 
 /** Ready: every step done; otherwise the step that holds it; never while deleting. */
