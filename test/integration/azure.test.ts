@@ -90,7 +90,6 @@ async function startEnv(overrides: Partial<AzureConfig> = {}): Promise<Env> {
   };
 }
 
-/** Calls an ensure or delete until it is done, as the controller's requeues would. */
 /**
  * Calls again while the answer asks to (`retryAfter` gives how long to wait, as the controller's
  * requeue would), and returns the first answer that does not.
@@ -109,6 +108,7 @@ async function callWhilePending<R>(
   throw new Error(`still in progress after ${attempts} calls`);
 }
 
+/** Calls an ensure or delete until it is done, as the controller's requeues would. */
 async function settle<T>(call: () => Promise<Outcome<T>>, attempts = 100): Promise<Ready<T>> {
   const outcome = await callWhilePending(call, (o) => (o.done ? undefined : o.retryAfterMs), attempts);
   if (!outcome.done) throw new Error("callWhilePending returned an outcome in progress");
