@@ -23,10 +23,10 @@
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { ClusterRegistry } from "./runtime/clusters.ts";
+import { loadClusterAccess } from "./runtime/kubeconfig.ts";
 import { createLogger } from "./runtime/logger.ts";
 import { Manager, signalHandler } from "./runtime/manager.ts";
 import { readFile } from "node:fs/promises";
@@ -46,13 +46,6 @@ import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./monitor/liveness.ts";
 
 const SERVICE_CLUSTER = "service";
-
-function serviceKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -81,7 +74,10 @@ async function main(): Promise<void> {
   });
   const log = createLogger({ component: "hcp-operators" });
   const clusters = new ClusterRegistry(log);
-  const service = clusters.add(SERVICE_CLUSTER, serviceKubeConfig(values.kubeconfig));
+  const service = clusters.add(
+    SERVICE_CLUSTER,
+    loadClusterAccess(values.kubeconfig ? { path: values.kubeconfig } : { default: true }),
+  );
   const manager = new Manager({
     httpAddress: values["http-address"],
     log,

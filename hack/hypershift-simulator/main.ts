@@ -9,9 +9,9 @@
  *   --delete-delay-ms <ms>         how long a deletion holds the finalizer (default 1000)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { loadClusterAccess } from "../../operators/runtime/kubeconfig.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";
 import { Manager, signalHandler } from "../../operators/runtime/manager.ts";
 import { HyperShiftSimulator } from "./controller.ts";
@@ -33,12 +33,12 @@ async function main(): Promise<void> {
       "http-address": { type: "string", default: "0.0.0.0:8080" },
     },
   });
-  const kc = new KubeConfig();
-  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
-  else kc.loadFromDefault();
   const log = createLogger({ component: "hypershift-simulator" });
   const clusters = new ClusterRegistry(log);
-  const cluster = clusters.add(values.cluster, kc);
+  const cluster = clusters.add(
+    values.cluster,
+    loadClusterAccess(values.kubeconfig ? { path: values.kubeconfig } : { default: true }),
+  );
   const simulator = new HyperShiftSimulator({
     cluster,
     provisionDelayMs: milliseconds("provision-delay-ms", values["provision-delay-ms"]),

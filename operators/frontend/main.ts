@@ -11,10 +11,10 @@
  *   --max-connections <n>        open ARM connections at most (default 2000); the handshake, header,
  *                                request and idle timeouts are DEFAULT_CONNECTION_LIMITS
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { KubeClient } from "../runtime/kube.ts";
+import { loadClusterAccess } from "../runtime/kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager, signalHandler } from "../runtime/manager.ts";
 import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./server.ts";
@@ -44,15 +44,13 @@ async function main(): Promise<void> {
   const clientCA = values["client-ca"];
   if (!cert || !key || !clientCA) throw new Error("--tls-cert, --tls-key and --client-ca are required");
   const log = createLogger({ component: "hcp-frontend" });
-  const kc = new KubeConfig();
-  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
-  else kc.loadFromDefault();
+  const access = loadClusterAccess(values.kubeconfig ? { path: values.kubeconfig } : { default: true });
   const { host, port } = hostPort(values.listen, "--listen");
   const maxConnections = Number(values["max-connections"]);
   if (!Number.isInteger(maxConnections) || maxConnections < 1)
     throw new Error(`--max-connections expects a positive integer, got "${values["max-connections"]}"`);
   const frontend = new Frontend({
-    client: new KubeClient("service", kc),
+    client: new KubeClient("service", access),
     tls: { cert: await readFile(cert), key: await readFile(key), clientCA: await readFile(clientCA) },
     host,
     port,

@@ -4,17 +4,9 @@
  * dry run (for preflight), and the API server's refusals turned into CloudErrors: a 422 from the
  * schema or a CEL rule becomes a 400 naming the ARM field.
  */
-import { HttpMethod, RequestContext } from "@kubernetes/client-node";
-import { fetch } from "undici";
 import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
 import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
-import {
-  KubeApiError,
-  resourcePath,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-} from "../runtime/kube.ts";
+import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
 import type { ResourceKind } from "./resource-id.ts";
 import { isObject, shorten, text } from "./body-schema.ts";
@@ -123,28 +115,8 @@ export async function kubeWrite<T>(write: () => Promise<T>): Promise<T> {
 
 /**
  * Server-side dry-run create: the API server runs defaulting, schema and CEL validation and
- * admission, and stores nothing. KubeClient has no dry-run option, so this is its own request
- * with the same kubeconfig authentication.
+ * admission, and stores nothing.
  */
 export async function dryRunCreate(client: KubeClient, t: ResourceType, obj: KubeObject): Promise<void> {
-  const path = `${resourcePath(t, obj.metadata.namespace)}?dryRun=All&fieldValidation=Strict`;
-  const ctx = new RequestContext(`${client.server}${path}`, HttpMethod.POST);
-  await client.kubeConfig.applySecurityAuthentication(ctx);
-  const res = await fetch(ctx.getUrl(), {
-    method: "POST",
-    headers: { ...ctx.getHeaders(), accept: "application/json", "content-type": "application/json" },
-    body: JSON.stringify(obj),
-    dispatcher: ctx.getDispatcher(),
-  });
-  const raw = await res.text();
-  if (res.ok) return;
-  let body: unknown = raw;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    // not a Status
-  }
-  const reason = isObject(body) ? text(body["reason"]) : "";
-  const message = isObject(body) ? text(body["message"]) || raw : raw;
-  throw new KubeApiError(res.status, reason, `dry-run POST ${path}: ${message}`, body);
+  await client.create(t, obj, { dryRun: true });
 }

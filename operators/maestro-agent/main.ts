@@ -13,9 +13,9 @@
  *                                  0: never, as a real Maestro agent)
  *   --http-address <host:port>     probes and metrics (default 0.0.0.0:8080)
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
 import { KubeClient } from "../runtime/kube.ts";
+import { loadClusterAccess } from "../runtime/kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager, signalHandler } from "../runtime/manager.ts";
 import { MaestroAgent } from "./controller.ts";
@@ -42,13 +42,11 @@ async function main(): Promise<void> {
   const heartbeatMs = values["heartbeat-ms"] === undefined ? undefined : Number(values["heartbeat-ms"]);
   if (heartbeatMs !== undefined && !(heartbeatMs >= 0 && heartbeatMs <= 3_600_000))
     throw new Error("--heartbeat-ms must be a number of milliseconds from 0 to 3600000");
-  const kc = new KubeConfig();
-  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
-  else kc.loadFromDefault();
+  const access = loadClusterAccess(values.kubeconfig ? { path: values.kubeconfig } : { default: true });
   const log = createLogger({ component: "maestro-agent" });
   const agent = new MaestroAgent({
     consumer: values.consumer,
-    kube: new KubeClient(values.consumer, kc),
+    kube: new KubeClient(values.consumer, access),
     log,
     allowedKinds: values["allowed-kinds"]
       ?.split(",")

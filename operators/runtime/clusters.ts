@@ -4,11 +4,11 @@
  * client by cluster name and subscribe to membership changes instead of retrying on a cluster that
  * is not there (ClusterNotConnectedError), as Cluster API's ClusterCache does.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { ClusterNotConnectedError } from "./errors.ts";
 import { summariseManagedFields } from "./apply.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "./kube.ts";
+import { loadClusterAccess, type ClusterAccess, type KubeConfigLike } from "./kubeconfig.ts";
 import { silentLogger, type Logger } from "./logger.ts";
 
 export type ClusterEvent = { type: "added" | "removed"; cluster: string };
@@ -21,9 +21,9 @@ export class Cluster {
   readonly #stop = new AbortController();
   readonly #log: Logger;
 
-  constructor(name: string, kubeConfig: KubeConfig, log: Logger) {
+  constructor(name: string, access: ClusterAccess | KubeConfigLike, log: Logger) {
     this.name = name;
-    this.client = new KubeClient(name, kubeConfig);
+    this.client = new KubeClient(name, access);
     this.#log = log.child({ cluster: name });
   }
 
@@ -86,13 +86,11 @@ export class ClusterRegistry {
     this.#log = log;
   }
 
-  /** Adds (or replaces) a cluster from a kubeconfig object, file path or YAML string. */
-  add(name: string, source: KubeConfig | { path: string } | { yaml: string }): Cluster {
-    const kc = source instanceof KubeConfig ? source : new KubeConfig();
-    if ("path" in source) kc.loadFromFile(source.path);
-    else if ("yaml" in source) kc.loadFromString(source.yaml);
+  /** Adds (or replaces) a cluster from its access, a kubeconfig object, file path or YAML string. */
+  add(name: string, source: ClusterAccess | KubeConfigLike | { path: string } | { yaml: string }): Cluster {
+    const access = "path" in source || "yaml" in source ? loadClusterAccess(source) : source;
     this.#clusters.get(name)?.stop();
-    const cluster = new Cluster(name, kc, this.#log);
+    const cluster = new Cluster(name, access, this.#log);
     this.#clusters.set(name, cluster);
     this.#log.info("Cluster added", { cluster: name, server: cluster.client.server });
     this.#notify({ type: "added", cluster: name });

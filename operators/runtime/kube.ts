@@ -1,14 +1,19 @@
 /**
- * A small dynamic Kubernetes REST client, one per cluster. It reuses @kubernetes/client-node for
- * kubeconfig loading and authentication (TLS material, tokens, exec plugins) and speaks plain
- * REST for everything the controllers need: get, paginated list, watch streams, server-side apply
- * (also on /status), merge patches and deletes. Any GVR works, so CRDs need no generated code.
+ * A small dynamic Kubernetes REST client, one per cluster. Its connection and credentials come
+ * from a ClusterAccess (kubeconfig.ts); it speaks plain REST for everything the controllers need:
+ * get, paginated list, watch streams, server-side apply (also on /status), merge patches and
+ * deletes. Any GVR works, so CRDs need no generated code.
  */
-import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { fetch } from "undici";
 import type { KubeObject, ResourceType } from "../api/meta/v1.ts";
+import {
+  accessFromKubeConfig,
+  isKubeConfigLike,
+  type ClusterAccess,
+  type KubeConfigLike,
+} from "./kubeconfig.ts";
 
 // The object shapes belong to the API layer; re-exported here because every client caller uses them.
 export type { KubeObject, ObjectMeta, OwnerReference, ResourceType } from "../api/meta/v1.ts";
@@ -78,6 +83,11 @@ export interface SubresourceOptions extends RequestOptions {
   subresource?: "status" | "approval";
 }
 
+export interface CreateOptions extends RequestOptions {
+  /** Server-side dry run: defaulting, validation and admission run, nothing is stored; unknown fields are refused. */
+  dryRun?: boolean;
+}
+
 export interface DeleteOptions extends RequestOptions {
   propagationPolicy?: "Foreground" | "Background" | "Orphan";
 }
@@ -100,7 +110,7 @@ function query(params: Record<string, string | number | boolean | undefined>): s
 }
 
 interface RequestInput {
-  method: HttpMethod;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   body?: unknown;
   contentType?: string;
@@ -109,36 +119,30 @@ interface RequestInput {
 
 export class KubeClient {
   readonly cluster: string;
-  readonly kubeConfig: KubeConfig;
+  readonly access: ClusterAccess;
   readonly server: string;
-  /**
-   * client-node builds a new undici Agent for every request, so each call paid a TLS handshake
-   * and left an idle connection behind. The TLS material comes from the kubeconfig loaded once,
-   * so one dispatcher serves every request (auth headers are still applied per request).
-   */
-  #dispatcher: ReturnType<RequestContext["getDispatcher"]>;
 
-  constructor(cluster: string, kubeConfig: KubeConfig) {
-    const current = kubeConfig.getCurrentCluster();
-    if (!current) throw new Error(`kubeconfig for cluster ${cluster} has no current cluster`);
+  /** `access` from kubeconfig.ts; a client-node KubeConfig is taken too (tests, tools). */
+  constructor(cluster: string, access: ClusterAccess | KubeConfigLike) {
     this.cluster = cluster;
-    this.kubeConfig = kubeConfig;
-    this.server = current.server.replace(/\/$/, "");
+    this.access = isKubeConfigLike(access)
+      ? accessFromKubeConfig(access, `kubeconfig for cluster ${cluster}`)
+      : access;
+    this.server = this.access.server;
   }
 
   async #send(input: RequestInput): Promise<Response> {
     const { signal } = input;
     signal?.throwIfAborted();
-    const ctx = new RequestContext(`${this.server}${input.path}`, input.method);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const { headers: auth, dispatcher } = await this.access.authenticate();
     signal?.throwIfAborted();
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: "application/json" };
+    const headers: Record<string, string> = { ...auth, accept: "application/json" };
     if (input.body !== undefined) headers["content-type"] = input.contentType ?? "application/json";
-    return fetch(ctx.getUrl(), {
+    return fetch(`${this.server}${input.path}`, {
       method: input.method,
       headers,
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
-      dispatcher: (this.#dispatcher ??= ctx.getDispatcher()),
+      dispatcher,
       signal,
     });
   }
@@ -152,9 +156,8 @@ export class KubeClient {
     } catch (err) {
       throw abortReasonOr(input.signal, err);
     }
-    const body: unknown = text ? JSON.parse(text) : undefined;
-    if (!res.ok) throw toApiError(res.status, body, `${input.method} ${input.path}`);
-    return body as T;
+    if (!res.ok) throw toApiError(res.status, parseOrText(text), `${input.method} ${input.path}`);
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   get<T extends KubeObject>(
@@ -164,7 +167,7 @@ export class KubeClient {
     opts: RequestOptions = {},
   ): Promise<T> {
     return this.#json<T>({
-      method: HttpMethod.GET,
+      method: "GET",
       path: resourcePath(t, namespace, name),
       signal: opts.signal,
     });
@@ -189,7 +192,7 @@ export class KubeClient {
   list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
     const { namespace, signal, ...rest } = opts;
     return this.#json<ObjectList<T>>({
-      method: HttpMethod.GET,
+      method: "GET",
       path: resourcePath(t, namespace) + query({ ...rest }),
       signal,
     });
@@ -219,7 +222,7 @@ export class KubeClient {
     const { namespace, signal, ...params } = opts;
     const path = resourcePath(t, namespace) + query({ ...params, watch: true });
     try {
-      const res = await this.#send({ method: HttpMethod.GET, path, signal });
+      const res = await this.#send({ method: "GET", path, signal });
       if (!res.ok || !res.body) {
         const text = await res.text();
         throw toApiError(res.status, text ? safeJson(text) : undefined, `watch ${path}`);
@@ -236,10 +239,11 @@ export class KubeClient {
     signal?.throwIfAborted();
   }
 
-  create<T extends KubeObject>(t: ResourceType, obj: T, opts: RequestOptions = {}): Promise<T> {
+  create<T extends KubeObject>(t: ResourceType, obj: T, opts: CreateOptions = {}): Promise<T> {
+    const dryRun = opts.dryRun ? query({ dryRun: "All", fieldValidation: "Strict" }) : "";
     return this.#json<T>({
-      method: HttpMethod.POST,
-      path: resourcePath(t, obj.metadata.namespace),
+      method: "POST",
+      path: resourcePath(t, obj.metadata.namespace) + dryRun,
       body: obj,
       signal: opts.signal,
     });
@@ -266,7 +270,7 @@ export class KubeClient {
     const name = obj.metadata.name ?? "";
     const path = resourcePath(t, obj.metadata.namespace, name) + (subresource ? `/${subresource}` : "");
     return this.#json<T>({
-      method: HttpMethod.PUT,
+      method: "PUT",
       path,
       body: { apiVersion: apiVersionOf(t), kind: t.kind, ...obj },
       signal: opts.signal,
@@ -284,7 +288,7 @@ export class KubeClient {
       query({ fieldManager: opts.fieldManager, force: opts.force ?? true });
     const body = { apiVersion: apiVersionOf(t), kind: t.kind, ...obj };
     return this.#json<T>({
-      method: HttpMethod.PATCH,
+      method: "PATCH",
       path,
       body,
       contentType: "application/apply-patch+yaml",
@@ -306,7 +310,7 @@ export class KubeClient {
       typeof opts === "string" ? { subresource: opts, signal: undefined } : opts;
     const path = resourcePath(t, ref.namespace, ref.name) + (subresource ? `/${subresource}` : "");
     return this.#json<T>({
-      method: HttpMethod.PATCH,
+      method: "PATCH",
       path,
       body: patch,
       contentType: "application/merge-patch+json",
@@ -326,7 +330,7 @@ export class KubeClient {
       : undefined;
     const path = resourcePath(t, ref.namespace, ref.name);
     try {
-      await this.#json({ method: HttpMethod.DELETE, path, body, signal });
+      await this.#json({ method: "DELETE", path, body, signal });
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -336,13 +340,13 @@ export class KubeClient {
 
   /** GET on an arbitrary path (discovery, /version, /readyz). */
   raw<T>(path: string, opts: RequestOptions = {}): Promise<T> {
-    return this.#json<T>({ method: HttpMethod.GET, path, signal: opts.signal });
+    return this.#json<T>({ method: "GET", path, signal: opts.signal });
   }
 
   /** GET of a path that answers in text, such as the apiserver's own /metrics. */
   async text(path: string, opts: RequestOptions = {}): Promise<string> {
     try {
-      const res = await this.#send({ method: HttpMethod.GET, path, signal: opts.signal });
+      const res = await this.#send({ method: "GET", path, signal: opts.signal });
       const text = await res.text();
       if (!res.ok) throw toApiError(res.status, safeJson(text), `GET ${path}`);
       return text;
@@ -360,6 +364,15 @@ function abortReasonOr(signal: AbortSignal | undefined, err: unknown): unknown {
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** An error body: a Status, or the text when a proxy or a panic answered something else. */
+function parseOrText(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
   } catch {
     return text;
   }
