@@ -11,7 +11,7 @@ import type {
   ManagementCluster,
   NodePool,
 } from "../api/v1alpha1/index.ts";
-import { summariseWorkSpec, type ManifestWork } from "../api/work/v1.ts";
+import { ManifestWorkResource, summariseWorkSpec, type ManifestWork } from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
 import type { StepState } from "../hcp/steps.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
@@ -529,6 +529,28 @@ describe("ClusterReconciler", () => {
       expect(w.reconciler.memory.reservations.size).toBe(0);
       expect(w.reconciler.memory.verified.size).toBe(0);
       expect(w.events.reasons()).toContain("Deleted");
+    });
+
+    it("deletes the work it applied even when the informer has not shown it yet, and waits for it", async () => {
+      const w = world();
+      await w.reconcile();
+      expect(w.writer.of("apply", "ManifestWork")).toHaveLength(1);
+      // The works informer lags (a watch relisting after an apiserver restart): it shows none.
+      expect(w.works.list()).toEqual([]);
+      w.observeStatus();
+      w.clusters.set(deleting(w.clusters.get("default", "demo")!));
+      await w.reconcile();
+      expect(w.writer.of("delete", "ManifestWork")).toMatchObject([
+        { name: "uid-demo", namespace: "mgmt-1" },
+      ]);
+      expect(w.writer.of("removeFinalizer")).toEqual([]);
+      expect(w.infra.calls.deleteAll).toBeUndefined();
+      expect(condition(w.writer.lastStatus(), "Deleting")).toMatchObject({ reason: "DeletingHostedCluster" });
+      // The agent confirmed: the work is gone, and only then does the rest go.
+      w.writer.vanish(ManifestWorkResource, { name: "uid-demo", namespace: "mgmt-1" });
+      await w.reconcile();
+      expect(w.infra.calls.deleteAll).toBe(1);
+      expect(w.writer.of("removeFinalizer")).toHaveLength(1);
     });
 
     it("keeps the finalizer while the issuer's documents cannot be removed, and says why", async () => {

@@ -5,7 +5,12 @@
 import { describe, expect, it } from "vitest";
 import type { Condition } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool, NodePoolStatus } from "../api/v1alpha1/index.ts";
-import { summariseWorkSpec, type ManifestWork, type WorkCondition } from "../api/work/v1.ts";
+import {
+  ManifestWorkResource,
+  summariseWorkSpec,
+  type ManifestWork,
+  type WorkCondition,
+} from "../api/work/v1.ts";
 import { LABELS } from "../hcp/names.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
@@ -278,6 +283,20 @@ describe("NodePoolReconciler", () => {
     expect(w.writer.of("delete", "ManifestWork")).toHaveLength(1);
     expect(w.writer.of("removeFinalizer")).toEqual([]);
     expect(w.condition("Deleting")).toMatchObject({ status: "True", reason: "DeletingNodePool" });
+  });
+
+  it("deletes a work the informer has not shown yet by its name, and waits for it", async () => {
+    const pool = { ...nodePool(), metadata: { ...nodePool().metadata, deletionTimestamp: T } };
+    const w = world({ pool });
+    const work = { name: "uid-demo-workers", namespace: "mgmt-1" };
+    w.writer.seed(ManifestWorkResource, work);
+    await w.reconcile();
+    expect(w.writer.of("delete", "ManifestWork")).toMatchObject([work]);
+    expect(w.writer.of("removeFinalizer")).toEqual([]);
+    expect(w.condition("Deleting")).toMatchObject({ status: "True", reason: "DeletingNodePool" });
+    w.writer.vanish(ManifestWorkResource, work);
+    await w.reconcile();
+    expect(w.writer.of("removeFinalizer")).toHaveLength(1);
   });
 
   it("releases the finalizer once the work is gone", async () => {

@@ -27,13 +27,17 @@ export interface Write {
   body?: unknown;
 }
 
+const objectKey = (type: ResourceType, r: { name?: string; namespace?: string }): string =>
+  `${type.plural}/${r.namespace ?? ""}/${r.name ?? ""}`;
+
 /** Records every write; applied objects get generation 1 and bump it when their body changes. */
 export class RecordingWriter implements ObjectWriter {
   readonly writes: Write[] = [];
   readonly #generations = new Map<string, { body: string; generation: number }>();
+  readonly #seeded = new Set<string>();
 
   async applyIfChanged<T extends KubeObject>(type: ResourceType, obj: KubeObject): Promise<T | undefined> {
-    const key = `${type.plural}/${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
+    const key = objectKey(type, obj.metadata);
     const body = JSON.stringify(obj);
     const last = this.#generations.get(key);
     if (last?.body === body) return undefined;
@@ -65,9 +69,24 @@ export class RecordingWriter implements ObjectWriter {
     return Promise.resolve(true);
   }
 
+  /**
+   * Resolves with whether the object is there: one this writer applied and `vanish` did not take
+   * away (a finalizer holds a deleted object until its owner lets go), or one `seed` put there.
+   */
   async delete(type: ResourceType, r: { name: string; namespace?: string }): Promise<boolean> {
     this.writes.push({ verb: "delete", kind: type.kind, name: r.name, namespace: r.namespace });
-    return Promise.resolve(true);
+    return Promise.resolve(this.#generations.has(objectKey(type, r)) || this.#seeded.has(objectKey(type, r)));
+  }
+
+  /** An object on the server this writer did not write (a delete finds it). */
+  seed(type: ResourceType, r: { name?: string; namespace?: string }): void {
+    this.#seeded.add(objectKey(type, r));
+  }
+
+  /** The object is gone from the server (its finalizers released), so a delete no longer finds it. */
+  vanish(type: ResourceType, r: { name?: string; namespace?: string }): void {
+    this.#generations.delete(objectKey(type, r));
+    this.#seeded.delete(objectKey(type, r));
   }
 
   /** The writes of one verb (and kind). */
