@@ -50,7 +50,7 @@ import {
   spawnSimulator,
   type ArmInfo,
 } from "./components.ts";
-import { cpuByProcess, cpuWindow } from "./usage.ts";
+import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
 
@@ -99,6 +99,8 @@ export interface LifecycleReport {
   etcd: { beforeBytes: number; readyBytes: number; compactedBytes: number };
   /** The operators' V8 heap in use with the region empty and with N clusters Ready (lowest of a few samples: near the live size). */
   operatorsHeap: { idleBytes: number; readyBytes: number };
+  /** Each agent at Ready: its live heap (after a full collection) and its RSS then. */
+  agentsAtReady: Array<{ name: string; liveHeapBytes: number; rssMb: number }>;
   /**
    * JSON bytes per cluster of what the operators' informers cache at Ready, by kind, trimmed as
    * they trim it (managedFields summarised, works without manifests): where the heap goes.
@@ -119,6 +121,8 @@ interface Running {
   management: KubeClient[];
   components: Component[];
   operators: { component: Component; metricsUrl: string; restart(): Promise<Component> };
+  /** Each management cluster's agent, whose live heap the bench reads as the operators'. */
+  agents: Array<{ component: Component; metricsUrl: string }>;
   logDir: string;
 }
 
@@ -187,17 +191,27 @@ async function startManagementSide(
   region: Region,
   logDir: string,
   cpuProfile: boolean | undefined,
-): Promise<Component[]> {
+): Promise<{ components: Component[]; agents: Running["agents"] }> {
   const broker = region.broker!;
   const out: Component[] = [];
+  const agents: Running["agents"] = [];
   for (const cluster of region.clusters.filter((x) => x.role === "management")) {
     const credentials = await broker.credentials(cluster.name);
     const agent = await spawnAgent({
       cluster,
       broker: { url: broker.url, credentials },
       logDir,
-      nodeArgs: profileFlags(logDir, `maestro-agent-${cluster.name}`, cpuProfile),
+      nodeArgs: [
+        "--expose-gc",
+        "--import",
+        repoScript("hack/bench/gc-on-signal.ts"),
+        // `kill -USR1 <pid>` writes a heap snapshot into the log dir, for a look at a live run.
+        `--diagnostic-dir=${logDir}`,
+        "--heapsnapshot-signal=SIGUSR1",
+        ...profileFlags(logDir, `maestro-agent-${cluster.name}`, cpuProfile),
+      ],
     });
+    agents.push({ component: agent.component, metricsUrl: `${agent.url}/metrics` });
     const simulator = await spawnSimulator({
       cluster,
       logDir,
@@ -211,7 +225,7 @@ async function startManagementSide(
       readyAt(simulator.url, 60_000, simulator.component.exited),
     ]);
   }
-  return out;
+  return { components: out, agents };
 }
 
 async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: ArmInfo }> {
@@ -232,8 +246,9 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
     region,
     service,
     management,
-    components: [operators.component, ...managementSide, armComponent],
+    components: [operators.component, ...managementSide.components, armComponent],
     operators,
+    agents: managementSide.agents,
     logDir,
     arm,
   };
@@ -350,19 +365,19 @@ async function scrape(url: string): Promise<string> {
 }
 
 /**
- * The operators' live heap: a full collection (hack/bench/gc-on-signal.ts), then
+ * A process's live heap: a full collection (hack/bench/gc-on-signal.ts), then
  * `nodejs_heap_size_used_bytes`, read once the process counts that collection.
  */
-async function liveHeapBytes(operators: Running["operators"]): Promise<number> {
+async function liveHeapBytes(process: { component: Component; metricsUrl: string }): Promise<number> {
   const metric = (text: string, pattern: RegExp): number => Number(pattern.exec(text)?.[1] ?? 0);
   const forced = /^bench_forced_gcs_total ([0-9.e+]+)$/m;
-  const before = metric(await scrape(operators.metricsUrl), forced);
-  operators.component.child.kill("SIGUSR2");
+  const before = metric(await scrape(process.metricsUrl), forced);
+  process.component.child.kill("SIGUSR2");
   let text = "";
   await waitFor(
-    "a full garbage collection in the operators",
+    `a full garbage collection in ${process.component.name}`,
     async () => {
-      text = await scrape(operators.metricsUrl);
+      text = await scrape(process.metricsUrl);
       return metric(text, forced) > before;
     },
     { timeoutMs: 30_000, intervalMs: 100 },
@@ -511,6 +526,14 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
     const c1 = await phaseCounts(running);
     const heapReady = await liveHeapBytes(running.operators);
+    const agentsAtReady = await Promise.all(
+      running.agents.map(async (a) => ({
+        name: a.component.name,
+        liveHeapBytes: await liveHeapBytes(a),
+        rssMb: await currentRssMb(a.component.child.pid ?? 0),
+      })),
+    );
+    progress(`agents at Ready: ${JSON.stringify(agentsAtReady)}`);
     const jsonPerCluster = (objects: KubeObject[]): number =>
       Math.round(Buffer.byteLength(JSON.stringify(objects)) / opts.n);
     const cachedJsonPerCluster = {
@@ -560,6 +583,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
       operatorsHeap: { idleBytes: heapIdle, readyBytes: heapReady },
+      agentsAtReady,
       cachedJsonPerCluster,
       restart,
       cpu: {
@@ -620,6 +644,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
     unit: "KB",
     detail: `live heap ${Math.round(r.operatorsHeap.idleBytes / 2 ** 20)} MB idle → ${Math.round(r.operatorsHeap.readyBytes / 2 ** 20)} MB at Ready; at 10,000 clusters ≈ ${Math.round((r.operatorsHeap.idleBytes + heapPerCluster * 10_000) / 2 ** 20)} MB`,
   });
+  figures.push(...agentFigures(r));
   for (const [kind, bytes] of Object.entries(r.cachedJsonPerCluster))
     figures.push({
       name: `cached JSON per cluster: ${kind}`,
@@ -698,6 +723,16 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
         ]
       : []),
   ];
+}
+
+function agentFigures(r: LifecycleReport): Figure[] {
+  const perAgent = Math.round(r.n / r.managementClusters);
+  return r.agentsAtReady.map((a) => ({
+    name: `${a.name} live heap at Ready`,
+    value: Math.round(a.liveHeapBytes / 2 ** 20),
+    unit: "MB",
+    detail: `${perAgent} clusters; RSS then ${a.rssMb} MB`,
+  }));
 }
 
 function flag(argv: string[], name: string, fallback: number): number {

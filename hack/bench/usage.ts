@@ -24,6 +24,12 @@ export async function sampleProcess(pid: number): Promise<ProcessSample> {
   return { cpuSeconds: ticks / TICKS_PER_SECOND, peakRssMb: Math.round(hwmKb / 1024) };
 }
 
+/** VmRSS: the resident set now, MB. */
+export async function currentRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024);
+}
+
 /**
  * CPU seconds so far of every process a region runs (its `<name>.pid` files: etcd, each
  * kube-apiserver and controller-manager, mosquitto) and of the components given, by name. A
