@@ -4,9 +4,10 @@
  * confirms Deleted), then for Azure; a node pool waits for its work. A finalizer no controller of
  * this service owns is named as such: nobody here will ever remove it.
  */
-import type { NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, NodePool } from "../api/v1alpha1/index.ts";
 import { MANIFEST_WORK_CLEANUP_FINALIZER, type ManifestWork } from "../api/work/v1.ts";
 import { CLUSTER_FINALIZER } from "../cluster/scope.ts";
+import { EXTERNAL_AUTH_FINALIZER } from "../externalauth/scope.ts";
 import { LABELS } from "../hcp/names.ts";
 import { NODE_POOL_FINALIZER } from "../nodepool/scope.ts";
 import { find } from "./conditions.ts";
@@ -17,6 +18,8 @@ export const KNOWN_FINALIZERS: Record<string, string> = {
   [CLUSTER_FINALIZER]:
     "the cluster controller, once node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
   [NODE_POOL_FINALIZER]: "the node pool controller, once its ManifestWork is gone",
+  [EXTERNAL_AUTH_FINALIZER]:
+    "the external auth controller, once the HostedCluster no longer carries the OIDC provider",
   [MANIFEST_WORK_CLEANUP_FINALIZER]: "maestro-server, once the agent confirms Deleted",
 };
 
@@ -101,6 +104,20 @@ function poolBlockers(pool: NodePool, works: readonly ManifestWork[]): Blocker[]
   return [];
 }
 
+/** An external auth waits for the HostedCluster to drop its provider; its Deleting condition says how far. */
+function authBlockers(auth: ExternalAuth): Blocker[] {
+  const foreign = foreignFinalizers(auth.metadata.finalizers);
+  if (foreign.length > 0 || !auth.metadata.finalizers?.includes(EXTERNAL_AUTH_FINALIZER)) return foreign;
+  const deleting = find(auth.status?.conditions, "Deleting");
+  return [
+    {
+      kind: "Finalizer",
+      name: EXTERNAL_AUTH_FINALIZER,
+      why: deleting?.message ?? "the external auth controller has not released it yet",
+    },
+  ];
+}
+
 function workBlockers(work: ManifestWork): Blocker[] {
   const foreign = foreignFinalizers(work.metadata.finalizers);
   if (!work.metadata.finalizers?.includes(MANIFEST_WORK_CLEANUP_FINALIZER)) return foreign;
@@ -121,6 +138,9 @@ export const clusterDeletion = (s: ClusterSnapshot): Deletion | undefined =>
 
 export const poolDeletion = (pool: NodePool, works: readonly ManifestWork[]): Deletion | undefined =>
   deletionOf(pool, () => poolBlockers(pool, works));
+
+export const authDeletion = (auth: ExternalAuth): Deletion | undefined =>
+  deletionOf(auth, () => authBlockers(auth));
 
 export const workDeletion = (work: ManifestWork): Deletion | undefined =>
   deletionOf(work, () => workBlockers(work));

@@ -52,7 +52,7 @@ describe("bad arguments", () => {
   it.each([
     [
       ["get", "machines"],
-      'error: unknown resource type "machines": expected one of clusters, nodepools, managementclusters',
+      'error: unknown resource type "machines": expected one of clusters, nodepools, externalauths, managementclusters',
     ],
     [["describe", "nodepool", "x"], 'error: unknown resource type "nodepool": expected one of clusters'],
     [
@@ -184,6 +184,10 @@ describe("must-gather and describe --from", () => {
     // SINCE is as of the gathering (the Ready condition changed 2 minutes before it), not as of now.
     expect(r.stdout).toMatch(
       /\nHcpCluster\/demo\s+True\s+AsExpected\s+2m\s+The cluster is ready on mgmt-1\n/,
+    );
+    // The cluster's external auths, each with its state, under a heading of their own.
+    expect(r.stdout).toMatch(
+      /\n├─ExternalAuths\n│ └─ExternalAuth\/entra\s+True\s+AsExpected\s+90s\s+HyperShift accepted the provider\n/,
     );
     const json = await hcpctl("describe", "cluster", "demo", "--from", out, "-o", "json");
     expect(JSON.parse(json.stdout)).toMatchObject({

@@ -54,8 +54,11 @@ function connector(cmd: Command): () => Connection {
 function addGet(program: Command, io: Io): void {
   program
     .command("get")
-    .description("list HcpClusters, NodePools or ManagementClusters")
-    .argument("<resource>", "clusters, nodepools or managementclusters (or a short name: hcpc, np, mc)")
+    .description("list HcpClusters, NodePools, ExternalAuths or ManagementClusters")
+    .argument(
+      "<resource>",
+      "clusters, nodepools, externalauths or managementclusters (or a short name: hcpc, np, ea, mc)",
+    )
     .argument("[names...]", "only these objects")
     .addOption(namespaceOption())
     .option("-A, --all-namespaces", "across all namespaces", false)
@@ -89,7 +92,9 @@ interface DescribeFlags {
 function addDescribe(program: Command, io: Io): void {
   program
     .command("describe")
-    .description("the tree of one HcpCluster: node pools, management cluster, works, HostedCluster, Azure")
+    .description(
+      "the tree of one HcpCluster: node pools, external auths, management cluster, works, HostedCluster, Azure",
+    )
     .argument("<resource>", "cluster")
     .argument("<name>", "the HcpCluster")
     .addOption(namespaceOption())

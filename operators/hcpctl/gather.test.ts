@@ -53,7 +53,13 @@ async function filesUnder(root: string): Promise<string[]> {
 /** The snapshot as the live source gives it (assembled: pools and works in name order). */
 function live(): ClusterSnapshot {
   const s = readySnapshot();
-  return assemble(s.cluster, s.nodePools, s.managementCluster, s.works);
+  return assemble({
+    cluster: s.cluster,
+    pools: s.nodePools,
+    externalAuths: s.externalAuths,
+    managementCluster: s.managementCluster,
+    works: s.works,
+  });
 }
 
 const text = (snapshot = live(), now = NOW) =>
@@ -71,6 +77,7 @@ describe("writeGather", () => {
     expect(await filesUnder(dir)).toEqual(
       [
         "events/hcpcluster-customer-demo.yaml",
+        "externalauths/entra.yaml",
         "hcpcluster.yaml",
         "index.yaml",
         "managementcluster.yaml",

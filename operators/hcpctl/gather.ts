@@ -7,6 +7,7 @@
  *   index.yaml
  *   hcpcluster.yaml
  *   nodepools/<name>.yaml
+ *   externalauths/<name>.yaml
  *   managementcluster.yaml
  *   manifestworks/<namespace>/<name>.yaml
  *   events/<kind>-<name>.yaml          an EventList per object that has events
@@ -15,7 +16,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { load } from "js-yaml";
 import type { KubeObject } from "../api/meta/v1.ts";
-import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 import { CliError } from "./errors.ts";
 import type { ClusterSnapshot } from "./model.ts";
@@ -26,7 +27,8 @@ import type { ClusterSource } from "./source.ts";
 
 export const INDEX_FILE = "index.yaml";
 
-export type GatherRole = "HcpCluster" | "NodePool" | "ManagementCluster" | "ManifestWork" | "Events";
+export type GatherRole =
+  "HcpCluster" | "NodePool" | "ExternalAuth" | "ManagementCluster" | "ManifestWork" | "Events";
 
 export interface GatheredFile {
   /** Relative to the directory. */
@@ -112,6 +114,13 @@ function objectEntries(g: Gathered): Entry[] {
       content: p,
       gatheredAt: at,
     })),
+    ...s.externalAuths.map((a): Entry => ({
+      path: `externalauths/${safe(a.metadata.name)}.yaml`,
+      role: "ExternalAuth",
+      what: `ExternalAuth ${ref(a)}`,
+      content: a,
+      gatheredAt: at,
+    })),
     ...s.works.map((w): Entry => ({
       path: `manifestworks/${safe(w.metadata.namespace)}/${safe(w.metadata.name)}.yaml`,
       role: "ManifestWork",
@@ -137,6 +146,7 @@ function eventEntries(g: Gathered): Entry[] {
   const objects: KubeObject[] = [
     s.cluster,
     ...s.nodePools,
+    ...s.externalAuths,
     ...(s.managementCluster ? [s.managementCluster] : []),
     ...s.works,
   ];
@@ -238,15 +248,17 @@ export function directorySource(dir: string): ClusterSource {
         throw new CliError(
           `hcpcluster "${name}"${namespace ? ` in namespace "${namespace}"` : ""} is not in --from ${dir}: it holds ${held.namespace}/${held.name}`,
         );
-      const [clusters, pools, mcs, works] = await Promise.all([
+      const [clusters, pools, externalAuths, mcs, works] = await Promise.all([
         objectsOf<HcpCluster>(dir, index, "HcpCluster"),
         objectsOf<NodePool>(dir, index, "NodePool"),
+        objectsOf<ExternalAuth>(dir, index, "ExternalAuth"),
         objectsOf<ManagementCluster>(dir, index, "ManagementCluster"),
         objectsOf<ManifestWork>(dir, index, "ManifestWork"),
       ]);
       const cluster = clusters[0];
       if (!cluster) throw new CliError(`--from ${dir}: ${INDEX_FILE} lists no HcpCluster file`);
-      return { snapshot: assemble(cluster, pools, mcs[0], works), readAt: Date.parse(index.gatheredAt) };
+      const snapshot = assemble({ cluster, pools, externalAuths, managementCluster: mcs[0], works });
+      return { snapshot, readAt: Date.parse(index.gatheredAt) };
     },
   };
 }

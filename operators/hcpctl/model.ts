@@ -3,7 +3,7 @@
  * and the tree built from them. The tree is what `-o json|yaml` prints and what the text renderer
  * draws; both come from the same TreeNode, so the two never disagree.
  */
-import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ConditionStatus } from "../api/meta/v1.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 
@@ -12,6 +12,8 @@ export interface ClusterSnapshot {
   cluster: HcpCluster;
   /** The NodePools whose spec.clusterRef names the cluster. */
   nodePools: NodePool[];
+  /** The ExternalAuths whose spec.clusterRef names the cluster (the HostedCluster's OIDC providers). */
+  externalAuths: ExternalAuth[];
   /** The ManagementCluster status.managementCluster names, when it exists. */
   managementCluster?: ManagementCluster;
   /** The works labelled with the cluster's uid: its own and its node pools'. */

@@ -94,7 +94,7 @@ describe("renderTree", () => {
 
   it("refuses a kind --show-conditions does not know, naming the ones it does", () => {
     expect(() => parseShowConditions("HcpCluster,Machine")).toThrow(
-      'unknown kind "Machine" in --show-conditions: expected all or a comma-separated list of HcpCluster, NodePool, ManagementCluster, ManifestWork, HostedCluster',
+      'unknown kind "Machine" in --show-conditions: expected all or a comma-separated list of HcpCluster, NodePool, ExternalAuth, ManagementCluster, ManifestWork, HostedCluster',
     );
     expect(parseShowConditions("NodePool.hypershift.openshift.io")).toEqual({
       all: false,
@@ -161,6 +161,7 @@ describe("renderTree", () => {
     });
     expect(doc.root.children.map((c) => `${c.kind}/${c.name}`)).toEqual([
       "/NodePools",
+      "/ExternalAuths",
       "ManagementCluster/mgmt-1",
       "/Azure",
     ]);

@@ -3,6 +3,7 @@
  */
 import type { ResourceType } from "../api/meta/v1.ts";
 import {
+  ExternalAuthResource,
   HcpClusterResource,
   MANAGEMENT_CLUSTER_PHASES,
   ManagementClusterResource,
@@ -11,7 +12,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { CliError } from "./errors.ts";
 
-export type ResourceKey = "clusters" | "nodepools" | "managementclusters";
+export type ResourceKey = "clusters" | "nodepools" | "externalauths" | "managementclusters";
 
 export interface ResourceInfo {
   key: ResourceKey;
@@ -38,6 +39,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
     phases: PHASES,
   },
   {
+    key: "externalauths",
+    type: ExternalAuthResource,
+    singular: "externalauth",
+    aliases: ["externalauths", "externalauth", "ea"],
+    phases: PHASES,
+  },
+  {
     key: "managementclusters",
     type: ManagementClusterResource,
     singular: "managementcluster",
@@ -49,7 +57,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
 /** The resource a user named, by any alias, in any case, or with its group (`hcpclusters.hcp.aro.dev`). */
 export function resolveResource(
   name: string,
-  allowed: readonly ResourceKey[] = ["clusters", "nodepools", "managementclusters"],
+  allowed: readonly ResourceKey[] = ["clusters", "nodepools", "externalauths", "managementclusters"],
 ): ResourceInfo {
   const wanted = name.toLowerCase().replace(/\.hcp\.aro\.dev$/, "");
   const found = RESOURCES.find((r) => allowed.includes(r.key) && r.aliases.includes(wanted));

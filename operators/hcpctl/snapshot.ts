@@ -1,12 +1,14 @@
 /**
- * Reading one cluster's objects from the service cluster: the HcpCluster, its NodePools, the
- * ManagementCluster it is placed on and the works labelled with it. Read once (describe), or kept
+ * Reading one cluster's objects from the service cluster: the HcpCluster, its NodePools and
+ * ExternalAuths, the ManagementCluster it is placed on and the works labelled with it. Read once (describe), or kept
  * current by informers (describe --watch), both through `assemble`.
  */
 import {
+  ExternalAuthResource,
   HcpClusterResource,
   ManagementClusterResource,
   NodePoolResource,
+  type ExternalAuth,
   type HcpCluster,
   type ManagementCluster,
   type NodePool,
@@ -25,17 +27,25 @@ export function workSelector(name: string, namespace: string): string {
 const byName = <T extends { metadata: { name?: string } }>(a: T, b: T): number =>
   (a.metadata.name ?? "").localeCompare(b.metadata.name ?? "");
 
-/** The snapshot from what was read; pools and works of other clusters (or an older uid) left out. */
-export function assemble(
-  cluster: HcpCluster,
-  pools: readonly NodePool[],
-  managementCluster: ManagementCluster | undefined,
-  works: readonly ManifestWork[],
-): ClusterSnapshot {
+/** What was read about a cluster, before `assemble` keeps only what is the cluster's. */
+export interface ReadObjects {
+  cluster: HcpCluster;
+  pools: readonly NodePool[];
+  externalAuths: readonly ExternalAuth[];
+  managementCluster: ManagementCluster | undefined;
+  works: readonly ManifestWork[];
+}
+
+/** The snapshot from what was read; pools, auths and works of other clusters (or an older uid) left out. */
+export function assemble(read: ReadObjects): ClusterSnapshot {
+  const { cluster, managementCluster, works } = read;
   const uid = cluster.metadata.uid;
+  const ofCluster = (o: { spec: { clusterRef: { name: string } } }): boolean =>
+    o.spec.clusterRef.name === cluster.metadata.name;
   return {
     cluster,
-    nodePools: pools.filter((p) => p.spec.clusterRef.name === cluster.metadata.name).sort(byName),
+    nodePools: read.pools.filter(ofCluster).sort(byName),
+    externalAuths: read.externalAuths.filter(ofCluster).sort(byName),
     ...(managementCluster ? { managementCluster } : {}),
     works: works.filter((w) => !uid || w.metadata.labels?.[LABELS.clusterUid] === uid).sort(byName),
   };
@@ -53,10 +63,17 @@ export async function fetchSnapshot(
   const cluster = await conn.get<HcpCluster>(HcpClusterResource, name, namespace);
   if (!cluster) throw notFound(name, namespace);
   const placed = cluster.status?.managementCluster;
-  const [pools, mc, works] = await Promise.all([
+  const [pools, auths, mc, works] = await Promise.all([
     conn.list<NodePool>(NodePoolResource, { namespace }),
+    conn.list<ExternalAuth>(ExternalAuthResource, { namespace }),
     placed ? conn.get<ManagementCluster>(ManagementClusterResource, placed) : Promise.resolve(undefined),
     conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: workSelector(name, namespace) }),
   ]);
-  return assemble(cluster, pools.items, mc, works.items);
+  return assemble({
+    cluster,
+    pools: pools.items,
+    externalAuths: auths.items,
+    managementCluster: mc,
+    works: works.items,
+  });
 }

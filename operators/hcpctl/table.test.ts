@@ -60,6 +60,47 @@ describe("get tables", () => {
     );
   });
 
+  it("prints external auths with their cluster, issuer and state, and clients and placement with -o wide", () => {
+    const [entra] = readySnapshot().externalAuths;
+    const fresh = structuredClone(entra!);
+    fresh.metadata.name = "fresh";
+    fresh.metadata.generation = 2;
+    fresh.status = {
+      phase: "Provisioning",
+      observedGeneration: 1,
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "WaitingForHyperShift",
+          message: "Waiting for HyperShift to accept the provider",
+          lastTransitionTime: "2026-09-01T11:59:00Z",
+        },
+      ],
+    };
+    const narrow = renderObjects("externalauths", [entra!], context(), {
+      wide: false,
+      namespaceColumn: false,
+    });
+    expect(lines(narrow)).toEqual([
+      "NAME    CLUSTER   ISSUER                                          PHASE   READY   AGE",
+      "entra   demo      https://login.microsoftonline.com/tenant/v2.0   Ready   True    8m20s",
+    ]);
+    const wide = renderObjects("externalauths", [entra!, fresh], context(), {
+      wide: true,
+      namespaceColumn: false,
+    });
+    expect(lines(wide)[0]).toMatch(/\sREASON\s+OBSERVED\s+CLIENTS\s+MANAGEMENT CLUSTER\s+STALE$/);
+    expect(lines(wide)[2]).toMatch(
+      /^fresh\s+demo\s+\S+\s+Provisioning\s+False\s+\S+\s+WaitingForHyperShift\s+1\/2\s+openshift-console\/console\s+mgmt-1\s+status at generation 1 of 2$/,
+    );
+  });
+
+  it("resolves the external auth kind by its names", () => {
+    expect(resolveResource("ea").key).toBe("externalauths");
+    expect(resolveResource("ExternalAuths.hcp.aro.dev").key).toBe("externalauths");
+  });
+
   it("prints a management cluster's agent: Connected, when last heard, and why with -o wide", () => {
     const mc = managementCluster();
     mc.status!.agent = { lastHeardTime: new Date(NOW - 40_000).toISOString() };

@@ -3,7 +3,7 @@
  * "<none>" for a value the object lacks, NAMESPACE first with -A, more columns with -o wide.
  */
 import type { KubeObject } from "../api/meta/v1.ts";
-import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 import { MISSED_HEARTBEATS } from "../hcp/staleness.ts";
 import { find } from "./conditions.ts";
@@ -11,13 +11,16 @@ import type { ResourceKey } from "./resources.ts";
 import { staleOf } from "./stale.ts";
 import { ageOf, humanDuration } from "./time.ts";
 
+/** An object that names its HcpCluster: a node pool or an external auth. */
+export type ClusterChild = KubeObject & { spec: { clusterRef: { name: string } } };
+
 /** What a row may need beyond its own object. */
 export interface RowContext {
   now: number;
   /** The works that carry the object (its own, for a cluster; its pool's, for a node pool). */
   worksOf(obj: KubeObject): readonly ManifestWork[];
-  /** The HcpCluster a node pool belongs to, when read. */
-  clusterOf(pool: NodePool): HcpCluster | undefined;
+  /** The HcpCluster a node pool or external auth belongs to, when read. */
+  clusterOf(child: ClusterChild): HcpCluster | undefined;
 }
 
 interface Column<T> {
@@ -90,6 +93,32 @@ const POOL_COLUMNS: Column<NodePool>[] = [
   stale(),
 ];
 
+const AUTH_COLUMNS: Column<ExternalAuth>[] = [
+  { header: "NAME", value: (a) => a.metadata.name },
+  { header: "CLUSTER", value: (a) => a.spec.clusterRef.name },
+  { header: "ISSUER", value: (a) => a.spec.issuer.url },
+  { header: "PHASE", value: (a) => a.status?.phase },
+  { header: "READY", value: (a) => readyOf(a)?.status },
+  age(),
+  { header: "REASON", wide: true, value: (a) => readyOf(a)?.reason },
+  {
+    header: "OBSERVED",
+    wide: true,
+    value: (a) => `${a.status?.observedGeneration ?? "-"}/${a.metadata.generation ?? "-"}`,
+  },
+  {
+    header: "CLIENTS",
+    wide: true,
+    value: (a) => (a.spec.clients ?? []).map((c) => `${c.componentNamespace}/${c.componentName}`).join(","),
+  },
+  {
+    header: "MANAGEMENT CLUSTER",
+    wide: true,
+    value: (a, ctx) => ctx.clusterOf(a)?.status?.managementCluster,
+  },
+  stale(),
+];
+
 /**
  * When the agent was last heard. While Connected is True the management cluster controller has
  * found it heard within its bound, so the row says "<30s" (three of its heartbeat intervals): the
@@ -128,6 +157,7 @@ const MC_COLUMNS: Column<ManagementCluster>[] = [
 const COLUMNS: Record<ResourceKey, Column<never>[]> = {
   clusters: CLUSTER_COLUMNS,
   nodepools: POOL_COLUMNS,
+  externalauths: AUTH_COLUMNS,
   managementclusters: MC_COLUMNS,
 };
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { NOW, blockedSnapshot, clusterWork, pool, readySnapshot } from "../../test/support/hcpctl-objects.ts";
+import {
+  NOW,
+  blockedSnapshot,
+  clusterWork,
+  externalAuth,
+  pool,
+  readySnapshot,
+} from "../../test/support/hcpctl-objects.ts";
 import type { TreeNode } from "./model.ts";
 import { assemble } from "./snapshot.ts";
 import { buildTree } from "./tree.ts";
@@ -32,7 +39,7 @@ describe("buildTree of a Ready cluster", () => {
       severity: "",
       reason: "AsExpected",
     });
-    expect(root.children.map((c) => c.name)).toEqual(["NodePools", "mgmt-1", "Azure"]);
+    expect(root.children.map((c) => c.name)).toEqual(["NodePools", "ExternalAuths", "mgmt-1", "Azure"]);
     expect(at(root, "NodePools").children.map((c) => c.name)).toEqual(["workers", "batch"]);
     const mc = at(root, "ManagementCluster/mgmt-1");
     expect(mc.details).toMatchObject({ consumer: "mgmt-1", hostedClusters: 1, capacity: 50 });
@@ -65,6 +72,72 @@ describe("buildTree of a Ready cluster", () => {
     expect(np).toMatchObject({
       apiGroup: "hypershift.openshift.io",
       details: { replicas: 2, version: "4.19.7" },
+    });
+  });
+
+  it("lists the cluster's external auths with their state, issuer and clients", () => {
+    const auth = at(tree(), "ExternalAuths", "ExternalAuth/entra");
+    expect(auth).toMatchObject({ apiGroup: "hcp.aro.dev", namespace: "customer" });
+    expect(auth.summary).toMatchObject({
+      ready: "True",
+      condition: "Ready",
+      message: "HyperShift accepted the provider",
+    });
+    expect(auth.details).toEqual({
+      phase: "Ready",
+      issuer: "https://login.microsoftonline.com/tenant/v2.0",
+      audiences: "console-app",
+      clients: "openshift-console/console",
+      generation: 1,
+      observedGeneration: 1,
+    });
+  });
+
+  it("shows an external auth HyperShift refused, and one being deleted with what holds it", () => {
+    const s = readySnapshot();
+    const refused = externalAuth("refused");
+    refused.status = {
+      phase: "Failed",
+      observedGeneration: 1,
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          reason: "ProviderRejected",
+          message: "HyperShift rejected the provider: issuer unreachable",
+          lastTransitionTime: "2026-09-01T11:59:00Z",
+        },
+      ],
+    };
+    const going = externalAuth("going");
+    going.metadata.deletionTimestamp = "2026-09-01T11:59:30Z";
+    going.status = {
+      conditions: [
+        {
+          type: "Deleting",
+          status: "True",
+          reason: "RemovingProvider",
+          message: "Waiting for the cluster controller to remove the OIDC provider from the HostedCluster",
+          lastTransitionTime: "2026-09-01T11:59:30Z",
+        },
+      ],
+    };
+    s.externalAuths.push(refused, going);
+    const root = tree(s);
+    expect(at(root, "ExternalAuths", "ExternalAuth/refused").summary).toMatchObject({
+      ready: "False",
+      reason: "ProviderRejected",
+    });
+    expect(at(root, "ExternalAuths", "ExternalAuth/going").deletion).toEqual({
+      since: "2026-09-01T11:59:30Z",
+      finalizers: ["hcp.aro.dev/externalauth"],
+      blockedBy: [
+        {
+          kind: "Finalizer",
+          name: "hcp.aro.dev/externalauth",
+          why: "Waiting for the cluster controller to remove the OIDC provider from the HostedCluster",
+        },
+      ],
     });
   });
 
@@ -203,8 +276,17 @@ describe("assemble", () => {
     older.metadata.labels = { ...older.metadata.labels, "hcp.aro.dev/cluster-uid": "older-uid" };
     const other = pool("other", "other-uid");
     other.spec.clusterRef.name = "another";
-    const a = assemble(s.cluster, [...s.nodePools, other], s.managementCluster, [...s.works, older]);
+    const otherAuth = externalAuth("other");
+    otherAuth.spec.clusterRef.name = "another";
+    const a = assemble({
+      cluster: s.cluster,
+      pools: [...s.nodePools, other],
+      externalAuths: [externalAuth("zeta"), otherAuth, ...s.externalAuths],
+      managementCluster: s.managementCluster,
+      works: [...s.works, older],
+    });
     expect(a.nodePools.map((p) => p.metadata.name)).toEqual(["batch", "workers"]);
+    expect(a.externalAuths.map((e) => e.metadata.name)).toEqual(["entra", "zeta"]);
     expect(a.works.map((w) => w.metadata.name)).toEqual([UID, `${UID}-batch`, `${UID}-workers`]);
   });
 });

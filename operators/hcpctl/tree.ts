@@ -3,6 +3,7 @@
  *
  *   HcpCluster
  *   ├─NodePools            the cluster's NodePools
+ *   ├─ExternalAuths        the cluster's ExternalAuths (OIDC providers of its HostedCluster)
  *   ├─ManagementCluster    where the control plane was placed
  *   │ └─ManifestWork       each work the cluster and its pools sent there
  *   │   └─HostedCluster / HyperShift NodePool / other manifests, as the agent's feedback tells
@@ -11,11 +12,11 @@
  * The management-cluster side is what the agent carried back in the works' status, so no
  * management-cluster credentials are needed. Pure: the same snapshot gives the same tree.
  */
-import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestCondition, ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport, poolReport } from "../hcp/feedback.ts";
 import { LABELS } from "../hcp/names.ts";
-import { clusterDeletion, poolDeletion, workDeletion, workDeletionWhy } from "./blockers.ts";
+import { authDeletion, clusterDeletion, poolDeletion, workDeletion, workDeletionWhy } from "./blockers.ts";
 import { find, summaryOf, unknownSummary, viewsOf } from "./conditions.ts";
 import { specWrittenAt } from "./stale.ts";
 import type { ClusterSnapshot, ClusterTree, ConditionView, Summary, TreeNode } from "./model.ts";
@@ -58,6 +59,7 @@ function clusterNode(s: ClusterSnapshot): TreeNode {
         s.nodePools.map((p) => poolNode(p, s.works)),
       ),
     );
+  if (s.externalAuths.length > 0) children.push(heading("ExternalAuths", s.externalAuths.map(authNode)));
   children.push(...placementNodes(s));
   children.push(heading("Azure", azureNodes(s)));
   return {
@@ -112,6 +114,34 @@ function poolNode(pool: NodePool, works: readonly ManifestWork[]): TreeNode {
       readyReplicas: st.readyReplicas,
       vmSize: pool.spec.platform.azure.vmSize,
       generation: pool.metadata.generation,
+      observedGeneration: st.observedGeneration,
+    }),
+    ...(deletion ? { deletion } : {}),
+    children: [],
+  };
+}
+
+/** An ExternalAuth: its state (Ready, or why not) and the issuer and clients it gives the HostedCluster. */
+function authNode(auth: ExternalAuth): TreeNode {
+  const views = viewsOf(auth.status?.conditions);
+  const deletion = authDeletion(auth);
+  const st = auth.status ?? {};
+  const clients = auth.spec.clients ?? [];
+  return {
+    kind: "ExternalAuth",
+    apiGroup: HCP_GROUP,
+    name: auth.metadata.name ?? "",
+    namespace: auth.metadata.namespace,
+    summary:
+      summaryOf(views, "Ready") ??
+      unknownSummary("NoStatus", "The external auth controller has not reported yet"),
+    conditions: views,
+    details: details({
+      phase: st.phase,
+      issuer: auth.spec.issuer.url,
+      audiences: auth.spec.issuer.audiences.join(","),
+      clients: clients.map((c) => `${c.componentNamespace}/${c.componentName}`).join(",") || undefined,
+      generation: auth.metadata.generation,
       observedGeneration: st.observedGeneration,
     }),
     ...(deletion ? { deletion } : {}),

@@ -5,9 +5,11 @@
  */
 import type { KubeObject, ResourceType } from "../api/meta/v1.ts";
 import {
+  ExternalAuthResource,
   HcpClusterResource,
   ManagementClusterResource,
   NodePoolResource,
+  type ExternalAuth,
   type HcpCluster,
   type ManagementCluster,
   type NodePool,
@@ -72,6 +74,7 @@ export function watchCluster(
     ctx,
   );
   const pools = startInformer<NodePool>(conn, { type: NodePoolResource, namespace }, changed, ctx);
+  const auths = startInformer<ExternalAuth>(conn, { type: ExternalAuthResource, namespace }, changed, ctx);
   const mcs = startInformer<ManagementCluster>(conn, { type: ManagementClusterResource }, changed, ctx);
   const works = startInformer<ManifestWork>(
     conn,
@@ -79,14 +82,20 @@ export function watchCluster(
     changed,
     ctx,
   );
-  const all: Informer<never>[] = [clusters, pools, mcs, works] as unknown as Informer<never>[];
+  const all: Informer<never>[] = [clusters, pools, auths, mcs, works] as unknown as Informer<never>[];
   return {
     synced: async () => (await Promise.all(all.map((i) => i.waitForSync(ctx.signal)))).every(Boolean),
     snapshot() {
       const cluster = clusters.get(namespace, name);
       if (!cluster) return undefined;
       const placed = cluster.status?.managementCluster;
-      return assemble(cluster, pools.list(namespace), placed ? mcs.get("", placed) : undefined, works.list());
+      return assemble({
+        cluster,
+        pools: pools.list(namespace),
+        externalAuths: auths.list(namespace),
+        managementCluster: placed ? mcs.get("", placed) : undefined,
+        works: works.list(),
+      });
     },
   };
 }

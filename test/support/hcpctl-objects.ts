@@ -1,9 +1,14 @@
 /**
- * Fixed service-cluster objects for hcpctl's unit tests: a Ready cluster with two node pools on
- * mgmt-1 (works applied, HostedCluster feedback carried back), and changes of it (deleting,
+ * Fixed service-cluster objects for hcpctl's unit tests: a Ready cluster with two node pools and an
+ * external auth (Ready) on mgmt-1 (works applied, HostedCluster feedback carried back), and changes of it (deleting,
  * blocked). Shaped as the controllers write them.
  */
-import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
+import type {
+  ExternalAuth,
+  HcpCluster,
+  ManagementCluster,
+  NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import type { ClusterSnapshot } from "../../operators/hcpctl/model.ts";
 
@@ -113,6 +118,47 @@ export function pool(name: string, uid: string): NodePool {
         ok("NodesReady", "2 of 2 nodes ready", 100),
         no("Degraded", "AsExpected", "No problem found"),
         no("Progressing", "AsExpected", "Nothing to roll out", 100),
+      ],
+    },
+  };
+}
+
+/** An Entra ID provider of the cluster, Ready: HyperShift accepted it at generation 1. */
+export function externalAuth(name = "entra"): ExternalAuth {
+  return {
+    apiVersion: "hcp.aro.dev/v1alpha1",
+    kind: "ExternalAuth",
+    metadata: {
+      name,
+      namespace: "customer",
+      uid: `0b8e1c2a-4444-4aaa-8bbb-${name.padStart(12, "0").slice(-12)}`,
+      generation: 1,
+      creationTimestamp: T(500),
+      finalizers: ["hcp.aro.dev/externalauth"],
+    },
+    spec: {
+      clusterRef: { name: "demo" },
+      issuer: { url: "https://login.microsoftonline.com/tenant/v2.0", audiences: ["console-app"] },
+      clients: [
+        {
+          componentName: "console",
+          componentNamespace: "openshift-console",
+          clientId: "console-app",
+          type: "Confidential",
+        },
+      ],
+      claim: { mappings: { username: { claim: "email" } } },
+    },
+    status: {
+      phase: "Ready",
+      observedGeneration: 1,
+      conditions: [
+        ok("Ready", "HyperShift accepted the provider", 90),
+        ok("ClusterReady", "The cluster is ready"),
+        ok("ProviderApplied", "The HostedCluster carries the provider", 150),
+        ok("ProviderAccepted", "HyperShift accepted the provider", 90),
+        no("Degraded", "AsExpected", "No problem found"),
+        no("Progressing", "AsExpected", "Nothing to roll out", 90),
       ],
     },
   };
@@ -298,6 +344,7 @@ export function readySnapshot(): ClusterSnapshot {
   return {
     cluster: readyCluster(),
     nodePools: [pool("workers", POOL_UID), pool("batch", BATCH_UID)],
+    externalAuths: [externalAuth()],
     managementCluster: managementCluster(),
     works: [clusterWork(), poolWork("workers", POOL_UID), poolWork("batch", BATCH_UID)],
   };

@@ -31,6 +31,7 @@ export interface DescribeOptions {
 export const CONDITION_KINDS = [
   "HcpCluster",
   "NodePool",
+  "ExternalAuth",
   "ManagementCluster",
   "ManifestWork",
   "HostedCluster",

@@ -1,10 +1,10 @@
 /**
- * `hcpctl get clusters|nodepools|managementclusters [NAME...]`: kubectl's get for the three kinds,
+ * `hcpctl get clusters|nodepools|externalauths|managementclusters [NAME...]`: kubectl's get for the four kinds,
  * with the filters an SRE needs across the region (--management-cluster, --phase, --stale) and the
  * output forms kubectl has (-o wide|json|yaml|name).
  */
 import type { KubeObject } from "../../api/meta/v1.ts";
-import { HcpClusterResource, type HcpCluster, type NodePool } from "../../api/v1alpha1/index.ts";
+import { HcpClusterResource, type HcpCluster } from "../../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../api/work/v1.ts";
 import { LABELS } from "../../hcp/names.ts";
 import { CliError } from "../errors.ts";
@@ -13,7 +13,7 @@ import type { Connection } from "../kube.ts";
 import { printData, type OutputFormat } from "../output.ts";
 import { resolvePhase, resolveResource, type ResourceInfo } from "../resources.ts";
 import { staleOf } from "../stale.ts";
-import { renderObjects, type RowContext } from "../table.ts";
+import { renderObjects, type ClusterChild, type RowContext } from "../table.ts";
 
 export interface GetOptions {
   namespace?: string;
@@ -57,11 +57,17 @@ async function fetchObjects(conn: Connection, q: Query): Promise<KubeObject[]> {
   });
 }
 
-/** The works and clusters a row may look at, read only when the columns or filters need them. */
+/** Kinds whose objects name their HcpCluster in spec.clusterRef. */
+const clusterChild = (q: Query): boolean => q.info.key === "nodepools" || q.info.key === "externalauths";
+
+/**
+ * The works and clusters a row may look at, read only when the columns or filters need them. An
+ * external auth has no work of its own (its cluster's work carries it), so none is read for it.
+ */
 async function rowContext(conn: Connection, q: Query, now: number): Promise<RowContext> {
   const wide = q.opts.output === "wide";
-  const needWorks = (wide || q.opts.stale) && q.info.key !== "managementclusters";
-  const needClusters = q.info.key === "nodepools" && (wide || q.opts.managementCluster !== undefined);
+  const needWorks = (wide || q.opts.stale) && (q.info.key === "clusters" || q.info.key === "nodepools");
+  const needClusters = clusterChild(q) && (wide || q.opts.managementCluster !== undefined);
   const [works, clusters] = await Promise.all([
     needWorks
       ? conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: LABELS.clusterUid })
@@ -79,10 +85,10 @@ async function rowContext(conn: Connection, q: Query, now: number): Promise<RowC
               w.metadata.labels?.[LABELS.clusterUid] === obj.metadata.uid &&
               !w.metadata.labels?.[LABELS.nodePool],
           ),
-    clusterOf: (pool: NodePool) =>
+    clusterOf: (child: ClusterChild) =>
       clusters?.items.find(
         (c) =>
-          c.metadata.namespace === pool.metadata.namespace && c.metadata.name === pool.spec.clusterRef.name,
+          c.metadata.namespace === child.metadata.namespace && c.metadata.name === child.spec.clusterRef.name,
       ),
   };
 }
@@ -90,7 +96,7 @@ async function rowContext(conn: Connection, q: Query, now: number): Promise<RowC
 function managementClusterOf(q: Query, obj: KubeObject, ctx: RowContext): string | undefined {
   if (q.info.key === "managementclusters") return obj.metadata.name;
   if (q.info.key === "clusters") return (obj as HcpCluster).status?.managementCluster;
-  return ctx.clusterOf(obj as NodePool)?.status?.managementCluster;
+  return ctx.clusterOf(obj as ClusterChild)?.status?.managementCluster;
 }
 
 function filter(q: Query, objects: KubeObject[], ctx: RowContext): KubeObject[] {

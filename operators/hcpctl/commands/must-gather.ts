@@ -1,9 +1,9 @@
 /**
  * `hcpctl must-gather CLUSTER -o DIR`: what the service cluster holds about one cluster, for a
- * ticket or a later look: the HcpCluster, its NodePools, the ManagementCluster it is placed on,
- * its ManifestWorks (with the status and feedback the agent carried back from the management
- * cluster, which is everything of that side reachable without its credentials) and the events of
- * each, secrets redacted, and an index (gather.ts). `describe cluster NAME --from DIR` draws the
+ * ticket or a later look: the HcpCluster, its NodePools and ExternalAuths, the ManagementCluster
+ * it is placed on, its ManifestWorks (with the status and feedback the agent carried back from the
+ * management cluster, which is everything of that side reachable without its credentials) and the
+ * events of each, secrets redacted, and an index (gather.ts). `describe cluster NAME --from DIR` draws the
  * tree from it.
  */
 import type { KubeObject } from "../../api/meta/v1.ts";
@@ -23,7 +23,13 @@ export interface MustGatherOptions {
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 
 function objectsOf(s: ClusterSnapshot): KubeObject[] {
-  return [s.cluster, ...s.nodePools, ...(s.managementCluster ? [s.managementCluster] : []), ...s.works];
+  return [
+    s.cluster,
+    ...s.nodePools,
+    ...s.externalAuths,
+    ...(s.managementCluster ? [s.managementCluster] : []),
+    ...s.works,
+  ];
 }
 
 /** The events about each object, in whichever namespace they were recorded. */
