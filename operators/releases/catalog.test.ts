@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { compareVersions, ReleaseCatalog } from "./catalog.ts";
+import { CATALOG_KEY, compareVersions, ReleaseCatalog } from "./catalog.ts";
 
 const text = `
 releases:
@@ -64,6 +66,23 @@ releases:
     expect(eol.problems).toEqual([
       "releases[3].endOfLifeTimestamp of 4.17.1 is not an RFC 3339 date-time such as 2027-02-17T00:00:00Z; the release is offered without one",
     ]);
+  });
+
+  it("gives every release the region ships its minor's end of life (Red Hat's life cycle)", () => {
+    const file = new URL("../../config/bases/operators/release-catalog.yaml", import.meta.url);
+    const configMap = load(readFileSync(file, "utf8")) as { data: Record<string, string> };
+    const shipped = ReleaseCatalog.parse(configMap.data[CATALOG_KEY] ?? "");
+    expect(shipped.problems).toEqual([]);
+    const minor = (v: string): string => v.split(".").slice(0, 2).join(".");
+    const byMinor = Object.fromEntries(
+      shipped.releases.map((r) => [minor(r.version), r.endOfLifeTimestamp ?? "none"]),
+    );
+    expect(byMinor).toEqual({
+      "4.18": "2026-08-25T00:00:00Z",
+      "4.19": "2026-12-17T00:00:00Z",
+      "4.20": "2027-04-21T00:00:00Z",
+    });
+    expect(shipped.releases.every((r) => r.endOfLifeTimestamp === byMinor[minor(r.version)])).toBe(true);
   });
 
   it("compares versions numerically", () => {

@@ -377,17 +377,21 @@ describe("credentials, versions and preflight", () => {
       CATALOG_CONFIGMAP,
       ns,
     );
+    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
+    // As shipped: the end of Red Hat's standard support of 4.19.
+    expect(((await arm.send("GET", `${base}/4.19.7`)).body as Json).properties).toMatchObject({
+      endOfLifeTimestamp: "2026-12-17T00:00:00Z",
+    });
     const yaml = (cm.data[CATALOG_KEY] ?? "").replace(
-      /^(\s*)- version: 4\.19\.7$/m,
-      "$1- version: 4.19.7\n$1  endOfLifeTimestamp: 2027-02-17T00:00:00Z",
+      /(- version: 4\.19\.7\n(?:\s+\w+: .*\n)*?\s+endOfLifeTimestamp: )\S+/,
+      "$12027-02-17T00:00:00Z",
     );
-    expect(yaml).toContain("endOfLifeTimestamp");
+    expect(yaml).toContain("endOfLifeTimestamp: 2027-02-17T00:00:00Z");
     await service.mergePatch(
       configMapType,
       { name: CATALOG_CONFIGMAP, namespace: ns },
       { data: { [CATALOG_KEY]: yaml } },
     );
-    const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
     // The frontend reads the catalog through a watch: wait until it has seen the change.
     await expect
       .poll(
