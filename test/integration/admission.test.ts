@@ -1,27 +1,37 @@
 /**
- * config/bases/operators/admission.yaml on the real apiserver: every new HcpCluster and NodePool carries
- * its controller's finalizer from creation, so one deleted before any controller saw it still
- * waits for the controllers (a cluster for its node pools, a pool for its work).
+ * config/bases/operators/admission.yaml on the real apiserver: every new HcpCluster, NodePool,
+ * ExternalAuth, BreakglassCredential and BreakglassRevocation carries its controller's finalizer
+ * from creation, so one deleted before any controller saw it still waits for the controllers (a
+ * cluster for its node pools, a pool or a credential for its work, an external auth until the
+ * HostedCluster no longer carries it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installAdmission, removeAdmission } from "../../hack/harness/admission.ts";
 import {
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  ExternalAuthResource,
   HcpClusterResource,
   NodePoolResource,
+  type BreakglassCredential,
+  type BreakglassRevocation,
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
+import { BREAKGLASS_FINALIZER } from "../../operators/breakglass/scope.ts";
+import { REVOCATION_FINALIZER } from "../../operators/breakglass/revocation.ts";
 import { CLUSTER_FINALIZER } from "../../operators/cluster/scope.ts";
+import { EXTERNAL_AUTH_FINALIZER } from "../../operators/externalauth/scope.ts";
 import { NODE_POOL_FINALIZER } from "../../operators/nodepool/scope.ts";
-import type { ResourceType } from "../../operators/runtime/kube.ts";
+import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
-import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
+import { sampleCluster, sampleExternalAuth, sampleFixedPool } from "../support/samples.ts";
 
 const service = clientFor("service");
 let ns: Awaited<ReturnType<typeof tempNamespace>>;
 const created: Array<{ type: ResourceType; name: string }> = [];
 
-async function create<T extends HcpCluster | NodePool>(type: ResourceType, obj: T): Promise<T> {
+async function create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
   const written = await service.create<T>(type, {
     ...obj,
     metadata: { ...obj.metadata, namespace: ns.name },
@@ -58,6 +68,25 @@ describe("the finalizers admission policy", () => {
       "example.com/keep",
       CLUSTER_FINALIZER,
     ]);
+  });
+
+  it("puts the finalizers on new external auths, break-glass credentials and revocations", async () => {
+    const auth = await create(ExternalAuthResource, sampleExternalAuth());
+    expect(auth.metadata.finalizers).toEqual([EXTERNAL_AUTH_FINALIZER]);
+    const credential = await create<BreakglassCredential>(BreakglassCredentialResource, {
+      apiVersion: "hcp.aro.dev/v1alpha1",
+      kind: "BreakglassCredential",
+      metadata: { name: "sre" },
+      spec: { clusterRef: { name: "demo" }, requester: "sre@example.com" },
+    });
+    expect(credential.metadata.finalizers).toEqual([BREAKGLASS_FINALIZER]);
+    const revocation = await create<BreakglassRevocation>(BreakglassRevocationResource, {
+      apiVersion: "hcp.aro.dev/v1alpha1",
+      kind: "BreakglassRevocation",
+      metadata: { name: "all" },
+      spec: { clusterRef: { name: "demo" }, requester: "sre@example.com" },
+    });
+    expect(revocation.metadata.finalizers).toEqual([REVOCATION_FINALIZER]);
   });
 
   it("holds a cluster deleted before any controller saw it", async () => {
