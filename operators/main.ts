@@ -21,6 +21,7 @@
  *   --oidc-issuer-base-url <url>   the clusters' OIDC issuers start with it (the region's Front Door)
  *   --oidc-container-url <url>     the blob container behind it (the OIDC storage account's $web)
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
+ *   --breakglass-retention-seconds <n>  how long an expired break-glass credential stays (default 86400)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { hostname } from "node:os";
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
       "oidc-issuer-base-url": { type: "string" },
       "oidc-container-url": { type: "string" },
       "oidc-storage-ca": { type: "string" },
+      "breakglass-retention-seconds": { type: "string", default: "86400" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -130,6 +132,7 @@ interface LifecycleFlags {
   "oidc-issuer-base-url"?: string;
   "oidc-container-url"?: string;
   "oidc-storage-ca"?: string;
+  "breakglass-retention-seconds": string;
 }
 
 /**
@@ -174,11 +177,20 @@ async function lifecycleControllers(
   );
   const oidc = { issuerBaseURL, documents };
   const namespace = values.namespace;
+  const retentionSeconds = Number(values["breakglass-retention-seconds"]);
+  if (!Number.isFinite(retentionSeconds) || retentionSeconds < 0)
+    throw new Error("--breakglass-retention-seconds must be a number of seconds, 0 or more");
   return [
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ExternalAuthController({ cluster: service, region, log }),
-    new BreakglassController({ cluster: service, region, log }),
+    new BreakglassController({
+      cluster: service,
+      region,
+      namespace,
+      expiredRetentionMs: retentionSeconds * 1000,
+      log,
+    }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),
   ];

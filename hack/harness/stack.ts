@@ -60,6 +60,8 @@ export interface StackOptions {
   simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
   /** How long the cluster controller leaves a user error (quota, permissions) before trying again. */
   userErrorRecheckMs?: number;
+  /** The break-glass controller's clock and how long it keeps expired credentials (default: Date.now, a day). */
+  breakglass?: { now?: () => number; expiredRetentionMs?: number };
   /**
    * Run the cluster, node pool and management cluster controllers here (default true). The crash
    * test runs them in an operators process of its own instead.
@@ -231,7 +233,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
       new ExternalAuthController({ cluster: service, region, log }),
-      new BreakglassController({ cluster: service, region, log }),
+      new BreakglassController({ cluster: service, region, namespace, log, ...opts.breakglass }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );

@@ -29,6 +29,7 @@ import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
 import { failureOf } from "./release.ts";
 import { computeHostedClusterStatus } from "./status.ts";
+import { ensureRootCA } from "./signer.ts";
 
 export const namespaceType = NamespaceResource;
 
@@ -64,14 +65,20 @@ function controlPlaneNamespaceOf(hc: HostedCluster): string {
   return controlPlaneNamespaceName(hc.metadata.namespace ?? "", hc.metadata.name ?? "");
 }
 
-/** A kubeconfig for the simulated API server; it points at the published endpoint and holds no real credential. */
-function adminKubeconfig(hc: HostedCluster, status: HostedClusterStatus): string {
+/**
+ * A kubeconfig for the simulated API server; it points at the published endpoint, trusts the
+ * control plane's root CA as HyperShift's does, and holds no real credential.
+ */
+function adminKubeconfig(hc: HostedCluster, status: HostedClusterStatus, rootCA: string): string {
   const endpoint = status.controlPlaneEndpoint;
   const name = hc.metadata.name ?? "cluster";
+  const server = `https://${endpoint?.host ?? ""}:${endpoint?.port ?? 443}`;
   return JSON.stringify({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name, cluster: { server: `https://${endpoint?.host ?? ""}:${endpoint?.port ?? 443}` } }],
+    clusters: [
+      { name, cluster: { server, "certificate-authority-data": Buffer.from(rootCA).toString("base64") } },
+    ],
     users: [{ name: "admin", user: { token: "simulated" } }],
     contexts: [{ name: "admin", context: { cluster: name, user: "admin" } }],
     "current-context": "admin",
@@ -142,7 +149,10 @@ export class HostedClusterReconciler implements Reconciler {
     return true;
   }
 
-  /** The admin kubeconfig Secret, owned by the HostedCluster as HyperShift's is. */
+  /**
+   * The control plane's root CA (the ConfigMap root-ca in its namespace) and the admin kubeconfig
+   * Secret that trusts it, owned by the HostedCluster as HyperShift's is.
+   */
   async #reconcileKubeconfig(
     ctx: ReconcileContext,
     hc: HostedCluster,
@@ -153,6 +163,7 @@ export class HostedClusterReconciler implements Reconciler {
     const namespace = hc.metadata.namespace;
     const uid = hc.metadata.uid ?? "";
     if (this.#kubeconfigMade.has(uid)) return;
+    const rootCA = await ensureRootCA(client, controlPlaneNamespaceOf(hc));
     if (await client.find(secretType, name, namespace)) {
       this.#kubeconfigMade.add(uid);
       return;
@@ -174,7 +185,7 @@ export class HostedClusterReconciler implements Reconciler {
         ],
       },
       type: "Opaque",
-      stringData: { [ADMIN_KUBECONFIG_KEY]: adminKubeconfig(hc, status) },
+      stringData: { [ADMIN_KUBECONFIG_KEY]: adminKubeconfig(hc, status, rootCA) },
     };
     await client.createIfAbsent(secretType, secret);
     this.#kubeconfigMade.add(uid);

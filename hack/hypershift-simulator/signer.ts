@@ -1,8 +1,9 @@
 /**
- * The simulator's break-glass certificate authority, one per hosted control plane and signer
- * class, kept where HyperShift keeps it: the Secret `customer-system-admin-signer` (tls.crt,
- * tls.key) and the trust bundle ConfigMap `customer-system-admin-signer-ca` (ca-bundle.crt) in the
- * control plane's namespace. Certificates are built with node:crypto and the DER writer the
+ * The simulator's certificate authorities, one set per hosted control plane, kept where HyperShift
+ * keeps them in the control plane's namespace: the break-glass signer of each signer class, the
+ * Secret `customer-system-admin-signer` (tls.crt, tls.key) and its trust bundle ConfigMap
+ * `customer-system-admin-signer-ca` (ca-bundle.crt); and the root CA the API server's serving
+ * certificate chains to, the ConfigMap `root-ca` (ca.crt). Certificates are built with node:crypto and the DER writer the
  * product uses for its requests.
  */
 import {
@@ -13,6 +14,7 @@ import {
   type KeyObject,
 } from "node:crypto";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
 import {
   bitString,
   context,
@@ -190,4 +192,46 @@ export function sign(
 /** The O of the signer's subject (the control plane's namespace). */
 function signerNamespace(signer: Signer): string {
   return /O=([^\n]+)/.exec(signer.cert.subject)?.[1] ?? "";
+}
+
+/** How long the control plane's root CA lives (HyperShift: ten years). */
+const ROOT_CA_VALIDITY_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/**
+ * The control plane's root CA, which HyperShift's serving certificates chain to, published as the
+ * control-plane-operator does: the ConfigMap `root-ca` (ca.crt) in the control plane's namespace.
+ * The simulator serves no TLS, so the key is not kept. The first one written stays.
+ */
+export async function ensureRootCA(client: KubeClient, namespace: string): Promise<string> {
+  const read = async (): Promise<string | undefined> =>
+    (
+      await client.find<KubeObject & { data?: Record<string, string> }>(
+        ConfigMapResource,
+        ROOT_CA_CONFIGMAP,
+        namespace,
+      )
+    )?.data?.[ROOT_CA_KEY];
+  const existing = await read();
+  if (existing) return existing;
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const subject = { commonName: "root-ca", organizations: ["openshift"] };
+  const notBefore = new Date(Date.now() - BACKDATE_MS);
+  const ca = certificate({
+    subject,
+    issuer: subject,
+    spki: publicKey.export({ type: "spki", format: "der" }),
+    issuerKey: privateKey,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + ROOT_CA_VALIDITY_MS),
+    ca: true,
+  });
+  await client.createIfAbsent(ConfigMapResource, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: ROOT_CA_CONFIGMAP, namespace },
+    data: { [ROOT_CA_KEY]: ca },
+  });
+  const made = await read();
+  if (!made) throw new Error(`ConfigMap ${namespace}/${ROOT_CA_CONFIGMAP} holds no ${ROOT_CA_KEY}`);
+  return made;
 }

@@ -27,6 +27,7 @@ import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { BreakglassReconciler } from "./reconcile.ts";
 import { RevocationReconciler } from "./revocation.ts";
+import { EXPIRED_RETENTION_MS } from "./expiry.ts";
 import { BREAKGLASS_UID_INDEX } from "./scope.ts";
 
 export const BREAKGLASS_CONTROLLER = "breakglass-controller";
@@ -40,6 +41,12 @@ const byCredentialUid = (w: ManifestWorkObject): string[] => {
 export interface BreakglassControllerOptions {
   cluster: Cluster;
   region: RegionSettings;
+  /** The operators' own namespace, where the service's keys wait for their kubeconfig. */
+  namespace: string;
+  /** How long an expired credential stays before it is deleted. Default a day (EXPIRED_RETENTION_MS). */
+  expiredRetentionMs?: number;
+  /** The clock. Default Date.now. */
+  now?: () => number;
   /** Default 2: credentials are few. */
   workers?: number;
   log?: Logger;
@@ -69,6 +76,9 @@ export class BreakglassController implements Runnable {
       managementClusters,
       works,
       region: opts.region,
+      namespace: opts.namespace,
+      expiredRetentionMs: opts.expiredRetentionMs ?? EXPIRED_RETENTION_MS,
+      now: opts.now ?? Date.now,
       writer: new Applier(cluster.client, BREAKGLASS_CONTROLLER),
       client: cluster.client,
       events: new EventRecorder(cluster.client, BREAKGLASS_CONTROLLER, log),

@@ -1,23 +1,27 @@
 /**
  * The phases of a BreakglassCredential reconcile, in order: the cluster can take the request; the
- * request is valid (the client's) or made (from a key the service keeps in a Secret); the work is
- * applied; the certificate comes back through feedback; the kubeconfig is stored and the issue
- * recorded; once the status holds the certificate, the work goes. A phase whose input is not ready does nothing; watches bring the credential back.
+ * request is valid (the client's) or made (from a key the service keeps in a Secret of its own
+ * namespace); the work is applied; the certificate and the control plane's root CA come back
+ * through feedback; the kubeconfig is stored in the credential's namespace and the issue
+ * recorded; once the status holds the certificate, the work and the key's Secret go; the expiry
+ * is watched (expiry.ts). A phase whose input is not ready does nothing; watches bring the
+ * credential back.
  */
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { SecretResource } from "../api/core.ts";
 import { commonNamePrefix } from "../api/certificates/v1.ts";
 import { CUSTOMER_BREAK_GLASS, type BreakglassCredential } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { clusterNames, LABELS } from "../hcp/names.ts";
 import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import { isTrue } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
-import { keySecretName, credentialWorkOf, type CredentialScope } from "./scope.ts";
-import { CREDENTIAL_CONDITIONS, type CredentialStep } from "./status.ts";
+import { keySecretName, kubeconfigSecretName, credentialWorkOf, type CredentialScope } from "./scope.ts";
+import { observeExpiry } from "./expiry.ts";
+import { CREDENTIAL_CONDITIONS, type CredentialFacts, type CredentialStep } from "./status.ts";
 import { kubeconfig } from "../hcp/kubeconfig.ts";
 import { revokedBefore } from "./revocation.ts";
 import { credentialWork, csrReport } from "./work.ts";
@@ -68,9 +72,13 @@ function keyOf(secret: KubeObject | undefined): { key: string; request: string }
   };
 }
 
-/** A new key and its request, in a Secret owned by the credential; the first one written stays. */
+/**
+ * A new key and its request, in a Secret of the operators' namespace (an owner reference cannot
+ * cross namespaces: the reconciler deletes it); the first one written stays.
+ */
 function keySecret(
   credential: BreakglassCredential,
+  namespace: string,
 ): KubeObject & { type: string; data: Record<string, string> } {
   const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const request = certificateRequest(privateKey, {
@@ -84,25 +92,44 @@ function keySecret(
     kind: "Secret",
     metadata: {
       name: keySecretName(credential),
-      namespace: credential.metadata.namespace,
-      ownerReferences: [
-        {
-          apiVersion: "hcp.aro.dev/v1alpha1",
-          kind: "BreakglassCredential",
-          name: credential.metadata.name ?? "",
-          uid: credential.metadata.uid ?? "",
-          controller: true,
-        },
-      ],
+      namespace,
+      labels: { [LABELS.breakglass]: credential.metadata.uid ?? "" },
+      annotations: {
+        [CREDENTIAL_ANNOTATION]: `${credential.metadata.namespace ?? ""}/${credential.metadata.name ?? ""}`,
+      },
     },
     type: "Opaque",
     data: { "tls.key": b64(key), "csr.pem": b64(request) },
   };
 }
 
+/** On the key's Secret: whose key it is (namespace/name), for whoever looks at hcp-system. */
+const CREDENTIAL_ANNOTATION = "hcp.aro.dev/breakglass-credential";
+
+/**
+ * The service's key and request from its Secret, made on first use. Once the status holds the
+ * certificate and the key's Secret is gone, the key is in the kubeconfig's Secret alone: nothing
+ * to send or store any more.
+ */
+async function serviceKey(scope: CredentialScope, signal: AbortSignal): Promise<void> {
+  const { credential, deps } = scope;
+  const name = keySecretName(credential);
+  const namespace = deps.namespace;
+  scope.facts.kubeconfigSecret = kubeconfigSecretName(credential);
+  let found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
+  if (!found && credential.status?.certificate) return;
+  if (!found) {
+    await deps.client.createIfAbsent(SecretResource, keySecret(credential, namespace), { signal });
+    found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
+  }
+  if (!found) throw new Error(`Secret ${namespace}/${name} holds no key and request`);
+  scope.request = found.request;
+  scope.key = found.key;
+}
+
 /** The client's request, checked as HyperShift's signer would; or the service's own key and request. */
 export const prepareRequest: Phase<CredentialScope> = async ({ signal }, scope) => {
-  const { credential, deps } = scope;
+  const { credential } = scope;
   if (!stepReady(scope, CREDENTIAL_CONDITIONS.ClusterReady)) return {};
   const given = credential.spec.certificateSigningRequest;
   if (given) {
@@ -116,17 +143,7 @@ export const prepareRequest: Phase<CredentialScope> = async ({ signal }, scope) 
       });
     scope.request = given;
   } else {
-    const name = keySecretName(credential);
-    const namespace = credential.metadata.namespace;
-    let found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
-    if (!found) {
-      await deps.client.createIfAbsent(SecretResource, keySecret(credential), { signal });
-      found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
-    }
-    if (!found) throw new Error(`Secret ${namespace ?? ""}/${name} holds no key and request`);
-    scope.request = found.request;
-    scope.key = found.key;
-    scope.facts.kubeconfigSecret = name;
+    await serviceKey(scope, signal);
   }
   return record(scope, CREDENTIAL_CONDITIONS.RequestValid, {
     state: "ready",
@@ -164,23 +181,35 @@ export const applyWork: Phase<CredentialScope> = async ({ signal }, scope) => {
 
 /** The certificate as the signer returned it through feedback, or why there is none yet. */
 export const observeCertificate: Phase<CredentialScope> = (_ctx, scope) => {
-  const { certificate, expirationTimestamp } = scope.credential.status ?? {};
-  if (certificate && expirationTimestamp) return issuedAs(scope, certificate, expirationTimestamp);
+  const { certificate, expirationTimestamp, serverCA } = scope.credential.status ?? {};
+  if (certificate && expirationTimestamp)
+    return issuedAs(scope, { certificate, expirationTimestamp, serverCA });
   const work = scope.appliedWork ?? credentialWorkOf(scope);
   if (!work || !scope.request) return {};
   const report = csrReport(work, scope.credential);
   const refused = report.denied ?? report.failed;
   if (refused) return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, refusedBySigner(refused));
-  if (report.certificate)
-    return issuedAs(
-      scope,
-      report.certificate,
-      new Date(new X509Certificate(report.certificate).validTo).toISOString(),
-    );
+  if (report.certificate) return signed(scope, report.certificate, report.serverCA);
   const applied = workStep(work);
   if (!isReady(applied)) return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, applied);
   return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, awaitingSigner(Boolean(report.approved)));
 };
+
+/**
+ * Signed: issued once the control plane's root CA came back with it, so that the kubeconfig
+ * verifies the server (HyperShift publishes root-ca before the API server serves, so the wait is
+ * at most one feedback round).
+ */
+function signed(scope: CredentialScope, certificate: string, serverCA: string | undefined): PhaseResult {
+  if (!serverCA)
+    return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
+      state: "pending",
+      reason: "WaitingForServerCA",
+      message: "Signed; waiting for the control plane's root-ca, the server's CA for the kubeconfig",
+    });
+  const expirationTimestamp = new Date(new X509Certificate(certificate).validTo).toISOString();
+  return issuedAs(scope, { certificate, expirationTimestamp, serverCA });
+}
 
 function awaitingSigner(approved: boolean): StepState {
   return approved
@@ -206,44 +235,66 @@ function refusedBySigner(refused: { type: string; reason?: string; message?: str
   };
 }
 
-function issuedAs(scope: CredentialScope, certificate: string, expirationTimestamp: string): PhaseResult {
-  scope.facts.issued = { certificate, expirationTimestamp };
+function issuedAs(scope: CredentialScope, issued: NonNullable<CredentialFacts["issued"]>): PhaseResult {
+  scope.facts.issued = issued;
   return record(scope, CREDENTIAL_CONDITIONS.CertificateIssued, {
     state: "ready",
     reason: "Issued",
-    message: `Issued by the break-glass signer; valid until ${expirationTimestamp}`,
+    message: `Issued by the break-glass signer; valid until ${issued.expirationTimestamp}`,
   });
 }
 
-/** With the service's key, the kubeconfig (key included) goes into the key's Secret. */
+/**
+ * With the service's key, the kubeconfig (key and server CA included) goes into a Secret of the
+ * credential's namespace, owned by the credential (the garbage collector deletes it with it) and
+ * immutable: written once, never read back, so the operators need no read of Secrets outside
+ * their own namespace. Once the status holds the certificate, the key's own Secret goes.
+ */
 export const storeKubeconfig: Phase<CredentialScope> = async ({ signal }, scope) => {
   const { credential, cluster, key, deps } = scope;
   const issued = scope.facts.issued;
   if (!issued || !key || !cluster) return {};
-  const name = keySecretName(credential);
   const config = kubeconfig({
     cluster: cluster.metadata.name ?? "",
     server: cluster.status?.apiURL ?? "",
     user: `break-glass-${credential.spec.requester}`,
     certificate: issued.certificate,
     key,
+    certificateAuthority: issued.serverCA,
   });
-  const existing = await deps.client.find<KubeObject & { data?: Record<string, string> }>(
-    SecretResource,
-    name,
-    credential.metadata.namespace,
-    { signal },
-  );
-  const encoded = Buffer.from(config, "utf8").toString("base64");
-  if (existing?.data?.["kubeconfig"] === encoded) return {};
-  await deps.client.mergePatch(
-    SecretResource,
-    { name, namespace: credential.metadata.namespace },
-    { data: { kubeconfig: encoded } },
-    { signal },
-  );
+  await deps.client.createIfAbsent(SecretResource, kubeconfigSecret(credential, config), { signal });
+  if (credential.status?.certificate)
+    await deps.client.delete(
+      SecretResource,
+      { name: keySecretName(credential), namespace: deps.namespace },
+      { signal },
+    );
   return {};
 };
+
+function kubeconfigSecret(credential: BreakglassCredential, config: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: kubeconfigSecretName(credential),
+      namespace: credential.metadata.namespace,
+      labels: { [LABELS.breakglass]: credential.metadata.uid ?? "" },
+      ownerReferences: [
+        {
+          apiVersion: "hcp.aro.dev/v1alpha1",
+          kind: "BreakglassCredential",
+          name: credential.metadata.name ?? "",
+          uid: credential.metadata.uid ?? "",
+          controller: true,
+        },
+      ],
+    },
+    type: "Opaque",
+    immutable: true,
+    data: { kubeconfig: Buffer.from(config, "utf8").toString("base64") },
+  };
+}
 
 /** The first reconcile that sees the certificate tells the cluster's audience: an Event and an audit line. */
 export const recordIssue: Phase<CredentialScope> = async ({ signal }, scope) => {
@@ -293,4 +344,5 @@ export const CREDENTIAL_PHASES: readonly Phase<CredentialScope>[] = [
   storeKubeconfig,
   recordIssue,
   markRevoked,
+  observeExpiry,
 ];

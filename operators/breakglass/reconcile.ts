@@ -1,15 +1,18 @@
 /**
  * Reconciles one BreakglassCredential in the project's fixed order: get by key; a credential whose
- * cluster is gone or going is deleted (no credential outlives its cluster); deletion or the
- * finalizer first; the scope; the phases (phases.ts); one status write. Deletion removes the
- * credential's work (maestro-server holds it until the agent confirms the CSR and its approval are
- * gone) and the key's Secret before the finalizer goes.
+ * cluster is gone or going, or whose retention after expiry is over (expiry.ts), is deleted (no
+ * credential outlives its cluster or its use); deletion or the finalizer first; the scope; the
+ * phases (phases.ts); one status write. Deletion removes the credential's work (maestro-server
+ * holds it until the agent confirms the CSR and its approval are gone) and the key's Secret in the
+ * operators' namespace before the finalizer goes; the kubeconfig's Secret, owned by the
+ * credential, goes with it by garbage collection.
  */
 import { SecretResource } from "../api/core.ts";
 import { BreakglassCredentialResource, type BreakglassCredential } from "../api/v1alpha1/index.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
+import { deleteIfRetentionOver } from "./expiry.ts";
 import { CREDENTIAL_PHASES } from "./phases.ts";
 import {
   BREAKGLASS_FINALIZER,
@@ -33,7 +36,7 @@ export const releaseFinalizer: Phase<CredentialScope> = async ({ signal }, scope
   const { credential, deps } = scope;
   await deps.client.delete(
     SecretResource,
-    { name: keySecretName(credential), namespace: credential.metadata.namespace },
+    { name: keySecretName(credential), namespace: deps.namespace },
     { signal },
   );
   await deps.writer.removeFinalizer(BreakglassCredentialResource, credential, BREAKGLASS_FINALIZER, {
@@ -60,6 +63,7 @@ export class BreakglassReconciler implements Reconciler {
     };
     if (credential.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     if (await this.#deleteOrphan(ctx, credential)) return {};
+    if (await deleteIfRetentionOver(ctx, scope)) return {};
     if (
       await this.#d.writer.addFinalizer(BreakglassCredentialResource, credential, BREAKGLASS_FINALIZER, ctx)
     )

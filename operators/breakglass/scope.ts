@@ -28,10 +28,16 @@ export interface BreakglassReconcilerDeps {
   /** Break-glass works, indexed by BREAKGLASS_UID_INDEX. */
   works: Lister<CachedManifestWork>;
   region: RegionSettings;
+  /** The operators' own namespace: the service's keys wait there until their kubeconfig is out. */
+  namespace: string;
   writer: ObjectWriter;
-  /** For the key Secret and deleting credentials whose cluster goes. */
+  /** For the key and kubeconfig Secrets and deleting credentials whose cluster goes or that expired. */
   client: KubeClient;
   events: Pick<EventRecorder, "record">;
+  /** How long an expired credential stays (to say it expired) before it is deleted. */
+  expiredRetentionMs: number;
+  /** The clock (ms since the epoch). */
+  now: () => number;
 }
 
 export interface CredentialScope {
@@ -59,7 +65,16 @@ export function credentialWorkOf(scope: CredentialScope): ManifestWorkObject | u
   return scope.deps.works.byIndex(BREAKGLASS_UID_INDEX, scope.credential.metadata.uid ?? "")[0];
 }
 
-/** The Secret that holds the key the service made, and later the kubeconfig. */
+/**
+ * The Secret in the operators' namespace (deps.namespace) that holds the key the service made and
+ * its request, until the kubeconfig that carries the key is written. Named by uid: credentials of
+ * every namespace meet there.
+ */
 export function keySecretName(credential: BreakglassCredential): string {
+  return `breakglass-key-${credential.metadata.uid ?? ""}`;
+}
+
+/** The Secret in the credential's namespace, owned by it, that holds the kubeconfig with the key. */
+export function kubeconfigSecretName(credential: BreakglassCredential): string {
   return `${credential.metadata.name ?? ""}-kubeconfig`;
 }

@@ -1,7 +1,8 @@
 /**
  * BreakglassCredential status from what the phases found: a condition per step (the cluster can
- * take the request, the request is valid, the certificate is issued), then Ready, Progressing and
- * Degraded, through the one conditions helper. Written once per reconcile.
+ * take the request, the request is valid, the certificate is issued), Expired once it is issued,
+ * then Ready, Progressing and Degraded, through the one conditions helper. Written once per
+ * reconcile.
  */
 import type { BreakglassCredential, BreakglassCredentialStatus } from "../api/v1alpha1/index.ts";
 import { degradedFromSteps, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
@@ -14,6 +15,7 @@ export const CREDENTIAL_CONDITIONS = {
   ClusterReady: "ClusterReady",
   RequestValid: "RequestValid",
   CertificateIssued: "CertificateIssued",
+  Expired: "Expired",
 } as const;
 
 export const CREDENTIAL_STEPS = [
@@ -27,12 +29,14 @@ export type CredentialStep = (typeof CREDENTIAL_STEPS)[number];
 export interface CredentialFacts {
   credential: BreakglassCredential;
   steps: Steps<CredentialStep>;
-  /** Set by observeCertificate once the signer answered. */
-  issued?: { certificate: string; expirationTimestamp: string };
+  /** Set by observeCertificate once the signer answered (and HyperShift's root CA came back). */
+  issued?: { certificate: string; expirationTimestamp: string; serverCA?: string };
   /** Set by prepareRequest when the service made the key. */
   kubeconfigSecret?: string;
   /** Set by markRevoked: a completed revocation of the cluster postdates the certificate. */
   revoked?: { before: string };
+  /** Set by observeExpiry once issued: when the certificate expires and the credential goes. */
+  expiry?: { expired: boolean; at: string; deleteAt: string };
 }
 
 /**
@@ -65,6 +69,7 @@ function progressing(
 
 function summary(facts: CredentialFacts): ConditionInput[] {
   if (facts.revoked) return revokedSummary(facts.revoked.before);
+  if (facts.expiry?.expired) return expiredSummary(facts.expiry);
   return stepSummary(CREDENTIAL_STEPS, facts.steps, {
     reason: "Issued",
     message: "The certificate is issued",
@@ -81,6 +86,33 @@ function revokedSummary(before: string): ConditionInput[] {
   ];
 }
 
+/** An expired credential is finished too: it says so until it is deleted. */
+function expiredSummary(expiry: NonNullable<CredentialFacts["expiry"]>): ConditionInput[] {
+  const message = `The certificate expired at ${expiry.at}; the credential is deleted at ${expiry.deleteAt}`;
+  return [
+    { type: "Ready", status: "False", reason: "Expired", message },
+    { type: "Progressing", status: "False", reason: "Expired", message },
+    { type: "Degraded", status: "False", reason: "Expired", message },
+  ];
+}
+
+/** Expired, once there is a certificate to expire. */
+export function expiredCondition(expiry: NonNullable<CredentialFacts["expiry"]>): ConditionInput {
+  return expiry.expired
+    ? {
+        type: CREDENTIAL_CONDITIONS.Expired,
+        status: "True",
+        reason: "Expired",
+        message: `The certificate expired at ${expiry.at}; the credential is deleted at ${expiry.deleteAt}`,
+      }
+    : {
+        type: CREDENTIAL_CONDITIONS.Expired,
+        status: "False",
+        reason: "Valid",
+        message: `The certificate is valid until ${expiry.at}`,
+      };
+}
+
 /** The whole status; `succeeded` moves observedGeneration. */
 export function composeCredentialStatus(
   facts: CredentialFacts,
@@ -94,6 +126,7 @@ export function composeCredentialStatus(
     const s = facts.steps[type];
     if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
+  if (facts.expiry) conditions = setCondition(conditions, expiredCondition(facts.expiry), stamp);
   for (const c of summary(facts)) conditions = setCondition(conditions, c, stamp);
   return dropUndefined({
     conditions,
@@ -111,6 +144,7 @@ function observedFields(
   return {
     certificate: issued.certificate,
     expirationTimestamp: issued.expirationTimestamp,
+    serverCA: issued.serverCA,
     kubeconfigSecret: facts.kubeconfigSecret ?? previous.kubeconfigSecret,
     revoked: facts.revoked ? true : previous.revoked,
   };

@@ -3,8 +3,12 @@
  * of its own holding a Kubernetes CertificateSigningRequest for the hosted control plane's
  * customer break-glass signer and HyperShift's CertificateSigningRequestApproval of the same
  * name (HyperShift signs nothing without one), with feedback on the CSR's conditions and
- * certificate. Then the kubeconfig built from the certificate and what the HcpCluster knows.
+ * certificate, and a read-only look at the control plane's root-ca ConfigMap, whose CA goes into
+ * the kubeconfig as the server's. Then the kubeconfig built from the certificate and what the
+ * HcpCluster knows.
  */
+import { ConfigMapResource } from "../api/core.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../api/hypershift/v1beta1.ts";
 import {
   CSR_API_VERSION,
   CSR_KIND,
@@ -40,6 +44,7 @@ const FEEDBACK = {
   approved: "approved",
   denied: "denied",
   failed: "failed",
+  serverCA: "serverCA",
 } as const;
 
 const conditionPath = (type: string): string => `.status.conditions[?(@.type=="${type}")]`;
@@ -86,12 +91,27 @@ export function credentialWork({ credential, cluster, names, consumer, request }
     annotations: {},
     manifests: [asManifest(csr), asManifest(approval)],
     feedback: { type: CertificateSigningRequestResource, name, namespace: "", paths: CSR_FEEDBACK_PATHS },
+    readOnly: [
+      {
+        manifest: asManifest({
+          apiVersion: "v1",
+          kind: ConfigMapResource.kind,
+          metadata: { name: ROOT_CA_CONFIGMAP, namespace: names.controlPlaneNamespace },
+        }),
+        type: ConfigMapResource,
+        name: ROOT_CA_CONFIGMAP,
+        namespace: names.controlPlaneNamespace,
+        paths: [{ name: FEEDBACK.serverCA, path: `.data['${ROOT_CA_KEY}']` }],
+      },
+    ],
   });
 }
 
 /** What the CSR reported: its certificate (PEM) and why it has none. */
 export interface CsrReport {
   certificate?: string;
+  /** The control plane's root CA (PEM), from the read-only root-ca ConfigMap. */
+  serverCA?: string;
   approved?: CsrCondition;
   denied?: CsrCondition;
   failed?: CsrCondition;
@@ -108,8 +128,10 @@ export function csrReport(work: ManifestWorkObject | undefined, credential: Brea
   const raw = fb[FEEDBACK.certificate];
   const certificate =
     typeof raw === "string" && raw ? Buffer.from(raw, "base64").toString("utf8") : undefined;
+  const ca = feedbackOf(work, { kind: ConfigMapResource.kind, name: ROOT_CA_CONFIGMAP })[FEEDBACK.serverCA];
   return {
     ...(certificate ? { certificate } : {}),
+    ...(typeof ca === "string" && ca.includes("BEGIN CERTIFICATE") ? { serverCA: ca } : {}),
     ...(csrCondition(fb[FEEDBACK.approved]) ? { approved: csrCondition(fb[FEEDBACK.approved]) } : {}),
     ...(csrCondition(fb[FEEDBACK.denied]) ? { denied: csrCondition(fb[FEEDBACK.denied]) } : {}),
     ...(csrCondition(fb[FEEDBACK.failed]) ? { failed: csrCondition(fb[FEEDBACK.failed]) } : {}),

@@ -165,6 +165,7 @@ export async function credentialResult(
       server: cluster?.status?.apiURL ?? "",
       user: `break-glass-${credential.spec.requester}`,
       certificate: status.certificate,
+      certificateAuthority: status.serverCA,
     }),
     expirationTimestamp: status.expirationTimestamp,
   };

@@ -6,8 +6,9 @@ const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64
 
 /**
  * A kubeconfig for the hosted cluster's API server with the client certificate (and the key, when
- * the service made it). The server's CA is not among what the service knows of a cluster, so the
- * client verifies the server against its own trust.
+ * the service made it), and the CA the server's certificate chains to, as HyperShift's own admin
+ * kubeconfig carries it. Without a CA (a credential issued before the service carried it back)
+ * the client verifies the server against its own trust.
  */
 export function kubeconfig(opts: {
   cluster: string;
@@ -15,11 +16,19 @@ export function kubeconfig(opts: {
   user: string;
   certificate: string;
   key?: string;
+  /** PEM: the hosted kube-apiserver's serving CA. */
+  certificateAuthority?: string;
 }): string {
+  const ca = opts.certificateAuthority;
   const doc = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: opts.cluster, cluster: { server: opts.server } }],
+    clusters: [
+      {
+        name: opts.cluster,
+        cluster: { server: opts.server, ...(ca ? { "certificate-authority-data": b64(ca) } : {}) },
+      },
+    ],
     users: [
       {
         name: opts.user,

@@ -28,11 +28,31 @@ export interface WorkSpec {
   annotations: Record<string, string>;
   manifests: Manifest[];
   /** The object whose status comes back, and the JSONPaths that carry it. */
-  feedback: { type: ResourceType; name: string; namespace: string; paths: JsonPath[] };
+  feedback: Feedback;
+  /**
+   * Objects the management cluster has that the work only reads (OCM's ReadOnly strategy: never
+   * written, never deleted) for what their feedback carries back.
+   */
+  readOnly?: Array<Feedback & { manifest: Manifest }>;
 }
+
+interface Feedback {
+  type: ResourceType;
+  name: string;
+  namespace: string;
+  paths: JsonPath[];
+}
+
+const identifier = (f: Feedback) => ({
+  group: f.type.group,
+  resource: f.type.plural,
+  name: f.name,
+  namespace: f.namespace,
+});
 
 export function manifestWork(spec: WorkSpec): ManifestWork {
   const { feedback } = spec;
+  const readOnly = spec.readOnly ?? [];
   return {
     apiVersion: WORK_API_VERSION,
     kind: ManifestWorkResource.kind,
@@ -43,22 +63,22 @@ export function manifestWork(spec: WorkSpec): ManifestWork {
       annotations: spec.annotations,
     },
     spec: {
-      workload: { manifests: spec.manifests },
+      workload: { manifests: [...spec.manifests, ...readOnly.map((r) => r.manifest)] },
       deleteOption: { propagationPolicy: "Foreground" },
       manifestConfigs: [
         {
-          resourceIdentifier: {
-            group: feedback.type.group,
-            resource: feedback.type.plural,
-            name: feedback.name,
-            namespace: feedback.namespace,
-          },
+          resourceIdentifier: identifier(feedback),
           updateStrategy: {
             type: "ServerSideApply",
             serverSideApply: { force: true, fieldManager: "work-agent" },
           },
           feedbackRules: [{ type: "JSONPaths", jsonPaths: feedback.paths }],
         },
+        ...readOnly.map((r) => ({
+          resourceIdentifier: identifier(r),
+          updateStrategy: { type: "ReadOnly" as const },
+          feedbackRules: [{ type: "JSONPaths" as const, jsonPaths: r.paths }],
+        })),
       ],
     },
   };

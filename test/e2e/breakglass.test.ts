@@ -2,13 +2,15 @@
  * Break-glass credentials end to end on the local region: a BreakglassCredential on the service
  * cluster travels as a CSR and HyperShift's approval over MQTT to the management cluster, where
  * the simulator's per-control-plane signer signs it; the certificate comes back through feedback
- * into a kubeconfig. A client's own request works the same way, a bad one is refused, a CSR
- * without an approval is never signed, a revocation rotates the signer, and deleting the
- * credential leaves nothing behind.
+ * into a kubeconfig that trusts the control plane's root CA. A client's own request works the same
+ * way, a bad one is refused, a CSR without an approval is never signed, a revocation rotates the
+ * signer, deleting the credential leaves nothing behind, and an expired one says so and is
+ * deleted after its retention.
  */
 import { createPublicKey, generateKeyPairSync, X509Certificate } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SecretResource } from "../../operators/api/core.ts";
+import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
 import {
   CertificateRevocationRequestResource,
   CertificateSigningRequestResource,
@@ -23,6 +25,7 @@ import {
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
+import { keySecretName } from "../../operators/breakglass/scope.ts";
 import { LABELS } from "../../operators/hcp/names.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
@@ -35,6 +38,10 @@ import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const READY_MS = 90_000;
+/** How long the break-glass controller keeps an expired credential here. */
+const RETENTION_MS = 60_000;
+/** How far ahead of the wall clock the break-glass controller's clock runs (the expiry test moves it). */
+let clockAheadMs = 0;
 const service = clientFor("service");
 const customer = `bg-${process.pid}`;
 let running: TestStack | undefined;
@@ -82,8 +89,27 @@ async function signerCA(): Promise<X509Certificate> {
   return new X509Certificate(Buffer.from(secret?.data?.["tls.crt"] ?? "", "base64"));
 }
 
+/** The control plane's root CA as the simulator publishes it (HyperShift's root-ca ConfigMap). */
+async function rootCA(): Promise<string> {
+  const cm = await mgmt.find<KubeObject & { data?: Record<string, string> }>(
+    ConfigMapResource,
+    ROOT_CA_CONFIGMAP,
+    controlPlane,
+  );
+  return cm?.data?.[ROOT_CA_KEY] ?? "";
+}
+
+/** The server's CA, as HyperShift's own admin kubeconfig carries it: the control plane's root CA. */
+async function expectServerCA(c: BreakglassCredential, config: Kubeconfig): Promise<void> {
+  const serverCA = await rootCA();
+  expect(serverCA).toContain("BEGIN CERTIFICATE");
+  expect(c.status?.serverCA).toBe(serverCA);
+  const caData = config.clusters[0]?.cluster["certificate-authority-data"] ?? "";
+  expect(Buffer.from(caData, "base64").toString("utf8")).toBe(serverCA);
+}
+
 interface Kubeconfig {
-  clusters: Array<{ cluster: { server: string } }>;
+  clusters: Array<{ cluster: { server: string; "certificate-authority-data"?: string } }>;
   users: Array<{ user: Record<string, string> }>;
 }
 
@@ -104,6 +130,7 @@ beforeAll(async () => {
   running = await startTestStack("breakglass", {
     log: process.env["BG_DEBUG"] ? createLogger({ component: "test" }) : undefined,
     simulator: { provisionDelayMs: 500, deleteDelayMs: 200 },
+    breakglass: { now: () => Date.now() + clockAheadMs, expiredRetentionMs: RETENTION_MS },
   });
   await service.create(namespaceType, { metadata: { name: customer } });
   const c = sampleCluster();
@@ -149,6 +176,7 @@ describe("break-glass credentials", () => {
 
     const config = await kubeconfigOf(c);
     expect(config.clusters[0]?.cluster.server).toBe(cluster.status?.apiURL);
+    await expectServerCA(c, config);
     const user = config.users[0]?.user ?? {};
     const clientCert = Buffer.from(user["client-certificate-data"] ?? "", "base64").toString("utf8");
     expect(clientCert).toBe(c.status!.certificate);
@@ -188,6 +216,13 @@ describe("break-glass credentials", () => {
     expect(ready(after)).toBe(true);
     expect(after.status?.certificate).toBe(c.status!.certificate);
     expect(after.status?.expirationTimestamp).toBe(c.status!.expirationTimestamp);
+    // The key's own Secret in the operators' namespace goes too: the kubeconfig holds the key now.
+    await eventually(
+      "the key's Secret in the operators' namespace gone",
+      async () => !(await service.find(SecretResource, keySecretName(c), running!.stack.namespace)),
+      30_000,
+    );
+    expect((await kubeconfigOf(after)).users[0]?.user["client-key-data"]).toBeTruthy();
   });
 
   it("signs a client's own request without ever seeing its key", async () => {
@@ -359,6 +394,65 @@ describe("break-glass credentials", () => {
       },
       30_000,
     );
-    expect(await service.find(SecretResource, c.status!.kubeconfigSecret!, customer)).toBeUndefined();
+    // The kubeconfig's Secret is the credential's: the garbage collector takes it.
+    await eventually(
+      "the kubeconfig's Secret gone",
+      async () => !(await service.find(SecretResource, c.status!.kubeconfigSecret!, customer)),
+      30_000,
+    );
+  });
+
+  it("an expired credential says so, then goes with everything it left once its retention is over", async () => {
+    await service.create(BreakglassCredentialResource, credential("brief", { expirationSeconds: 600 }));
+    const c = await issued("brief");
+    const poke = (n: number) =>
+      service.mergePatch(
+        BreakglassCredentialResource,
+        { name: "brief", namespace: customer },
+        { metadata: { annotations: { "test.hcp.aro.dev/poke": String(n) } } },
+      );
+    try {
+      // Past its expiry: Expired, not Ready, and an Event on the cluster.
+      clockAheadMs = 601_000;
+      await poke(1);
+      await eventually(
+        "the credential Expired",
+        async () =>
+          (await getCredential("brief"))?.status?.conditions?.find((x) => x.type === "Expired")?.status ===
+          "True",
+        30_000,
+      );
+      const expired = (await getCredential("brief"))!;
+      expect(expired.status?.conditions?.find((x) => x.type === "Ready")).toMatchObject({
+        status: "False",
+        reason: "Expired",
+      });
+      const events = await service.list<KubeObject & { reason?: string; message?: string }>(
+        { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true },
+        { namespace: customer, fieldSelector: "involvedObject.name=bg" },
+      );
+      expect(
+        events.items.find((e) => e.reason === "BreakglassCredentialExpired" && e.message?.includes("brief")),
+      ).toBeTruthy();
+
+      // Past its retention: the credential, its kubeconfig and its key are gone.
+      clockAheadMs = 601_000 + RETENTION_MS;
+      await poke(2);
+      await eventually(
+        "the expired credential and its Secrets gone",
+        async () => {
+          const [cr, kubeconfig, key, works] = await Promise.all([
+            getCredential("brief"),
+            service.find(SecretResource, c.status!.kubeconfigSecret!, customer),
+            service.find(SecretResource, keySecretName(c), running!.stack.namespace),
+            service.list(ManifestWorkResource, { labelSelector: `${LABELS.breakglass}=${c.metadata.uid}` }),
+          ]);
+          return !cr && !kubeconfig && !key && works.items.length === 0;
+        },
+        30_000,
+      );
+    } finally {
+      clockAheadMs = 0;
+    }
   });
 });

@@ -50,6 +50,15 @@ export function adminKubeconfigSecretName(hostedClusterName: string): string {
 }
 export const ADMIN_KUBECONFIG_KEY = "kubeconfig";
 
+/**
+ * The control plane's root CA as the control-plane-operator publishes it in the control plane's
+ * namespace (`manifests.RootCAConfigMap`): the CA the kube-apiserver's serving certificate chains
+ * to, and the certificate-authority-data of the admin kubeconfig. The certificate only; the key
+ * stays in the Secret of the same name.
+ */
+export const ROOT_CA_CONFIGMAP = "root-ca";
+export const ROOT_CA_KEY = "ca.crt";
+
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 

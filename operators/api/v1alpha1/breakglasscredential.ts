@@ -55,6 +55,11 @@ export interface BreakglassCredentialStatus {
   certificate?: string;
   /** When the certificate stops being valid (its notAfter). */
   expirationTimestamp?: string;
+  /**
+   * The PEM CA bundle the hosted kube-apiserver's serving certificate chains to (HyperShift's
+   * root-ca of the control plane), the kubeconfig's certificate-authority-data.
+   */
+  serverCA?: string;
   /** The Secret (same namespace) holding the kubeconfig with the key the service made. */
   kubeconfigSecret?: string;
   /** True once a revocation of the cluster's credentials covered this one. */
