@@ -3,8 +3,9 @@
  * the apiserver what it may do (SelfSubjectRulesReview, as that ServiceAccount) in its own
  * namespace, and the answer, beyond what every authenticated identity may do, must be exactly the
  * committed allow-list (rbac-allowlist.yaml). On top: no `*` verb anywhere, the agent cannot list
- * or watch Secrets, the frontend cannot touch ManifestWorks or Secrets, and what a namespace's
- * Role grants reaches no other namespace.
+ * or watch Secrets, the frontend cannot touch ManifestWorks or Secrets, the operators can only
+ * create a Secret outside their own namespace, and what a namespace's Role grants reaches no other
+ * namespace.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -172,8 +173,11 @@ describe("least privilege, proven against the apiserver", () => {
       // It reads one Secret by name (a break-glass credential's kubeconfig) and nothing else.
       expect([verb, await can(frontend, verb, "secrets")]).toEqual([verb, verb === "get" ? "yes" : "no"]);
     }
-    for (const verb of ["list", "watch"])
+    // Outside hcp-system the operators only publish a break-glass kubeconfig: they cannot read,
+    // change or delete any Secret there (its deletion is the garbage collector's).
+    for (const verb of ["get", "list", "watch", "update", "patch", "delete"])
       expect([verb, await can(operators, verb, "secrets")]).toEqual([verb, "no"]);
+    expect(await can(operators, "create", "secrets")).toBe("yes");
   });
 });
 
