@@ -12,7 +12,8 @@ import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emula
 import { startStack, type Stack } from "../../hack/harness/stack.ts";
 import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";
-import { SecretResource } from "../../operators/api/core.ts";
+import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
 import {
   BreakglassCredentialResource,
   HcpClusterResource,
@@ -45,7 +46,7 @@ let fixture: FrontendFixture;
 let arm: ArmClient;
 
 interface Kubeconfig {
-  clusters: Array<{ cluster: { server: string } }>;
+  clusters: Array<{ cluster: { server: string; "certificate-authority-data"?: string } }>;
   users: Array<{ user: Record<string, string> }>;
 }
 
@@ -62,6 +63,19 @@ async function signerCA(): Promise<X509Certificate> {
     controlPlane,
   );
   return new X509Certificate(unb64(secret.data?.["tls.crt"]));
+}
+
+/** The CA the kubeconfig should trust: the control plane's root-ca, as the simulator publishes it. */
+async function serverCA(): Promise<string> {
+  const cr = await service.get<HcpCluster>(HcpClusterResource, clusterCRName(rg, "BG-Cluster"), ns);
+  const mgmt = clientFor(cr.status!.managementCluster!);
+  const controlPlane = `${cr.status!.hostedClusterNamespace!}-${prefix}`;
+  const cm = await mgmt.get<KubeObject & { data?: Record<string, string> }>(
+    ConfigMapResource,
+    ROOT_CA_CONFIGMAP,
+    controlPlane,
+  );
+  return cm.data?.[ROOT_CA_KEY] ?? "";
 }
 
 /** POSTs an action, checks the 202 and its headers, polls it to the end; returns the result response. */
@@ -130,6 +144,7 @@ describe("admin credentials through ARM", () => {
     const body = result.body as { kubeconfig: string; expirationTimestamp: string };
     const config = JSON.parse(body.kubeconfig) as Kubeconfig;
     expect(config.clusters[0]?.cluster.server).toBe(`https://api.${prefix}.hcp.example.com:443`);
+    expect(unb64(config.clusters[0]?.cluster["certificate-authority-data"])).toBe(await serverCA());
     const user = config.users[0]?.user ?? {};
     const cert = new X509Certificate(unb64(user["client-certificate-data"]));
     const ca = await signerCA();
@@ -155,6 +170,8 @@ describe("admin credentials through ARM", () => {
     const config = JSON.parse((result.body as { kubeconfig: string }).kubeconfig) as Kubeconfig;
     const user = config.users[0]?.user ?? {};
     expect(user["client-key-data"]).toBeUndefined();
+    // The frontend builds this one from the status: the server's CA is there too.
+    expect(unb64(config.clusters[0]?.cluster["certificate-authority-data"])).toBe(await serverCA());
     const cert = new X509Certificate(unb64(user["client-certificate-data"]));
     expect(cert.publicKey.export({ format: "jwk" })).toEqual(
       createPublicKey(privateKey).export({ format: "jwk" }),
