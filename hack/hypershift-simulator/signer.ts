@@ -211,8 +211,8 @@ export async function ensureRootCA(client: KubeClient, namespace: string): Promi
         namespace,
       )
     )?.data?.[ROOT_CA_KEY];
-  const existing = await read();
-  if (existing) return existing;
+  // Made first and created if absent: one request when it is new (the usual case, once per
+  // control plane), a read of the one that stays when it is not.
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const subject = { commonName: "root-ca", organizations: ["openshift"] };
   const notBefore = new Date(Date.now() - BACKDATE_MS);
@@ -225,13 +225,14 @@ export async function ensureRootCA(client: KubeClient, namespace: string): Promi
     notAfter: new Date(notBefore.getTime() + ROOT_CA_VALIDITY_MS),
     ca: true,
   });
-  await client.createIfAbsent(ConfigMapResource, {
+  const created = await client.createIfAbsent(ConfigMapResource, {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: ROOT_CA_CONFIGMAP, namespace },
     data: { [ROOT_CA_KEY]: ca },
   });
-  const made = await read();
-  if (!made) throw new Error(`ConfigMap ${namespace}/${ROOT_CA_CONFIGMAP} holds no ${ROOT_CA_KEY}`);
-  return made;
+  if (created) return ca;
+  const existing = await read();
+  if (!existing) throw new Error(`ConfigMap ${namespace}/${ROOT_CA_CONFIGMAP} holds no ${ROOT_CA_KEY}`);
+  return existing;
 }

@@ -1,7 +1,8 @@
 /**
- * The ManifestWorks the cluster and node pool controllers send: one shape for both — manifests
- * applied server-side by the agent, deleted in the foreground, with JSONPath feedback on the one
- * HyperShift object the controller watches — so the two cannot drift apart.
+ * The ManifestWorks the controllers send: one shape for all — manifests applied server-side by the
+ * agent, deleted in the foreground, with JSONPath feedback on the one object the controller
+ * watches, and optionally objects only read for their feedback (OCM's ReadOnly) — so they cannot
+ * drift apart.
  */
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { ResourceType } from "../runtime/kube.ts";
