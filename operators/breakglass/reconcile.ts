@@ -9,11 +9,13 @@
  */
 import { SecretResource } from "../api/core.ts";
 import { BreakglassCredentialResource, type BreakglassCredential } from "../api/v1alpha1/index.ts";
-import { deleteWorks } from "../hcp/work.ts";
+import { clusterNames } from "../hcp/names.ts";
+import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
 import { deleteIfRetentionOver } from "./expiry.ts";
 import { CREDENTIAL_PHASES } from "./phases.ts";
+import { workName } from "./work.ts";
 import {
   BREAKGLASS_FINALIZER,
   credentialWorkOf,
@@ -23,11 +25,20 @@ import {
 } from "./scope.ts";
 import { composeCredentialStatus } from "./status.ts";
 
+/** The credential's work as it would be named had it been applied, where its cluster is placed. */
+function expectedCredentialWork(scope: CredentialScope): WorkRef | undefined {
+  const { credential, deps } = scope;
+  const cluster = deps.clusters.get(credential.metadata.namespace ?? "", credential.spec.clusterRef.name);
+  const namespace = placedConsumer(deps.managementClusters, cluster?.status?.managementCluster);
+  if (!cluster || namespace === undefined) return undefined;
+  return { name: workName(credential, clusterNames(cluster, deps.region)), namespace };
+}
+
 export const deleteWork: Phase<CredentialScope> = async ({ signal }, scope) => {
   const work = credentialWorkOf(scope);
-  if (!work) return {};
-  await deleteWorks(scope.deps.writer, [work], signal);
-  scope.deleting = true;
+  const expected = expectedCredentialWork(scope);
+  scope.deleting =
+    (await deleteOwnedWorks(scope.deps.writer, work ? [work] : [], expected, signal)) !== undefined;
   return {};
 };
 

@@ -6,9 +6,8 @@
  * which holds the phases after it.
  */
 import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource } from "../api/work/v1.ts";
 import { clusterNames } from "../hcp/names.ts";
-import { deleteWorks as deleteManifestWorks } from "../hcp/work.ts";
+import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
@@ -60,33 +59,25 @@ export const deleteExternalAuths: Phase<ClusterScope> = async ({ signal }, scope
   return {};
 };
 
-/**
- * The cluster's own work as it would be named had it been applied: its uid, in the namespace of
- * the consumer it was placed on (undefined when it was never placed).
- */
-function expectedClusterWork(scope: ClusterScope): { name: string; namespace: string } | undefined {
+/** The cluster's own work as it would be named had it been applied: its uid, where it was placed. */
+function expectedClusterWork(scope: ClusterScope): WorkRef | undefined {
   const { cluster, deps, memory } = scope;
-  const uid = cluster.metadata.uid ?? "";
-  const placedOn = cluster.status?.managementCluster ?? memory.reservations.get(uid);
-  const mc = deps.managementClusters.list().find((m) => m.metadata.name === placedOn);
-  return mc
-    ? { name: clusterNames(cluster, deps.region).workName, namespace: mc.spec.consumerName }
-    : undefined;
+  const placedOn = cluster.status?.managementCluster ?? memory.reservations.get(cluster.metadata.uid ?? "");
+  const namespace = placedConsumer(deps.managementClusters, placedOn);
+  return namespace === undefined
+    ? undefined
+    : { name: clusterNames(cluster, deps.region).workName, namespace };
 }
 
 export const deleteWorks: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (scope.facts.deleting) return {};
-  const works = worksOf(scope);
-  let namespace = works[0]?.metadata.namespace ?? "";
-  if (works.length > 0) await deleteManifestWorks(scope.deps.writer, works, signal);
-  else {
-    // The cache's word is not enough to let the cluster go: it lags behind the apiserver (a watch
-    // relisting after an apiserver restart), and a work applied moments ago would be orphaned.
-    // The work's name is known, so a DELETE by name settles it (404: it is gone).
-    const expected = expectedClusterWork(scope);
-    if (!expected || !(await scope.deps.writer.delete(ManifestWorkResource, expected, { signal }))) return {};
-    namespace = expected.namespace;
-  }
+  const namespace = await deleteOwnedWorks(
+    scope.deps.writer,
+    worksOf(scope),
+    expectedClusterWork(scope),
+    signal,
+  );
+  if (namespace === undefined) return {};
   failpoint("cluster/after-works-deleted");
   scope.facts.deleting = {
     reason: "DeletingHostedCluster",

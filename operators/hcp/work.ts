@@ -4,7 +4,9 @@
  * watches, and optionally objects only read for their feedback (OCM's ReadOnly) — so they cannot
  * drift apart.
  */
+import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
+import type { Lister } from "../runtime/informer.ts";
 import type { ResourceType } from "../runtime/kube.ts";
 import {
   ManifestWorkResource,
@@ -83,6 +85,46 @@ export function manifestWork(spec: WorkSpec): ManifestWork {
       ],
     },
   };
+}
+
+/** Where a work is, or would be had it been applied: its name, in its consumer's namespace. */
+export interface WorkRef {
+  name: string;
+  namespace: string;
+}
+
+/**
+ * The consumer (namespace of the works) of the ManagementCluster a cluster is placed on, or
+ * undefined when it is placed nowhere known.
+ */
+export function placedConsumer(
+  managementClusters: Lister<ManagementCluster>,
+  placedOn: string | undefined,
+): string | undefined {
+  if (!placedOn) return undefined;
+  return managementClusters.list().find((m) => m.metadata.name === placedOn)?.spec.consumerName;
+}
+
+/**
+ * A deletion's step for an owner's works: deletes those the cache shows; when it shows none, the
+ * one the owner would have by its name. The cache's word is not enough to let an owner go: it lags
+ * behind the apiserver (a watch relisting after an apiserver restart), and a work applied moments
+ * before would be orphaned. A DELETE by name settles it: 404 means gone. Resolves with the
+ * namespace of the works still there (the caller waits for their agent), or undefined when none is.
+ */
+export async function deleteOwnedWorks(
+  writer: Pick<ObjectWriter, "delete">,
+  cached: readonly ManifestWorkObject[],
+  expected: WorkRef | undefined,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  if (cached.length > 0) {
+    await deleteWorks(writer, cached, signal);
+    return cached[0]?.metadata.namespace ?? "";
+  }
+  if (expected && (await writer.delete(ManifestWorkResource, expected, { signal })))
+    return expected.namespace;
+  return undefined;
 }
 
 /**

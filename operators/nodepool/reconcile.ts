@@ -6,12 +6,11 @@
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import { NodePoolResource } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource } from "../api/work/v1.ts";
 import { clusterNames } from "../hcp/names.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps } from "../hcp/steps.ts";
-import { deleteWorks } from "../hcp/work.ts";
+import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
@@ -27,34 +26,25 @@ export const POOL_EVENTS: TransitionPolicy = {
   install: { ready: POOL_CONDITIONS.Ready, steps: POOL_STEPS },
 };
 
-/**
- * The pool's work as it would be named had it been applied: in the namespace of the consumer its
- * cluster is placed on (undefined when the cluster is gone or was never placed).
- */
-function expectedPoolWork(scope: PoolScope): { name: string; namespace: string } | undefined {
+/** The pool's work as it would be named had it been applied, where its cluster is placed. */
+function expectedPoolWork(scope: PoolScope): WorkRef | undefined {
   const { deps, pool } = scope;
   const cluster = deps.clusters.get(pool.metadata.namespace ?? "", pool.spec.clusterRef.name);
-  const placedOn = cluster?.status?.managementCluster;
-  const mc = deps.managementClusters.list().find((m) => m.metadata.name === placedOn);
-  if (!cluster || !mc) return undefined;
-  return {
-    name: poolNames(pool, clusterNames(cluster, deps.region)).workName,
-    namespace: mc.spec.consumerName,
-  };
+  const namespace = placedConsumer(deps.managementClusters, cluster?.status?.managementCluster);
+  if (!cluster || namespace === undefined) return undefined;
+  return { name: poolNames(pool, clusterNames(cluster, deps.region)).workName, namespace };
 }
 
 /** The pool's work goes; maestro-server holds it until the agent confirms Deleted. */
 export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
   const work = poolWork(scope);
-  let namespace = work?.metadata.namespace ?? "";
-  if (work) await deleteWorks(scope.deps.writer, [work], signal);
-  else {
-    // As the cluster's deletion does: the informer may not show a work applied moments ago, so
-    // its absence is settled by a DELETE by name before the finalizer goes.
-    const expected = expectedPoolWork(scope);
-    if (!expected || !(await scope.deps.writer.delete(ManifestWorkResource, expected, { signal }))) return {};
-    namespace = expected.namespace;
-  }
+  const namespace = await deleteOwnedWorks(
+    scope.deps.writer,
+    work ? [work] : [],
+    expectedPoolWork(scope),
+    signal,
+  );
+  if (namespace === undefined) return {};
   scope.facts.deleting = {
     reason: "DeletingNodePool",
     message: `Waiting for the agent of ${namespace} to confirm the NodePool is deleted`,
