@@ -17,6 +17,8 @@ export const ANNOTATIONS = {
   operation: "hcp.aro.dev/arm-operation-id",
   /** Create, Update or Delete: what that operation does. */
   operationRequest: "hcp.aro.dev/arm-operation-request",
+  /** By when that operation must end (deadlines.ts). */
+  operationDeadline: "hcp.aro.dev/arm-operation-deadline",
   /** JSON: the document of that operation when it is a Create or Update (operations.ts). */
   operationDoc: "hcp.aro.dev/arm-operation",
   /** JSON: the earlier operations on the resource, as they ended, newest first (operations.ts). */
@@ -39,6 +41,13 @@ export const LABELS = {
   operation: "hcp.aro.dev/arm-operation",
   /** On operation ConfigMaps: the CR the operation acts on. */
   operationTarget: "hcp.aro.dev/arm-operation-target",
+  /**
+   * On operation ConfigMaps: "pending" when the operation carries an Azure-AsyncNotificationUri; on
+   * HcpClusters, NodePools and ExternalAuths: the ID of their operation that does (notifier.ts).
+   */
+  notification: "hcp.aro.dev/arm-notification",
+  /** On operation ConfigMaps, by the notifier: "sent" or "abandoned". */
+  notified: "hcp.aro.dev/arm-notified",
   /** On HcpClusters and NodePools: the first 8 hex digits of the IDs of their operations (operations.ts). */
   operationKey: "hcp.aro.dev/arm-operation-key",
 } as const;

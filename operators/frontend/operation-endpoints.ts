@@ -44,20 +44,21 @@ async function current(deps: OperationDeps, req: ArmRequest): Promise<FoundOpera
   return found;
 }
 
+/** The operation status ARM reads: the poll's answer, and the body of its notification (notifier.ts). */
+export function operationStatusBody(doc: OperationDoc, subscriptionId: string): Record<string, unknown> {
+  return {
+    id: operationStatusPath(subscriptionId, doc.location, doc.id),
+    name: doc.id,
+    status: doc.status,
+    startTime: doc.startTime,
+    ...(doc.endTime ? { endTime: doc.endTime } : {}),
+    ...(doc.error ? { error: doc.error } : {}),
+  };
+}
+
 export async function getOperationStatus(deps: OperationDeps, req: ArmRequest): Promise<Reply> {
   const { doc } = await current(deps, req);
-  const sub = req.params["subscriptionId"] ?? "";
-  return {
-    status: 200,
-    body: {
-      id: operationStatusPath(sub, doc.location, doc.id),
-      name: doc.id,
-      status: doc.status,
-      startTime: doc.startTime,
-      ...(doc.endTime ? { endTime: doc.endTime } : {}),
-      ...(doc.error ? { error: doc.error } : {}),
-    },
-  };
+  return { status: 200, body: operationStatusBody(doc, req.params["subscriptionId"] ?? "") };
 }
 
 export async function getOperationResult(deps: OperationDeps, req: ArmRequest): Promise<Reply> {

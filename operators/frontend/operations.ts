@@ -49,6 +49,7 @@ import {
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import { CODES, type CloudErrorBody } from "./errors.ts";
 import { configMapType, crType } from "./service-cluster.ts";
+import { deadlineError, isPast } from "./deadlines.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, shortHash } from "./names.ts";
 import type { ResourceKind } from "./resource-id.ts";
 import { isObject } from "./body-schema.ts";
@@ -63,6 +64,9 @@ import {
 
 export const OPERATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const DATA_KEY = "operation.json";
+const NOTIFICATION_KEY = "notification.json";
+/** The notifier's field manager: its fields of an operation ConfigMap are its own (NotificationRecord). */
+export const NOTIFIER_FIELD_MANAGER = "hcp-frontend-notifier";
 
 export interface OperationDoc {
   id: string;
@@ -72,6 +76,8 @@ export interface OperationDoc {
   kind: ResourceKind;
   /** The CR (in the subscription's namespace). */
   target: string;
+  /** Delete: the uid of the CR it deletes (a CR of that name made later is another resource). */
+  targetUid?: string;
   location: string;
   apiVersion: string;
   tenantId?: string;
@@ -85,6 +91,24 @@ export interface OperationDoc {
   error?: CloudErrorBody;
   /** RequestCredential, RevokeCredentials: the CR the action created (top of this file). */
   credential?: string;
+  /** By when it must end, else it ends Failed (deadlines.ts); none on documents older than deadlines. */
+  deadline?: string;
+  /** Azure-AsyncNotificationUri: where the notifier POSTs the status once it is terminal (notifier.ts). */
+  notificationUri?: string;
+}
+
+/**
+ * What the notifier did about an operation's notification: kept in the operation's ConfigMap under
+ * a key (and label) of its own field manager, so that no write of the document overwrites it.
+ */
+export interface NotificationRecord {
+  /** Failed POSTs so far. */
+  attempts: number;
+  /** When it was delivered. */
+  sent?: string;
+  /** When the notifier gave up (too many failed attempts, or a URI no longer allowed). */
+  abandoned?: string;
+  lastError?: string;
 }
 
 export const SUPERSEDED: CloudErrorBody = {
@@ -121,7 +145,11 @@ function toConfigMap(namespace: string, doc: OperationDoc): KubeObject {
     metadata: {
       name: cmName(doc.id),
       namespace,
-      labels: { [LABELS.operation]: "true", [LABELS.operationTarget]: doc.target },
+      labels: {
+        [LABELS.operation]: "true",
+        [LABELS.operationTarget]: doc.target,
+        ...(doc.notificationUri ? { [LABELS.notification]: "pending" } : {}),
+      },
     },
     data: { [DATA_KEY]: JSON.stringify(doc) },
   };
@@ -141,6 +169,21 @@ function parseDoc(text: unknown): OperationDoc | undefined {
 export function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
   const data = cm["data"];
   return isObject(data) ? parseDoc(data[DATA_KEY]) : undefined;
+}
+
+/** The notifier's record in an operation ConfigMap; none before its first attempt. */
+export function notificationOf(cm: KubeObject): NotificationRecord | undefined {
+  const data = cm["data"];
+  const text = isObject(data) ? data[NOTIFICATION_KEY] : undefined;
+  if (typeof text !== "string") return undefined;
+  try {
+    const record: unknown = JSON.parse(text);
+    return isObject(record) && typeof record["attempts"] === "number"
+      ? (record as unknown as NotificationRecord)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The CR's current operation, when its document is on the CR. */
@@ -164,11 +207,33 @@ export function historyOnCR(cr: KubeObject): OperationDoc[] {
   }
 }
 
-/** Where an operation stands, from the CR it acts on (undefined when the CR is gone). */
-export function evaluate(doc: OperationDoc, cr: Observed | undefined): StateResult {
+/**
+ * Where an operation stands at `now`, from the CR it acts on (undefined when the CR is gone): as
+ * the CR says, unless that is not terminal and the deadline has passed (deadlines.ts).
+ */
+export function evaluate(doc: OperationDoc, cr: Observed | undefined, now = Date.now()): StateResult {
+  return withDeadline(doc, stateFromCR(doc, cr), cr, now);
+}
+
+/** `result`, or Failed when it is not terminal past the operation's deadline. */
+function withDeadline(
+  doc: OperationDoc,
+  result: StateResult,
+  cr: Observed | undefined,
+  now: number,
+): StateResult {
+  if (isTerminal(result.state) || !doc.deadline || !isPast(doc.deadline, now)) return result;
+  return {
+    state: "Failed",
+    error: deadlineError(doc.startTime, doc.deadline, cr?.status?.conditions),
+    endTime: doc.deadline,
+  };
+}
+
+function stateFromCR(doc: OperationDoc, cr: Observed | undefined): StateResult {
   if (isTerminal(doc.status)) return { state: doc.status, ...(doc.error ? { error: doc.error } : {}) };
   const current = cr?.metadata.annotations?.[ANNOTATIONS.operation] === doc.id;
-  if (doc.request === "Delete") return cr && current ? { state: "Deleting" } : { state: "Succeeded" };
+  if (doc.request === "Delete") return deleteState(doc, cr, current);
   if (!cr)
     return {
       state: "Failed",
@@ -179,6 +244,16 @@ export function evaluate(doc: OperationDoc, cr: Observed | undefined): StateResu
     };
   if (!current || cr.metadata.deletionTimestamp) return { state: "Canceled", error: SUPERSEDED };
   return progressState(doc.request === "Update" ? "Update" : "Create", cr);
+}
+
+/**
+ * A Delete runs while the CR it deletes exists. Known by uid: the CR names the operation only once
+ * the DELETE has marked it, a moment after the operation's ConfigMap is written, and a poll (or the
+ * notifier) may come in between. Documents without a uid go by the CR's current operation.
+ */
+function deleteState(doc: OperationDoc, cr: Observed | undefined, current: boolean): StateResult {
+  const same = doc.targetUid ? cr?.metadata.uid === doc.targetUid : cr !== undefined && current;
+  return same ? { state: "Deleting" } : { state: "Succeeded" };
 }
 
 /**
@@ -202,7 +277,7 @@ function withState(
   time: string,
 ): OperationDoc {
   if (isTerminal(doc.status) || doc.status === result.state) return doc;
-  const end = isTerminal(result.state) ? (cr ? endTimeOf(doc, cr) : time) : undefined;
+  const end = isTerminal(result.state) ? (result.endTime ?? (cr ? endTimeOf(doc, cr) : time)) : undefined;
   return {
     ...doc,
     status: result.state,
@@ -217,7 +292,7 @@ function withState(
  * is gone); nothing is written. `time` stamps a change the CR gives no time for.
  */
 export function settle(doc: OperationDoc, cr: Observed | undefined, time: string): OperationDoc {
-  return withState(doc, evaluate(doc, cr), cr, time);
+  return withState(doc, evaluate(doc, cr, Date.parse(time)), cr, time);
 }
 
 /** The document of the operation `cr` carries, as it ends when replaced now: Canceled if still running. */
@@ -239,8 +314,12 @@ export interface FoundOperation {
 /** What a credential action's CR shows: its conditions, and for a credential its certificate. */
 type CredentialCR = BreakglassCredential | BreakglassRevocation;
 
-/** Where a credential action stands, from the CR it created (as a Create from its CR). */
-function credentialState(cr: CredentialCR | undefined): StateResult {
+/** Where a credential action stands at `now`, from the CR it created (as a Create from its CR). */
+function credentialState(doc: OperationDoc, cr: CredentialCR | undefined, now: number): StateResult {
+  return withDeadline(doc, credentialProgress(cr), cr, now);
+}
+
+function credentialProgress(cr: CredentialCR | undefined): StateResult {
   if (!cr)
     return {
       state: "Failed",
@@ -267,6 +346,42 @@ export class OperationStore {
   async #getConfigMap(namespace: string, id: string): Promise<OperationDoc | undefined> {
     const cm = await this.#client.find<KubeObject>(configMapType, cmName(id), namespace);
     return cm ? fromConfigMap(cm) : undefined;
+  }
+
+  /** An operation's ConfigMap: its document and the notifier's record, if it is frozen there. */
+  async stored(
+    namespace: string,
+    id: string,
+  ): Promise<{ doc: OperationDoc; notification?: NotificationRecord } | undefined> {
+    const cm = await this.#client.find<KubeObject>(configMapType, cmName(id), namespace);
+    const doc = cm ? fromConfigMap(cm) : undefined;
+    if (!cm || !doc) return undefined;
+    const notification = notificationOf(cm);
+    return { doc, ...(notification ? { notification } : {}) };
+  }
+
+  /** Freezes a terminal document into its ConfigMap unless one is there (the notifier's hand-over). */
+  async freeze(namespace: string, doc: OperationDoc): Promise<OperationDoc> {
+    return this.#freeze(namespace, doc);
+  }
+
+  /** Writes the notifier's record (its own field manager); a record that is done drops the pending label's match. */
+  async recordNotification(namespace: string, id: string, record: NotificationRecord): Promise<void> {
+    const done = record.sent !== undefined || record.abandoned !== undefined;
+    await this.#client.apply(
+      configMapType,
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name: cmName(id),
+          namespace,
+          ...(done ? { labels: { [LABELS.notified]: record.sent ? "sent" : "abandoned" } } : {}),
+        },
+        data: { [NOTIFICATION_KEY]: JSON.stringify(record) },
+      },
+      { fieldManager: NOTIFIER_FIELD_MANAGER },
+    );
   }
 
   /** Freezes a terminal document into a ConfigMap; the first one written stays, and is returned. */
@@ -310,7 +425,7 @@ export class OperationStore {
     const credential = await this.#client.find<CredentialCR>(type, name, namespace);
     const doc = isTerminal(stored.status)
       ? stored
-      : await this.record(namespace, stored, credentialState(credential));
+      : await this.record(namespace, stored, credentialState(stored, credential, Date.now()));
     return { doc, ...(credential ? { credential } : {}) };
   }
 
@@ -331,8 +446,11 @@ export class OperationStore {
     const now = Date.now();
     const history = historyOnCR(cr).filter((d) => now - Date.parse(d.startTime) < OPERATION_TTL_MS);
     const current = currentOnCR(cr);
-    if (current) history.unshift(frozen(current, cr));
-    await Promise.all(history.slice(HISTORY_MAX).map((d) => this.#freeze(namespace, d)));
+    const replaced = current ? frozen(current, cr) : undefined;
+    if (replaced) history.unshift(replaced);
+    // One to be notified needs its ConfigMap now: the notifier works from ConfigMaps.
+    const notify = replaced?.notificationUri ? [replaced] : [];
+    await Promise.all([...notify, ...history.slice(HISTORY_MAX)].map((d) => this.#freeze(namespace, d)));
     const keep = history.slice(0, HISTORY_MAX);
     return keep.length > 0 ? { [ANNOTATIONS.operationHistory]: JSON.stringify(keep) } : {};
   }

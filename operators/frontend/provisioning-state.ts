@@ -8,11 +8,17 @@
  *   Ready=True and not Progressing                        Succeeded
  *   otherwise                                             Provisioning (Create) / Updating (Update)
  *   deletionTimestamp set                                 Deleting
+ *
+ * A state that is not terminal once the current operation's deadline (annotation, deadlines.ts)
+ * has passed is Failed: what the operation ended as, so that ARM may send the next request. A
+ * deleting CR's deadline is its Delete operation's only (a node pool deleted with its cluster has
+ * no operation of its own, and shows Deleting until it goes).
  */
 import type { Condition } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { CloudErrorBody } from "./errors.ts";
 import { ANNOTATIONS } from "./names.ts";
+import { isPast } from "./deadlines.ts";
 
 export const TERMINAL_STATES = ["Succeeded", "Failed", "Canceled"] as const;
 export const STATES = ["Accepted", "Provisioning", "Updating", "Deleting", ...TERMINAL_STATES] as const;
@@ -22,6 +28,8 @@ export type OperationRequest = "Create" | "Update" | "Delete" | "RequestCredenti
 export interface StateResult {
   state: ProvisioningState;
   error?: CloudErrorBody;
+  /** When the state was reached, when the result knows better than the CR's conditions (a deadline). */
+  endTime?: string;
 }
 
 /** What this file reads of an HcpCluster or NodePool. */
@@ -50,9 +58,17 @@ export function progressState(request: "Create" | "Update", cr: Observed): State
   return { state: request === "Create" ? "Provisioning" : "Updating" };
 }
 
-/** The provisioningState GET shows for a CR. */
-export function resourceState(cr: Observed): StateResult {
-  if (cr.metadata.deletionTimestamp) return { state: "Deleting" };
-  const request = cr.metadata.annotations?.[ANNOTATIONS.operationRequest] === "Update" ? "Update" : "Create";
-  return progressState(request, cr);
+/** The provisioningState GET shows for a CR at `now`. */
+export function resourceState(cr: Observed, now = Date.now()): StateResult {
+  const a = cr.metadata.annotations ?? {};
+  const request = a[ANNOTATIONS.operationRequest];
+  const deleting = cr.metadata.deletionTimestamp !== undefined;
+  const result: StateResult = deleting
+    ? { state: "Deleting" }
+    : progressState(request === "Update" ? "Update" : "Create", cr);
+  const deadline = a[ANNOTATIONS.operationDeadline];
+  // The deadline belongs to the operation the CR names: a Delete's to a deleting CR, others' to one that is not.
+  const ours = deleting === (request === "Delete");
+  if (isTerminal(result.state) || !ours || !deadline || !isPast(deadline, now)) return result;
+  return { state: "Failed", endTime: deadline };
 }

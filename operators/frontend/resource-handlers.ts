@@ -71,6 +71,8 @@ import { compareVersions } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
+import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
+import { notificationUriOf } from "./notification-uri.ts";
 
 export interface ResourceDeps {
   client: KubeClient;
@@ -78,6 +80,10 @@ export interface ResourceDeps {
   catalog: CatalogReader;
   /** Items per LIST page. */
   pageSize: number;
+  /** How long each class of operation may run (deadlines.ts). */
+  deadlines: OperationDeadlines;
+  /** Hosts an Azure-AsyncNotificationUri may name (notifier.ts). */
+  notificationHosts: string[];
   log: Logger;
 }
 
@@ -196,6 +202,7 @@ function operationHeaders(req: ArmRequest, op: OperationDoc, withLocation: boole
   return {
     "azure-asyncoperation": `${req.base}${operationStatusPath(sub, op.location, op.id)}${q}`,
     ...(withLocation ? { location: `${req.base}${operationResultPath(sub, op.location, op.id)}${q}` } : {}),
+    ...(op.notificationUri ? { "azure-asyncnotification": "Enabled" } : {}),
   };
 }
 
@@ -226,6 +233,9 @@ export class ResourceHandlers {
     const { state } = resourceState(parent);
     if (state === "Accepted" || state === "Provisioning" || state === "Deleting")
       throw conflict(`Cannot ${verb} resource while parent resource is ${stateWord(state)}`);
+    // A parent whose delete ran past its deadline (Failed) is still going: nothing new goes under it.
+    if (parent.metadata.deletionTimestamp && verb !== "delete")
+      throw conflict(`Cannot ${verb} resource while parent resource is deleting`);
     return parent;
   }
 
@@ -261,16 +271,24 @@ export class ResourceHandlers {
     if (hub.properties.version?.id === stored.properties.version?.id) throw busy(resourceState(cr).state);
   }
 
-  #newOperation(req: ArmRequest, t: Target, request: OperationRequest, location: string): OperationDoc {
+  /** A new operation; `upgrade` when an Update changes version.id (its deadline is longer). */
+  #newOperation(
+    req: ArmRequest,
+    t: Target,
+    request: OperationRequest,
+    at: { location: string; upgrade?: boolean },
+  ): OperationDoc {
     const { id } = t;
     const now = new Date().toISOString();
+    const bound = boundOf(this.#d.deadlines, { request, kind: id.kind, upgrade: at.upgrade === true });
+    const notificationUri = notificationUriOf(req, this.#d.notificationHosts);
     return {
       id: newOperationId(id.kind, t.name),
       request,
       resourceId: formatResourceId(id),
       kind: id.kind,
       target: t.name,
-      location: normalizeLocation(location),
+      location: normalizeLocation(at.location),
       apiVersion: req.apiVersion,
       tenantId: header(req, "x-ms-home-tenant-id"),
       clientObjectId: header(req, "x-ms-client-object-id"),
@@ -279,6 +297,8 @@ export class ResourceHandlers {
       startTime: now,
       lastTransitionTime: now,
       status: request === "Delete" ? "Deleting" : "Accepted",
+      deadline: deadlineAfter(now, bound),
+      ...(notificationUri ? { notificationUri } : {}),
     };
   }
 
@@ -286,6 +306,7 @@ export class ResourceHandlers {
     return {
       [ANNOTATIONS.operation]: op.id,
       [ANNOTATIONS.operationRequest]: op.request,
+      ...(op.deadline ? { [ANNOTATIONS.operationDeadline]: op.deadline } : {}),
       ...(req.correlationRequestId ? { [ANNOTATIONS.correlationRequestId]: req.correlationRequestId } : {}),
       ...(req.clientRequestId ? { [ANNOTATIONS.clientRequestId]: req.clientRequestId } : {}),
     };
@@ -349,8 +370,12 @@ export class ResourceHandlers {
       ...next.metadata.labels,
       [LABELS.operationKey]: operationKey(t.id.kind, t.name),
     };
-    if (!existing) return next;
-    return mergeExisting(existing, next);
+    const cr = existing ? mergeExisting(existing, next) : next;
+    // Names the operation the notifier is to watch on this CR; one without a URI takes it off.
+    const labels = { ...cr.metadata.labels };
+    delete labels[LABELS.notification];
+    if (op.notificationUri) labels[LABELS.notification] = op.id;
+    return { ...cr, metadata: { ...cr.metadata, labels } };
   }
 
   async put(req: ArmRequest, id: ResourceId): Promise<Reply> {
@@ -375,7 +400,7 @@ export class ResourceHandlers {
     } catch {
       return undefined;
     }
-    const op = this.#newOperation(req, t, "Create", hub.location);
+    const op = this.#newOperation(req, t, "Create", { location: hub.location });
     try {
       const written = await this.#write({ req, t, hub, op, existing: undefined, mayExist: true });
       const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
@@ -399,7 +424,11 @@ export class ResourceHandlers {
     const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
     if (!existing) this.#checkPoolVersion(parent, hub);
     else if (versionFixOnly && stored) this.#checkVersionFix(existing, stored, hub);
-    const op = this.#newOperation(req, t, existing ? "Update" : "Create", hub.location);
+    const upgrade = isUpgrade(stored, hub);
+    const op = this.#newOperation(req, t, existing ? "Update" : "Create", {
+      location: hub.location,
+      upgrade,
+    });
     const written = await this.#write({ req, t, hub, op, existing });
     const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
     return { status: existing ? 200 : 201, body, headers: operationHeaders(req, op, false) };
@@ -417,7 +446,10 @@ export class ResourceHandlers {
     const doc = readPatchBody(req, id, toVersioned(stored, req.apiVersion, id.kind));
     const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
     if (versionFixOnly) this.#checkVersionFix(existing, stored, hub);
-    const op = this.#newOperation(req, t, "Update", hub.location);
+    const op = this.#newOperation(req, t, "Update", {
+      location: hub.location,
+      upgrade: isUpgrade(stored, hub),
+    });
     const written = await this.#write({ req, t, hub, op, existing });
     const body = toVersioned(fromCR(id.kind, written), req.apiVersion, id.kind);
     return { status: 202, body, headers: operationHeaders(req, op, true) };
@@ -465,10 +497,14 @@ export class ResourceHandlers {
     const t = targetOf(id);
     const existing = await this.#find(id.kind, t);
     if (!existing) return { status: 204 };
-    if (existing.metadata.deletionTimestamp) throw conflict("Resource is already deleting");
+    // A delete past its deadline is Failed, and ARM may send another: it starts a new operation.
+    if (resourceState(existing).state === "Deleting") throw conflict("Resource is already deleting");
     if (id.kind !== "cluster") await this.#checkParent(id, "delete");
     const location = fromCR(id.kind, existing).location;
-    const op = this.#newOperation(req, t, "Delete", location);
+    const op = {
+      ...this.#newOperation(req, t, "Delete", { location }),
+      ...(existing.metadata.uid ? { targetUid: existing.metadata.uid } : {}),
+    };
     await this.#d.operations.create(t.namespace, op);
     await this.#d.operations.retire(t.namespace, existing);
     if (id.kind === "cluster") await this.#cancelChildren(t);
@@ -478,6 +514,7 @@ export class ResourceHandlers {
       { name: t.name, namespace: t.namespace },
       {
         metadata: {
+          labels: { [LABELS.notification]: op.notificationUri ? op.id : null },
           annotations: {
             ...this.#requestAnnotations(req, op),
             [ANNOTATIONS.operationDoc]: null,
@@ -486,11 +523,12 @@ export class ResourceHandlers {
         },
       },
     );
-    await this.#d.client.delete(
-      type,
-      { name: t.name, namespace: t.namespace },
-      { propagationPolicy: "Background" },
-    );
+    if (!existing.metadata.deletionTimestamp)
+      await this.#d.client.delete(
+        type,
+        { name: t.name, namespace: t.namespace },
+        { propagationPolicy: "Background" },
+      );
     req.log.info("Deleting the CR of an ARM request", {
       operation: op.id,
       name: t.name,
@@ -575,7 +613,9 @@ export class ResourceHandlers {
   async requestAdminCredential(req: ArmRequest, id: ResourceId): Promise<Reply> {
     const { cluster, t } = await this.#settledCluster(id);
     const csr = requestedCsr(req);
-    const op = this.#newOperation(req, t, "RequestCredential", fromCR("cluster", cluster).location);
+    const op = this.#newOperation(req, t, "RequestCredential", {
+      location: fromCR("cluster", cluster).location,
+    });
     const name = `arm-${op.id.toLowerCase()}`;
     await this.#d.operations.create(t.namespace, { ...op, credential: name });
     const requester = requesterOf(req);
@@ -595,7 +635,9 @@ export class ResourceHandlers {
   /** POST revokeCredentials: a BreakglassRevocation and its operation; 409 while the cluster is not settled. */
   async revokeCredentials(req: ArmRequest, id: ResourceId): Promise<Reply> {
     const { cluster, t } = await this.#settledCluster(id);
-    const op = this.#newOperation(req, t, "RevokeCredentials", fromCR("cluster", cluster).location);
+    const op = this.#newOperation(req, t, "RevokeCredentials", {
+      location: fromCR("cluster", cluster).location,
+    });
     const name = `arm-${op.id.toLowerCase()}`;
     await this.#d.operations.create(t.namespace, { ...op, credential: name });
     const requester = requesterOf(req);
@@ -618,8 +660,15 @@ export class ResourceHandlers {
       throw resourceNotFound(resourceType("cluster"), id.cluster, id.resourceGroup);
     const { state } = resourceState(cr);
     if (!isTerminal(state)) throw busy(state);
+    if (cr.metadata.deletionTimestamp) throw busy("Deleting");
     return { cluster: cr, t };
   }
+}
+
+/** Whether an update changes version.id: an upgrade, which has a longer deadline. */
+function isUpgrade(stored: ArmResource | undefined, hub: ArmResource): boolean {
+  const before = stored?.properties.version?.id;
+  return before !== undefined && hub.properties.version?.id !== before;
 }
 
 /**

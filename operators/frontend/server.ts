@@ -34,6 +34,8 @@ import {
 import { CatalogReader, getVersions } from "./openshift-versions.ts";
 import { getRoleSets } from "./operator-identities.ts";
 import { listProviderOperations } from "./provider-operations.ts";
+import { resolveDeadlines, type OperationDeadlines } from "./deadlines.ts";
+import { resolveNotificationOptions } from "./notification-uri.ts";
 
 /**
  * The largest request body read: below the service API server's 3 MiB request limit (and etcd's
@@ -83,6 +85,13 @@ export interface FrontendOptions {
   registry?: Registry;
   /** Default DEFAULT_CONNECTION_LIMITS. */
   connections?: Partial<ConnectionLimits>;
+  /** How long each class of operation may run before it ends Failed. Default DEFAULT_DEADLINES. */
+  deadlines?: Partial<OperationDeadlines>;
+  /**
+   * Hosts an Azure-AsyncNotificationUri may name; a request naming another is refused. Default
+   * DEFAULT_NOTIFICATION_HOSTS. The OperationNotifier (notifier.ts) sends the notifications.
+   */
+  notificationHosts?: string[];
 }
 
 function requestMetrics(registry: Registry) {
@@ -318,6 +327,10 @@ export class Frontend implements Runnable {
       operations: this.#operations,
       catalog: this.#catalog,
       pageSize: opts.pageSize ?? 100,
+      deadlines: resolveDeadlines(opts.deadlines),
+      notificationHosts: resolveNotificationOptions({
+        ...(opts.notificationHosts ? { allowedHosts: opts.notificationHosts } : {}),
+      }).allowedHosts,
       log: this.#log,
     });
     this.#registry = opts.registry ?? metricsRegistry;

@@ -8,6 +8,9 @@ import { catalogConfigMap } from "../../hack/harness/stack.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
 import type { Logger } from "../../operators/runtime/logger.ts";
+import type { Registry } from "prom-client";
+import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
+import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
 import { scratchDir, tempNamespace } from "./fixtures.ts";
 import {
   ArmClient,
@@ -32,6 +35,11 @@ export interface FrontendFixtureOptions {
   headers?: Record<string, string>;
   /** Where the frontend logs; default nowhere. */
   log?: Logger;
+  /** Operation deadlines (short ones for tests of them). */
+  deadlines?: Partial<OperationDeadlines>;
+  /** Notification hosts and the notifier's options; the notifier runs when given. */
+  notifications?: NotificationOptions;
+  registry?: Registry;
 }
 
 export interface FrontendFixture {
@@ -75,6 +83,9 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
       catalogNamespace: catalog.name,
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.deadlines ? { deadlines: opts.deadlines } : {}),
+      ...(opts.notifications ? { notifications: opts.notifications } : {}),
+      ...(opts.registry ? { registry: opts.registry } : {}),
     });
   const connect = (fe: TestFrontend): Promise<ArmClient> =>
     ArmClient.create(fe.url, certs, opts.headers ? { headers: opts.headers } : {});

@@ -10,6 +10,9 @@ import type { KubeClient } from "../../operators/runtime/kube.ts";
 import type { Registry } from "prom-client";
 import type { Logger } from "../../operators/runtime/logger.ts";
 import { Frontend, type ConnectionLimits } from "../../operators/frontend/server.ts";
+import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
+import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
+import { OperationNotifier } from "../../operators/frontend/notifier.ts";
 
 export interface FrontendCerts {
   servingCA: string;
@@ -38,6 +41,8 @@ export async function frontendCerts(dir: string): Promise<FrontendCerts> {
 
 export interface TestFrontend {
   frontend: Frontend;
+  /** Running when `notifications` was given (as on the leader). */
+  notifier?: OperationNotifier;
   url: string;
   certs: FrontendCerts;
   stop(): Promise<void>;
@@ -51,6 +56,9 @@ export async function startTestFrontend(opts: {
   log?: Logger;
   registry?: Registry;
   connections?: Partial<ConnectionLimits>;
+  deadlines?: Partial<OperationDeadlines>;
+  /** Allowed hosts for Azure-AsyncNotificationUri, and the notifier's options: it runs when given. */
+  notifications?: NotificationOptions;
 }): Promise<TestFrontend> {
   const frontend = new Frontend({
     client: opts.client,
@@ -66,9 +74,26 @@ export async function startTestFrontend(opts: {
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.registry ? { registry: opts.registry } : {}),
     ...(opts.connections ? { connections: opts.connections } : {}),
+    ...(opts.deadlines ? { deadlines: opts.deadlines } : {}),
+    ...(opts.notifications?.allowedHosts ? { notificationHosts: opts.notifications.allowedHosts } : {}),
   });
   const port = await frontend.listen();
-  return { frontend, url: `https://127.0.0.1:${port}`, certs: opts.certs, stop: () => frontend.close() };
+  const url = `https://127.0.0.1:${port}`;
+  if (!opts.notifications) return { frontend, url, certs: opts.certs, stop: () => frontend.close() };
+  const notifier = new OperationNotifier({
+    client: opts.client,
+    ...opts.notifications,
+    ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.registry ? { registry: opts.registry } : {}),
+  });
+  const stopNotifier = new AbortController();
+  const running = notifier.start(stopNotifier.signal);
+  const stop = async (): Promise<void> => {
+    stopNotifier.abort();
+    await running;
+    await frontend.close();
+  };
+  return { frontend, notifier, url, certs: opts.certs, stop };
 }
 
 export interface ArmResponse {
