@@ -45,13 +45,17 @@ const RECHECK_MS = 15_000;
 const CR_TYPES: ResourceType[] = [HcpClusterResource, NodePoolResource, ExternalAuthResource];
 const CLUSTER = "service";
 
-/** A watched object trimmed to what the notifier maps from: its name, namespace and labels. */
+/**
+ * A watched object trimmed to what the notifier maps from (name, namespace, its label) and the
+ * resourceVersion the informer tells changes by.
+ */
 const trimmed = (o: KubeObject): KubeObject => ({
   apiVersion: o.apiVersion,
   kind: o.kind,
   metadata: {
     name: o.metadata.name,
     namespace: o.metadata.namespace,
+    resourceVersion: o.metadata.resourceVersion,
     labels: { [LABELS.notification]: o.metadata.labels?.[LABELS.notification] ?? "" },
   },
 });

@@ -231,8 +231,8 @@ describe("Azure-AsyncNotificationUri", () => {
     return cm!;
   }
 
-  async function deliveries(path: string, n: number): Promise<Json[]> {
-    await eventually(`${n} notification(s) to ${path}`, () => receiver.received(path).length >= n, 30_000);
+  async function deliveries(path: string, n: number, timeoutMs = 30_000): Promise<Json[]> {
+    await eventually(`${n} notification(s) to ${path}`, () => receiver.received(path).length >= n, timeoutMs);
     return receiver.received(path).map((r) => r.body as Json);
   }
 
@@ -241,13 +241,18 @@ describe("Azure-AsyncNotificationUri", () => {
     return (await arm.send("GET", statusUrl)).body as Json;
   }
 
-  it("notifies a create's success once, with the status body, without a poll", async () => {
-    const path = clusterPath(sub, rg, "Notified");
-    const r = await arm.send("PUT", path, { body: clusterBody(sub), ...notify(receiver.uri("/ok")) });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  it("notifies an update's success once, with the status body, as the CR changes (no poll, no deadline)", async () => {
+    const path = await readyCluster("Notified");
+    const r = await arm.send("PATCH", path, {
+      body: { properties: { nodeDrainTimeoutMinutes: 30 } },
+      ...notify(receiver.uri("/ok")),
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
     expect(r.headers["azure-asyncnotification"]).toBe("Enabled");
     await setStatus(HcpClusterResource, clusterCRName(rg, "Notified"), "ready");
-    const [body] = await deliveries("/ok", 1);
+    // Sooner than the notifier's 15 s recheck, and far within the update's ten-minute bound: the
+    // CR's change woke the notifier.
+    const [body] = await deliveries("/ok", 1, 10_000);
     expect(body).toMatchObject({ status: "Succeeded" });
     const cm = await notified(r.headers["azure-asyncoperation"]!);
     expect(cm.metadata.labels?.["hcp.aro.dev/arm-notified"]).toBe("sent");
@@ -257,7 +262,9 @@ describe("Azure-AsyncNotificationUri", () => {
     const del = await arm.send("DELETE", path, notify(receiver.uri("/ok-delete")));
     expect(del.status).toBe(202);
     expect(del.headers["azure-asyncnotification"]).toBe("Enabled");
-    expect((await deliveries("/ok-delete", 1))[0]).toMatchObject({ status: "Succeeded" });
+    const [deleted] = await deliveries("/ok-delete", 1);
+    expect(deleted).toMatchObject({ status: "Succeeded" });
+    expect(deleted).toEqual(await statusOf(del.headers["azure-asyncoperation"]!));
     expect(receiver.received("/ok")).toHaveLength(1);
   });
 
