@@ -131,7 +131,14 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
   const logPath = join(region.workDir || stateDir, "frontend.log");
   const logFile = createWriteStream(logPath, { flags: "a" });
   const log = createLogger({ component: "hcp-frontend" }, undefined, (line) => logFile.write(line));
-  const fe = await startTestFrontend({ client: new KubeClient("service", kc), certs, catalogNamespace, log });
+  // Notifications may go to a receiver on this machine (ARM's hosts are not reachable from here).
+  const fe = await startTestFrontend({
+    client: new KubeClient("service", kc),
+    certs,
+    catalogNamespace,
+    log,
+    notifications: { allowedHosts: ["127.0.0.1", "localhost"] },
+  });
   await writeFile(
     join(dir, "cluster.json"),
     JSON.stringify(clusterBody(LOCAL_SUBSCRIPTION, { prefix: "armdemo" }), null, 2),

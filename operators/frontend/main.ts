@@ -10,13 +10,24 @@
  *   --http-address <host:port>   probes and metrics without client certificates (default 0.0.0.0:8081)
  *   --max-connections <n>        open ARM connections at most (default 2000); the handshake, header,
  *                                request and idle timeouts are DEFAULT_CONNECTION_LIMITS
+ *   --leader-elect               elect the replica that runs the operation notifier (lease
+ *                                hcp-frontend in --namespace); without it every replica runs one
+ *   --namespace <ns>             the lease's namespace (default hcp-system)
+ *   --operation-deadlines <list> bounds other than DEFAULT_DEADLINES, e.g. clusterCreate=30m,upgrade=90m
+ *                                (m or s; names as OperationDeadlines)
+ *   --notification-hosts <list>  hosts an Azure-AsyncNotificationUri may name (default ARM's)
+ *   --notification-ca <path>     a CA trusted for notification endpoints besides the system's
  */
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { KubeClient } from "../runtime/kube.ts";
 import { loadClusterAccess } from "../runtime/kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager, signalHandler } from "../runtime/manager.ts";
+import { DEFAULT_DEADLINES, type OperationDeadlines } from "./deadlines.ts";
+import { DEFAULT_NOTIFICATION_HOSTS } from "./notification-uri.ts";
+import { OperationNotifier } from "./notifier.ts";
 import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./server.ts";
 
 function hostPort(address: string, flag: string): { host: string; port: number } {
@@ -24,6 +35,19 @@ function hostPort(address: string, flag: string): { host: string; port: number }
   const port = Number(address.slice(i + 1));
   if (i < 0 || !Number.isInteger(port)) throw new Error(`${flag} expects host:port, got "${address}"`);
   return { host: address.slice(0, i), port };
+}
+
+/** `clusterCreate=30m,upgrade=90m` as milliseconds per bound; a name or a duration not understood throws. */
+function parseDeadlines(list: string): Partial<OperationDeadlines> {
+  const out: Partial<OperationDeadlines> = {};
+  for (const item of list.split(",").filter((i) => i.trim() !== "")) {
+    const m = /^\s*(\w+)=(\d+)([ms])\s*$/.exec(item);
+    const name = m?.[1];
+    if (!m || !name || !(name in DEFAULT_DEADLINES))
+      throw new Error(`--operation-deadlines expects name=<n>m or name=<n>s, got "${item}"`);
+    out[name as keyof OperationDeadlines] = Number(m[2]) * (m[3] === "m" ? 60_000 : 1000);
+  }
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -37,6 +61,11 @@ async function main(): Promise<void> {
       "catalog-namespace": { type: "string", default: "hcp-system" },
       "http-address": { type: "string", default: "0.0.0.0:8081" },
       "max-connections": { type: "string", default: String(DEFAULT_CONNECTION_LIMITS.maxConnections) },
+      "leader-elect": { type: "boolean", default: false },
+      namespace: { type: "string", default: "hcp-system" },
+      "operation-deadlines": { type: "string", default: "" },
+      "notification-hosts": { type: "string", default: DEFAULT_NOTIFICATION_HOSTS.join(",") },
+      "notification-ca": { type: "string" },
     },
   });
   const cert = values["tls-cert"];
@@ -49,17 +78,41 @@ async function main(): Promise<void> {
   const maxConnections = Number(values["max-connections"]);
   if (!Number.isInteger(maxConnections) || maxConnections < 1)
     throw new Error(`--max-connections expects a positive integer, got "${values["max-connections"]}"`);
+  const client = new KubeClient("service", access);
+  const notificationHosts = values["notification-hosts"].split(",").filter((h) => h.trim() !== "");
+  const notificationCA = values["notification-ca"];
   const frontend = new Frontend({
-    client: new KubeClient("service", access),
+    client,
     tls: { cert: await readFile(cert), key: await readFile(key), clientCA: await readFile(clientCA) },
     host,
     port,
     catalogNamespace: values["catalog-namespace"],
     connections: { maxConnections },
+    deadlines: parseDeadlines(values["operation-deadlines"]),
+    notificationHosts,
     log,
   });
-  const manager = new Manager({ httpAddress: values["http-address"], log });
+  const manager = new Manager({
+    httpAddress: values["http-address"],
+    log,
+    leaderElection: values["leader-elect"]
+      ? {
+          client,
+          namespace: values.namespace,
+          name: "hcp-frontend",
+          identity: `${hostname()}-${process.pid}`,
+        }
+      : undefined,
+  });
   manager.add(frontend);
+  manager.add(
+    new OperationNotifier({
+      client,
+      allowedHosts: notificationHosts,
+      ...(notificationCA ? { ca: await readFile(notificationCA) } : {}),
+      log,
+    }),
+  );
   await manager.start(signalHandler(log));
 }
 
