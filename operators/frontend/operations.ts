@@ -35,6 +35,15 @@
  *    (or BreakglassRevocation) the action created (`credential`); its status is computed from that
  *    CR's conditions as a Create's is from its CR, and frozen into the ConfigMap once terminal.
  *
+ * Deadlines: every operation carries one (deadlines.ts); one not terminal past it is Failed, in
+ * `evaluate` as in the CR's provisioningState. A Delete knows the CR it deletes by uid, so that a
+ * look between its ConfigMap's write and the DELETE's mark on the CR does not end it.
+ *
+ * Notifications: an operation with a `notificationUri` is labelled for the notifier (notifier.ts),
+ * its ConfigMap `arm-notification=pending`; one a PUT or PATCH replaces gets its ConfigMap then,
+ * as the notifier works from ConfigMaps. The notifier's record lives in the same ConfigMap under
+ * a key and field manager of its own, so no write of the document overwrites it.
+ *
  * ConfigMaps older than seven days (ARO HCP's TTL) are removed by `collectExpired`. ConfigMaps of
  * Create and Update operations written before the documents moved onto the CR are still read.
  */
