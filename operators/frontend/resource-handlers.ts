@@ -1,7 +1,8 @@
 /**
  * hcpOpenShiftClusters and their nodePools and externalAuths: PUT (create 201, replace 200), PATCH (202, merge onto the
  * stored resource, never creates), GET, DELETE (202, 204 when missing) and LIST with nextLink
- * paging, with ARO HCP's conflict rules. A PUT or PATCH is one CR write that carries its operation
+ * paging, with ARO HCP's conflict rules (an operation past its deadline leaves the resource
+ * Failed, which takes the next request; a DELETE is refused only while Deleting). A PUT or PATCH is one CR write that carries its operation
  * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
 import type { ExternalAuth, HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
