@@ -137,7 +137,8 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
     certs,
     catalogNamespace,
     log,
-    notifications: { allowedHosts: ["127.0.0.1", "localhost"] },
+    notificationHosts: ["127.0.0.1", "localhost"],
+    notifier: {},
   });
   await writeFile(
     join(dir, "cluster.json"),

@@ -3,7 +3,8 @@
  * controllers running (the test writes the CRs' status as they would): an operation past its
  * bound ends Failed with InternalServerError and the last progress message, GET agrees, and ARM
  * may then send the next request; a notification reaches an https receiver once, with the status
- * body, when the operation succeeds, fails by its deadline or is canceled, with nobody polling.
+ * body, when the operation succeeds, fails by its deadline or is canceled, with nobody polling,
+ * sent by whichever of two notifier replicas holds the lease.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,9 @@ import { configMapType } from "../../operators/releases/catalog.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { Registry } from "prom-client";
+import { leaseType } from "../../operators/runtime/leaderelection.ts";
+import { Manager } from "../../operators/runtime/manager.ts";
+import { OperationNotifier } from "../../operators/frontend/notifier.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
@@ -36,6 +40,59 @@ let fixture: FrontendFixture;
 let arm: ArmClient;
 let receiver: NotificationReceiver;
 let scratch: { path: string; remove(): Promise<void> };
+const LEASE = `hcp-frontend-${randomUUID().slice(0, 8)}`;
+/** Notifier replicas by identity, as frontend replicas run them: only the lease holder's works. */
+const replicas = new Map<string, { stop(): Promise<void> }>();
+
+/** A frontend replica's Manager with its notifier, under leader election (a short lease). */
+function startReplica(identity: string): void {
+  const manager = new Manager({
+    httpAddress: "127.0.0.1:0",
+    gracefulShutdownMs: 5_000,
+    leaderElection: {
+      client: service,
+      namespace: ns,
+      name: LEASE,
+      identity,
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 500,
+    },
+  });
+  manager.add(
+    new OperationNotifier({
+      client: service,
+      allowedHosts: ["127.0.0.1"],
+      ca: receiver.ca,
+      firstRetryMs: 100,
+      maxAttempts: 3,
+      registry,
+    }),
+  );
+  const stop = new AbortController();
+  const running = manager.start(stop.signal);
+  replicas.set(identity, {
+    stop: async () => {
+      stop.abort();
+      await running;
+      replicas.delete(identity);
+    },
+  });
+}
+
+async function leader(): Promise<string> {
+  let holder = "";
+  await eventually("a notifier replica to lead", async () => {
+    const lease = await service.find<KubeObject & { spec?: { holderIdentity?: string } }>(
+      leaseType,
+      LEASE,
+      ns,
+    );
+    holder = lease?.spec?.holderIdentity ?? "";
+    return replicas.has(holder);
+  });
+  return holder;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
@@ -109,16 +166,18 @@ beforeAll(async () => {
     scratchPath: scratch.path,
     deadlines,
     registry,
-    notifications: { allowedHosts: ["127.0.0.1"], ca: receiver.ca, firstRetryMs: 100, maxAttempts: 3 },
+    notificationHosts: ["127.0.0.1"],
     headers: { "x-ms-home-tenant-id": "72f988bf-86f1-41af-91ab-2d7cd011db47" },
   });
   arm = fixture.arm;
   expect(
     (await fixture.putSubscription(sub, "Registered", "72f988bf-86f1-41af-91ab-2d7cd011db47")).status,
   ).toBe(200);
+  for (const identity of ["replica-a", "replica-b"]) startReplica(identity);
 }, 60_000);
 
 afterAll(async () => {
+  for (const r of [...replicas.values()]) await r.stop();
   await fixture?.stop();
   await receiver?.close();
   for (const t of [HcpClusterResource, NodePoolResource]) {
@@ -257,7 +316,10 @@ describe("Azure-AsyncNotificationUri", () => {
     const cm = await notified(r.headers["azure-asyncoperation"]!);
     expect(cm.metadata.labels?.["hcp.aro.dev/arm-notified"]).toBe("sent");
     expect(body).toEqual(await statusOf(r.headers["azure-asyncoperation"]!));
-    // A new leader (a restart) finds nothing left to send; a later notification shows it has looked.
+    // The leader goes (a rollout); the other replica takes over, finds nothing left to send, and
+    // sends the next notification.
+    await replicas.get(await leader())!.stop();
+    const successor = await leader();
     arm = await fixture.restart();
     const del = await arm.send("DELETE", path, notify(receiver.uri("/ok-delete")));
     expect(del.status).toBe(202);
@@ -266,6 +328,7 @@ describe("Azure-AsyncNotificationUri", () => {
     expect(deleted).toMatchObject({ status: "Succeeded" });
     expect(deleted).toEqual(await statusOf(del.headers["azure-asyncoperation"]!));
     expect(receiver.received("/ok")).toHaveLength(1);
+    startReplica(successor === "replica-a" ? "replica-b" : "replica-a");
   });
 
   it("notifies a deadline's Failed when it passes, with nobody polling", async () => {

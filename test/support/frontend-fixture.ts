@@ -37,8 +37,10 @@ export interface FrontendFixtureOptions {
   log?: Logger;
   /** Operation deadlines (short ones for tests of them). */
   deadlines?: Partial<OperationDeadlines>;
-  /** Notification hosts and the notifier's options; the notifier runs when given. */
-  notifications?: NotificationOptions;
+  /** Hosts an Azure-AsyncNotificationUri may name; default ARM's. */
+  notificationHosts?: string[];
+  /** The notifier's options: one runs beside the frontend when given. */
+  notifier?: NotificationOptions;
   registry?: Registry;
 }
 
@@ -84,7 +86,8 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
       ...(opts.log ? { log: opts.log } : {}),
       ...(opts.deadlines ? { deadlines: opts.deadlines } : {}),
-      ...(opts.notifications ? { notifications: opts.notifications } : {}),
+      ...(opts.notificationHosts ? { notificationHosts: opts.notificationHosts } : {}),
+      ...(opts.notifier ? { notifier: opts.notifier } : {}),
       ...(opts.registry ? { registry: opts.registry } : {}),
     });
   const connect = (fe: TestFrontend): Promise<ArmClient> =>

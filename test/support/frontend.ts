@@ -41,7 +41,7 @@ export async function frontendCerts(dir: string): Promise<FrontendCerts> {
 
 export interface TestFrontend {
   frontend: Frontend;
-  /** Running when `notifications` was given (as on the leader). */
+  /** Running when `notifier` was given (as on the elected replica). */
   notifier?: OperationNotifier;
   url: string;
   certs: FrontendCerts;
@@ -57,8 +57,10 @@ export async function startTestFrontend(opts: {
   registry?: Registry;
   connections?: Partial<ConnectionLimits>;
   deadlines?: Partial<OperationDeadlines>;
-  /** Allowed hosts for Azure-AsyncNotificationUri, and the notifier's options: it runs when given. */
-  notifications?: NotificationOptions;
+  /** Hosts an Azure-AsyncNotificationUri may name; default ARM's. */
+  notificationHosts?: string[];
+  /** The notifier's options: one runs beside the frontend (without an election) when given. */
+  notifier?: NotificationOptions;
 }): Promise<TestFrontend> {
   const frontend = new Frontend({
     client: opts.client,
@@ -75,14 +77,15 @@ export async function startTestFrontend(opts: {
     ...(opts.registry ? { registry: opts.registry } : {}),
     ...(opts.connections ? { connections: opts.connections } : {}),
     ...(opts.deadlines ? { deadlines: opts.deadlines } : {}),
-    ...(opts.notifications?.allowedHosts ? { notificationHosts: opts.notifications.allowedHosts } : {}),
+    ...(opts.notificationHosts ? { notificationHosts: opts.notificationHosts } : {}),
   });
   const port = await frontend.listen();
   const url = `https://127.0.0.1:${port}`;
-  if (!opts.notifications) return { frontend, url, certs: opts.certs, stop: () => frontend.close() };
+  if (!opts.notifier) return { frontend, url, certs: opts.certs, stop: () => frontend.close() };
   const notifier = new OperationNotifier({
     client: opts.client,
-    ...opts.notifications,
+    ...(opts.notificationHosts ? { allowedHosts: opts.notificationHosts } : {}),
+    ...opts.notifier,
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.registry ? { registry: opts.registry } : {}),
   });
