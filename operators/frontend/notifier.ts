@@ -153,14 +153,17 @@ export class OperationNotifier implements Runnable {
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const { namespace, name: id } = req;
     const stored = await this.#store.stored(namespace, id);
-    const record = stored?.notification;
-    if (record?.sent !== undefined || record?.abandoned !== undefined) return {};
+    const record = stored?.notification ?? { attempts: 0 };
+    if (record.sent !== undefined || record.abandoned !== undefined) return {};
     const doc = await this.#current(namespace, id, stored?.doc);
     if (!doc?.notificationUri) return {};
-    if (!isTerminal(doc.status)) return { requeueAfterMs: untilRecheck(doc) };
+    // A running one is looked at again by its deadline; a retry waits for its time, whatever woke
+    // this reconcile (the record's own write does).
+    const wait = isTerminal(doc.status) ? untilRetry(record) : untilRecheck(doc);
+    if (wait > 0) return { requeueAfterMs: wait };
     // A replaced or frozen one has its ConfigMap; this makes sure, and reads the frozen document.
     const frozen = stored ? doc : await this.#store.freeze(namespace, doc);
-    return this.#deliver(ctx.log, namespace, frozen, record ?? { attempts: 0 });
+    return this.#deliver(ctx.log, namespace, frozen, record);
   }
 
   /** The frozen document, else the operation as a poll finds it now. */
@@ -204,8 +207,9 @@ export class OperationNotifier implements Runnable {
   ): Promise<Result> {
     this.#results.inc({ result: "failed" });
     if (record.attempts >= this.#opts.maxAttempts) return this.#abandon(log, namespace, doc, record);
-    await this.#store.recordNotification(namespace, doc.id, record);
     const delay = Math.min(this.#opts.maxRetryMs, this.#opts.firstRetryMs * 2 ** (record.attempts - 1));
+    const retryAt = new Date(Date.now() + delay).toISOString();
+    await this.#store.recordNotification(namespace, doc.id, { ...record, retryAt });
     log.info("An operation's notification failed; retrying", {
       operation: doc.id,
       attempts: record.attempts,
@@ -244,6 +248,12 @@ export class OperationNotifier implements Runnable {
     if (res.statusCode < 200 || res.statusCode >= 300)
       throw new Error(`the notification endpoint answered ${res.statusCode}`);
   }
+}
+
+/** Until a failed notification's next attempt; 0 when it is due. */
+function untilRetry(record: NotificationRecord): number {
+  const left = record.retryAt ? Date.parse(record.retryAt) - Date.now() : 0;
+  return Number.isNaN(left) ? 0 : Math.max(0, left);
 }
 
 /** Until the deadline (the notifier is then to tell ARM it Failed), at most RECHECK_MS. */

@@ -113,6 +113,8 @@ export interface OperationDoc {
 export interface NotificationRecord {
   /** Failed POSTs so far. */
   attempts: number;
+  /** After a failed POST: not before this time (a doubling delay, kept across leaders). */
+  retryAt?: string;
   /** When it was delivered. */
   sent?: string;
   /** When the notifier gave up (too many failed attempts, or a URI no longer allowed). */

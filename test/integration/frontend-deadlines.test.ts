@@ -380,7 +380,11 @@ describe("Azure-AsyncNotificationUri", () => {
     await setStatus(HcpClusterResource, clusterCRName(rg, "Notified-Down"), "ready");
     const cm = await notified(down.headers["azure-asyncoperation"]!);
     expect(cm.metadata.labels?.["hcp.aro.dev/arm-notified"]).toBe("abandoned");
-    expect(receiver.received("/down")).toHaveLength(3);
+    // Three attempts, each after a doubling delay (100 ms, then 200 ms).
+    const times = receiver.received("/down").map((n) => n.at);
+    expect(times).toHaveLength(3);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(100);
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(200);
     const metrics = await registry.getSingleMetricAsString("hcp_frontend_operation_notifications_total");
     expect(metrics).toMatch(/result="abandoned"} [1-9]/);
     expect(metrics).toMatch(/result="sent"} [1-9]/);

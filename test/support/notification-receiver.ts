@@ -10,6 +10,8 @@ export interface ReceivedNotification {
   body: unknown;
   /** What the receiver answered. */
   status: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface NotificationReceiver {
@@ -45,7 +47,7 @@ export async function startNotificationReceiver(workDir: string): Promise<Notifi
       } catch {
         body = Buffer.concat(chunks).toString("utf8");
       }
-      received.push({ path, body, status });
+      received.push({ path, body, status, at: Date.now() });
       res.writeHead(status).end();
     });
   });
