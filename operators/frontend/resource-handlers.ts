@@ -669,7 +669,8 @@ export class ResourceHandlers {
 /** Whether an update changes version.id: an upgrade, which has a longer deadline. */
 function isUpgrade(stored: ArmResource | undefined, hub: ArmResource): boolean {
   const before = stored?.properties.version?.id;
-  return before !== undefined && hub.properties.version?.id !== before;
+  const after = hub.properties.version?.id;
+  return before !== undefined && after !== undefined && after !== before;
 }
 
 /**
