@@ -759,12 +759,29 @@ describe("ManifestWorkReconciler: its own status write, before the watch brings 
     expect(t.publisher.statusRequests).toEqual([]);
   });
 
+  test("a cached copy older than its write (a late watch event) does not lose the agent's report", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    const written = t.writer.statuses[0];
+    expect(written?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+    // The watch delivers a version between the copy written over and the write (the finalizer's).
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "8" }, status: {} });
+    await t.reconcile();
+    expect(t.writer.statuses.at(-1)?.conditions?.map((c) => c.type)).toEqual(["Applied", "Published"]);
+    // Still held until the cache shows a write that carries it.
+    expect(t.statuses.get(UID)?.status).toBeDefined();
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: written });
+    await t.reconcile();
+    expect(t.statuses.get(UID)?.status).toBeUndefined();
+  });
+
   test("a status someone else changed is put back: the agent is asked for its report again", async () => {
     const t = setupServerLike();
     await t.reconcile();
     const written = t.writer.statuses[0];
     t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: written });
-    // The report was written, so only its order and hash are held.
+    // The watch brought the write: the report is on the work, so only its order and hash are held.
+    await t.reconcile();
     expect(t.statuses.get(UID)?.status).toBeUndefined();
     t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: {} });
     await t.reconcile();

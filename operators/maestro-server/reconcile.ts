@@ -18,7 +18,7 @@ import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
 import { statusHash } from "../cloudevents/statushash.ts";
-import type { StatusStore } from "../cloudevents/store/status.ts";
+import type { StatusStore, StoredStatus } from "../cloudevents/store/status.ts";
 import { Action } from "../cloudevents/types.ts";
 import { requestLog } from "../hcp/requests.ts";
 import type { Applier } from "../runtime/apply.ts";
@@ -70,7 +70,10 @@ export interface ServerReconcilerDeps {
 
 /** Filled by the phases, read by the status computation. */
 interface Scope {
+  /** The cached copy, with this reconciler's own status write if the watch has not brought it. */
   work: CachedManifestWork;
+  /** The cached copy as the informer holds it. */
+  cached: CachedManifestWork;
   uid: string;
   consumer: string;
   /** Set by publish or publishDelete. */
@@ -117,6 +120,13 @@ export class ManifestWorkReconciler implements Reconciler {
    * agent is asked for its report again.
    */
   readonly #writtenHash = new Map<string, string>();
+  /**
+   * uid → the agent's report the last status write carried, until the cache shows that write.
+   * Only then is its body dropped from the status store: a reconcile on a cached copy older than
+   * the write (the finalizer's watch event, delivered after it) composes from the store, and
+   * without the report would write the work's status back over it.
+   */
+  readonly #writtenReports = new Map<string, StoredStatus>();
 
   readonly #now: () => number;
 
@@ -128,9 +138,10 @@ export class ManifestWorkReconciler implements Reconciler {
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const cached = this.#d.works.get(req.namespace, req.name);
     if (!cached?.metadata.uid) return {};
+    this.#confirmWritten(cached);
     const work = this.#withWrittenStatus(cached);
     requestLog(ctx, work);
-    const scope: Scope = { work, uid: cached.metadata.uid, consumer: req.namespace };
+    const scope: Scope = { work, cached, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     await this.#recoverOverwrittenStatus(scope);
     // The finalizer is on the work before anything is published, so a deletion always waits for
@@ -153,6 +164,15 @@ export class ManifestWorkReconciler implements Reconciler {
     if (written.wroteOver === work.metadata.resourceVersion) return { ...work, status: written.status };
     this.#written.delete(uid);
     return work;
+  }
+
+  /** The cache shows the last status write: the report it carried is on the work now, not needed here. */
+  #confirmWritten(cached: CachedManifestWork): void {
+    const uid = cached.metadata.uid ?? "";
+    const report = this.#writtenReports.get(uid);
+    if (!report || statusHash(cached.status ?? {}) !== this.#writtenHash.get(uid)) return;
+    this.#d.statuses.written(uid, report);
+    this.#writtenReports.delete(uid);
   }
 
   /**
@@ -359,6 +379,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#finalizerAddedTo.delete(uid);
     this.#written.delete(uid);
     this.#writtenHash.delete(uid);
+    this.#writtenReports.delete(uid);
     this.#refused.delete(uid);
     return {};
   }
@@ -372,7 +393,10 @@ export class ManifestWorkReconciler implements Reconciler {
         status,
         await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status),
       );
-      if (reported) this.#d.statuses.written(scope.uid, reported);
+      if (reported?.status) {
+        this.#writtenReports.set(scope.uid, reported);
+        this.#confirmWritten(scope.cached);
+      }
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
       // retry, so the report is marked refused and the work says why, until the agent reports again.

@@ -72,9 +72,12 @@ function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
     log,
     limits,
   );
-  const actions = () => conn.published.map((e) => (e.extensions[Ext.deletionTimestamp] ? "delete" : "spec"));
+  /** What answered the spec resync requests: specs and deletions, not the status requests after them. */
+  const specs = () => conn.published.filter((e) => parseEventType(e.type).subResource === "spec");
+  const statusRequests = () => conn.published.filter((e) => parseEventType(e.type).subResource === "status");
+  const actions = () => specs().map((e) => (e.extensions[Ext.deletionTimestamp] ? "delete" : "spec"));
   const typesOf = () => conn.published.map((e) => parseEventType(e.type).action);
-  return { conn, log, actions, typesOf };
+  return { conn, log, actions, typesOf, specs, statusRequests };
 }
 
 describe("spec resync answers are bounded", () => {
@@ -117,8 +120,22 @@ describe("spec resync answers are bounded", () => {
       { resourceID: uid, resourceVersion: 1 },
     ]);
     await t.log.answered(1);
-    expect(t.conn.published.map((e) => e.extensions[Ext.resourceId])).toEqual([uid]);
+    expect(t.specs().map((e) => e.extensions[Ext.resourceId])).toEqual([uid]);
     expect(t.actions()).toEqual(["spec"]);
+  });
+
+  test("an agent that asked for specs is asked for the statuses this source lacks or holds otherwise", async () => {
+    const mine = work("mgmt-1", 2);
+    const t = setup([mine, work("mgmt-2", 2)]);
+    t.conn.deliver("mgmt-1", [{ resourceID: mine.metadata.uid ?? "", resourceVersion: 2 }]);
+    await t.log.answered(1);
+    expect(t.specs()).toEqual([]);
+    const [request, ...more] = t.statusRequests();
+    expect(more).toEqual([]);
+    expect(request?.data).toMatchObject({
+      statusHashes: [{ resourceID: mine.metadata.uid, statusHash: "" }],
+    });
+    expect(t.log.answers[0]).toMatchObject({ consumer: "mgmt-1", statusesAsked: 1 });
   });
 
   test("after the burst, requests wait; the latest replaces the one waiting, which is counted", async () => {
@@ -126,17 +143,19 @@ describe("spec resync answers are bounded", () => {
     t.conn.deliver("mgmt-1", []);
     t.conn.deliver("mgmt-1", []);
     await t.log.answered(2);
-    expect(t.conn.published).toHaveLength(2);
+    expect(t.specs()).toHaveLength(2);
     t.conn.deliver("mgmt-1", []);
     t.conn.deliver("mgmt-1", []);
     t.conn.deliver("mgmt-2", []);
     await t.log.answered(3);
     expect(t.conn.dropped).toEqual(["resync-rate-limited"]);
-    expect(t.conn.published).toHaveLength(2);
+    expect(t.specs()).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(10_000);
     await t.log.answered(4);
     expect(t.log.answers.map((a) => a["consumer"])).toEqual(["mgmt-1", "mgmt-1", "mgmt-2", "mgmt-1"]);
-    expect(t.conn.published).toHaveLength(3);
+    expect(t.specs()).toHaveLength(3);
+    // Each answer to mgmt-1 asked for its statuses too (mgmt-2 has no works to ask about).
+    expect(t.statusRequests()).toHaveLength(3);
   });
 });
 

@@ -131,13 +131,22 @@ export class SourceClient {
 
   /** Asks every consumer for the statuses whose hashes differ from what this source holds. */
   async resyncStatus(): Promise<void> {
-    for (const consumer of this.#lister.consumers()) {
-      const hashes = this.#lister.worksOf(consumer).flatMap((w) => {
-        const uid = w.metadata.uid;
-        return uid ? [{ resourceID: uid, statusHash: this.#lister.statusHash(uid) ?? "" }] : [];
-      });
-      for (const event of encodeStatusResyncRequests(consumer, hashes)) await this.#conn.publish(event);
-    }
+    for (const consumer of this.#lister.consumers()) await this.#requestStatuses(consumer);
+  }
+
+  /**
+   * Lists one consumer's works with the status hash this source holds (empty where it holds
+   * none); its agent sends each status that differs. Resolves with how many were listed.
+   */
+  async #requestStatuses(consumer: string): Promise<number> {
+    const hashes = this.#lister.worksOf(consumer).flatMap((w) => {
+      const uid = w.metadata.uid;
+      return uid ? [{ resourceID: uid, statusHash: this.#lister.statusHash(uid) ?? "" }] : [];
+    });
+    // An empty list would ask for every status the agent holds; with no works there is none to ask for.
+    if (hashes.length === 0) return 0;
+    for (const event of encodeStatusResyncRequests(consumer, hashes)) await this.#conn.publish(event);
+    return hashes.length;
   }
 
   #dispatch(event: CloudEvent, topic: string): void {
@@ -221,7 +230,15 @@ export class SourceClient {
       if (await this.#resend(work, agentVersion)) sent++;
     }
     sent += await this.#sendDeletions(consumer, known);
-    this.#log.info("Answered spec resync", { consumer, agentHolds: agentVersions.length, sent });
+    // An agent asks for specs when it (re)connects. A status it sent as its connection went, or
+    // while it was away, may be lost (it cannot tell); this source's hashes show which.
+    const statusesAsked = await this.#requestStatuses(consumer);
+    this.#log.info("Answered spec resync", {
+      consumer,
+      agentHolds: agentVersions.length,
+      sent,
+      statusesAsked,
+    });
   }
 
   /** Sends a work the agent lacks or holds at an older version; true if it was sent. */
