@@ -8,7 +8,7 @@ import type { BreakglassCredential, HcpCluster } from "../api/v1alpha1/index.ts"
 import { ManifestWorkResource } from "../api/work/v1.ts";
 import { RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
-import { sampleCluster, sampleManagementCluster } from "../../test/support/samples.ts";
+import { sampleCluster, sampleManagementCluster, sampleRegion } from "../../test/support/samples.ts";
 import { deleteWork } from "./reconcile.ts";
 import { BREAKGLASS_UID_INDEX, type BreakglassReconcilerDeps, type CredentialScope } from "./scope.ts";
 
@@ -35,12 +35,7 @@ function scopeWith(writer: RecordingWriter): CredentialScope {
     clusters: new FakeLister([cluster]),
     managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
     works: new FakeLister([], { [BREAKGLASS_UID_INDEX]: () => [] }),
-    region: {
-      environment: "t",
-      baseDomain: "hcp.example.com",
-      managedIdentitiesKeyVault: "kv",
-      pullSecret: "{}",
-    },
+    region: sampleRegion(),
     writer,
   } as unknown as BreakglassReconcilerDeps;
   return { deps, credential } as CredentialScope;

@@ -25,7 +25,12 @@ import {
   testContext,
   type InfraStep,
 } from "../../test/support/fakes.ts";
-import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
+import {
+  sampleCluster,
+  sampleFixedPool,
+  sampleManagementCluster,
+  sampleRegion,
+} from "../../test/support/samples.ts";
 import { BlobStoreError } from "../azure/blob.ts";
 import type { HostedCluster } from "../api/hypershift/v1beta1.ts";
 import type { KubeObject } from "../runtime/kube.ts";
@@ -106,12 +111,7 @@ function world(
       releases: () => catalog,
       infra,
       parentZone: { subscriptionId: "s", resourceGroup: "rg", name: "hcp.example.com" },
-      region: {
-        environment: "t",
-        baseDomain: "hcp.example.com",
-        managedIdentitiesKeyVault: "kv",
-        pullSecret: "{}",
-      },
+      region: sampleRegion(),
       oidc: { issuerBaseURL: ISSUER_BASE, keys, documents: new BlobIssuerDocuments(blobs) },
       writer,
       events,

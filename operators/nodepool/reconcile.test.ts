@@ -15,7 +15,12 @@ import { LABELS } from "../hcp/names.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
-import { sampleCluster, sampleFixedPool, sampleManagementCluster } from "../../test/support/samples.ts";
+import {
+  sampleCluster,
+  sampleFixedPool,
+  sampleManagementCluster,
+  sampleRegion,
+} from "../../test/support/samples.ts";
 import { NodePoolReconciler } from "./reconcile.ts";
 import { NODE_POOL_FINALIZER, NODE_POOL_UID_INDEX } from "./scope.ts";
 
@@ -85,12 +90,7 @@ function world(opts: { pool?: NodePool; cluster?: HcpCluster | null; works?: Man
       [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""],
     }),
     releases: () => catalog,
-    region: {
-      environment: "t",
-      baseDomain: "hcp.example.com",
-      managedIdentitiesKeyVault: "kv",
-      pullSecret: "{}",
-    },
+    region: sampleRegion(),
     writer,
     events,
   });

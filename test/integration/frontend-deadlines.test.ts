@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
-import type { Condition } from "../../operators/runtime/conditions.ts";
+import { summaryConditions } from "../support/summary-conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { Registry } from "prom-client";
 import { leaseType } from "../../operators/runtime/leaderelection.ts";
@@ -97,30 +97,7 @@ async function leader(): Promise<string> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
 
-const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 const PROGRESS = "Waiting for the hosted control plane to become available";
-
-function conditions(state: "ready" | "progressing", generation: number): Condition[] {
-  const c = (type: string, status: "True" | "False", reason: string, message = reason): Condition => ({
-    type,
-    status,
-    reason,
-    message,
-    lastTransitionTime: now(),
-    observedGeneration: generation,
-  });
-  if (state === "ready")
-    return [
-      c("Ready", "True", "AsExpected"),
-      c("Progressing", "False", "AsExpected"),
-      c("Degraded", "False", "AsExpected"),
-    ];
-  return [
-    c("Ready", "False", "WaitingForAvailable", PROGRESS),
-    c("Progressing", "True", "WaitingForAvailable", PROGRESS),
-    c("Degraded", "False", "AsExpected"),
-  ];
-}
 
 /** Writes status as a controller would: observedGeneration = the current generation. */
 async function setStatus(type: ResourceType, name: string, state: "ready" | "progressing"): Promise<void> {
@@ -129,7 +106,15 @@ async function setStatus(type: ResourceType, name: string, state: "ready" | "pro
   await service.mergePatch(
     type,
     { name, namespace: ns },
-    { status: { observedGeneration: generation, conditions: conditions(state, generation) } },
+    {
+      status: {
+        observedGeneration: generation,
+        conditions: summaryConditions(state, generation, {
+          reason: "WaitingForAvailable",
+          message: PROGRESS,
+        }),
+      },
+    },
     "status",
   );
 }

@@ -15,6 +15,7 @@ import {
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
+import { summaryConditions } from "../support/summary-conditions.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
@@ -34,34 +35,6 @@ type Json = Record<string, any>;
 
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
-function conditions(state: "ready" | "progressing" | "degraded", generation: number): Condition[] {
-  const c = (type: string, status: "True" | "False", reason: string, message = reason): Condition => ({
-    type,
-    status,
-    reason,
-    message,
-    lastTransitionTime: now(),
-    observedGeneration: generation,
-  });
-  if (state === "ready")
-    return [
-      c("Ready", "True", "AsExpected"),
-      c("Progressing", "False", "AsExpected"),
-      c("Degraded", "False", "AsExpected"),
-    ];
-  if (state === "degraded")
-    return [
-      c("Ready", "False", "InvalidSubnet"),
-      c("Progressing", "False", "UserActionRequired"),
-      c("Degraded", "True", "InvalidSubnet", "the subnet does not exist"),
-    ];
-  return [
-    c("Ready", "False", "Placing"),
-    c("Progressing", "True", "Placing"),
-    c("Degraded", "False", "AsExpected"),
-  ];
-}
-
 /** Writes status as a controller would: observedGeneration = the current generation. */
 async function setStatus(
   type: ResourceType,
@@ -74,7 +47,9 @@ async function setStatus(
   await service.mergePatch(
     type,
     { name, namespace: ns },
-    { status: { observedGeneration: generation, conditions: conditions(state, generation), ...extra } },
+    {
+      status: { observedGeneration: generation, conditions: summaryConditions(state, generation), ...extra },
+    },
     "status",
   );
 }
@@ -353,7 +328,7 @@ describe("a node pool held on a version ahead of its cluster", () => {
       {
         status: {
           observedGeneration: generation,
-          conditions: [...conditions("progressing", generation), valid],
+          conditions: [...summaryConditions("progressing", generation), valid],
         },
       },
       "status",

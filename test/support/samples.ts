@@ -7,6 +7,7 @@ import type {
   ManagementCluster,
   NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
+import type { RegionSettings } from "../../operators/hcp/names.ts";
 
 const samplesDir = new URL("../../config/samples/", import.meta.url);
 
@@ -20,3 +21,11 @@ export const sampleAutoscalingPool = (): NodePool => sample<NodePool>("nodepool-
 export const sampleExternalAuth = (): ExternalAuth => sample<ExternalAuth>("externalauth.yaml");
 export const sampleManagementCluster = (name: string): ManagementCluster =>
   sample<ManagementCluster>(`managementcluster-${name}.yaml`);
+
+/** The region settings the controllers' unit tests run with: the zone the sample cluster names. */
+export const sampleRegion = (): RegionSettings => ({
+  environment: "t",
+  baseDomain: "hcp.example.com",
+  managedIdentitiesKeyVault: "kv",
+  pullSecret: "{}",
+});
