@@ -5,17 +5,33 @@
  * replaced through another: a field a version does not know never appears in its responses and
  * survives its PUTs. No controllers run; the test writes the CRs' status as they would.
  */
-import { randomUUID } from "node:crypto";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import {
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  ExternalAuthResource,
+  HcpClusterResource,
+  NodePoolResource,
+  type BreakglassCredential,
+  type HcpCluster,
+} from "../../operators/api/v1alpha1/index.ts";
 import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import type { ResourceType } from "../../operators/runtime/kube.ts";
+import {
+  clusterCRName,
+  externalAuthCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/names.ts";
+import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
+import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { identityClientId } from "../../operators/hcp/identities.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
   assignedIdentities,
   clusterPath,
+  externalAuthBody,
+  externalAuthPath,
   nodePoolPath,
   uami,
   type ArmClient,
@@ -179,7 +195,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  for (const t of [HcpClusterResource, NodePoolResource]) {
+  for (const t of [
+    ExternalAuthResource,
+    BreakglassCredentialResource,
+    BreakglassRevocationResource,
+    NodePoolResource,
+    HcpClusterResource,
+  ]) {
     const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
     for (const o of list.items) await service.delete(t, { name: o.metadata.name!, namespace: ns });
   }
@@ -462,5 +484,282 @@ describe("identities", () => {
     }
     const got = expect2xx(await arm.send("GET", clusterPath(sub, rg, "details"), { apiVersion: v }), 200);
     expect(got.identity).toEqual(created.identity);
+  });
+});
+
+/** Writes a CR's status as its controller would: the generation observed, Ready, and `extra`. */
+async function settleWith(type: ResourceType, name: string, extra: Json = {}): Promise<void> {
+  const cr = await service.get<KubeObject>(type, name, ns);
+  const generation = cr.metadata.generation ?? 1;
+  const c = (t: string, status: "True" | "False") => ({
+    type: t,
+    status,
+    reason: "AsExpected",
+    message: "AsExpected",
+    lastTransitionTime: now(),
+    observedGeneration: generation,
+  });
+  await service.mergePatch(
+    type,
+    { name, namespace: ns },
+    {
+      status: {
+        observedGeneration: generation,
+        conditions: [c("Ready", "True"), c("Progressing", "False"), c("Degraded", "False")],
+        ...extra,
+      },
+    },
+    "status",
+  );
+}
+
+/** The operation's status, read at its Azure-AsyncOperation URL in the version that started it. */
+async function operationStatus(r: ArmResponse, v: ApiVersion): Promise<Json> {
+  const url = r.headers["azure-asyncoperation"] ?? "";
+  expect(new URL(url).searchParams.get("api-version")).toBe(v);
+  return expect2xx(await arm.send("GET", url), 200);
+}
+
+/** An external auth after ARO HCP's ExternalAuths CreateOrUpdate example: Entra ID, console and CLI clients. */
+const exampleExternalAuth = (app: string): Json => externalAuthBody({ tenant: TENANT, app });
+
+const PLACEHOLDER_CERT = "-----BEGIN CERTIFICATE-----\nTUlJQg==\n-----END CERTIFICATE-----\n";
+const PLACEHOLDER_CA = "-----BEGIN CERTIFICATE-----\nQ0FDQQ==\n-----END CERTIFICATE-----\n";
+
+/**
+ * The operations the blocks above leave out, in every served version: operation status and
+ * result, LIST by subscription, a node pool replaced by PUT, external auths (PUT create and
+ * replace, PATCH, GET, LIST, DELETE, 409 while the cluster provisions), both credential actions,
+ * hcpOpenShiftVersions, hcpOperatorIdentityRoleSets, the provider's operations and a preflight
+ * naming the version. The controllers' part is played by writing the CRs' status.
+ */
+describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
+  const tag = `${v.slice(2, 4)}${v.slice(5, 7)}${v.slice(8, 10)}`;
+  const name = `ops-${tag}`;
+  const cluster = clusterPath(sub, rg, name);
+  const crName = clusterCRName(rg, name);
+  const auth = externalAuthPath(sub, rg, name, "entra");
+  const authCR = externalAuthCRName(rg, name, "entra");
+  const app = randomUUID();
+
+  it("creates a cluster whose operation status answers in the version; an external auth waits for it (409)", async () => {
+    const created = await arm.send("PUT", cluster, { apiVersion: v, body: exampleCluster(v, `o${tag}`) });
+    expect2xx(created, 201);
+    expect((await operationStatus(created, v)).status).toBe("Accepted");
+    const early = await arm.send("PUT", auth, { apiVersion: v, body: exampleExternalAuth(app) });
+    expect(early.status, JSON.stringify(early.body)).toBe(409);
+    expect((early.body as Json).error.code).toBe("Conflict");
+    await settleWith(HcpClusterResource, crName);
+    const done = await operationStatus(created, v);
+    expect(done).toMatchObject({ status: "Succeeded" });
+    expect(String(done.id)).toContain("/hcpOperationStatuses/");
+  });
+
+  it("lists the cluster by subscription in the version's shape, and answers a PATCH's result", async () => {
+    const got = expect2xx(await arm.send("GET", cluster, { apiVersion: v }), 200);
+    const all = expect2xx(
+      await arm.send(
+        "GET",
+        `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters`,
+        {
+          apiVersion: v,
+        },
+      ),
+      200,
+    );
+    expect((all.value as Json[]).find((c) => c.id === got.id)).toEqual(got);
+
+    const patched = await arm.send("PATCH", cluster, {
+      apiVersion: v,
+      body: { tags: { env: "versions", patched: v } },
+    });
+    expect2xx(patched, 202);
+    const result = patched.headers["location"] ?? "";
+    expect(new URL(result).searchParams.get("api-version")).toBe(v);
+    await settleWith(HcpClusterResource, crName);
+    expect((await operationStatus(patched, v)).status).toBe("Succeeded");
+    const final = expect2xx(await arm.send("GET", result), 200);
+    expect(final).toEqual(expect2xx(await arm.send("GET", cluster, { apiVersion: v }), 200));
+    expect(final.tags).toEqual({ env: "versions", patched: v });
+    expect("ingress" in final.properties).toBe(since2026(v));
+  });
+
+  it("replaces a node pool with a PUT of what the version shows", async () => {
+    const pool = nodePoolPath(sub, rg, name, "replace");
+    expect2xx(await arm.send("PUT", pool, { apiVersion: v, body: examplePool(v) }), 201);
+    await settleWith(NodePoolResource, nodePoolCRName(rg, name, "replace"));
+    const seen = expect2xx(await arm.send("GET", pool, { apiVersion: v }), 200);
+    seen.properties.replicas = 4;
+    seen.properties.labels = [{ key: "tier", value: "batch" }];
+    const replaced = expect2xx(await arm.send("PUT", pool, { apiVersion: v, body: seen }), 200);
+    expect(replaced.properties).toMatchObject({ replicas: 4, labels: [{ key: "tier", value: "batch" }] });
+    await settleWith(NodePoolResource, nodePoolCRName(rg, name, "replace"));
+    expect((await operationStatus(await arm.send("DELETE", pool, { apiVersion: v }), v)).status).toBe(
+      "Succeeded",
+    );
+  });
+
+  it("creates, reads, lists, replaces, patches and deletes an external auth in the version's shape", async () => {
+    const created = await arm.send("PUT", auth, { apiVersion: v, body: exampleExternalAuth(app) });
+    const body = expect2xx(created, 201);
+    expect(body).toMatchObject({
+      id: auth,
+      name: "entra",
+      type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/externalAuths",
+      properties: { provisioningState: "Accepted", issuer: { audiences: [app] } },
+    });
+    for (const field of ["location", "tags", "identity"])
+      expect(Object.keys(body), field).not.toContain(field);
+    await settleWith(ExternalAuthResource, authCR);
+    expect((await operationStatus(created, v)).status).toBe("Succeeded");
+
+    // The read-only state: one Available `condition` before 2026-06-30-preview, `status.conditions` since.
+    const got = expect2xx(await arm.send("GET", auth, { apiVersion: v }), 200);
+    expect(got.properties.provisioningState).toBe("Succeeded");
+    expect("status" in got.properties, "status").toBe(since2026(v));
+    expect("condition" in got.properties, "condition").toBe(!since2026(v));
+    if (since2026(v))
+      expect((got.properties.status.conditions as Json[]).map((c) => String(c.type)).sort()).toEqual([
+        "Available",
+        "Degraded",
+        "Progressing",
+      ]);
+    else expect(got.properties.condition).toMatchObject({ type: "Available", status: "True" });
+    const list = expect2xx(await arm.send("GET", `${cluster}/externalAuths`, { apiVersion: v }), 200);
+    expect(list.value).toEqual([got]);
+
+    // What the version shows, sent back with another audience, replaces it.
+    const second = randomUUID();
+    got.properties.issuer.audiences = [app, second];
+    const replaced = await arm.send("PUT", auth, { apiVersion: v, body: got });
+    expect(expect2xx(replaced, 200).properties.issuer.audiences).toEqual([app, second]);
+    await settleWith(ExternalAuthResource, authCR);
+    expect((await operationStatus(replaced, v)).status).toBe("Succeeded");
+
+    const patched = await arm.send("PATCH", auth, {
+      apiVersion: v,
+      body: { properties: { claim: { mappings: { username: { claim: "upn", prefixPolicy: "NoPrefix" } } } } },
+    });
+    expect(expect2xx(patched, 202).properties.claim.mappings.username.claim).toBe("upn");
+    await settleWith(ExternalAuthResource, authCR);
+    expect((await operationStatus(patched, v)).status).toBe("Succeeded");
+    const result = expect2xx(await arm.send("GET", patched.headers["location"] ?? ""), 200);
+    expect(result.properties).toMatchObject({
+      issuer: { audiences: [app, second] },
+      claim: { mappings: { username: { claim: "upn" }, groups: { claim: "groups" } } },
+    });
+    expect("status" in result.properties).toBe(since2026(v));
+
+    const deleted = await arm.send("DELETE", auth, { apiVersion: v });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(202);
+    expect((await operationStatus(deleted, v)).status).toBe("Succeeded");
+    expect((await arm.send("GET", auth, { apiVersion: v })).status).toBe(404);
+  });
+
+  it("requests an admin credential: 202, then {kubeconfig, expirationTimestamp} at the operation's result", async () => {
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const csr = certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
+    // 2026-09-01-preview's action takes the client's own request; earlier ones take no body.
+    const body = v === "2026-09-01-preview" ? { certificateSigningRequest: csr } : undefined;
+    const r = await arm.send("POST", `${cluster}/requestAdminCredential`, {
+      apiVersion: v,
+      ...(body ? { body } : {}),
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const result = r.headers["location"] ?? "";
+    expect(result).toContain("/hcpOperationResults/");
+    expect(new URL(result).searchParams.get("api-version")).toBe(v);
+    const pending = await operationStatus(r, v);
+    expect(pending.status).toBe("Accepted");
+
+    const credential = `arm-${String(pending.name).toLowerCase()}`;
+    const cr = await service.get<BreakglassCredential>(BreakglassCredentialResource, credential, ns);
+    expect(cr.spec.certificateSigningRequest).toBe(body ? csr : undefined);
+    const expires = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+    await settleWith(BreakglassCredentialResource, credential, {
+      certificate: PLACEHOLDER_CERT,
+      expirationTimestamp: expires,
+      serverCA: PLACEHOLDER_CA,
+    });
+    expect((await operationStatus(r, v)).status).toBe("Succeeded");
+    const answer = expect2xx(await arm.send("GET", result), 200);
+    expect(Object.keys(answer).sort()).toEqual(["expirationTimestamp", "kubeconfig"]);
+    expect(answer.expirationTimestamp).toBe(expires);
+    const config = JSON.parse(String(answer.kubeconfig)) as Json;
+    const user = config.users[0].user as Json;
+    expect(Buffer.from(String(user["client-certificate-data"]), "base64").toString()).toBe(PLACEHOLDER_CERT);
+    expect(
+      Buffer.from(String(config.clusters[0].cluster["certificate-authority-data"]), "base64").toString(),
+    ).toBe(PLACEHOLDER_CA);
+  });
+
+  it("revokes credentials: 202, and the operation's result is 204 once the revocation is done", async () => {
+    const r = await arm.send("POST", `${cluster}/revokeCredentials`, { apiVersion: v });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const pending = await operationStatus(r, v);
+    expect(pending.status).toBe("Accepted");
+    await settleWith(BreakglassRevocationResource, `arm-${String(pending.name).toLowerCase()}`, {
+      revocationTimestamp: now(),
+    });
+    expect((await operationStatus(r, v)).status).toBe("Succeeded");
+    expect((await arm.send("GET", r.headers["location"] ?? "")).status).toBe(204);
+  });
+
+  it("serves hcpOpenShiftVersions, hcpOperatorIdentityRoleSets and the provider's operations as the hub does", async () => {
+    const location = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/westus3`;
+    const paths = [
+      `${location}/hcpOpenShiftVersions`,
+      `${location}/hcpOpenShiftVersions/4.19.7`,
+      `${location}/hcpOperatorIdentityRoleSets`,
+      `${location}/hcpOperatorIdentityRoleSets/4.19`,
+      "/providers/Microsoft.RedHatOpenShift/operations",
+    ];
+    for (const path of paths) {
+      const got = expect2xx(await arm.send("GET", path, { apiVersion: v }), 200);
+      expect(got, path).toEqual(expect2xx(await arm.send("GET", path), 200));
+    }
+    const versions = expect2xx(await arm.send("GET", paths[0]!, { apiVersion: v }), 200).value as Json[];
+    expect(versions.length).toBeGreaterThan(0);
+    // endOfLifeTimestamp is required in every version's schema; the shipped catalog gives each one.
+    for (const version of versions)
+      expect(Object.keys(version.properties as Json).sort()).toEqual([
+        "channelGroup",
+        "enabled",
+        "endOfLifeTimestamp",
+      ]);
+    const roleSet = expect2xx(await arm.send("GET", paths[3]!, { apiVersion: v }), 200);
+    expect(Object.keys(roleSet.properties as Json).sort()).toEqual([
+      "controlPlaneOperators",
+      "dataPlaneOperators",
+    ]);
+  });
+
+  it("preflights a deployment of the version's cluster and node pool bodies", async () => {
+    const url = `/subscriptions/${sub}/resourcegroups/${rg}/providers/Microsoft.RedHatOpenShift/deployments/d${tag}/preflight`;
+    const resources = [
+      {
+        name: `pf-${tag}`,
+        type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters",
+        apiVersion: v,
+        ...exampleCluster(v, `p${tag}`),
+      },
+      {
+        name: `pf-${tag}/pool`,
+        type: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools",
+        apiVersion: v,
+        ...examplePool(v),
+      },
+    ];
+    const ok = await arm.send("POST", url, { apiVersion: null, body: { resources } });
+    expect(ok.body).toEqual({ status: "Succeeded" });
+    // The version's required set applies: a body without version.id passes only in 2024-06-10-preview.
+    const noVersion = structuredClone(resources[0]!) as Json;
+    delete noVersion.properties.version;
+    const r = expect2xx(
+      await arm.send("POST", url, { apiVersion: null, body: { resources: [noVersion] } }),
+      200,
+    );
+    if (!since2025(v)) expect(r).toEqual({ status: "Succeeded" });
+    else expect(JSON.stringify(r.error)).toContain("properties.version");
   });
 });
