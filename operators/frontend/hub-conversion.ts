@@ -4,6 +4,7 @@
  * know survive its updates (a 2024-06-10-preview PATCH keeps a cluster's ingress settings).
  */
 import {
+  HUB_VERSION,
   SCHEMAS,
   type ApiVersion,
   type ClusterBody,
@@ -16,7 +17,7 @@ import {
   type NodePoolProperties,
   type NodePoolSchema,
 } from "./api-version-schemas.ts";
-import { isObject, project, type JsonObject } from "./body-schema.ts";
+import { applyDefaults, isObject, project, type JsonObject } from "./body-schema.ts";
 import type { ResourceKind } from "./resource-id.ts";
 
 export type HubProperties = ClusterProperties | NodePoolProperties | ExternalAuthProperties;
@@ -102,6 +103,20 @@ export function toVersioned(res: ArmResource, version: ApiVersion, kind: Resourc
 export function propertiesToHub(doc: VersionedBody, version: ApiVersion, kind: ResourceKind): HubProperties {
   const p = doc.properties ?? {};
   return kind === "cluster" ? CLUSTER_CONVERSIONS[version].toHub(p) : p;
+}
+
+/**
+ * A new resource's properties with the hub's defaults of fields its request's version does not
+ * know (a cluster's ingress.type and cryptoRestrictions, a node pool's osDisk.diskType): ARO HCP
+ * builds every new resource on its internal model's defaults, so a cluster created through
+ * 2024-06-10-preview shows ingress.type Public in 2026-06-30-preview, as one created there does.
+ */
+export function withHubDefaults(p: HubProperties, kind: ResourceKind): HubProperties {
+  // The envelope's other fields have no defaults; the hub's defaults keep hub properties hub properties.
+  const doc: { properties?: HubProperties } | undefined = applyDefaults(schemaFor(HUB_VERSION, kind), {
+    properties: p,
+  });
+  return doc?.properties ?? p;
 }
 
 function carry(old: unknown, seen: unknown, next: unknown): unknown {

@@ -12,6 +12,7 @@ import {
   carryHidden,
   propertiesToHub,
   toVersioned,
+  withHubDefaults,
   type ArmResource,
   type HubProperties,
   type VersionedBody,
@@ -194,7 +195,8 @@ function hubProperties(
     const seen = propertiesToHub(toVersioned(stored, req.apiVersion, id.kind), req.apiVersion, id.kind);
     return carryHidden(stored.properties, seen, properties);
   }
-  return id.kind === "cluster" ? defaultClusterProperties(id, properties) : properties;
+  const created = withHubDefaults(properties, id.kind);
+  return id.kind === "cluster" ? defaultClusterProperties(id, created) : created;
 }
 
 function operationHeaders(req: ArmRequest, op: OperationDoc, withLocation: boolean): Record<string, string> {
