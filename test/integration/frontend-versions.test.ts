@@ -385,6 +385,80 @@ describe("required fields and values per version", () => {
   });
 });
 
+describe("defaults and bounds per version", () => {
+  it("defaults ingress.type to Public and cryptoRestrictions to None from 2026-06-30-preview, shown only there", async () => {
+    for (const v of API_VERSIONS) {
+      const name = `defaults-${v.slice(0, 4)}${v.slice(5, 7)}`;
+      const body = exampleCluster(v, `d${v.slice(2, 4)}${v.slice(5, 7)}`);
+      delete body.properties.ingress;
+      delete body.properties.cryptoRestrictions;
+      const created = expect2xx(
+        await arm.send("PUT", clusterPath(sub, rg, name), { apiVersion: v, body }),
+        201,
+      );
+      const p = created.properties as Json;
+      if (since2026(v)) expect(p).toMatchObject({ ingress: { type: "Public" }, cryptoRestrictions: "None" });
+      else
+        for (const field of ["ingress", "cryptoRestrictions"])
+          expect(Object.keys(p), field).not.toContain(field);
+      // Whatever version created it, the newest shows the defaults a cluster of its own would have.
+      const hub = expect2xx(await arm.send("GET", clusterPath(sub, rg, name)), 200);
+      expect(hub.properties, v).toMatchObject({ ingress: { type: "Public" }, cryptoRestrictions: "None" });
+    }
+  });
+
+  it("defaults a node pool's osDisk.diskType to Managed whatever version created it; 4095 GiB is every version's bound", async () => {
+    const name = "disk-parent";
+    expect2xx(
+      await arm.send("PUT", clusterPath(sub, rg, name), {
+        apiVersion: "2026-06-30-preview",
+        body: exampleCluster("2026-06-30-preview", "diskparent"),
+      }),
+      201,
+    );
+    await settle(HcpClusterResource, clusterCRName(rg, name));
+    for (const v of API_VERSIONS) {
+      const pool = nodePoolPath(sub, rg, name, `d${v.slice(2, 4)}${v.slice(5, 7)}`);
+      const body = { location: "westus3", properties: { platform: { vmSize: "Standard_D4s_v3" } } };
+      const created = expect2xx(await arm.send("PUT", pool, { apiVersion: v, body }), 201).properties as Json;
+      // ARO HCP's defaults: 64 GiB Premium_LRS, auto-repaired; diskType shown from 2025-12-23-preview.
+      expect(created).toMatchObject({
+        autoRepair: true,
+        platform: { osDisk: { sizeGiB: 64, diskStorageAccountType: "Premium_LRS" } },
+      });
+      expect(created.platform.osDisk.diskType).toBe(since2025(v) ? "Managed" : undefined);
+      const hub = expect2xx(await arm.send("GET", pool), 200);
+      expect(hub.properties.platform.osDisk.diskType, v).toBe("Managed");
+      // The OpenAPI says 4095 from 2026-06-30-preview only; ARO HCP's validation holds every version to it.
+      const big = examplePool(v);
+      big.properties.platform.osDisk.sizeGiB = 4096;
+      const r = await arm.send("PUT", nodePoolPath(sub, rg, name, `b${v.slice(2, 4)}${v.slice(5, 7)}`), {
+        apiVersion: v,
+        body: big,
+      });
+      expect(targets(r)).toEqual(["properties.platform.osDisk.sizeGiB"]);
+    }
+  });
+
+  it("keeps a node pool's diskType through a PUT and a PATCH of 2024-06-10-preview, which does not show it", async () => {
+    const name = "disk-parent";
+    const pool = nodePoolPath(sub, rg, name, "ephemeral");
+    const body = examplePool("2026-06-30-preview");
+    body.properties.platform.osDisk.diskType = "Ephemeral";
+    expect2xx(await arm.send("PUT", pool, { body }), 201);
+    await settle(NodePoolResource, nodePoolCRName(rg, name, "ephemeral"));
+    const old = "2024-06-10-preview";
+    const seen = expect2xx(await arm.send("GET", pool, { apiVersion: old }), 200);
+    expect(Object.keys(seen.properties.platform.osDisk as Json)).not.toContain("diskType");
+    seen.properties.replicas = 5;
+    expect2xx(await arm.send("PUT", pool, { apiVersion: old, body: seen }), 200);
+    await settle(NodePoolResource, nodePoolCRName(rg, name, "ephemeral"));
+    expect2xx(await arm.send("PATCH", pool, { apiVersion: old, body: { properties: { replicas: 6 } } }), 202);
+    const after = expect2xx(await arm.send("GET", pool), 200);
+    expect(after.properties).toMatchObject({ replicas: 6, platform: { osDisk: { diskType: "Ephemeral" } } });
+  });
+});
+
 describe("one cluster through every version", () => {
   const name = "shared";
   const path = clusterPath(sub, rg, name);
