@@ -8,7 +8,7 @@ import type { CachedManifestWork } from "../api/work/v1.ts";
 import type { LogValues, Logger } from "../runtime/logger.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
-import { sampleCluster, sampleManagementCluster } from "../../test/support/samples.ts";
+import { sampleCluster, sampleManagementCluster, sampleRegion } from "../../test/support/samples.ts";
 import { observeExpiry } from "./expiry.ts";
 import { recordIssue } from "./phases.ts";
 import { REVOCATION_FINALIZER, RevocationReconciler } from "./revocation.ts";
@@ -64,12 +64,7 @@ function depsWith(
     clusters: new FakeLister([cluster]),
     managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
     works: new FakeLister([], { [BREAKGLASS_UID_INDEX]: () => [] }),
-    region: {
-      environment: "t",
-      baseDomain: "hcp.example.com",
-      managedIdentitiesKeyVault: "kv",
-      pullSecret: "{}",
-    },
+    region: sampleRegion(),
     writer: new RecordingWriter(),
     events,
     expiredRetentionMs: 3_600_000,

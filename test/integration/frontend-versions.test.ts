@@ -38,6 +38,7 @@ import {
   type ArmResponse,
 } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import { summaryConditions } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -145,25 +146,18 @@ const ISSUER_BASE = "https://eastus.oic.hcp.example.com/";
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Writes the CR's status as its controller would when it has done what the generation asks. */
-async function settle(type: ResourceType, name: string): Promise<void> {
-  const cr = await service.get<HcpCluster>(type, name, ns);
+async function settle(type: ResourceType, name: string, extra: Json = {}): Promise<void> {
+  const cr = await service.get<KubeObject>(type, name, ns);
   const generation = cr.metadata.generation ?? 1;
-  const c = (t: string, status: "True" | "False") => ({
-    type: t,
-    status,
-    reason: "AsExpected",
-    message: "AsExpected",
-    lastTransitionTime: now(),
-    observedGeneration: generation,
-  });
   await service.mergePatch(
     type,
     { name, namespace: ns },
     {
       status: {
         observedGeneration: generation,
-        conditions: [c("Ready", "True"), c("Progressing", "False"), c("Degraded", "False")],
+        conditions: summaryConditions("ready", generation),
         ...(type === HcpClusterResource ? { issuerURL: `${ISSUER_BASE}${TENANT}/${cr.metadata.uid}` } : {}),
+        ...extra,
       },
     },
     "status",
@@ -561,32 +555,6 @@ describe("identities", () => {
   });
 });
 
-/** Writes a CR's status as its controller would: the generation observed, Ready, and `extra`. */
-async function settleWith(type: ResourceType, name: string, extra: Json = {}): Promise<void> {
-  const cr = await service.get<KubeObject>(type, name, ns);
-  const generation = cr.metadata.generation ?? 1;
-  const c = (t: string, status: "True" | "False") => ({
-    type: t,
-    status,
-    reason: "AsExpected",
-    message: "AsExpected",
-    lastTransitionTime: now(),
-    observedGeneration: generation,
-  });
-  await service.mergePatch(
-    type,
-    { name, namespace: ns },
-    {
-      status: {
-        observedGeneration: generation,
-        conditions: [c("Ready", "True"), c("Progressing", "False"), c("Degraded", "False")],
-        ...extra,
-      },
-    },
-    "status",
-  );
-}
-
 /** The operation's status, read at its Azure-AsyncOperation URL in the version that started it. */
 async function operationStatus(r: ArmResponse, v: ApiVersion): Promise<Json> {
   const url = r.headers["azure-asyncoperation"] ?? "";
@@ -623,7 +591,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     const early = await arm.send("PUT", auth, { apiVersion: v, body: exampleExternalAuth(app) });
     expect(early.status, JSON.stringify(early.body)).toBe(409);
     expect((early.body as Json).error.code).toBe("Conflict");
-    await settleWith(HcpClusterResource, crName);
+    await settle(HcpClusterResource, crName);
     const done = await operationStatus(created, v);
     expect(done).toMatchObject({ status: "Succeeded" });
     expect(String(done.id)).toContain("/hcpOperationStatuses/");
@@ -650,7 +618,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     expect2xx(patched, 202);
     const result = patched.headers["location"] ?? "";
     expect(new URL(result).searchParams.get("api-version")).toBe(v);
-    await settleWith(HcpClusterResource, crName);
+    await settle(HcpClusterResource, crName);
     expect((await operationStatus(patched, v)).status).toBe("Succeeded");
     const final = expect2xx(await arm.send("GET", result), 200);
     expect(final).toEqual(expect2xx(await arm.send("GET", cluster, { apiVersion: v }), 200));
@@ -661,13 +629,13 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
   it("replaces a node pool with a PUT of what the version shows", async () => {
     const pool = nodePoolPath(sub, rg, name, "replace");
     expect2xx(await arm.send("PUT", pool, { apiVersion: v, body: examplePool(v) }), 201);
-    await settleWith(NodePoolResource, nodePoolCRName(rg, name, "replace"));
+    await settle(NodePoolResource, nodePoolCRName(rg, name, "replace"));
     const seen = expect2xx(await arm.send("GET", pool, { apiVersion: v }), 200);
     seen.properties.replicas = 4;
     seen.properties.labels = [{ key: "tier", value: "batch" }];
     const replaced = expect2xx(await arm.send("PUT", pool, { apiVersion: v, body: seen }), 200);
     expect(replaced.properties).toMatchObject({ replicas: 4, labels: [{ key: "tier", value: "batch" }] });
-    await settleWith(NodePoolResource, nodePoolCRName(rg, name, "replace"));
+    await settle(NodePoolResource, nodePoolCRName(rg, name, "replace"));
     expect((await operationStatus(await arm.send("DELETE", pool, { apiVersion: v }), v)).status).toBe(
       "Succeeded",
     );
@@ -684,7 +652,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     });
     for (const field of ["location", "tags", "identity"])
       expect(Object.keys(body), field).not.toContain(field);
-    await settleWith(ExternalAuthResource, authCR);
+    await settle(ExternalAuthResource, authCR);
     expect((await operationStatus(created, v)).status).toBe("Succeeded");
 
     // The read-only state: one Available `condition` before 2026-06-30-preview, `status.conditions` since.
@@ -707,7 +675,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     got.properties.issuer.audiences = [app, second];
     const replaced = await arm.send("PUT", auth, { apiVersion: v, body: got });
     expect(expect2xx(replaced, 200).properties.issuer.audiences).toEqual([app, second]);
-    await settleWith(ExternalAuthResource, authCR);
+    await settle(ExternalAuthResource, authCR);
     expect((await operationStatus(replaced, v)).status).toBe("Succeeded");
 
     const patched = await arm.send("PATCH", auth, {
@@ -715,7 +683,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
       body: { properties: { claim: { mappings: { username: { claim: "upn", prefixPolicy: "NoPrefix" } } } } },
     });
     expect(expect2xx(patched, 202).properties.claim.mappings.username.claim).toBe("upn");
-    await settleWith(ExternalAuthResource, authCR);
+    await settle(ExternalAuthResource, authCR);
     expect((await operationStatus(patched, v)).status).toBe("Succeeded");
     const result = expect2xx(await arm.send("GET", patched.headers["location"] ?? ""), 200);
     expect(result.properties).toMatchObject({
@@ -750,7 +718,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     const cr = await service.get<BreakglassCredential>(BreakglassCredentialResource, credential, ns);
     expect(cr.spec.certificateSigningRequest).toBe(body ? csr : undefined);
     const expires = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
-    await settleWith(BreakglassCredentialResource, credential, {
+    await settle(BreakglassCredentialResource, credential, {
       certificate: PLACEHOLDER_CERT,
       expirationTimestamp: expires,
       serverCA: PLACEHOLDER_CA,
@@ -772,7 +740,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     const pending = await operationStatus(r, v);
     expect(pending.status).toBe("Accepted");
-    await settleWith(BreakglassRevocationResource, `arm-${String(pending.name).toLowerCase()}`, {
+    await settle(BreakglassRevocationResource, `arm-${String(pending.name).toLowerCase()}`, {
       revocationTimestamp: now(),
     });
     expect((await operationStatus(r, v)).status).toBe("Succeeded");
