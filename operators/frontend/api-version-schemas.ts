@@ -277,6 +277,8 @@ function externalAuthProperties(o: Features) {
     },
     { required: ["username"] },
   );
+  // A rule's type may be left out: RequiredClaim, its one value, is ARO HCP's default (the CR
+  // mapping writes it), so only the claim it requires is required.
   const rule = obj(
     {
       type: str({ enum: ["RequiredClaim"] }),
@@ -285,7 +287,7 @@ function externalAuthProperties(o: Features) {
         { required: ["claim", "requiredValue"] },
       ),
     },
-    { required: ["type", "requiredClaim"] },
+    { required: ["requiredClaim"] },
   );
   return obj(
     {
