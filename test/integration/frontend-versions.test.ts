@@ -678,11 +678,23 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
     await settle(ExternalAuthResource, authCR);
     expect((await operationStatus(replaced, v)).status).toBe("Succeeded");
 
+    // A validation rule's type may be left out: RequiredClaim is ARO HCP's default.
+    const rule = { requiredClaim: { claim: "tid", requiredValue: TENANT } };
     const patched = await arm.send("PATCH", auth, {
       apiVersion: v,
-      body: { properties: { claim: { mappings: { username: { claim: "upn", prefixPolicy: "NoPrefix" } } } } },
+      body: {
+        properties: {
+          claim: {
+            mappings: { username: { claim: "upn", prefixPolicy: "NoPrefix" } },
+            validationRules: [rule],
+          },
+        },
+      },
     });
-    expect(expect2xx(patched, 202).properties.claim.mappings.username.claim).toBe("upn");
+    expect(expect2xx(patched, 202).properties.claim).toMatchObject({
+      mappings: { username: { claim: "upn" } },
+      validationRules: [{ type: "RequiredClaim", ...rule }],
+    });
     await settle(ExternalAuthResource, authCR);
     expect((await operationStatus(patched, v)).status).toBe("Succeeded");
     const result = expect2xx(await arm.send("GET", patched.headers["location"] ?? ""), 200);
