@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFailed } from "vitest";
 import { isAlive } from "../../hack/harness/process.ts";
-import { scratchDir } from "../support/fixtures.ts";
+import { eventually, scratchDir } from "../support/fixtures.ts";
 import { kubectlPath } from "../support/region.ts";
 
 const exec = promisify(execFile);
@@ -23,6 +23,12 @@ describe("npm run local", () => {
     const child = spawn(process.execPath, [localScript], {
       env: { ...process.env, HCP_LOCAL_DIR: state.path, HCP_MANAGEMENT_CLUSTERS: "2" },
       stdio: ["ignore", "pipe", "pipe"],
+    });
+    // A failed assertion must not leave the region running.
+    onTestFailed(async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGINT");
+      await new Promise((resolve) => child.once("exit", resolve));
     });
     const output: string[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -60,6 +66,22 @@ describe("npm run local", () => {
     );
     expect(roles.stdout.trim().split("\n")).toHaveLength(2);
     await kubectl("mgmt-1", "get", "clusterrole", "maestro-agent");
+
+    // The ARM frontend logs to the file it printed, as the other components do: a write through
+    // the printed curl commands leaves a line with its correlation ID there.
+    const logPath = /frontend log: (\S+)/.exec(printed)?.[1] ?? "";
+    const correlationId = `local-log-${Date.now()}`;
+    const curl = async (what: RegExp): Promise<string> => {
+      const command = output.find((l) => what.test(l))?.trim() ?? "";
+      expect(command, `a printed curl command matching ${what}`).toMatch(/^curl /);
+      const probe = `${command} -sS -o /dev/null -w '%{http_code}' -H 'x-ms-correlation-request-id: ${correlationId}'`;
+      return (await exec("sh", ["-c", probe])).stdout;
+    };
+    expect(await curl(/-X PUT '[^']*\/subscriptions\/[^/']*\?/)).toMatch(/^20[01]$/);
+    expect(await curl(/-X PUT '[^']*\/hcpOpenShiftClusters\/armdemo\?/)).toBe("201");
+    await eventually("the frontend's log line of the ARM write", async () =>
+      (await readFile(logPath, "utf8").catch(() => "")).includes(`"correlationRequestId":"${correlationId}"`),
+    );
 
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
     const pids = await childPids(workDir);
