@@ -170,11 +170,25 @@ fuzzTarget<SpecResyncInput>({
     await rec.settled;
     rec.expectTypedDrops();
     const own = all.filter((w) => w.metadata.namespace === topicConsumer);
-    expect(rec.published.length).toBeLessThanOrEqual(own.length + MAX_DELETES);
-    for (const e of rec.published) {
+    const ownIds = new Set(own.map((w) => w.metadata.uid));
+    // After its answer, the source asks the same agent for the statuses of its own works, once.
+    const isStatusRequest = (e: CloudEvent) => parseEventType(e.type).subResource === "status";
+    const statusRequests = rec.published.filter(isStatusRequest);
+    expect(statusRequests.length).toBeLessThanOrEqual(1);
+    for (const e of statusRequests) {
+      expect(e.extensions[Ext.clusterName]).toBe(topicConsumer);
+      const listed = (e.data as { statusHashes: Array<{ resourceID: string }> }).statusHashes;
+      expect(
+        listed.every((h) => ownIds.has(h.resourceID)),
+        "status asked of another's work",
+      ).toBe(true);
+    }
+    const answers = rec.published.filter((e) => !isStatusRequest(e));
+    expect(answers.length).toBeLessThanOrEqual(own.length + MAX_DELETES);
+    for (const e of answers) {
       expect(e.extensions[Ext.clusterName]).toBe(topicConsumer);
       const id = e.extensions[Ext.resourceId] ?? "";
-      const known = own.some((w) => w.metadata.uid === id);
+      const known = ownIds.has(id);
       expect(known || RESOURCE_ID.test(id), `published for ${id}`).toBe(true);
     }
   },
