@@ -4,7 +4,9 @@
  * a HyperShift simulator. The lifecycle benchmark and the chaos runs both start them here, so
  * both run the product the way it ships, with the same flags.
  */
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { loadAll } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
@@ -30,6 +32,24 @@ import { spawnComponent, type Component } from "./processes.ts";
 export type ArmInfo = Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret"> & {
   storage: StorageInfo;
 };
+
+/**
+ * The environment a component's Deployment gives its container (the entries with a literal value,
+ * such as NODE_OPTIONS), so that a benchmarked process is sized as the shipped one is.
+ */
+export function shippedEnv(component: "agent" | "operators"): Record<string, string> {
+  const text = readFileSync(repoScript(`config/bases/${component}/deployment.yaml`), "utf8");
+  const deployment = loadAll(text).find(
+    (d): d is Deployment => typeof d === "object" && d !== null && (d as Deployment).kind === "Deployment",
+  );
+  const env = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  return Object.fromEntries(env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+}
+
+interface Deployment {
+  kind?: string;
+  spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
+}
 
 /** A path in the repository, for a script to run. */
 export const repoScript = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
@@ -135,7 +155,7 @@ export async function spawnOperators(opts: OperatorsProcess): Promise<Served> {
       ...brokerFlags(opts.broker.url, opts.broker.credentials),
       ...(opts.leaderElect ? ["--leader-elect"] : []),
     ],
-    env: { ...flags.env, ...opts.env },
+    env: { ...shippedEnv("operators"), ...flags.env, ...opts.env },
     nodeArgs: opts.nodeArgs,
     logDir: opts.logDir,
   });
@@ -166,7 +186,7 @@ export async function spawnAgent(opts: AgentProcess): Promise<Served> {
       `--http-address=127.0.0.1:${port}`,
       ...(opts.statusSyncMs ? [`--status-sync-ms=${opts.statusSyncMs}`] : []),
     ],
-    env: opts.env,
+    env: { ...shippedEnv("agent"), ...opts.env },
     nodeArgs: opts.nodeArgs,
     logDir: opts.logDir,
   });
