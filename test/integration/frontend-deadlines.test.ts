@@ -8,10 +8,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
-import { summaryConditions } from "../support/summary-conditions.ts";
+import { writeSummaryStatus } from "../support/summary-conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { Registry } from "prom-client";
 import { leaseType } from "../../operators/runtime/leaderelection.ts";
@@ -100,23 +100,9 @@ type Json = Record<string, any>;
 const PROGRESS = "Waiting for the hosted control plane to become available";
 
 /** Writes status as a controller would: observedGeneration = the current generation. */
-async function setStatus(type: ResourceType, name: string, state: "ready" | "progressing"): Promise<void> {
-  const cr = await service.get<HcpCluster>(type, name, ns);
-  const generation = cr.metadata.generation ?? 1;
-  await service.mergePatch(
-    type,
-    { name, namespace: ns },
-    {
-      status: {
-        observedGeneration: generation,
-        conditions: summaryConditions(state, generation, {
-          reason: "WaitingForAvailable",
-          message: PROGRESS,
-        }),
-      },
-    },
-    "status",
-  );
+function setStatus(type: ResourceType, name: string, state: "ready" | "progressing"): Promise<void> {
+  const progress = { reason: "WaitingForAvailable", message: PROGRESS };
+  return writeSummaryStatus(service, type, { name, namespace: ns }, { state, progress });
 }
 
 async function provisioningState(path: string): Promise<string> {

@@ -15,7 +15,7 @@ import {
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
-import { summaryConditions } from "../support/summary-conditions.ts";
+import { summaryConditions, writeSummaryStatus, type SummaryState } from "../support/summary-conditions.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
@@ -36,22 +36,8 @@ type Json = Record<string, any>;
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Writes status as a controller would: observedGeneration = the current generation. */
-async function setStatus(
-  type: ResourceType,
-  name: string,
-  state: "ready" | "progressing" | "degraded",
-  extra: Json = {},
-): Promise<void> {
-  const cr = await service.get<HcpCluster>(type, name, ns);
-  const generation = cr.metadata.generation ?? 1;
-  await service.mergePatch(
-    type,
-    { name, namespace: ns },
-    {
-      status: { observedGeneration: generation, conditions: summaryConditions(state, generation), ...extra },
-    },
-    "status",
-  );
+function setStatus(type: ResourceType, name: string, state: SummaryState, extra: Json = {}): Promise<void> {
+  return writeSummaryStatus(service, type, { name, namespace: ns }, { state, extra: () => extra });
 }
 
 beforeAll(async () => {

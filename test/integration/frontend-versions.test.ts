@@ -24,7 +24,7 @@ import {
   subscriptionNamespace,
 } from "../../operators/frontend/names.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
-import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+import type { ResourceType } from "../../operators/runtime/kube.ts";
 import { identityClientId } from "../../operators/hcp/identities.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
@@ -38,7 +38,7 @@ import {
   type ArmResponse,
 } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
-import { summaryConditions } from "../support/summary-conditions.ts";
+import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -146,21 +146,18 @@ const ISSUER_BASE = "https://eastus.oic.hcp.example.com/";
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Writes the CR's status as its controller would when it has done what the generation asks. */
-async function settle(type: ResourceType, name: string, extra: Json = {}): Promise<void> {
-  const cr = await service.get<KubeObject>(type, name, ns);
-  const generation = cr.metadata.generation ?? 1;
-  await service.mergePatch(
+function settle(type: ResourceType, name: string, extra: Json = {}): Promise<void> {
+  return writeSummaryStatus(
+    service,
     type,
     { name, namespace: ns },
     {
-      status: {
-        observedGeneration: generation,
-        conditions: summaryConditions("ready", generation),
+      state: "ready",
+      extra: (cr) => ({
         ...(type === HcpClusterResource ? { issuerURL: `${ISSUER_BASE}${TENANT}/${cr.metadata.uid}` } : {}),
         ...extra,
-      },
+      }),
     },
-    "status",
   );
 }
 

@@ -4,6 +4,7 @@
  * given), or degraded by a user error.
  */
 import type { Condition } from "../../operators/runtime/conditions.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 
 export type SummaryState = "ready" | "progressing" | "degraded";
 
@@ -39,4 +40,29 @@ export function summaryConditions(
     c("Progressing", "True", progress.reason, progress.message),
     c("Degraded", "False", "AsExpected"),
   ];
+}
+
+/**
+ * Writes a CR's status as its controller would once it has done what its generation asks (or is
+ * still at it): observedGeneration, the summary conditions, and what `extra` adds for that CR.
+ */
+export async function writeSummaryStatus(
+  client: KubeClient,
+  type: ResourceType,
+  ref: { name: string; namespace: string },
+  opts: {
+    state: SummaryState;
+    extra?: (cr: KubeObject) => Record<string, unknown>;
+    progress?: { reason: string; message?: string };
+  },
+): Promise<void> {
+  const cr = await client.get<KubeObject>(type, ref.name, ref.namespace);
+  const generation = cr.metadata.generation ?? 1;
+  const conditions = summaryConditions(opts.state, generation, opts.progress);
+  await client.mergePatch(
+    type,
+    ref,
+    { status: { observedGeneration: generation, conditions, ...opts.extra?.(cr) } },
+    "status",
+  );
 }
