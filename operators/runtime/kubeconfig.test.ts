@@ -54,6 +54,10 @@ describe("loadClusterAccess", () => {
     expect((await access.authenticate()).headers["Authorization"]).toBe("Bearer first");
     now = 60_000;
     expect((await access.authenticate()).headers["Authorization"]).toBe("Bearer second");
+    // Gone for a moment (kubelet swapping it): the token it had stands.
+    await rm(tokenFile);
+    now = 120_000;
+    expect((await access.authenticate()).headers["Authorization"]).toBe("Bearer second");
   });
 
   it("resolves a file's relative paths against the kubeconfig's folder", async () => {

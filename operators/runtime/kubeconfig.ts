@@ -104,16 +104,23 @@ function material(entry: Record<string, unknown>, fileKey: string, dataKey: stri
   return file ? readFileSync(file) : undefined;
 }
 
-/** A token read from a file and read again once TOKEN_FILE_TTL_MS has passed. */
+/**
+ * A token read from a file and read again once TOKEN_FILE_TTL_MS has passed. A read that fails
+ * after one succeeded (kubelet swapping the file) keeps the token it had and tries again next time.
+ */
 function tokenFromFile(path: string, now: () => number): () => string {
-  let token = "";
+  let token: string | undefined;
   let readAt = -Infinity;
   return () => {
     if (now() - readAt >= TOKEN_FILE_TTL_MS) {
-      token = readFileSync(path, "utf8").trim();
-      readAt = now();
+      try {
+        token = readFileSync(path, "utf8").trim();
+        readAt = now();
+      } catch (err) {
+        if (token === undefined) throw err;
+      }
     }
-    return token;
+    return token ?? "";
   };
 }
 
