@@ -399,18 +399,27 @@ function resynced(text: string, n: number): boolean {
   });
 }
 
-/** The service cluster's works as they are, written to the log dir: a restart's writes show as their diff. */
-async function dumpWorks(running: Running, file: string): Promise<void> {
-  const works = await running.service.list<KubeObject>(ManifestWorkResource, {});
-  const stripped = works.items.map((w) => ({ ...w, metadata: { ...w.metadata, managedFields: undefined } }));
-  await writeFile(join(running.logDir, file), JSON.stringify(stripped, null, 1));
+/**
+ * The service cluster's works, clusters and node pools as they are, written to the log dir: a
+ * restart's writes show as the diff of the two dumps.
+ */
+async function dumpObjects(running: Running, file: string): Promise<void> {
+  const dump: Record<string, unknown[]> = {};
+  for (const type of [ManifestWorkResource, HcpClusterResource, NodePoolResource]) {
+    const list = await running.service.list<KubeObject>(type, {});
+    dump[type.plural] = list.items.map((o) => ({
+      ...o,
+      metadata: { ...o.metadata, managedFields: undefined },
+    }));
+  }
+  await writeFile(join(running.logDir, file), JSON.stringify(dump, null, 1));
 }
 
 async function restartScenario(
   running: Running,
   opts: LifecycleOptions,
 ): Promise<NonNullable<LifecycleReport["restart"]>> {
-  await dumpWorks(running, "works-before-restart.json");
+  await dumpObjects(running, "objects-before-restart.json");
   const before = await allCounts(running);
   await running.operators.component.kill();
   const started = performance.now();
@@ -429,7 +438,7 @@ async function restartScenario(
     },
   );
   const resyncedMs = performance.now() - started;
-  await dumpWorks(running, "works-after-restart.json");
+  await dumpObjects(running, "objects-after-restart.json");
   const delta = difference(await allCounts(running), before);
   const writeCounts = Object.fromEntries(
     [...delta].filter(([k]) => !k.startsWith("GET") && !k.startsWith("LIST")),
@@ -657,7 +666,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       name: `peak RSS ${u.name}`,
       value: u.peakRssMb,
       unit: "MB",
-      detail: `${Math.round(u.cpuSeconds)} CPU s`,
+      detail: `${Math.round(u.cpuSeconds)} CPU s${rssBudget(u.name, r)}`,
     });
   const cores = cpus().length;
   const windows: Array<[string, Record<string, number> | undefined, number]> = [
@@ -723,6 +732,14 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
         ]
       : []),
   ];
+}
+
+/** The issue's memory targets, beside the peak RSS of the processes they are set for. */
+function rssBudget(component: string, r: LifecycleReport): string {
+  if (component === "operators") return `; target 512 MB at 10,000 clusters (this run ${r.n})`;
+  if (component.startsWith("maestro-agent"))
+    return `; target 256 MB at 2,000 clusters per agent (this run ${Math.round(r.n / r.managementClusters)})`;
+  return "";
 }
 
 function agentFigures(r: LifecycleReport): Figure[] {
