@@ -573,6 +573,22 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
   });
   afterAll(() => env.stop());
 
+  it("says the same of each step whether the call created its resource or found it, so a recheck rewrites no status", async () => {
+    const spec = specFor({ id: randomUUID(), cluster: "ns/same" }, "same-rg", "same");
+    const look = async () => {
+      const group = await infra.ensureResourceGroup(spec);
+      const zone = await infra.ensureDnsZone(spec);
+      const delegation = await infra.ensureDelegation(spec, zone.nameServers ?? []);
+      const ingress = await untilSettled(() => infra.ensureIngress(spec));
+      const records = await infra.ensureRecords(spec, ingress.ingressIp ?? "");
+      return [group, zone, delegation, ingress, records].map((r) => r.step);
+    };
+    const created = await look();
+    expect(created.map((s) => s.state)).toEqual(["ready", "ready", "ready", "ready", "ready"]);
+    expect(await look()).toEqual(created);
+    expect((await untilSettled(() => infra.deleteAll(spec))).step.state).toBe("ready");
+  });
+
   it("deletes the delegation, then the cluster's group with everything in it: one long-running operation", async () => {
     const owner: Owner = { id: randomUUID(), cluster: "ns/whole" };
     const spec = specFor(owner, "whole-rg", "whole");
