@@ -40,6 +40,7 @@ import {
   type Ready,
 } from "../../operators/azure/index.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
+import type { StepState } from "../../operators/hcp/steps.ts";
 import type { InfraResult } from "../../operators/cluster/infrastructure.ts";
 import { rejection } from "../support/rejection.ts";
 
@@ -557,13 +558,18 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
   const untilSettled = (call: () => Promise<InfraResult>): Promise<InfraResult> =>
     callWhilePending(call, ({ step }) => (step.state === "pending" ? (step.retryAfterMs ?? 0) : undefined));
 
-  async function createAll(spec: Spec): Promise<void> {
-    expect((await infra.ensureResourceGroup(spec)).step.state).toBe("ready");
+  /** Every step of a cluster's infrastructure, each expected ready; what each step said, in order. */
+  async function createAll(spec: Spec): Promise<StepState[]> {
+    const group = await infra.ensureResourceGroup(spec);
+    expect(group.step.state).toBe("ready");
     const zone = await infra.ensureDnsZone(spec);
-    expect((await infra.ensureDelegation(spec, zone.nameServers ?? [])).step.state).toBe("ready");
+    const delegation = await infra.ensureDelegation(spec, zone.nameServers ?? []);
+    expect(delegation.step.state).toBe("ready");
     const ingress = await untilSettled(() => infra.ensureIngress(spec));
     expect(ingress.step.state).toBe("ready");
-    expect((await infra.ensureRecords(spec, ingress.ingressIp ?? "")).step.state).toBe("ready");
+    const records = await infra.ensureRecords(spec, ingress.ingressIp ?? "");
+    expect(records.step.state).toBe("ready");
+    return [group, zone, delegation, ingress, records].map((r) => r.step);
   }
 
   beforeAll(async () => {
@@ -575,17 +581,9 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
 
   it("says the same of each step whether the call created its resource or found it, so a recheck rewrites no status", async () => {
     const spec = specFor({ id: randomUUID(), cluster: "ns/same" }, "same-rg", "same");
-    const look = async () => {
-      const group = await infra.ensureResourceGroup(spec);
-      const zone = await infra.ensureDnsZone(spec);
-      const delegation = await infra.ensureDelegation(spec, zone.nameServers ?? []);
-      const ingress = await untilSettled(() => infra.ensureIngress(spec));
-      const records = await infra.ensureRecords(spec, ingress.ingressIp ?? "");
-      return [group, zone, delegation, ingress, records].map((r) => r.step);
-    };
-    const created = await look();
+    const created = await createAll(spec);
     expect(created.map((s) => s.state)).toEqual(["ready", "ready", "ready", "ready", "ready"]);
-    expect(await look()).toEqual(created);
+    expect(await createAll(spec)).toEqual(created);
     expect((await untilSettled(() => infra.deleteAll(spec))).step.state).toBe("ready");
   });
 
