@@ -32,6 +32,7 @@ import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
+import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import {
   CLUSTER_UID_INDEX,
@@ -153,7 +154,9 @@ export class ClusterController implements Runnable {
       this.#clusters
         .byIndex(MANAGEMENT_CLUSTER_INDEX, "")
         .map((c) => req(c.metadata.namespace, c.metadata.name));
-    enqueueMapped(managementClusters, this.#controller, unplaced);
+    // Only a change that can make room: each placement rewrites a management cluster's load, and
+    // waking every waiting cluster for each of those made a create of N clusters cost N² enqueues.
+    enqueueMapped(managementClusters, this.#controller, unplaced, mayMakeRoom);
     // A management cluster's agent lost or back: the clusters placed there show it (hcp/staleness.ts).
     enqueueMapped(
       managementClusters,

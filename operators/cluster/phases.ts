@@ -83,7 +83,7 @@ async function azureStep<R extends InfraResult>(
   const trusted = verified.verified<R>(owner, type, generation) ?? seedFromStatus(scope, type, recorded);
   if (trusted && (opts.stillHolds?.(trusted.result) ?? true)) {
     recordStep(scope, type, trusted.result.step);
-    return { phase: { requeueAfterMs: trusted.recheckInMs }, ready: trusted.result };
+    return { phase: { requeueAfterMs: trusted.recheckInMs, periodic: true }, ready: trusted.result };
   }
   const result = await call();
   scope.memory.holds.note(owner, type, generation, result.step);
@@ -93,7 +93,7 @@ async function azureStep<R extends InfraResult>(
   }
   verified.note(owner, type, generation, result);
   recordStep(scope, type, result.step);
-  return { phase: { requeueAfterMs: infraRecheckMs(scope) }, ready: result };
+  return { phase: { requeueAfterMs: infraRecheckMs(scope), periodic: true }, ready: result };
 }
 
 /** A step the cluster's status shows ready for this generation, trusted once after a restart. */
@@ -122,7 +122,7 @@ function placementLoad(scope: ClusterScope, candidates: readonly ManagementClust
   const load = new Map<string, number>();
   for (const m of candidates) {
     const name = m.metadata.name ?? "";
-    load.set(name, scope.deps.clusters.byIndex(MANAGEMENT_CLUSTER_INDEX, name).length);
+    load.set(name, scope.deps.clusters.countByIndex(MANAGEMENT_CLUSTER_INDEX, name));
   }
   for (const mc of scope.memory.reservations.values())
     if (load.has(mc)) load.set(mc, (load.get(mc) ?? 0) + 1);

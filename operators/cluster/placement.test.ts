@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
-import { matchesSelector, place } from "./placement.ts";
+import { matchesSelector, mayMakeRoom, place } from "./placement.ts";
 
 function mc(
   name: string,
@@ -80,5 +80,26 @@ describe("matchesSelector", () => {
       true,
     );
     expect(matchesSelector(labels, { matchExpressions: [{ key: "gpu", operator: "Exists" }] })).toBe(false);
+  });
+});
+
+describe("mayMakeRoom", () => {
+  const at = (generation: number, hostedClusters: number): ManagementCluster => ({
+    ...mc("a", 10),
+    metadata: { name: "a", generation },
+    status: { hostedClusters },
+  });
+
+  it("wakes waiting clusters for a new spec or a lower load", () => {
+    expect(mayMakeRoom(at(1, 5), at(2, 5))).toBe(true);
+    expect(mayMakeRoom(at(1, 5), at(1, 4))).toBe(true);
+    expect(mayMakeRoom({ ...at(1, 0), status: { hostedClusters: 3 } }, { ...at(1, 0), status: {} })).toBe(
+      true,
+    );
+  });
+
+  it("lets a placement, which only raises the load, or a condition refresh pass", () => {
+    expect(mayMakeRoom(at(1, 5), at(1, 6))).toBe(false);
+    expect(mayMakeRoom(at(1, 5), { ...at(1, 5), status: { hostedClusters: 5, phase: "Ready" } })).toBe(false);
   });
 });

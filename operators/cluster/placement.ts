@@ -99,3 +99,15 @@ export function place(
   );
   return { placed: true, managementCluster: best! };
 }
+
+/**
+ * Whether a ManagementCluster's update can let a cluster waiting for placement go on: its spec
+ * changed (capacity, schedulable, labels) or its load went down. A placement raises the load and
+ * frees nothing, so waiting clusters need not wake for it.
+ */
+export function mayMakeRoom(before: ManagementCluster, after: ManagementCluster): boolean {
+  return (
+    before.metadata.generation !== after.metadata.generation ||
+    (after.status?.hostedClusters ?? 0) < (before.status?.hostedClusters ?? 0)
+  );
+}

@@ -169,7 +169,7 @@ describe("ClusterReconciler", () => {
   it("runs every phase in order on a new cluster: placement, Azure, then the HostedCluster work", async () => {
     const w = world();
     // Steps found ready are read again at their recheck, even if nothing else wakes the cluster.
-    expect(await w.reconcile()).toEqual({ requeueAfterMs: INFRA_RECHECK_MS });
+    expect(await w.reconcile()).toEqual({ requeueAfterMs: INFRA_RECHECK_MS, periodic: true });
     expect(Object.keys(w.infra.calls)).toEqual(AZURE_STEPS.map(([step]) => step));
     const [work] = w.writer.of("apply", "ManifestWork");
     expect(work).toMatchObject({ name: "uid-demo", namespace: "mgmt-1" });

@@ -121,7 +121,7 @@ export class LoadReconciler implements Reconciler {
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const mc = this.#d.managementClusters.get("", req.name);
     if (!mc) return {};
-    const placed = this.#d.clusters.byIndex(MANAGEMENT_CLUSTER_INDEX, req.name).length;
+    const placed = this.#d.clusters.countByIndex(MANAGEMENT_CLUSTER_INDEX, req.name);
     const now = (this.#d.now ?? Date.now)();
     const before = getCondition(mc.status?.conditions, CONNECTED);
     const connected = connectedStatus({

@@ -180,6 +180,28 @@ describe("Controller reconcile handling", () => {
     expect([await total("requeue_after"), await total("success"), await total("error")]).toEqual([1, 1, 0]);
   });
 
+  it("queues a periodic requeue behind the changes that arrived meanwhile", async () => {
+    vi.useFakeTimers();
+    const order: string[] = [];
+    const blocker = deferred();
+    const reconciler = reconcilerFunc((_ctx, r) => {
+      order.push(r.name);
+      if (r.name === "blocker") return blocker.promise.then(() => ({}));
+      return Promise.resolve<Result>(order.length === 1 ? { requeueAfterMs: 100, periodic: true } : {});
+    });
+    const { controller, stop } = run(reconciler, { maxConcurrentReconciles: 1 });
+    controller.enqueue({ ...req, name: "recheck" });
+    await vi.advanceTimersByTimeAsync(50);
+    controller.enqueue({ ...req, name: "blocker" });
+    await vi.advanceTimersByTimeAsync(100);
+    controller.enqueue({ ...req, name: "change" });
+    expect(order).toEqual(["recheck", "blocker"]);
+    blocker.resolve();
+    await flush();
+    expect(order).toEqual(["recheck", "blocker", "change", "recheck"]);
+    await stop();
+  });
+
   it("resets the backoff when a reconcile asks for requeueAfterMs", async () => {
     vi.useFakeTimers();
     let calls = 0;

@@ -2,7 +2,8 @@
  * The controller loop: N workers take request keys from a rate-limited work queue and call the
  * reconciler, with controller-runtime's handling of the outcome:
  * - a thrown error requeues with per-item backoff, except a TerminalError, which is not retried;
- * - `requeueAfterMs > 0` forgets the backoff and requeues after that delay;
+ * - `requeueAfterMs > 0` forgets the backoff and requeues after that delay (at low priority when
+ *   `periodic`);
  * - success forgets the backoff.
  * The queue guarantees that one key is never reconciled by two workers at once.
  */
@@ -24,6 +25,11 @@ export interface Request {
 export interface Result {
   /** Reconcile again after this many milliseconds, for waiting on something no watch reports. */
   requeueAfterMs?: number;
+  /**
+   * The requeue is a periodic look for drift, not progress being waited on: it is queued at low
+   * priority, behind every change (workqueue.ts).
+   */
+  periodic?: boolean;
 }
 
 export interface ReconcileContext {
@@ -330,7 +336,7 @@ export class Controller {
     this.#queue.forget(key);
     if (requeueAfterMs > 0) {
       log.debug("Reconcile done, requeueing", { requeueAfterMs });
-      this.#queue.addAfter(key, requeueAfterMs);
+      this.#queue.addAfter(key, requeueAfterMs, result.periodic ? "low" : "normal");
       this.#metrics.total("requeue_after").inc();
       return;
     }

@@ -156,6 +156,7 @@ describe("informer indexers added later (client-go's AddIndexers)", () => {
     await vi.waitFor(() => expect(informer.resourceVersion).toBe("12"), { timeout: 5_000, interval: 20 });
     expect(names(informer.byIndex("team", "blue"))).toEqual(["b", "c"]);
     expect(names(informer.byIndex("name", "c"))).toEqual(["c"]);
+    expect([informer.countByIndex("team", "blue"), informer.countByIndex("team", "green")]).toEqual([2, 0]);
   });
 
   it("accepts the same function under the same name again", () => {
@@ -177,6 +178,7 @@ describe("informer indexers added later (client-go's AddIndexers)", () => {
       "informer configmaps already has an index team with a different function",
     );
     expect(() => informer.byIndex("name", "a")).toThrow("has no index name");
+    expect(() => informer.countByIndex("name", "a")).toThrow("has no index name");
   });
 });
 

@@ -33,6 +33,8 @@ export interface Lister<T extends KubeObject> {
   get(namespace: string, name: string): T | undefined;
   list(namespace?: string): T[];
   byIndex(indexName: string, value: string): T[];
+  /** How many objects byIndex would give, without making the list. */
+  countByIndex(indexName: string, value: string): number;
 }
 
 /** Options of an informer that caches T, made by `transform` from the Raw objects the apiserver sends. */
@@ -176,10 +178,18 @@ export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject 
   }
 
   byIndex(indexName: string, value: string): T[] {
+    const keys = this.#indexed(indexName, value);
+    return [...keys].map((k) => this.#store.get(k)).filter((o): o is T => o !== undefined);
+  }
+
+  countByIndex(indexName: string, value: string): number {
+    return this.#indexed(indexName, value).size;
+  }
+
+  #indexed(indexName: string, value: string): ReadonlySet<string> {
     const index = this.#indices.get(indexName);
     if (!index) throw new Error(`informer ${this.#opts.type.plural} has no index ${indexName}`);
-    const keys = index.get(value) ?? new Set<string>();
-    return [...keys].map((k) => this.#store.get(k)).filter((o): o is T => o !== undefined);
+    return index.get(value) ?? new Set<string>();
   }
 
   /** Runs list+watch until the signal aborts. Never throws: every failure is retried. */

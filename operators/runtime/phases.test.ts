@@ -34,6 +34,22 @@ describe("runPhases", () => {
     expect(phasesResult(outcome)).toEqual({ requeueAfterMs: 300 });
   });
 
+  it("calls the requeue periodic only when every phase asking for one called its own so", async () => {
+    const asks = (...results: PhaseResult[]): Phase<null>[] => results.map((r) => () => r);
+    const run = async (...results: PhaseResult[]) =>
+      phasesResult(await runPhases(ctx(), null, asks(...results)));
+    expect(await run({ requeueAfterMs: 600_000, periodic: true }, {}, { requeueAfterMs: 0 })).toEqual({
+      requeueAfterMs: 600_000,
+      periodic: true,
+    });
+    expect(await run({ requeueAfterMs: 600_000, periodic: true }, { requeueAfterMs: 2_000 })).toEqual({
+      requeueAfterMs: 2_000,
+    });
+    expect(await run({ requeueAfterMs: 1_000, periodic: true }, { requeueAfterMs: 300_000 })).toEqual({
+      requeueAfterMs: 1_000,
+    });
+  });
+
   it("collects errors and still runs the phases after a failing one", async () => {
     const ran: string[] = [];
     const outcome = await runPhases(ctx(), ran, [

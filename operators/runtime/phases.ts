@@ -1,9 +1,9 @@
 /**
  * The phase contract every reconciler with more than one step follows (Cluster API's
  * `doReconcile`): a phase is `(ctx, scope) => Promise<PhaseResult>`; `runPhases` runs a flat list
- * in order, keeps the smallest non-zero requeue (`LowestNonZeroResult`) and collects what phases
- * throw instead of stopping at the first, so that observing phases still run and status still
- * tells the truth. A phase that depends on an earlier one checks the facts that one recorded in
+ * in order, keeps the smallest non-zero requeue (`LowestNonZeroResult`; periodic only if every
+ * requeue asked for was) and collects what phases throw instead of stopping at the first, so
+ * that observing phases still run and status still tells the truth. A phase that depends on an earlier one checks the facts that one recorded in
  * the scope; the runner knows nothing of the order's meaning.
  */
 import type { ReconcileContext, Result } from "./controller.ts";
@@ -13,6 +13,8 @@ import { phaseTime } from "./metrics.ts";
 export interface PhaseResult {
   /** Look again after this many milliseconds: something no watch reports is under way. */
   requeueAfterMs?: number;
+  /** The look is a periodic recheck for drift (Result.periodic). */
+  periodic?: boolean;
 }
 
 /** One step of a reconcile. A phase that only reads and decides may answer synchronously. */
@@ -38,6 +40,8 @@ export async function runPhases<S>(
   phases: readonly Phase<S>[],
 ): Promise<PhasesOutcome> {
   let requeueAfterMs: number | undefined;
+  // Periodic only when every phase that asked for a requeue asked for a periodic one.
+  let periodic = true;
   const errors: unknown[] = [];
   for (const phase of phases) {
     if (ctx.signal.aborted) {
@@ -47,11 +51,13 @@ export async function runPhases<S>(
     try {
       const result = await timed(ctx, phase.name || "anonymous", async () => phase(ctx, scope));
       requeueAfterMs = lowestNonZero(requeueAfterMs, result.requeueAfterMs);
+      if (result.requeueAfterMs && !result.periodic) periodic = false;
     } catch (err) {
       errors.push(err);
     }
   }
-  return { result: requeueAfterMs ? { requeueAfterMs } : {}, errors };
+  if (!requeueAfterMs) return { result: {}, errors };
+  return { result: periodic ? { requeueAfterMs, periodic } : { requeueAfterMs }, errors };
 }
 
 /** Looked up once, on the first reconcile part timed, not on every one. */

@@ -115,6 +115,83 @@ describe("WorkQueue addAfter", () => {
   });
 });
 
+describe("WorkQueue priority", () => {
+  async function drain(q: WorkQueue): Promise<string[]> {
+    const out: string[] = [];
+    while (q.len() > 0) {
+      const item = (await q.get())!;
+      out.push(item);
+      q.done(item);
+    }
+    return out;
+  }
+
+  it("hands out every normal item before any low one, each level in order", async () => {
+    const q = new WorkQueue({ name: "t" });
+    q.add("recheck-1", "low");
+    q.add("change-1");
+    q.add("recheck-2", "low");
+    q.add("change-2");
+    expect(q.len()).toBe(4);
+    expect(await drain(q)).toEqual(["change-1", "change-2", "recheck-1", "recheck-2"]);
+  });
+
+  it("moves a queued low item up on a normal add, once, and ignores a low add of a normal one", async () => {
+    const q = new WorkQueue({ name: "t" });
+    q.add("a", "low");
+    q.add("b");
+    q.add("a");
+    q.add("a");
+    q.add("c");
+    q.add("b", "low");
+    expect(q.len()).toBe(3);
+    expect(await drain(q)).toEqual(["b", "a", "c"]);
+  });
+
+  it("puts an item re-added while processing back at the priority it was added with", async () => {
+    const q = new WorkQueue({ name: "t" });
+    q.add("a");
+    expect(await q.get()).toBe("a");
+    q.add("a", "low");
+    q.add("b");
+    q.done("a");
+    expect(await drain(q)).toEqual(["b", "a"]);
+
+    q.add("a");
+    expect(await q.get()).toBe("a");
+    q.add("a", "low");
+    q.add("a");
+    q.add("b", "low");
+    q.done("a");
+    expect(await drain(q)).toEqual(["a", "b"]);
+  });
+
+  it("keeps the higher priority when two delayed adds of an item merge", async () => {
+    vi.useFakeTimers();
+    const q = new WorkQueue({ name: "t" });
+    q.addAfter("a", 50, "low");
+    q.addAfter("a", 500);
+    q.addAfter("b", 50, "low");
+    await vi.advanceTimersByTimeAsync(50);
+    q.add("c");
+    expect(vi.getTimerCount()).toBe(0);
+    expect(await drain(q)).toEqual(["a", "c", "b"]);
+  });
+
+  it("stays correct through many promotions (entries left behind are dropped)", async () => {
+    const q = new WorkQueue({ name: "t" });
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3000; i++) q.add(`i${i}`, "low");
+      for (let i = 0; i < 3000; i++) if (i % 3) q.add(`i${i}`);
+      const got = await drain(q);
+      expect(got).toHaveLength(3000);
+      expect(new Set(got).size).toBe(3000);
+      expect(got.slice(0, 2000).every((k) => Number(k.slice(1)) % 3 !== 0)).toBe(true);
+      expect(got.slice(2000)).toEqual(Array.from({ length: 1000 }, (_, j) => `i${j * 3}`));
+    }
+  });
+});
+
 describe("WorkQueue rate limiting", () => {
   it("backs off exponentially per item and starts over after forget", async () => {
     vi.useFakeTimers();

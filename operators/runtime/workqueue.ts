@@ -3,7 +3,11 @@
  * - a key waits in the queue at most once (the `dirty` set deduplicates adds);
  * - a key being processed is never handed to a second worker: re-adding it only marks it dirty,
  *   and `done` puts it back in the queue;
- * - `addAfter` delays an add with a timer, `addRateLimited` asks the rate limiter for the delay.
+ * - `addAfter` delays an add with a timer, `addRateLimited` asks the rate limiter for the delay;
+ * - an item added at "low" priority (a periodic look for drift, controller-runtime's priority
+ *   queue's low priority) waits behind every "normal" one, and a normal add of a queued low item
+ *   moves it up: with thousands of objects, the rechecks would otherwise fill the queue ahead of
+ *   the changes.
  */
 import { defaultControllerRateLimiter, monotonicClock, type Clock, type RateLimiter } from "./ratelimiter.ts";
 
@@ -55,8 +59,12 @@ const noMetrics: WorkQueueMetrics = {
   release: () => undefined,
 };
 
+/** "low": a periodic recheck, handed out only when no normal item waits. */
+export type Priority = "normal" | "low";
+
 interface Waiting {
   readyAt: number;
+  priority: Priority;
   timer: ReturnType<typeof setTimeout>;
 }
 
@@ -83,12 +91,66 @@ class Fifo<T> {
     }
     return item;
   }
+
+  /** Keeps only the items `keep` accepts, each once, in order. */
+  retain(keep: (item: T) => boolean): void {
+    const kept = new Set<T>();
+    for (let i = this.#head; i < this.#items.length; i++) {
+      const item = this.#items[i] as T;
+      if (keep(item)) kept.add(item);
+    }
+    this.#items = [...kept];
+    this.#head = 0;
+  }
+}
+
+/**
+ * Two FIFOs, normal before low. Moving a low item up leaves its old entry behind, skipped when
+ * reached (it is no longer in `#lowItems`), so a promotion costs O(1).
+ */
+class PriorityFifo<T> {
+  #normal = new Fifo<T>();
+  #low = new Fifo<T>();
+  #lowItems = new Set<T>();
+
+  get length(): number {
+    return this.#normal.length + this.#lowItems.size;
+  }
+
+  push(item: T, priority: Priority): void {
+    if (priority === "normal") {
+      this.#normal.push(item);
+      return;
+    }
+    this.#low.push(item);
+    this.#lowItems.add(item);
+  }
+
+  /** Moves a queued low item up to normal; false when it is not waiting at low. */
+  promote(item: T): boolean {
+    if (!this.#lowItems.delete(item)) return false;
+    this.#normal.push(item);
+    // Entries left behind by promotions are bounded: drop them once they outnumber the live ones.
+    if (this.#low.length > 1024 && this.#low.length > 2 * this.#lowItems.size)
+      this.#low.retain((i) => this.#lowItems.has(i));
+    return true;
+  }
+
+  shift(): T | undefined {
+    const item = this.#normal.shift();
+    if (item !== undefined) return item;
+    for (let next = this.#low.shift(); next !== undefined; next = this.#low.shift())
+      if (this.#lowItems.delete(next)) return next;
+    return undefined;
+  }
 }
 
 export class WorkQueue<T extends string = string> {
   readonly name: string;
-  #queue = new Fifo<T>();
+  #queue = new PriorityFifo<T>();
   #dirty = new Set<T>();
+  /** Items added at low priority while being processed: they go back at low on `done`. */
+  #lowOnDone = new Set<T>();
   /** Items handed to a worker and not yet `done`, with the time they were handed out. */
   #processing = new Map<T, number>();
   /** When each queued item was first added, for the queue latency metric. */
@@ -109,14 +171,26 @@ export class WorkQueue<T extends string = string> {
     this.#metrics = options.metrics?.forQueue(this.name, () => this.#inProgress()) ?? noMetrics;
   }
 
-  /** Queues `item` unless it is already queued; an item being processed is queued again on `done`. */
-  add(item: T): void {
-    if (this.#shuttingDown || this.#dirty.has(item)) return;
+  /**
+   * Queues `item` unless it is already queued (a normal add moves a queued low item up); an item
+   * being processed is queued again on `done`.
+   */
+  add(item: T, priority: Priority = "normal"): void {
+    if (this.#shuttingDown) return;
+    if (this.#dirty.has(item)) {
+      if (priority === "low") return;
+      this.#lowOnDone.delete(item);
+      if (this.#queue.promote(item)) this.#handOut();
+      return;
+    }
     this.#dirty.add(item);
     this.#addedAt.set(item, this.#clock());
     this.#metrics.added();
-    if (this.#processing.has(item)) return;
-    this.#queue.push(item);
+    if (this.#processing.has(item)) {
+      if (priority === "low") this.#lowOnDone.add(item);
+      return;
+    }
+    this.#queue.push(item, priority);
     this.#handOut();
   }
 
@@ -137,7 +211,7 @@ export class WorkQueue<T extends string = string> {
     this.#processing.delete(item);
     this.#metrics.finished((this.#clock() - startedAt) / 1000);
     if (this.#dirty.has(item)) {
-      this.#queue.push(item);
+      this.#queue.push(item, this.#lowOnDone.delete(item) ? "low" : "normal");
       this.#handOut();
     }
     if (this.#processing.size === 0) this.#notifyDrained();
@@ -148,22 +222,31 @@ export class WorkQueue<T extends string = string> {
    * forward, never push it back; a plain `add` meanwhile queues it at once and does not cancel
    * the timer (the later add is then deduplicated or triggers one more pass, as in client-go).
    */
-  addAfter(item: T, delayMs: number): void {
+  addAfter(item: T, delayMs: number, priority: Priority = "normal"): void {
     if (this.#shuttingDown) return;
     if (!(delayMs > 0)) {
-      this.add(item);
+      this.add(item, priority);
       return;
     }
     const delay = Math.min(delayMs, MAX_TIMER_MS);
     const readyAt = this.#clock() + delay;
     const existing = this.#waiting.get(item);
-    if (existing && existing.readyAt <= readyAt) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.#waiting.delete(item);
-      this.add(item);
-    }, delay);
-    this.#waiting.set(item, { readyAt, timer });
+    // Two delayed adds of one item make one: the sooner time, the higher priority.
+    const merged: Priority = existing?.priority === "normal" ? "normal" : priority;
+    if (existing) {
+      existing.priority = merged;
+      if (existing.readyAt <= readyAt) return;
+      clearTimeout(existing.timer);
+    }
+    const entry: Waiting = {
+      readyAt,
+      priority: merged,
+      timer: setTimeout(() => {
+        this.#waiting.delete(item);
+        this.add(item, entry.priority);
+      }, delay),
+    };
+    this.#waiting.set(item, entry);
   }
 
   /** Adds `item` after the delay its rate limiter gives for one more failure. */

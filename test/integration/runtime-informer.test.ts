@@ -93,6 +93,8 @@ describe("informer on the service cluster", () => {
         .map((o) => o.metadata.name)
         .sort(),
     ).toEqual(["cm-3", "cm-5", "cm-new"]);
+    // Counts follow moves between values and deletions, as the lists do.
+    expect([informer.countByIndex("team", "odd"), informer.countByIndex("team", "even")]).toEqual([3, 4]);
     expect(informer.relistCount).toBe(1);
   });
 });

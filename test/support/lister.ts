@@ -37,6 +37,10 @@ export class FakeLister<T extends KubeObject> implements Lister<T> {
     if (!index) throw new Error(`FakeLister has no index ${indexName}`);
     return this.list().filter((o) => index(o).includes(value));
   }
+
+  countByIndex(indexName: string, value: string): number {
+    return this.byIndex(indexName, value).length;
+  }
 }
 
 function keyOf(namespace: string, name: string): string {
