@@ -3,8 +3,9 @@
  * `doReconcile`): a phase is `(ctx, scope) => Promise<PhaseResult>`; `runPhases` runs a flat list
  * in order, keeps the smallest non-zero requeue (`LowestNonZeroResult`; periodic only if every
  * requeue asked for was) and collects what phases throw instead of stopping at the first, so
- * that observing phases still run and status still tells the truth. A phase that depends on an earlier one checks the facts that one recorded in
- * the scope; the runner knows nothing of the order's meaning.
+ * that observing phases still run and status still tells the truth. A phase that depends on an
+ * earlier one checks the facts that one recorded in the scope; the runner knows nothing of the
+ * order's meaning.
  */
 import type { ReconcileContext, Result } from "./controller.ts";
 import { errorMessage } from "./errors.ts";
