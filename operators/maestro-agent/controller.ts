@@ -33,9 +33,11 @@ export interface MaestroAgentOptions {
   /** Kinds the agent may apply (see KindAllowList). Default DEFAULT_ALLOWED_KINDS. */
   allowedKinds?: readonly string[];
   /**
-   * How often objects no watch covers are read for status. Default 60 s: OCM's agent reads every
-   * object every 10 s, which at 2,000 works saturates a management cluster's apiserver; here the
-   * objects whose status matters (watchedResources) report through watches as they change.
+   * How often an object whose status is asked back and that no watch covers is read for status.
+   * Default 60 s: OCM's agent reads every object every 10 s, which at 2,000 works saturates a
+   * management cluster's apiserver; here the objects whose status matters (watchedResources)
+   * report through watches as they change, and objects that only have to exist are read at the
+   * drift check (reapplyMs).
    */
   statusSyncMs?: number;
   /** Kinds watched for status, `plural.group`. Default DEFAULT_WATCHED_RESOURCES (HyperShift's). */
@@ -105,12 +107,13 @@ export class MaestroAgent implements Runnable {
     });
     this.#client = client;
     const statusSyncMs = opts.statusSyncMs ?? 60_000;
+    const reapplyMs = opts.reapplyMs ?? 300_000;
     const enqueue = (uid: string): void =>
       this.#controller.enqueue({ cluster: consumer, namespace: consumer, name: uid });
     this.objects = new AppliedObjects({
       watch: informerWatch(kube, log),
       watched: opts.watchedResources ?? DEFAULT_WATCHED_RESOURCES,
-      existenceTtlMs: statusSyncMs,
+      existenceTtlMs: reapplyMs,
       onChange: enqueue,
       log,
     });
@@ -132,7 +135,7 @@ export class MaestroAgent implements Runnable {
         applied,
         objects: this.objects,
         statusSyncMs,
-        reapplyMs: opts.reapplyMs ?? 300_000,
+        reapplyMs,
       }),
     });
     client.onChange(enqueue);

@@ -170,7 +170,7 @@ function setup(
       return w;
     },
     watched,
-    existenceTtlMs: STATUS_SYNC_MS,
+    existenceTtlMs: REAPPLY_MS,
     onChange: (uid) => changed.push(uid),
     now: () => clock.ms,
   });
@@ -268,7 +268,8 @@ describe("AgentWorkReconciler: apply by update strategy", () => {
   ])("$name", async ({ configs, existing, calls, apply, data, recorded }) => {
     const t = setup(configs ? { manifestConfigs: configs } : {});
     if (existing) t.kube.seed(configMapType, configMap("cm-1", { key: "theirs" }) as KubeObject);
-    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    // Nothing of the work needs polling: it is looked at again at the drift check.
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REAPPLY_MS + 1 });
     expect(t.kube.callsOn("configmaps")).toEqual(calls);
     if (apply) expect(t.kube.calls.find((c) => c.resource === "configmaps")).toMatchObject(apply);
     expect(t.kube.peek(configMapType, "cm-1", "ns")?.["data"]).toEqual(data);
@@ -429,20 +430,29 @@ describe("AgentWorkReconciler: manifests a new generation no longer holds", () =
 
 describe("AgentWorkReconciler: status sync and reapply", () => {
   test.each([
-    { name: "before reapplyMs: only read", advanceMs: REAPPLY_MS, changed: true, applies: 1 },
+    // The drift check is due 1 ms later, but a requeue is never sooner than the status sync period.
+    {
+      name: "before reapplyMs: only read",
+      advanceMs: REAPPLY_MS,
+      changed: true,
+      applies: 1,
+      next: STATUS_SYNC_MS,
+    },
     {
       name: "after reapplyMs, an object someone changed: applied again (drift repair)",
       advanceMs: REAPPLY_MS + 1,
       changed: true,
       applies: 2,
+      next: REAPPLY_MS + 1,
     },
     {
       name: "after reapplyMs, an object nobody changed: only read",
       advanceMs: REAPPLY_MS + 1,
       changed: false,
       applies: 1,
+      next: REAPPLY_MS + 1,
     },
-  ])("$name", async ({ advanceMs, changed, applies }) => {
+  ])("$name", async ({ advanceMs, changed, applies, next }) => {
     const t = setup();
     const recordWrites = () =>
       t.kube.calls.filter((c) => c.resource.startsWith("appliedmanifestworks") && c.verb === "apply").length;
@@ -451,7 +461,7 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     if (changed)
       t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "edited" } });
     t.clock.ms += advanceMs;
-    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: next });
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
     // The record of an unchanged work is already what the drift-repair apply would write.
     expect(recordWrites()).toBe(firstRecordWrites);
@@ -491,25 +501,58 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     });
   });
 
-  test("an object deleted behind the agent's back is applied again at the next status sync", async () => {
+  test("an object that only has to exist, deleted behind the agent's back, is applied again at the drift check", async () => {
     const t = setup();
-    await t.reconcile();
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REAPPLY_MS + 1 });
     await t.kube.delete(configMapType, { name: "cm-1", namespace: "ns" });
+    // A sync in between (a watched object's event) goes by what the last read found.
     t.clock.ms += STATUS_SYNC_MS;
-    expect(await t.reconcile()).toEqual({ requeueAfterMs: 1 });
-    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "delete ns/cm-1"]);
+    t.clock.ms += REAPPLY_MS - STATUS_SYNC_MS + 1;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REAPPLY_MS + 1 });
+    expect(t.kube.callsOn("configmaps")).toEqual([
+      "apply ns/cm-1",
+      "delete ns/cm-1",
+      "find ns/cm-1",
+      "apply ns/cm-1",
+    ]);
     expect(t.kube.peek(configMapType, "cm-1", "ns")).toBeDefined();
   });
 
-  test("a sync before the status sync period is over reads no unwatched object again", async () => {
+  test("existence stands for the reapply period, and the drift check reads it afresh", async () => {
     const t = setup();
     await t.reconcile();
-    t.clock.ms += STATUS_SYNC_MS - 1;
+    t.clock.ms += REAPPLY_MS - 1;
     await t.reconcile();
     expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
     t.clock.ms += 1;
     await t.reconcile();
     expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "find ns/cm-1"]);
+    // Read 1 ms ago, but the drift check compares what is there now.
+    t.clock.ms += 1;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "find ns/cm-1", "find ns/cm-1"]);
+    t.clock.ms += STATUS_SYNC_MS;
+    await t.reconcile();
+    expect(t.kube.callsOn("configmaps")).toHaveLength(3);
+  });
+
+  test("an object whose status is asked back and that no watch covers is read at every status sync", async () => {
+    const rules = [
+      {
+        resourceIdentifier: { resource: "configmaps", name: "cm-1", namespace: "ns" },
+        feedbackRules: [{ type: "JSONPaths" as const, jsonPaths: [{ name: "v", path: ".data.key" }] }],
+      },
+    ];
+    const t = setup({ manifestConfigs: rules });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "edited" } });
+    t.clock.ms += STATUS_SYNC_MS;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "find ns/cm-1"]);
+    const feedback = t.publisher.last?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
+    expect(feedback).toEqual([{ name: "v", fieldValue: { type: "String", string: "edited" } }]);
   });
 
   test("a watched kind: read from the watch once synced, changes enqueue the work, no polling", async () => {
@@ -562,7 +605,7 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
   test("without a broker the status is kept for the next resync and published once it is back", async () => {
     const t = setup();
     t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
-    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REAPPLY_MS + 1 });
     expect(t.store.get(UID)).toMatchObject({ statusHash: undefined });
     expect(t.store.get(UID)?.status).toBeDefined();
     t.publisher.refusal = undefined;

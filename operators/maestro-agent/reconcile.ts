@@ -46,8 +46,9 @@ export interface AgentReconcilerDeps {
   /** Where status syncs read the applied objects: watches and remembered existence (objects.ts). */
   objects: AppliedObjects;
   /**
-   * How often the status of objects no watch covers is read again. A work whose objects are all
-   * watched is synced by their events and otherwise only at its next drift-repair apply.
+   * How often an object whose status is asked back (feedback rules) and that no watch covers is
+   * read again. A work without one is synced by its watched objects' events and at its next drift
+   * check, which also reads the existence of the rest (objects.ts).
    */
   statusSyncMs: number;
   /** How often manifests are applied again even if nothing changed (drift repair). */
@@ -120,9 +121,12 @@ export class AgentWorkReconciler implements Reconciler {
     return { requeueAfterMs: reapplyNow ? 1 : this.#nextSyncMs(work, outcomes) };
   }
 
-  /** Watched works wait for their objects' events or the drift-repair apply; others poll. */
+  /**
+   * A work whose objects are watched or only have to exist waits for their events or the drift
+   * check; one whose status needs the apiserver read polls.
+   */
   #nextSyncMs(work: AgentWork, outcomes: ManifestOutcome[]): number {
-    if (!this.#d.objects.watchesAll(outcomes)) return this.#d.statusSyncMs;
+    if (this.#d.objects.needsStatusPolling(outcomes)) return this.#d.statusSyncMs;
     const appliedAt = this.#d.store.get(work.uid)?.appliedAtMs ?? this.#now();
     return Math.max(this.#d.statusSyncMs, appliedAt + this.#d.reapplyMs - this.#now() + 1);
   }
@@ -136,8 +140,9 @@ export class AgentWorkReconciler implements Reconciler {
   async #applyOrRead(work: AgentWork): Promise<{ due: boolean; outcomes: ManifestOutcome[] }> {
     if (work.appliedGeneration !== work.generation)
       return { due: true, outcomes: await this.#applyAll(work) };
-    const outcomes = await this.#resolveAll(work, false);
-    if (this.#now() - (work.appliedAtMs ?? 0) <= this.#d.reapplyMs) return { due: false, outcomes };
+    const driftCheck = this.#now() - (work.appliedAtMs ?? 0) > this.#d.reapplyMs;
+    const outcomes = await this.#resolveAll(work, false, driftCheck);
+    if (!driftCheck) return { due: false, outcomes };
     if (unchangedSinceApply(work, outcomes)) {
       this.#d.store.update(work.uid, { appliedAtMs: this.#now() });
       return { due: false, outcomes };
@@ -167,14 +172,15 @@ export class AgentWorkReconciler implements Reconciler {
     return { client, mapper, allowed, configs: work.spec.manifestConfigs, write };
   }
 
-  async #resolveAll(work: AgentWork, write: boolean): Promise<ManifestOutcome[]> {
+  /** `fresh`: a drift check, which reads what is not watched from the apiserver. */
+  async #resolveAll(work: AgentWork, write: boolean, fresh = false): Promise<ManifestOutcome[]> {
     const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
     const input = this.#input(work, write);
     const outcomes = await Promise.all(manifests.map((m, i) => resolveManifest(input, m, i)));
     if (write) return outcomes;
     const read = (o: ManifestOutcome): ApplyInput => ({
       ...input,
-      client: this.#d.objects.readerFor(o, input.client),
+      client: this.#d.objects.readerFor(o, input.client, fresh),
     });
     await Promise.all(outcomes.map((o, i) => applyResolved(read(o), o, manifests[i] as Manifest)));
     return outcomes;
