@@ -77,6 +77,11 @@ export interface LifecycleOptions {
   phaseTimeoutMs: number;
   /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
   cpuProfile?: boolean;
+  /**
+   * Seconds to leave the region alone after Ready, counting the apiservers' requests: its load
+   * at rest (0: skipped). Longer than the agents' 5-minute drift check to see all of its reads.
+   */
+  restSeconds?: number;
 }
 
 export interface LifecycleReport {
@@ -107,6 +112,8 @@ export interface LifecycleReport {
    */
   cachedJsonPerCluster: Record<string, number>;
   restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
+  /** Requests per second in the window at rest after Ready, by "VERB resource" (`--rest-s`). */
+  atRest?: { seconds: number; service: Record<string, number>; management: Record<string, number> };
   /**
    * CPU seconds by process (apiservers, etcd, broker, each component, the bench) in each window:
    * where the machine's time went, beside what the window had (elapsed × cores).
@@ -462,6 +469,31 @@ async function phaseCounts(running: Running): Promise<{ service: RequestCounts; 
   };
 }
 
+/**
+ * The region left alone for a while after Ready: what its controllers and agents ask of the
+ * apiservers with nothing changing. The wait is the measurement window, not a synchronisation.
+ */
+async function restWindow(
+  running: Running,
+  seconds: number,
+): Promise<NonNullable<LifecycleReport["atRest"]>> {
+  progress(`leaving the region at rest for ${seconds} s`);
+  const before = await phaseCounts(running);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = await phaseCounts(running);
+  const rate = (a: RequestCounts, b: RequestCounts): Record<string, number> =>
+    Object.fromEntries(
+      [...difference(a, b)]
+        .sort(([, x], [, y]) => y - x)
+        .map(([k, v]) => [k, Math.round((v / seconds) * 100) / 100]),
+    );
+  return {
+    seconds,
+    service: rate(after.service, before.service),
+    management: rate(after.management, before.management),
+  };
+}
+
 function perCluster(counts: RequestCounts, n: number): Record<string, number> {
   return Object.fromEntries([...counts].sort().map(([k, v]) => [k, Math.round((v / n) * 100) / 100]));
 }
@@ -554,6 +586,9 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ),
     };
 
+    const atRest = opts.restSeconds ? await restWindow(running, opts.restSeconds) : undefined;
+    if (atRest) progress(`at rest: ${JSON.stringify(atRest)}`);
+
     const readyBytes = await etcdDbSize(running.region.etcdUrl);
     await compactAndDefrag(running.region.etcdUrl);
     const compactedBytes = await etcdDbSize(running.region.etcdUrl);
@@ -595,6 +630,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       agentsAtReady,
       cachedJsonPerCluster,
       restart,
+      ...(atRest && { atRest }),
       cpu: {
         create: createCpu,
         createFloor: cpuWindow(cpu2, cpu3),
@@ -688,6 +724,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       detail: `of ${Math.round((ms / 1000) * cores)} (${cores} cores × elapsed): ${top.join(", ")}`,
     });
   }
+  figures.push(...restFigures(r));
   if (r.restart) {
     const total = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
     figures.push(
@@ -742,6 +779,31 @@ function rssBudget(component: string, r: LifecycleReport): string {
   return "";
 }
 
+/** The load at rest (`--rest-s`): what the apiservers serve with nothing changing. */
+function restFigures(r: LifecycleReport): Figure[] {
+  if (!r.atRest) return [];
+  const sum = (x: Record<string, number>): number => tenth(Object.values(x).reduce((a, b) => a + b, 0));
+  const top = (x: Record<string, number>): string =>
+    Object.entries(x)
+      .slice(0, 4)
+      .map(([k, v]) => `${k} ${v}/s`)
+      .join(", ");
+  return [
+    {
+      name: "requests at rest, management apiservers",
+      value: sum(r.atRest.management),
+      unit: "/s",
+      detail: `${r.atRest.seconds} s after Ready: ${top(r.atRest.management)}`,
+    },
+    {
+      name: "requests at rest, service apiserver",
+      value: sum(r.atRest.service),
+      unit: "/s",
+      detail: top(r.atRest.service),
+    },
+  ];
+}
+
 function agentFigures(r: LifecycleReport): Figure[] {
   const perAgent = Math.round(r.n / r.managementClusters);
   return r.agentsAtReady.map((a) => ({
@@ -760,7 +822,7 @@ function flag(argv: string[], name: string, fallback: number): number {
 
 /**
  * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50]
- * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--cpu-profile]`: scenarios 1 and 4 in one run.
+ * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--cpu-profile] [--rest-s 0]`: scenarios 1 and 4 in one run.
  */
 export const lifecycleScenario: Scenario = {
   describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
@@ -773,6 +835,7 @@ export const lifecycleScenario: Scenario = {
       deletion: !argv.includes("--no-delete"),
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
       cpuProfile: argv.includes("--cpu-profile"),
+      restSeconds: flag(argv, "rest-s", 0),
     });
     return { figures: lifecycleFigures(report), comparisons: lifecycleComparisons(report), report };
   },
