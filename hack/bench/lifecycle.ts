@@ -93,6 +93,8 @@ export interface LifecycleReport {
   /** Per cluster (with its pool), by "VERB resource". */
   createRequests: Record<string, number>;
   createWritesPerCluster: { service: number; management: number };
+  /** Reconciles per cluster (with its pool) during the create, by controller of the operators. */
+  createReconcilesPerCluster: Record<string, number>;
   /** Absent when the run stopped at Ready (`--no-delete`). */
   deletion?: {
     ms: number;
@@ -397,6 +399,16 @@ function counter(text: string, metric: string, queue: string): number {
   return Number(m?.[1] ?? 0);
 }
 
+/** Reconciles done so far by controller, whatever their result. */
+function reconcileCounts(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(
+    /^controller_runtime_reconcile_total\{controller="([^"]+)"[^}]*\} ([0-9.e+]+)$/gm,
+  ))
+    out[m[1] ?? ""] = (out[m[1] ?? ""] ?? 0) + Number(m[2]);
+  return out;
+}
+
 /** Every cluster and pool was reconciled again since the start, and nothing is queued or running. */
 function resynced(text: string, n: number): boolean {
   return ["cluster-controller", "nodepool-controller"].every((q) => {
@@ -551,6 +563,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpuNow = (): Promise<Record<string, number>> =>
       cpuByProcess(running.region.workDir, running.components);
     const c0 = await phaseCounts(running);
+    const r0 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const cpu0 = await cpuNow();
     const started = performance.now();
     await createClusters(running.service, opts.n, opts.concurrency);
@@ -566,6 +579,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const createCpu = cpuWindow(cpu0, await cpuNow());
     progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
     const c1 = await phaseCounts(running);
+    const r1 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const heapReady = await liveHeapBytes(running.operators);
     const agentsAtReady = await Promise.all(
       running.agents.map(async (a) => ({
@@ -623,6 +637,11 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
         opts.n,
       ),
       createWritesPerCluster: createWrites,
+      createReconcilesPerCluster: Object.fromEntries(
+        Object.entries(r1)
+          .map(([c, v]) => [c, Math.round(((v - (r0[c] ?? 0)) / opts.n) * 100) / 100] as const)
+          .filter(([, v]) => v > 0),
+      ),
       ...(deletion && { deletion: { ...deletion, floorMs: deleteFloorMs } }),
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
@@ -656,6 +675,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
     `${tenth(x.service)} on the service cluster + ${tenth(x.management)} on management clusters`;
   const figures: Figure[] = [
     { name: "create → all Ready", value: seconds(r.createMs), unit: "s", detail: where },
+    reconcileFigure(r),
     ...(r.deletion
       ? [{ name: "delete → all gone", value: seconds(r.deletion.ms), unit: "s", detail: where }]
       : []),
@@ -777,6 +797,18 @@ function rssBudget(component: string, r: LifecycleReport): string {
   if (component.startsWith("maestro-agent"))
     return `; target 256 MB at 2,000 clusters per agent (this run ${Math.round(r.n / r.managementClusters)})`;
   return "";
+}
+
+/** How many times the controllers went through each cluster while it was created. */
+function reconcileFigure(r: LifecycleReport): Figure {
+  return {
+    name: "cluster reconciles per cluster, create",
+    value: r.createReconcilesPerCluster["cluster-controller"] ?? 0,
+    unit: "reconciles",
+    detail: Object.entries(r.createReconcilesPerCluster)
+      .map(([c, v]) => `${c} ${v}`)
+      .join(", "),
+  };
 }
 
 /** The load at rest (`--rest-s`): what the apiservers serve with nothing changing. */
