@@ -34,6 +34,7 @@ import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
 import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
+import { poolChangeWakesCluster, workChangeWakesCluster } from "./wakes.ts";
 import {
   CLUSTER_UID_INDEX,
   MANAGEMENT_CLUSTER_INDEX,
@@ -132,7 +133,12 @@ export class ClusterController implements Runnable {
       name: name ?? "",
     });
     enqueueForObject(this.#clusters, this.#controller);
-    enqueueMapped(nodePools, this.#controller, (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)]);
+    enqueueMapped(
+      nodePools,
+      this.#controller,
+      (p) => [req(p.metadata.namespace, p.spec.clusterRef.name)],
+      poolChangeWakesCluster,
+    );
     // What the HostedCluster carries of an ExternalAuth: its spec (generation) and whether it is
     // going; its own status writes wake no cluster.
     enqueueMapped(
@@ -143,11 +149,16 @@ export class ClusterController implements Runnable {
         before.metadata.generation !== after.metadata.generation ||
         before.metadata.deletionTimestamp !== after.metadata.deletionTimestamp,
     );
-    enqueueMapped(works, this.#controller, (w) => {
-      const labels = w.metadata.labels ?? {};
-      const name = labels[LABELS.clusterName];
-      return name ? [req(labels[LABELS.clusterNamespace], name)] : [];
-    });
+    enqueueMapped(
+      works,
+      this.#controller,
+      (w) => {
+        const labels = w.metadata.labels ?? {};
+        const name = labels[LABELS.clusterName];
+        return name ? [req(labels[LABELS.clusterNamespace], name)] : [];
+      },
+      workChangeWakesCluster,
+    );
     // Room on a management cluster or a new release: every cluster still waiting may go on.
     const all = () => this.#clusters.list().map((c) => req(c.metadata.namespace, c.metadata.name));
     const unplaced = () =>

@@ -11,7 +11,8 @@ import type {
   VersionSpec,
 } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
-import { clusterNames, LABELS, type RegionSettings } from "../hcp/names.ts";
+import { clusterNames, type RegionSettings } from "../hcp/names.ts";
+import { isClusterWork } from "./wakes.ts";
 import type { Release, Resolution } from "../releases/catalog.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -124,14 +125,9 @@ export function worksOf(scope: ClusterScope): ManifestWorkObject[] {
   return scope.deps.works.byIndex(CLUSTER_UID_INDEX, scope.cluster.metadata.uid ?? "");
 }
 
-/**
- * The cluster's own work (node pool and break-glass works carry the same uid label and a label of
- * their own).
- */
+/** The cluster's own work (isClusterWork). */
 export function clusterWork(scope: ClusterScope): ManifestWorkObject | undefined {
-  return worksOf(scope).find(
-    (w) => !w.metadata.labels?.[LABELS.nodePool] && !w.metadata.labels?.[LABELS.breakglass],
-  );
+  return worksOf(scope).find(isClusterWork);
 }
 
 /** The cluster's ExternalAuths, deleting ones included. */

@@ -4,6 +4,7 @@
  * watches, and optionally objects only read for their feedback (OCM's ReadOnly) — so they cannot
  * drift apart.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { Lister } from "../runtime/informer.ts";
@@ -142,4 +143,25 @@ export async function deleteWorks(
       { name: w.metadata.name ?? "", namespace: w.metadata.namespace },
       { signal },
     );
+}
+
+/**
+ * Whether a change of a work is one its sender reads: its spec (generation), labels, annotations,
+ * deletion or status. maestro-server's finalizer and the managedFields of a write are not, and
+ * waking the sender for them cost a reconcile that changed nothing.
+ */
+export function workMetadataMoved(before: ManifestWorkObject, after: ManifestWorkObject): boolean {
+  const b = before.metadata;
+  const a = after.metadata;
+  return (
+    b.generation !== a.generation ||
+    b.deletionTimestamp !== a.deletionTimestamp ||
+    !isDeepStrictEqual(b.labels, a.labels) ||
+    !isDeepStrictEqual(b.annotations, a.annotations)
+  );
+}
+
+/** A change of a work its sender reads (workMetadataMoved, or its status). */
+export function workChangeWakesSender(before: ManifestWorkObject, after: ManifestWorkObject): boolean {
+  return workMetadataMoved(before, after) || !isDeepStrictEqual(before.status, after.status);
 }

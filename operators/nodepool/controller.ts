@@ -13,6 +13,7 @@ import {
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
 import { LABELS, type RegionSettings } from "../hcp/names.ts";
 import { staleness } from "../hcp/staleness.ts";
+import { workChangeWakesSender } from "../hcp/work.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -110,16 +111,21 @@ export class NodePoolController implements Runnable {
       (c) => poolsOf(c.metadata.namespace, c.metadata.name),
       (before, after) => !isDeepStrictEqual(clusterAsPoolsSeeIt(before), clusterAsPoolsSeeIt(after)),
     );
-    enqueueMapped(works, this.#controller, (w) => {
-      const labels = w.metadata.labels ?? {};
-      const uid = labels[LABELS.nodePool];
-      const namespace = labels[LABELS.clusterNamespace];
-      if (!uid || !namespace) return [];
-      return pools
-        .list(namespace)
-        .filter((p) => p.metadata.uid === uid)
-        .map(toReq);
-    });
+    enqueueMapped(
+      works,
+      this.#controller,
+      (w) => {
+        const labels = w.metadata.labels ?? {};
+        const uid = labels[LABELS.nodePool];
+        const namespace = labels[LABELS.clusterNamespace];
+        if (!uid || !namespace) return [];
+        return pools
+          .list(namespace)
+          .filter((p) => p.metadata.uid === uid)
+          .map(toReq);
+      },
+      workChangeWakesSender,
+    );
     // A management cluster's agent lost or back: the pools of the clusters placed there show it.
     const poolsOn = (mc: ManagementCluster): Request[] => {
       const placed = new Set(
