@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { workChangeWakesSender } from "./work.ts";
+import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
+  ManifestWorkResource,
+  type ManifestWorkObject,
+} from "../api/work/v1.ts";
+import { manifestWork, workChangeWakesSender } from "./work.ts";
 
 const work: ManifestWorkObject = {
   apiVersion: "work.open-cluster-management.io/v1",
@@ -25,5 +29,19 @@ describe("workChangeWakesSender", () => {
     },
   ])("$name: wakes $wakes", ({ after, wakes }) => {
     expect(workChangeWakesSender(work, after)).toBe(wakes);
+  });
+});
+
+describe("manifestWork", () => {
+  it("carries maestro-server's finalizer from the create, so no patch has to add it", () => {
+    const w = manifestWork({
+      name: "w",
+      consumer: "mgmt-1",
+      labels: {},
+      annotations: {},
+      manifests: [],
+      feedback: { type: ManifestWorkResource, name: "x", namespace: "ns", paths: [] },
+    });
+    expect(w.metadata.finalizers).toEqual([MANIFEST_WORK_CLEANUP_FINALIZER]);
   });
 });

@@ -10,6 +10,7 @@ import type { ObjectWriter } from "../runtime/apply.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { ResourceType } from "../runtime/kube.ts";
 import {
+  MANIFEST_WORK_CLEANUP_FINALIZER,
   ManifestWorkResource,
   WORK_API_VERSION,
   type JsonPath,
@@ -65,6 +66,10 @@ export function manifestWork(spec: WorkSpec): ManifestWork {
       namespace: spec.consumer,
       labels: spec.labels,
       annotations: spec.annotations,
+      // maestro-server's own finalizer, there from the create: it would add it before publishing
+      // anyway (and still does for works other senders make), and that patch was one more write
+      // per work, and one more event for every controller watching works.
+      finalizers: [MANIFEST_WORK_CLEANUP_FINALIZER],
     },
     spec: {
       workload: { manifests: [...spec.manifests, ...readOnly.map((r) => r.manifest)] },
