@@ -138,7 +138,10 @@ function setup(
   spec: WorkSpec = {},
   allowed: readonly string[] = DEFAULT_ALLOWED_KINDS,
   watched: readonly string[] = [],
-  store = new WorkStore(),
+  {
+    store = new WorkStore(),
+    deletePollsPerSecond,
+  }: { store?: WorkStore; deletePollsPerSecond?: number } = {},
 ) {
   const kube = new RecordingKube();
   store.upsert(received(spec));
@@ -185,14 +188,28 @@ function setup(
     objects,
     statusSyncMs: STATUS_SYNC_MS,
     reapplyMs: REAPPLY_MS,
+    ...(deletePollsPerSecond === undefined ? {} : { deletePollsPerSecond }),
     now: () => clock.ms,
   });
   const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
-  const reconcile = (): Promise<Result> =>
-    reconciler.reconcile(ctx, { cluster: CONSUMER, namespace: CONSUMER, name: UID });
+  const reconcileWork = (uid: string): Promise<Result> =>
+    reconciler.reconcile(ctx, { cluster: CONSUMER, namespace: CONSUMER, name: uid });
+  const reconcile = (): Promise<Result> => reconcileWork(UID);
   const record = () => kube.peek<AppliedManifestWork>(AppliedManifestWorkResource, `${HUB}-${UID}`);
   const recorded = () => (record()?.status?.appliedResources ?? []).map((r) => r.name);
-  return { kube, store, publisher, clock, reconcile, record, recorded, watches, changed, objects };
+  return {
+    kube,
+    store,
+    publisher,
+    clock,
+    reconcile,
+    reconcileWork,
+    record,
+    recorded,
+    watches,
+    changed,
+    objects,
+  };
 }
 
 function condition(status: ManifestWorkStatus | undefined, type: string): WorkCondition | undefined {
@@ -710,6 +727,30 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
     expect(t.record()).toBeUndefined();
   });
 
+  test("many deletions polling at once spread their polls within the budget", async () => {
+    const t = setup({ manifests: [configMap("cm-1")] }, DEFAULT_ALLOWED_KINDS, [], {
+      deletePollsPerSecond: 0.2,
+    });
+    const other = { ...received({ manifests: [configMap("cm-2")] }), uid: "uid-2", name: "uid-2" };
+    t.store.upsert(other);
+    await t.reconcile();
+    await t.reconcileWork("uid-2");
+    const otherRecord = t.kube.peek<AppliedManifestWork>(AppliedManifestWorkResource, `${HUB}-uid-2`);
+    t.store.upsert(received({ manifests: [configMap("cm-1")] }, "2030-01-01T00:00:00Z"));
+    t.store.upsert({ ...other, deletionTimestamp: "2030-01-01T00:00:00Z" });
+    holdDeleting(t, "cm-1");
+    const uid2 = otherRecord?.status?.appliedResources?.[0]?.uid;
+    t.kube.seed(configMapType, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "cm-2", namespace: "ns", uid: uid2, deletionTimestamp: "2030-01-01T00:00:01Z" },
+    });
+    // Alone, the first waits 1 / 0.2 = 5 s; once two deletions poll, each waits 2 / 0.2 = 10 s.
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(await t.reconcileWork("uid-2")).toEqual({ requeueAfterMs: 10_000 });
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: 10_000 });
+  });
+
   test("an object a watch shows deleting costs no request, and its disappearance wakes the work", async () => {
     const spec = { manifests: [configMap("cm-1")] };
     const t = setup(spec, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
@@ -750,7 +791,9 @@ describe("AgentWorkReconciler: deletion by deleteOption", () => {
   test("a deletion that arrives without the spec (after a restart) keeps the recorded deleteOption", async () => {
     // A restarted agent's store holds no tombstone of what the last process removed.
     const restarted = new WorkStore({ maxTombstones: 0 });
-    const t = setup({ deleteOption: { propagationPolicy: "Orphan" } }, DEFAULT_ALLOWED_KINDS, [], restarted);
+    const t = setup({ deleteOption: { propagationPolicy: "Orphan" } }, DEFAULT_ALLOWED_KINDS, [], {
+      store: restarted,
+    });
     await t.reconcile();
     t.store.remove(UID);
     t.store.upsert({ ...received({}, "2030-01-01T00:00:00Z"), spec: {} });
