@@ -126,6 +126,13 @@ function comparisonTable(comparisons: Comparison[]): string {
 }
 
 async function main(): Promise<void> {
+  // Node's default on these signals skips exit handlers, which stop the region's and the
+  // components' processes; exiting instead leaves nothing running.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      process.stderr.write(`[bench] ${signal}: stopping\n`);
+      process.exit(130);
+    });
   const argv = process.argv.slice(2);
   const { values } = parseArgs({
     args: argv,
