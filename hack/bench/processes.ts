@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
+import { killOnExit } from "../harness/process.ts";
 import { sampleProcess } from "./usage.ts";
 
 export interface ComponentUsage {
@@ -46,13 +47,6 @@ async function procUsage(pid: number, name: string, last: ComponentUsage): Promi
   );
 }
 
-const live = new Set<ChildProcess>();
-
-// A bench stopped early (Ctrl-C: hack/bench.ts exits on the signal) takes its components along.
-process.on("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
-});
-
 export async function spawnComponent(opts: SpawnOptions): Promise<{ component: Component; line?: string }> {
   // Appended to: a component started again (a chaos run's restart) keeps one log.
   const log = createWriteStream(join(opts.logDir, `${opts.name}.log`), { flags: "a" });
@@ -61,13 +55,9 @@ export async function spawnComponent(opts: SpawnOptions): Promise<{ component: C
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stderr?.pipe(log);
-  live.add(child);
-  const exited = new Promise<void>((resolve) =>
-    child.once("exit", () => {
-      live.delete(child);
-      resolve();
-    }),
-  );
+  // A bench stopped early (Ctrl-C: hack/bench.ts exits on the signal) takes its components along.
+  killOnExit(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let last: ComponentUsage = { name: opts.name, peakRssMb: 0, cpuSeconds: 0 };
   const component: Component = {
     name: opts.name,

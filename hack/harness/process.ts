@@ -49,6 +49,12 @@ process.on("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
+/** Kills the child when this process exits, for any reason, unless it has exited first. */
+export function killOnExit(child: ChildProcess): void {
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+}
+
 export async function startProcess(opts: StartProcessOptions): Promise<ManagedProcess> {
   const logPath = join(opts.dir, `${opts.name}.log`);
   // The child writes its log file itself rather than through a pipe to us: if this process dies,
@@ -63,16 +69,13 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
   }
   const exited = new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => {
-      running.delete(child);
-      resolve(code);
-    });
+    child.once("exit", (code) => resolve(code));
   });
   await new Promise<void>((resolve, reject) => {
     child.once("spawn", resolve);
     child.once("error", reject);
   });
-  running.add(child);
+  killOnExit(child);
   const pid = child.pid ?? -1;
   await writeFile(join(opts.dir, `${opts.name}.pid`), `${pid}\n`);
   const stop = async (timeoutMs = 10_000): Promise<void> => {

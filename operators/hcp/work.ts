@@ -150,11 +150,7 @@ export async function deleteWorks(
     );
 }
 
-/**
- * Whether a change of a work is one its sender reads: its spec (generation), labels, annotations,
- * deletion or status. maestro-server's finalizer and the managedFields of a write are not, and
- * waking the sender for them cost a reconcile that changed nothing.
- */
+/** Whether a work's spec (generation), labels, annotations or deletion changed. */
 export function workMetadataMoved(before: ManifestWorkObject, after: ManifestWorkObject): boolean {
   const b = before.metadata;
   const a = after.metadata;
@@ -166,7 +162,11 @@ export function workMetadataMoved(before: ManifestWorkObject, after: ManifestWor
   );
 }
 
-/** A change of a work its sender reads (workMetadataMoved, or its status). */
+/**
+ * Whether a change of a work is one its sender reads: workMetadataMoved, or its status.
+ * maestro-server's finalizer and the managedFields of a write are not, and waking the sender for
+ * them cost a reconcile that changed nothing.
+ */
 export function workChangeWakesSender(before: ManifestWorkObject, after: ManifestWorkObject): boolean {
   return workMetadataMoved(before, after) || !isDeepStrictEqual(before.status, after.status);
 }
