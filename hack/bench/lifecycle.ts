@@ -185,6 +185,10 @@ async function startOperators(
         "--expose-gc",
         "--import",
         repoScript("hack/bench/gc-on-signal.ts"),
+        // As the agents': `kill -USR1 <pid>` writes a heap snapshot into the log dir (without this
+        // flag SIGUSR1 would open the inspector instead).
+        `--diagnostic-dir=${logDir}`,
+        "--heapsnapshot-signal=SIGUSR1",
         ...profileFlags(logDir, "operators", cpuProfile),
       ],
     });

@@ -21,21 +21,66 @@ function ownsOnlyMetadata(fields: unknown): boolean {
 /**
  * An informer transform: managedFields cut down to what applyIfChanged reads after a restart
  * (which manager owns which top-level fields, and through which subresource). The full field sets
- * are often the largest part of a cached object.
+ * are often the largest part of a cached object. The summaries repeat across objects (the same
+ * controllers own the same top-level fields of every cluster), so each distinct one is kept once,
+ * frozen, and shared: they were ~10% of the operators' heap per cluster.
  */
 export function summariseManagedFields<T extends KubeObject>(obj: T): T {
   const managed = obj.metadata.managedFields;
   if (!managed) return obj;
-  const summary = managed.map(({ manager, operation, subresource, fieldsV1 }) => ({
+  const entries = managed.map(({ manager, operation, subresource, fieldsV1 }) =>
+    sharedSummary(
+      manager,
+      operation,
+      subresource,
+      Object.keys(typeof fieldsV1 === "object" && fieldsV1 !== null ? fieldsV1 : {}),
+    ),
+  );
+  return { ...obj, metadata: { ...obj.metadata, managedFields: sharedList(entries) } };
+}
+
+type ManagedFields = NonNullable<KubeObject["metadata"]["managedFields"]>;
+type ManagedFieldsEntry = ManagedFields[number];
+
+/**
+ * Bounds the shared summaries: managers are named by clients, and a client that invents a new
+ * name per write must not grow the process. Past the bound a summary is built per object again.
+ */
+const MAX_SHARED_SUMMARIES = 2_000;
+const summaries = new Map<string, ManagedFieldsEntry>();
+const summaryLists = new Map<string, ManagedFields>();
+const keyOf = new WeakMap<ManagedFieldsEntry, string>();
+
+function sharedSummary(
+  manager: string | undefined,
+  operation: ManagedFieldsEntry["operation"],
+  subresource: string | undefined,
+  fields: string[],
+): ManagedFieldsEntry {
+  const key = JSON.stringify([manager, operation, subresource, fields]);
+  const known = summaries.get(key);
+  if (known) return known;
+  const entry: ManagedFieldsEntry = Object.freeze({
     ...(manager !== undefined ? { manager } : {}),
     ...(operation !== undefined ? { operation } : {}),
     ...(subresource !== undefined ? { subresource } : {}),
-    fieldsV1: Object.fromEntries(
-      Object.keys(typeof fieldsV1 === "object" && fieldsV1 !== null ? fieldsV1 : {}).map((k) => [k, {}]),
-    ),
-  }));
-  return { ...obj, metadata: { ...obj.metadata, managedFields: summary } };
+    fieldsV1: Object.freeze(Object.fromEntries(fields.map((k) => [k, EMPTY]))),
+  });
+  keyOf.set(entry, key);
+  if (summaries.size < MAX_SHARED_SUMMARIES) summaries.set(key, entry);
+  return entry;
 }
+
+function sharedList(entries: ManagedFieldsEntry[]): ManagedFields {
+  const key = entries.map((e) => keyOf.get(e)).join("\n");
+  const known = summaryLists.get(key);
+  if (known) return known;
+  const list = Object.freeze(entries) as ManagedFields;
+  if (summaryLists.size < MAX_SHARED_SUMMARIES) summaryLists.set(key, list);
+  return list;
+}
+
+const EMPTY = Object.freeze({});
 
 /** What applyIfChanged and applyStatus remember of what they sent. */
 function digestOf(value: unknown): string {

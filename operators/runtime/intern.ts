@@ -52,9 +52,11 @@ export class StringPool {
 
   /**
    * Replaces, in place, every string value in a freshly parsed JSON value with its pooled copy
-   * (keys are already shared by V8). Returns the same value.
+   * (keys are already shared by V8), leaving frozen parts as they are. Returns the same value.
    */
   internAll<V>(value: V): V {
+    // A frozen value is already shared by every object that holds it (summariseManagedFields).
+    if (Object.isFrozen(value)) return value;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) value[i] = this.#one(value[i]);
     } else if (typeof value === "object" && value !== null) {
