@@ -9,7 +9,8 @@
  * compaction. Floor: the same number of writes per cluster, replayed by a raw client at the same
  * concurrency against the same apiservers. Restart: the operators killed with N clusters Ready;
  * time until ready and until every cluster and pool was reconciled again, and the writes that
- * resync made (a no-op reconcile must write nothing).
+ * resync made (a no-op reconcile must write nothing); floor: a raw client listing every kind the
+ * operators cache, as their informers do on a start.
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -19,7 +20,11 @@ import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import {
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+  ExternalAuthResource,
   HcpClusterResource,
+  ManagementClusterResource,
   NodePoolResource,
   type HcpCluster,
   type NodePool,
@@ -113,7 +118,13 @@ export interface LifecycleReport {
    * they trim it (managedFields summarised, works without manifests): where the heap goes.
    */
   cachedJsonPerCluster: Record<string, number>;
-  restart?: { readyMs: number; resyncedMs: number; writes: Record<string, number> };
+  restart?: {
+    readyMs: number;
+    resyncedMs: number;
+    /** A raw client listing every kind the operators cache, as their informers do: the least a restart does. */
+    listFloorMs: number;
+    writes: Record<string, number>;
+  };
   /** Requests per second in the window at rest after Ready, by "VERB resource" (`--rest-s`). */
   atRest?: { seconds: number; service: Record<string, number>; management: Record<string, number> };
   /**
@@ -438,10 +449,32 @@ async function dumpObjects(running: Running, file: string): Promise<void> {
   await writeFile(join(running.logDir, file), JSON.stringify(dump, null, 1));
 }
 
+/** The kinds the operators' informers cache on the service cluster, all namespaces. */
+const OPERATOR_CACHED_KINDS: ResourceType[] = [
+  HcpClusterResource,
+  NodePoolResource,
+  ManifestWorkResource,
+  ManagementClusterResource,
+  ExternalAuthResource,
+  BreakglassCredentialResource,
+  BreakglassRevocationResource,
+];
+
+/**
+ * The restart's floor: every kind the operators cache, listed at once in pages of 500 and parsed,
+ * as their informers list them on a start. No restart can be ready and resynced sooner.
+ */
+async function listFloorMs(client: KubeClient): Promise<number> {
+  const started = performance.now();
+  await Promise.all(OPERATOR_CACHED_KINDS.map((type) => client.listAll(type)));
+  return performance.now() - started;
+}
+
 async function restartScenario(
   running: Running,
   opts: LifecycleOptions,
 ): Promise<NonNullable<LifecycleReport["restart"]>> {
+  const listFloor = await listFloorMs(running.service);
   await dumpObjects(running, "objects-before-restart.json");
   const before = await allCounts(running);
   await running.operators.component.kill();
@@ -466,7 +499,7 @@ async function restartScenario(
   const writeCounts = Object.fromEntries(
     [...delta].filter(([k]) => !k.startsWith("GET") && !k.startsWith("LIST")),
   );
-  return { readyMs, resyncedMs, writes: writeCounts };
+  return { readyMs, resyncedMs, listFloorMs: listFloor, writes: writeCounts };
 }
 
 // ---- the scenario -----------------------------------------------------------------------------
@@ -757,7 +790,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
         name: "restart → resynced",
         value: seconds(r.restart.resyncedMs),
         unit: "s",
-        detail: "every cluster and pool reconciled again",
+        detail: `every cluster and pool reconciled again; target under 60 s at 10,000 clusters (this run ${r.n})`,
       },
       { name: "restart writes", value: total, unit: "writes", detail: JSON.stringify(r.restart.writes) },
     );
@@ -778,6 +811,20 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
       },
       { atMost: 1.5 },
     ),
+    ...(r.restart
+      ? [
+          compare(
+            {
+              name: "restart → resynced",
+              unit: "s",
+              ours: seconds(r.restart.resyncedMs),
+              against: "raw client lists every kind the operators cache (pages of 500)",
+              peer: seconds(r.restart.listFloorMs),
+            },
+            // The issue's target is absolute (under 60 s at 10,000 clusters): see the figure.
+          ),
+        ]
+      : []),
     ...(r.deletion
       ? [
           compare(
