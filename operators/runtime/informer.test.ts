@@ -38,8 +38,13 @@ async function stallingServer(
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     if (url.searchParams.get("watch") !== "true") {
+      // Pages as the apiserver serves them: `limit` items, and a continue token while more remain.
+      const all = content.items ?? [];
+      const from = Number(url.searchParams.get("continue") ?? 0);
+      const to = from + Number(url.searchParams.get("limit") ?? all.length);
+      const metadata = { resourceVersion: "10", ...(to < all.length ? { continue: String(to) } : {}) };
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ metadata: { resourceVersion: "10" }, items: content.items ?? [] }));
+      res.end(JSON.stringify({ metadata, items: all.slice(from, to) }));
       return;
     }
     state.watches++;
@@ -183,8 +188,11 @@ describe("informer indexers added later (client-go's AddIndexers)", () => {
 });
 
 describe("informer cache shape", () => {
-  const stop = new AbortController();
+  let stop = new AbortController();
   let server: Stalling | undefined;
+  beforeEach(() => {
+    stop = new AbortController();
+  });
   afterEach(async () => {
     stop.abort();
     const running = server?.server;
@@ -220,5 +228,32 @@ describe("informer cache shape", () => {
     expect(informer.list("none")).toEqual([]);
     expect(names(informer.list())).toEqual(["b", "c", "x"]);
     expect(informer.get("ns", "b")?.metadata.managedFields).toBeUndefined();
+  });
+
+  it("trims each page of a list before it asks for the next", async () => {
+    server = await stallingServer(false, {
+      items: [configMap("a", "red"), configMap("b", "blue"), configMap("c", "green")],
+    });
+    const client = clientFor(server.url);
+    const order: string[] = [];
+    const list = client.list.bind(client);
+    vi.spyOn(client, "list").mockImplementation((type, opts) => {
+      order.push(`list ${opts?.continue ?? "first"}`);
+      return list(type, opts);
+    });
+    const informer = new Informer({
+      client,
+      type: configMaps,
+      pageSize: 2,
+      transform: (o) => {
+        order.push(`trim ${o.metadata.name ?? ""}`);
+        return o;
+      },
+    });
+    void informer.run(stop.signal);
+    await vi.waitFor(() => expect(informer.hasSynced()).toBe(true), { timeout: 5_000, interval: 20 });
+    expect(names(informer.list())).toEqual(["a", "b", "c"]);
+    // The raw objects of a page are dropped before the next page is read, not held to the end.
+    expect(order).toEqual(["list first", "trim a", "trim b", "list 2", "trim c"]);
   });
 });

@@ -240,7 +240,10 @@ export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject 
   async #relist(signal: AbortSignal): Promise<void> {
     const { client, type, namespace, labelSelector, fieldSelector } = this.#opts;
     this.#relists++;
-    const items: Raw[] = [];
+    // Trimmed page by page: a page's raw objects (managedFields, a work's manifests) are garbage
+    // before the next arrives, where holding every raw object until the end peaked at several times
+    // the cache (20,000 works at ~30 KB of JSON each, parsed, on a start at 10,000 clusters).
+    const fresh = new Map<string, T>();
     let cont: string | undefined;
     let resourceVersion: string | undefined;
     do {
@@ -253,23 +256,21 @@ export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject 
         continue: cont,
         signal,
       });
-      items.push(...page.items);
+      for (const item of page.items) {
+        // List items carry no apiVersion/kind; handlers and caches want them.
+        item.apiVersion ??= apiVersionOf(type);
+        item.kind ??= type.kind;
+        fresh.set(objectKey(item), this.#trim(item));
+      }
       cont = page.metadata.continue;
       resourceVersion = page.metadata.resourceVersion;
     } while (cont);
-    this.#replace(items, type);
+    this.#replace(fresh);
     this.#resourceVersion = resourceVersion ?? "";
     this.#markSynced();
   }
 
-  #replace(items: Raw[], type: ResourceType): void {
-    const fresh = new Map<string, T>();
-    for (const item of items) {
-      // List items carry no apiVersion/kind; handlers and caches want them.
-      item.apiVersion ??= apiVersionOf(type);
-      item.kind ??= type.kind;
-      fresh.set(objectKey(item), this.#trim(item));
-    }
+  #replace(fresh: Map<string, T>): void {
     for (const [key, old] of this.#store) if (!fresh.has(key)) this.#apply("DELETED", old);
     for (const item of fresh.values()) this.#apply("MODIFIED", item);
   }
