@@ -692,6 +692,31 @@ describe("ManifestWorkReconciler after a restart", () => {
     for (const status of t.writer.statuses) expect(status).toEqual(work.status);
   });
 
+  test("a generation shown applied but never reported is asked for, not sent; sent only if asking brings nothing", async () => {
+    // After a restart whose status resync lost this work's answer: the store holds no report.
+    const work = {
+      ...manifestWork({ generation: 2 }),
+      status: { conditions: [{ ...appliedCondition, observedGeneration: 2 }, publishedAt(2)] },
+    };
+    const t = setup(work);
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REDELIVER_MS });
+    t.clock.ms += REDELIVER_MS;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: REDELIVER_MS });
+    expect(t.publisher.statusRequests).toEqual([`${CONSUMER}/${UID}`]);
+    expect(t.publisher.sent).toEqual([]);
+    // Still nothing a period later: the agent may have lost the work, so the spec goes again.
+    t.clock.ms += REDELIVER_MS;
+    await t.reconcile();
+    expect(t.publisher.sent).toEqual([{ uid: UID, generation: 2, action: Action.update }]);
+    expect(t.publisher.statusRequests).toHaveLength(1);
+    // The report arrives: nothing more is asked or sent, however long after.
+    t.statuses.offer(agentStatus({ resourceVersion: 2 }));
+    t.clock.ms += 10 * REDELIVER_MS;
+    expect(await t.reconcile()).toEqual({});
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.publisher.statusRequests).toHaveLength(1);
+  });
+
   test("a generation applied only at an older one is sent", async () => {
     const work = {
       ...manifestWork({ generation: 3 }),

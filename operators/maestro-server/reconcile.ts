@@ -93,6 +93,11 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #published = new Map<string, string>();
   /** uid → when the current generation was last published. */
   readonly #publishedAt = new Map<string, number>();
+  /**
+   * uid → the generation whose report was last asked for instead of sending it again: the work
+   * showed it applied, so what is missing is the agent's report, not the spec.
+   */
+  readonly #reportAskedFor = new Map<string, number>();
   /** uid → the generation whose manifests cannot be sent, and why (so that they are not read again). */
   readonly #refused = new Map<string, { generation: number; facts: PublishFacts }>();
   /** uid → when a new generation was sent whose status is not written yet. */
@@ -209,6 +214,10 @@ export class ManifestWorkReconciler implements Reconciler {
     }
     this.#trustAfterRestart(scope, generation);
     const isNew = this.#published.get(uid) !== String(generation);
+    if (!isNew && (await this.#askForReport(scope, generation))) {
+      scope.facts = { outcome: "published", generation, consumer };
+      return;
+    }
     if (isNew || this.#undelivered(scope, generation)) {
       const sent = await this.#sendGeneration(ctx, scope, generation);
       if (!sent) return;
@@ -299,6 +308,27 @@ export class ManifestWorkReconciler implements Reconciler {
     return this.#now() - (this.#publishedAt.get(scope.uid) ?? 0) >= this.#d.redeliverAfterMs;
   }
 
+  /**
+   * A generation the work shows applied, with no report of it held (as after a restart whose
+   * status resync lost answers: a broker drops what a busy subscriber cannot take): the agent is
+   * asked for its report, and the spec goes again only if that brings nothing either. Sending the
+   * same spec alone gets no answer from an agent that finds nothing to change, so at 10,000
+   * clusters ~5,000 works lost in one resync were sent again every redelivery period, 150 a
+   * second, without end. True when asked (only once the redelivery period passed unreported).
+   */
+  async #askForReport(scope: Scope, generation: number): Promise<boolean> {
+    const { uid, consumer, work } = scope;
+    if (!this.#undelivered(scope, generation)) return false;
+    if (!deliveredBefore(work, generation) || this.#reportAskedFor.get(uid) === generation) {
+      this.#reportAskedFor.delete(uid);
+      return false;
+    }
+    await this.#d.client.requestStatus(consumer, uid);
+    this.#reportAskedFor.set(uid, generation);
+    this.#publishedAt.set(uid, this.#now());
+    return true;
+  }
+
   #reported(uid: string, generation: number): boolean {
     return this.#d.statuses.get(uid)?.resourceVersion === generation;
   }
@@ -310,7 +340,10 @@ export class ManifestWorkReconciler implements Reconciler {
   #requeue(scope: Scope): Result {
     if (scope.statusHeldMs) return { requeueAfterMs: scope.statusHeldMs };
     if (scope.facts?.outcome !== "published") return {};
-    if (this.#reported(scope.uid, scope.facts.generation)) return {};
+    if (this.#reported(scope.uid, scope.facts.generation)) {
+      this.#reportAskedFor.delete(scope.uid);
+      return {};
+    }
     return { requeueAfterMs: this.#d.redeliverAfterMs };
   }
 
@@ -375,6 +408,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#d.statuses.delete(uid);
     this.#published.delete(uid);
     this.#publishedAt.delete(uid);
+    this.#reportAskedFor.delete(uid);
     this.#statusHeldSince.delete(uid);
     this.#finalizerAddedTo.delete(uid);
     this.#written.delete(uid);
