@@ -29,15 +29,23 @@ function ownsOnlyMetadata(fields: unknown): boolean {
 export function summariseManagedFields<T extends KubeObject>(obj: T): T {
   const managed = obj.metadata.managedFields;
   if (!managed) return obj;
-  const entries = managed.map(({ manager, operation, subresource, fieldsV1 }) =>
-    sharedSummary(
+  const parts = managed.map(({ manager, operation, subresource, fieldsV1 }) => {
+    const fields = Object.keys(typeof fieldsV1 === "object" && fieldsV1 !== null ? fieldsV1 : {});
+    return {
       manager,
       operation,
       subresource,
-      Object.keys(typeof fieldsV1 === "object" && fieldsV1 !== null ? fieldsV1 : {}),
-    ),
-  );
-  return { ...obj, metadata: { ...obj.metadata, managedFields: sharedList(entries) } };
+      fields,
+      key: JSON.stringify([manager, operation, subresource, fields]),
+    };
+  });
+  const listKey = parts.map((p) => p.key).join("\n");
+  let list = summaryLists.get(listKey);
+  if (!list) {
+    list = Object.freeze(parts.map(sharedSummary)) as ManagedFields;
+    if (summaryLists.size < MAX_SHARED_SUMMARIES) summaryLists.set(listKey, list);
+  }
+  return { ...obj, metadata: { ...obj.metadata, managedFields: list } };
 }
 
 type ManagedFields = NonNullable<KubeObject["metadata"]["managedFields"]>;
@@ -50,35 +58,25 @@ type ManagedFieldsEntry = ManagedFields[number];
 const MAX_SHARED_SUMMARIES = 2_000;
 const summaries = new Map<string, ManagedFieldsEntry>();
 const summaryLists = new Map<string, ManagedFields>();
-const keyOf = new WeakMap<ManagedFieldsEntry, string>();
 
-function sharedSummary(
-  manager: string | undefined,
-  operation: ManagedFieldsEntry["operation"],
-  subresource: string | undefined,
-  fields: string[],
-): ManagedFieldsEntry {
-  const key = JSON.stringify([manager, operation, subresource, fields]);
-  const known = summaries.get(key);
+function sharedSummary(part: {
+  manager: string | undefined;
+  operation: ManagedFieldsEntry["operation"];
+  subresource: string | undefined;
+  fields: string[];
+  key: string;
+}): ManagedFieldsEntry {
+  const known = summaries.get(part.key);
   if (known) return known;
+  const { manager, operation, subresource, fields } = part;
   const entry: ManagedFieldsEntry = Object.freeze({
     ...(manager !== undefined ? { manager } : {}),
     ...(operation !== undefined ? { operation } : {}),
     ...(subresource !== undefined ? { subresource } : {}),
     fieldsV1: Object.freeze(Object.fromEntries(fields.map((k) => [k, EMPTY]))),
   });
-  keyOf.set(entry, key);
-  if (summaries.size < MAX_SHARED_SUMMARIES) summaries.set(key, entry);
+  if (summaries.size < MAX_SHARED_SUMMARIES) summaries.set(part.key, entry);
   return entry;
-}
-
-function sharedList(entries: ManagedFieldsEntry[]): ManagedFields {
-  const key = entries.map((e) => keyOf.get(e)).join("\n");
-  const known = summaryLists.get(key);
-  if (known) return known;
-  const list = Object.freeze(entries) as ManagedFields;
-  if (summaryLists.size < MAX_SHARED_SUMMARIES) summaryLists.set(key, list);
-  return list;
 }
 
 const EMPTY = Object.freeze({});
