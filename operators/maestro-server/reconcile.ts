@@ -214,11 +214,12 @@ export class ManifestWorkReconciler implements Reconciler {
     }
     this.#trustAfterRestart(scope, generation);
     const isNew = this.#published.get(uid) !== String(generation);
-    if (!isNew && (await this.#askForReport(scope, generation))) {
+    const delivery = await this.#delivery(scope, generation, isNew);
+    if (delivery === "report-asked") {
       scope.facts = { outcome: "published", generation, consumer };
       return;
     }
-    if (isNew || this.#undelivered(scope, generation)) {
+    if (delivery === "send") {
       const sent = await this.#sendGeneration(ctx, scope, generation);
       if (!sent) return;
       if (isNew) this.#statusHeldSince.set(uid, this.#now());
@@ -309,24 +310,31 @@ export class ManifestWorkReconciler implements Reconciler {
   }
 
   /**
-   * A generation the work shows applied, with no report of it held (as after a restart whose
+   * Whether to send the current generation (new, or unreported for the redelivery period), ask
+   * the agent for its report instead, or do nothing. A generation the work shows applied, with no
+   * report of it held (as after a restart whose
    * status resync lost answers: a broker drops what a busy subscriber cannot take): the agent is
    * asked for its report, and the spec goes again only if that brings nothing either. Sending the
    * same spec alone gets no answer from an agent that finds nothing to change, so at 10,000
    * clusters ~5,000 works lost in one resync were sent again every redelivery period, 150 a
-   * second, without end. True when asked (only once the redelivery period passed unreported).
+   * second, without end.
    */
-  async #askForReport(scope: Scope, generation: number): Promise<boolean> {
+  async #delivery(
+    scope: Scope,
+    generation: number,
+    isNew: boolean,
+  ): Promise<"send" | "report-asked" | "none"> {
+    if (isNew) return "send";
+    if (!this.#undelivered(scope, generation)) return "none";
     const { uid, consumer, work } = scope;
-    if (!this.#undelivered(scope, generation)) return false;
     if (!deliveredBefore(work, generation) || this.#reportAskedFor.get(uid) === generation) {
       this.#reportAskedFor.delete(uid);
-      return false;
+      return "send";
     }
     await this.#d.client.requestStatus(consumer, uid);
     this.#reportAskedFor.set(uid, generation);
     this.#publishedAt.set(uid, this.#now());
-    return true;
+    return "report-asked";
   }
 
   #reported(uid: string, generation: number): boolean {
