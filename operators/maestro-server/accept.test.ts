@@ -68,6 +68,29 @@ test.each([
   }
 });
 
+describe("a report seeded from what the work shows (after a restart)", () => {
+  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+  const seed = { resourceId: "uid-1", consumer: "mgmt-1", resourceVersion: 2, statusHash: "shown" };
+
+  test("gives the resync its hash, and the agent's next report is accepted whatever its sequence", () => {
+    const statuses = new StatusStore({ now: () => T0 });
+    statuses.seed(seed);
+    expect(statuses.statusHash("uid-1")).toBe("shown");
+    expect(statuses.get("uid-1")).toMatchObject({ resourceVersion: 2, deleted: false });
+    expect(acceptStatus(update({ sequenceId: older, statusHash: "reported" }), works, statuses).verdict).toBe(
+      "accepted",
+    );
+    expect(statuses.statusHash("uid-1")).toBe("reported");
+  });
+
+  test("does not replace a report already held: that one is newer than the work shows", () => {
+    const statuses = new StatusStore({ now: () => T0 });
+    acceptStatus(update({ sequenceId: accepted, statusHash: "reported" }), works, statuses);
+    statuses.seed(seed);
+    expect(statuses.get("uid-1")).toMatchObject({ statusHash: "reported", sequenceId: accepted });
+  });
+});
+
 /** A sequence ID stamped at `ms` by an agent's clock. */
 const idAt = (ms: number): string => new SnowflakeGenerator(1, () => ms).next();
 const MINUTE = 60_000;

@@ -36,6 +36,7 @@ import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject } from "../runtime/source.ts";
 import { UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
 import { ManifestWorkReconciler } from "./reconcile.ts";
+import { shownReport } from "./status.ts";
 
 export const SERVER_NAME = "maestro-server";
 
@@ -134,7 +135,22 @@ export class MaestroServer implements Runnable {
   async start(signal: AbortSignal): Promise<void> {
     this.agents.start();
     await this.#works.waitForSync(signal);
+    this.#seedReports();
     await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
+  }
+
+  /**
+   * Before the first status resync: each work's last report as the work shows it. Agents then
+   * answer only for statuses that changed while this process was away; without it, a restart at
+   * 10,000 clusters asked for all 20,000 and the broker dropped what this busy process could not read.
+   */
+  #seedReports(): void {
+    for (const work of this.#works.list()) {
+      const uid = work.metadata.uid;
+      const shown = uid ? shownReport(work) : undefined;
+      if (uid && shown)
+        this.statuses.seed({ resourceId: uid, consumer: work.metadata.namespace ?? "", ...shown });
+    }
   }
 
   /** Any event on a consumer's topic was sent by that consumer's agent: the broker's ACL says so. */

@@ -27,7 +27,7 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import { apiStatusCode, errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
-import { composeStatus, type PublishFacts } from "./status.ts";
+import { composeStatus, deliveredBefore, type PublishFacts } from "./status.ts";
 
 /** The reason of AgentStatusAccepted=False when the apiserver refused the agent's report. */
 export const STATUS_INVALID = "AgentStatusInvalid";
@@ -475,13 +475,4 @@ export class ManifestWorkReconciler implements Reconciler {
 function recovered(work: ManifestWorkObject): boolean {
   const published = work.status?.conditions?.find((c) => c.type === "Published");
   return published !== undefined && published.status !== "True";
-}
-
-/** The work's status shows this generation published and applied by the agent. */
-function deliveredBefore(work: ManifestWorkObject, generation: number): boolean {
-  const at = (type: string): boolean =>
-    work.status?.conditions?.some(
-      (c) => c.type === type && c.status === "True" && c.observedGeneration === generation,
-    ) ?? false;
-  return at("Published") && at("Applied");
 }

@@ -4,6 +4,7 @@
  * current generation reached the broker or why it cannot.
  */
 import type { ManifestWorkObject, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
+import { statusHash } from "../cloudevents/statushash.ts";
 import type { StatusRefusal } from "../cloudevents/store/status.ts";
 import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
 
@@ -93,4 +94,35 @@ export function composeStatus(
     conditions,
     ...(base.resourceStatus ? { resourceStatus: base.resourceStatus } : {}),
   };
+}
+
+/** The work's status shows this generation published and applied by the agent. */
+export function deliveredBefore(work: ManifestWorkObject, generation: number): boolean {
+  const at = (type: string): boolean =>
+    work.status?.conditions?.some(
+      (c) => c.type === type && c.status === "True" && c.observedGeneration === generation,
+    ) ?? false;
+  return at(PUBLISHED) && at("Applied");
+}
+
+/**
+ * The agent's last report as the work shows it, for a restart to start from: the generation it
+ * was on and the hash the agent gave it (the status less this server's own conditions, in the
+ * shape a status event decodes to). Undefined when the work shows no report of its current
+ * generation, or shows what it had before a refused one. A hash that differs from the agent's
+ * (an agent that hashes otherwise, a status the schema pruned) only makes the agent send it again.
+ */
+export function shownReport(
+  work: ManifestWorkObject,
+): { resourceVersion: number; statusHash: string } | undefined {
+  const generation = work.metadata.generation ?? 0;
+  const conditions = work.status?.conditions ?? [];
+  if (!deliveredBefore(work, generation) || conditions.some((c) => c.type === AGENT_STATUS_ACCEPTED))
+    return undefined;
+  const manifests = work.status?.resourceStatus?.manifests;
+  const report: ManifestWorkStatus = {
+    conditions: conditions.filter((c) => c.type !== PUBLISHED),
+    ...(manifests && manifests.length > 0 ? { resourceStatus: { manifests } } : {}),
+  };
+  return { resourceVersion: generation, statusHash: statusHash(report) };
 }

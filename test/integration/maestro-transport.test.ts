@@ -24,6 +24,7 @@ import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appli
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { createLogger } from "../../operators/runtime/logger.ts";
 import { isNotFound } from "../../operators/runtime/errors.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { metricsRegistry } from "../../operators/runtime/metrics.ts";
@@ -44,8 +45,11 @@ let broker: Broker;
 let service: KubeClient;
 const mgmt: Record<string, KubeClient> = {};
 const registry = new ClusterRegistry();
+/** The service cluster as a restarted maestro-server sees it. */
+const restartedRegistry = new ClusterRegistry();
 const stops: AbortController[] = [];
 let server: MaestroServer;
+let serverStop: AbortController;
 const agents: Record<string, { agent: MaestroAgent; stop: AbortController }> = {};
 let target = ""; // a namespace on the management clusters for applied objects
 let cleanup: () => Promise<void> = async () => {};
@@ -66,6 +70,21 @@ async function startAgent(consumer: string): Promise<MaestroAgent> {
   void agent.start(stop.signal);
   agents[consumer] = { agent, stop };
   return agent;
+}
+
+/** maestro-server over its own cluster registry: a restart starts with informers of its own. */
+async function startServer(clusters: ClusterRegistry, stop: AbortController): Promise<MaestroServer> {
+  const started = new MaestroServer({
+    cluster: clusters.add("service", kubeConfigFor("service")),
+    broker: {
+      url: broker.url,
+      ...(await credentials("maestro")),
+      clientId: "maestro-test",
+      backoff: fastBackoff,
+    },
+  });
+  void started.start(stop.signal);
+  return started;
 }
 
 let workCounter = 0;
@@ -137,18 +156,9 @@ beforeAll(async () => {
   }
   target = `applied-${process.pid}-${Date.now().toString(36)}`;
   for (const c of Object.values(mgmt)) await ensureNamespace(c, target);
-  const stop = new AbortController();
-  stops.push(stop);
-  server = new MaestroServer({
-    cluster: registry.add("service", kubeConfigFor("service")),
-    broker: {
-      url: broker.url,
-      ...(await credentials("maestro")),
-      clientId: "maestro-test",
-      backoff: fastBackoff,
-    },
-  });
-  void server.start(stop.signal);
+  serverStop = new AbortController();
+  stops.push(serverStop);
+  server = await startServer(registry, serverStop);
   await startAgent("mgmt-1");
   await startAgent("mgmt-2");
   await eventually("server and agents connected", () =>
@@ -160,6 +170,7 @@ beforeAll(async () => {
     for (const s of stops) s.abort();
     for (const a of Object.values(agents)) a.stop.abort();
     registry.stopAll();
+    restartedRegistry.stopAll();
     await broker.stop();
     await scratch.remove();
   };
@@ -511,5 +522,58 @@ describe("maestro transport", () => {
     expect(condition(await getWork(during), "Published")?.status).toBe("True");
     expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-b-2"))?.["data"]).toEqual({ v: "1" });
     expect(await settled(before)).toBe(true);
+  });
+
+  it("after a server restart, agents answer its status resync only for statuses that changed while it was away", async () => {
+    const consumer = "mgmt-seed";
+    await ensureNamespace(service, consumer);
+    const answers: Array<{ asked: number; sent: number }> = [];
+    const log = createLogger({}, "info", (line) => {
+      const entry = JSON.parse(line) as { msg?: string; asked?: number; sent?: number };
+      if (entry.msg === "Answered status resync")
+        answers.push({ asked: entry.asked ?? 0, sent: entry.sent ?? 0 });
+    });
+    const agentStop = new AbortController();
+    stops.push(agentStop);
+    const agent = new MaestroAgent({
+      consumer,
+      kube: mgmt["mgmt-1"]!,
+      broker: { url: broker.url, ...(await credentials(consumer)), backoff: fastBackoff },
+      statusSyncMs: 300,
+      log,
+    });
+    void agent.start(agentStop.signal);
+    await eventually("the agent connected", () => agent.connection.isConnected());
+    const unchanged = await createWork(consumer, [configMapManifest(target, "cm-s-1", { v: "1" })]);
+    const changed = await createWork(consumer, [configMapManifest(target, "cm-s-2", { v: "1" })]);
+    await eventually(
+      "both applied",
+      async () => (await settled(unchanged)) && (await settled(changed)),
+      30_000,
+    );
+
+    serverStop.abort();
+    await eventually("the server disconnected", () => !server.connection.isConnected());
+    // While the server is away, the work stops showing what the agent reported (Available).
+    const shown = (await getWork(changed))!;
+    const conditions = shown.status?.conditions?.filter((c) => c.type !== "Available") ?? [];
+    await service.replace(
+      ManifestWorkResource,
+      { ...shown, status: { ...shown.status, conditions } },
+      "status",
+    );
+    answers.length = 0;
+
+    serverStop = new AbortController();
+    stops.push(serverStop);
+    server = await startServer(restartedRegistry, serverStop);
+    await eventually(
+      "the agent answered the new server's resync",
+      () => answers.some((a) => a.asked === 2),
+      30_000,
+    );
+    expect(answers.find((a) => a.asked === 2)?.sent).toBe(1);
+    await eventually("the changed work shows the agent's report again", () => settled(changed), 30_000);
+    expect(await settled(unchanged)).toBe(true);
   });
 });

@@ -3,8 +3,9 @@
  * ManifestWork reconcile writes to /status until it is written, the sequence ID that orders status
  * events, and the hash that status resync requests send back. Once written, the work itself holds
  * the status, so only the sequence, version and hash are kept (a status with feedback is most of
- * what a work costs in memory). In memory: after a restart the status resync asks every agent
- * again, and the first status per work is accepted.
+ * what a work costs in memory). In memory: after a restart it is seeded from what the works show
+ * (seed()), so the status resync asks agents only for statuses that changed meanwhile, and the
+ * first status per work is accepted.
  */
 import type { StatusUpdate } from "../codec/manifestbundle.ts";
 import { isNewerSequence, parseSnowflake } from "../snowflake.ts";
@@ -54,6 +55,15 @@ export class StatusStore {
 
   get(resourceId: string): StoredStatus | undefined {
     return this.#byId.get(resourceId);
+  }
+
+  /**
+   * A report known only from the work that shows it (after a restart): its version and hash, no
+   * body and no sequence, so the next report is accepted whatever its ID. A report already held is
+   * newer than what the work shows, and is kept.
+   */
+  seed(report: Omit<StoredStatus, "status" | "refusal" | "sequenceId" | "deleted">): void {
+    if (!this.#byId.has(report.resourceId)) this.#byId.set(report.resourceId, { ...report, deleted: false });
   }
 
   /**
