@@ -44,9 +44,8 @@ const fastBackoff = { initialMs: 100, maxMs: 1000 };
 let broker: Broker;
 let service: KubeClient;
 const mgmt: Record<string, KubeClient> = {};
-const registry = new ClusterRegistry();
-/** The service cluster as a restarted maestro-server sees it. */
-const restartedRegistry = new ClusterRegistry();
+/** One per maestro-server started: a restarted server starts with informers of its own. */
+const registries: ClusterRegistry[] = [];
 const stops: AbortController[] = [];
 let server: MaestroServer;
 let serverStop: AbortController;
@@ -72,8 +71,9 @@ async function startAgent(consumer: string): Promise<MaestroAgent> {
   return agent;
 }
 
-/** maestro-server over its own cluster registry: a restart starts with informers of its own. */
-async function startServer(clusters: ClusterRegistry, stop: AbortController): Promise<MaestroServer> {
+async function startServer(stop: AbortController): Promise<MaestroServer> {
+  const clusters = new ClusterRegistry();
+  registries.push(clusters);
   const started = new MaestroServer({
     cluster: clusters.add("service", kubeConfigFor("service")),
     broker: {
@@ -158,7 +158,7 @@ beforeAll(async () => {
   for (const c of Object.values(mgmt)) await ensureNamespace(c, target);
   serverStop = new AbortController();
   stops.push(serverStop);
-  server = await startServer(registry, serverStop);
+  server = await startServer(serverStop);
   await startAgent("mgmt-1");
   await startAgent("mgmt-2");
   await eventually("server and agents connected", () =>
@@ -169,8 +169,7 @@ beforeAll(async () => {
   cleanup = async () => {
     for (const s of stops) s.abort();
     for (const a of Object.values(agents)) a.stop.abort();
-    registry.stopAll();
-    restartedRegistry.stopAll();
+    for (const r of registries) r.stopAll();
     await broker.stop();
     await scratch.remove();
   };
@@ -524,17 +523,16 @@ describe("maestro transport", () => {
     expect(await settled(before)).toBe(true);
   });
 
-  it("after a server restart, agents answer its status resync only for statuses that changed while it was away", async () => {
-    const consumer = "mgmt-seed";
-    await ensureNamespace(service, consumer);
-    const answers: Array<{ asked: number; sent: number }> = [];
+  /** An agent of its own for `consumer`, whose resync answers are recorded from its log. */
+  async function seedAgent(consumer: string) {
+    const answers: Array<{ asked: number; sent: number; missing: number }> = [];
     const log = createLogger({}, "info", (line) => {
-      const entry = JSON.parse(line) as { msg?: string; asked?: number; sent?: number };
+      const entry = JSON.parse(line) as { msg?: string; asked?: number; sent?: number; missing?: number };
       if (entry.msg === "Answered status resync")
-        answers.push({ asked: entry.asked ?? 0, sent: entry.sent ?? 0 });
+        answers.push({ asked: entry.asked ?? 0, sent: entry.sent ?? 0, missing: entry.missing ?? 0 });
     });
-    const agentStop = new AbortController();
-    stops.push(agentStop);
+    const stop = new AbortController();
+    stops.push(stop);
     const agent = new MaestroAgent({
       consumer,
       kube: mgmt["mgmt-1"]!,
@@ -542,10 +540,23 @@ describe("maestro transport", () => {
       statusSyncMs: 300,
       log,
     });
-    void agent.start(agentStop.signal);
+    void agent.start(stop.signal);
     await eventually("the agent connected", () => agent.connection.isConnected());
-    const unchanged = await createWork(consumer, [configMapManifest(target, "cm-s-1", { v: "1" })]);
-    const changed = await createWork(consumer, [configMapManifest(target, "cm-s-2", { v: "1" })]);
+    return { agent, stop, answers };
+  }
+
+  /**
+   * Two works of `consumer` applied; the server stopped; while it is away, the second work stops
+   * showing the agent's report (Available), and `meanwhile` runs; then a server of its own starts.
+   */
+  async function restartServerAround(
+    consumer: string,
+    meanwhile: (first: Awaited<ReturnType<typeof seedAgent>>) => Promise<void>,
+  ) {
+    await ensureNamespace(service, consumer);
+    const first = await seedAgent(consumer);
+    const unchanged = await createWork(consumer, [configMapManifest(target, `${consumer}-1`, { v: "1" })]);
+    const changed = await createWork(consumer, [configMapManifest(target, `${consumer}-2`, { v: "1" })]);
     await eventually(
       "both applied",
       async () => (await settled(unchanged)) && (await settled(changed)),
@@ -554,7 +565,6 @@ describe("maestro transport", () => {
 
     serverStop.abort();
     await eventually("the server disconnected", () => !server.connection.isConnected());
-    // While the server is away, the work stops showing what the agent reported (Available).
     const shown = (await getWork(changed))!;
     const conditions = shown.status?.conditions?.filter((c) => c.type !== "Available") ?? [];
     await service.replace(
@@ -562,18 +572,44 @@ describe("maestro transport", () => {
       { ...shown, status: { ...shown.status, conditions } },
       "status",
     );
-    answers.length = 0;
+    first.answers.length = 0;
+    await meanwhile(first);
 
     serverStop = new AbortController();
     stops.push(serverStop);
-    server = await startServer(restartedRegistry, serverStop);
-    await eventually(
-      "the agent answered the new server's resync",
-      () => answers.some((a) => a.asked === 2),
-      30_000,
-    );
-    expect(answers.find((a) => a.asked === 2)?.sent).toBe(1);
+    server = await startServer(serverStop);
+    return { first, unchanged, changed };
+  }
+
+  it("after a server restart, agents answer its status resync only for statuses that changed while it was away", async () => {
+    const { first, unchanged, changed } = await restartServerAround("mgmt-seed", async () => {});
+    await eventually("the agent answered the resync", () => first.answers.some((a) => a.asked === 2), 30_000);
+    expect(first.answers.find((a) => a.asked === 2)).toEqual({ asked: 2, sent: 1, missing: 0 });
     await eventually("the changed work shows the agent's report again", () => settled(changed), 30_000);
     expect(await settled(unchanged)).toBe(true);
+  });
+
+  it("an agent restarted while the server was away gets its works again once the server is back", async () => {
+    let second: Awaited<ReturnType<typeof seedAgent>> | undefined;
+    const { unchanged, changed } = await restartServerAround("mgmt-seed-2", async (first) => {
+      // The new agent's spec resync goes out while no server listens, and is lost.
+      first.stop.abort();
+      await eventually("the first agent disconnected", () => !first.agent.connection.isConnected());
+      second = await seedAgent("mgmt-seed-2");
+    });
+    await eventually(
+      "the agent answered the resync",
+      () => second!.answers.some((a) => a.asked === 2),
+      30_000,
+    );
+    expect(second!.answers.find((a) => a.asked === 2)).toEqual({ asked: 2, sent: 0, missing: 2 });
+    await eventually(
+      "the agent holds both works again and the changed one shows its report",
+      async () =>
+        second!.agent.store.get(unchanged.metadata.uid!) !== undefined &&
+        second!.agent.store.get(changed.metadata.uid!) !== undefined &&
+        (await settled(changed)),
+      30_000,
+    );
   });
 });

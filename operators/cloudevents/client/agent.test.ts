@@ -1,6 +1,6 @@
 import { expect, test, vi } from "vitest";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
-import { encodeStatusResyncRequests } from "../codec/resync.ts";
+import { decodeSpecResyncRequest, encodeStatusResyncRequests } from "../codec/resync.ts";
 import { WorkStore } from "../store/works.ts";
 import { topics, type CloudEvent } from "../types.ts";
 import { AgentClient, type AgentConnection } from "./agent.ts";
@@ -22,14 +22,21 @@ class FakeConnection implements AgentConnection {
   }
 }
 
-/** Resolves once the client logs that it answered: the evidence that every publish is done. */
-function answerLog(): Logger & { answered: Promise<LogValues> } {
+/**
+ * Resolves once the client logs that it answered (the evidence that every status publish is
+ * done), and once it logs the spec resync it asked for.
+ */
+function answerLog(): Logger & { answered: Promise<LogValues>; specsRequested: Promise<LogValues> } {
   let resolve: (values: LogValues) => void = () => undefined;
+  let resolveSpecs: (values: LogValues) => void = () => undefined;
   const answered = new Promise<LogValues>((r) => (resolve = r));
-  const log: Logger & { answered: Promise<LogValues> } = {
+  const specsRequested = new Promise<LogValues>((r) => (resolveSpecs = r));
+  const log: Logger & { answered: Promise<LogValues>; specsRequested: Promise<LogValues> } = {
     answered,
+    specsRequested,
     info: (msg, values) => {
       if (msg === "Answered status resync") resolve(values ?? {});
+      if (msg === "Requested spec resync") resolveSpecs(values ?? {});
     },
     debug: () => undefined,
     error: () => undefined,
@@ -59,8 +66,52 @@ test("a status resync request naming one work a thousand times, and works the ag
   }));
   const [request] = encodeStatusResyncRequests("mgmt-1", hashes);
   conn.deliver(request!);
-  expect(await log.answered).toMatchObject({ sent: 1 });
+  expect(await log.answered).toMatchObject({ sent: 1, missing: 500 });
+  expect(conn.published.filter((e) => e.type.includes(".status."))).toHaveLength(1);
+});
+
+/** A store holding one work, r1, whose status was sent with hash "current". */
+function storeWithOneWork(): WorkStore {
+  const store = new WorkStore();
+  store.upsert({
+    uid: "r1",
+    name: "r1",
+    consumer: "mgmt-1",
+    generation: 3,
+    originalSource: "maestro",
+    metadata: {},
+    spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } }] } },
+  });
+  store.update("r1", { status: { conditions: [] }, statusHash: "current" });
+  return store;
+}
+
+test("a status resync listing a work the agent lacks is followed by a spec resync request of what it holds", async () => {
+  const conn = new FakeConnection();
+  const log = answerLog();
+  new AgentClient(conn, { consumer: "mgmt-1", agentId: "mgmt-1-work-agent", store: storeWithOneWork(), log });
+  const [request] = encodeStatusResyncRequests("mgmt-1", [
+    { resourceID: "r1", statusHash: "current" },
+    { resourceID: "missed", statusHash: "h" },
+  ]);
+  conn.deliver(request!);
+  expect(await log.answered).toEqual({ asked: 2, sent: 0, missing: 1 });
+  await log.specsRequested;
   expect(conn.published).toHaveLength(1);
+  const specResync = decodeSpecResyncRequest(conn.published[0]!);
+  expect(specResync.versions).toEqual([{ resourceID: "r1", resourceVersion: 3 }]);
+});
+
+test("a status resync listing only works the agent holds asks for no specs", async () => {
+  const conn = new FakeConnection();
+  const log = answerLog();
+  new AgentClient(conn, { consumer: "mgmt-1", agentId: "mgmt-1-work-agent", store: storeWithOneWork(), log });
+  const [request] = encodeStatusResyncRequests("mgmt-1", [{ resourceID: "r1", statusHash: "old" }]);
+  conn.deliver(request!);
+  expect(await log.answered).toEqual({ asked: 1, sent: 1, missing: 0 });
+  expect(conn.published.map((e) => e.type)).toEqual([
+    "io.open-cluster-management.works.v1alpha1.manifestbundles.status.resync_response",
+  ]);
 });
 
 test("a work removed while a status resync is being answered is not reported again with its earlier status", async () => {

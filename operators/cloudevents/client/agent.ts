@@ -135,7 +135,9 @@ export class AgentClient {
 
   /**
    * Publishes each listed work whose status hash differs; an empty list asks for all. Bounded by
-   * the store: IDs the agent does not hold are ignored, and a work listed twice is sent once.
+   * the store: a work listed twice is sent once. A listed work the agent does not hold was meant
+   * for it and missed (its spec resync went out while no server listened: sessions are clean, so
+   * the broker kept nothing), so it asks for its specs again; the server sends only what it lacks.
    */
   async #answerStatusResync(event: CloudEvent): Promise<void> {
     try {
@@ -150,6 +152,7 @@ export class AgentClient {
               const w = store.get(uid);
               return w && w.statusHash !== hash ? [w] : [];
             });
+      const missing = [...listed.keys()].filter((uid) => !store.get(uid)).length;
       let sent = 0;
       for (const { uid } of wanted) {
         // Each as the store holds it now, not as it was when the request came: a work removed
@@ -159,7 +162,8 @@ export class AgentClient {
         await this.publishStatus(work, work.status, Action.resyncResponse);
         sent++;
       }
-      this.#log.info("Answered status resync", { asked: hashes.length, sent });
+      this.#log.info("Answered status resync", { asked: hashes.length, sent, missing });
+      if (missing > 0) await this.#resyncSpecs();
     } catch (err) {
       this.#conn.drop("invalid", err, event);
     }
