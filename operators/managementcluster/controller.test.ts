@@ -162,24 +162,24 @@ describe("LoadReconciler", () => {
   });
 });
 
-describe("LoadReconciler with agent liveness", () => {
-  /** Writes into the lister like the apiserver and the informer would, skipping equal statuses as Applier does. */
-  class StoreWriter implements StatusWriter {
-    writes = 0;
-    readonly store: FakeLister<ManagementCluster>;
-    constructor(store: FakeLister<ManagementCluster>) {
-      this.store = store;
-    }
-    applyStatus<T extends KubeObject>(_type: ResourceType, current: KubeObject, status: unknown) {
-      if (JSON.stringify(current["status"]) === JSON.stringify(status))
-        return Promise.resolve<T | undefined>(undefined);
-      this.writes++;
-      const mc = { ...(current as ManagementCluster), status: status as ManagementClusterStatus };
-      this.store.set(mc);
-      return Promise.resolve(mc as unknown as T);
-    }
+/** Writes into the lister like the apiserver and the informer would, skipping equal statuses as Applier does. */
+class StoreWriter implements StatusWriter {
+  writes = 0;
+  readonly store: FakeLister<ManagementCluster>;
+  constructor(store: FakeLister<ManagementCluster>) {
+    this.store = store;
   }
+  applyStatus<T extends KubeObject>(_type: ResourceType, current: KubeObject, status: unknown) {
+    if (JSON.stringify(current["status"]) === JSON.stringify(status))
+      return Promise.resolve<T | undefined>(undefined);
+    this.writes++;
+    const mc = { ...(current as ManagementCluster), status: status as ManagementClusterStatus };
+    this.store.set(mc);
+    return Promise.resolve(mc as unknown as T);
+  }
+}
 
+describe("LoadReconciler with agent liveness", () => {
   function setup() {
     let t = Date.parse("2026-01-01T00:00:00Z");
     const now = () => t;
@@ -249,5 +249,55 @@ describe("LoadReconciler with agent liveness", () => {
     await w.reconcile();
     expect(w.status()?.conditions?.find((c) => c.type === "Connected")).toMatchObject({ status: "Unknown" });
     expect(w.events).toEqual([]);
+  });
+});
+
+describe("LoadReconciler: a load that only moved is written at most every interval", () => {
+  function setup() {
+    let t = Date.parse("2026-01-01T00:00:00Z");
+    const mcs = new FakeLister([managementCluster("mc-1", 3)]);
+    const clusters = new FakeLister<HcpCluster>([], { [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster });
+    const writer = new StoreWriter(mcs);
+    const reconciler = new LoadReconciler({
+      managementClusters: mcs,
+      clusters,
+      applier: writer,
+      loadWriteIntervalMs: 10_000,
+      now: () => t,
+    });
+    const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
+    return {
+      writer,
+      place: (name: string) => clusters.set(hcpCluster(name, "mc-1")),
+      reconcile: () => reconciler.reconcile(ctx, { cluster: "service", namespace: "", name: "mc-1" }),
+      shown: () => mcs.get("", "mc-1")?.status,
+      advance: (ms: number) => (t += ms),
+    };
+  }
+
+  test("placements in a burst are one write, the count once the interval is over; a phase change at once", async () => {
+    const w = setup();
+    w.place("a");
+    expect(await w.reconcile()).toEqual({});
+    expect(w.shown()).toMatchObject({ hostedClusters: 1, phase: "Ready" });
+    expect(w.writer.writes).toBe(1);
+
+    w.advance(2_000);
+    w.place("b");
+    expect(await w.reconcile()).toEqual({ requeueAfterMs: 8_000 });
+    expect(w.shown()).toMatchObject({ hostedClusters: 1 });
+    expect(w.writer.writes).toBe(1);
+
+    w.advance(8_000);
+    expect(await w.reconcile()).toEqual({});
+    expect(w.shown()).toMatchObject({ hostedClusters: 2 });
+    expect(w.writer.writes).toBe(2);
+
+    // Full is a change of phase and of Schedulable, not only of the count: written at once.
+    w.advance(1_000);
+    w.place("c");
+    await w.reconcile();
+    expect(w.shown()).toMatchObject({ hostedClusters: 3, phase: "Full" });
+    expect(w.writer.writes).toBe(3);
   });
 });

@@ -2,9 +2,11 @@
  * The management cluster controller: keeps each ManagementCluster's status showing its load (the
  * HcpClusters placed on it) against its capacity, whether placement may use it, and whether its
  * agent is Connected (connected.ts), from the liveness maestro-server keeps in memory when it runs
- * in this process. One status write per reconcile, only when something changed; an event only
- * when Connected changes. Placement itself is the cluster controller's; this one only reports.
+ * in this process. One status write per reconcile, only when something changed, and a load that
+ * only moved at most every LOAD_WRITE_INTERVAL_MS; an event only when Connected changes. Placement
+ * itself is the cluster controller's; this one only reports.
  */
+import { isDeepStrictEqual } from "node:util";
 import {
   HcpClusterResource,
   ManagementClusterResource,
@@ -33,6 +35,15 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { CONNECTED, connectedStatus, type ConnectedOutcome } from "./connected.ts";
 
 export const MANAGEMENT_CLUSTER_CONTROLLER = "managementcluster-controller";
+
+/**
+ * A load that only moved (the same phase and conditions, another count) is written at most this
+ * often per management cluster, as often as a node reports its status. In a 10,000-cluster create
+ * each placement was a status write of its management cluster, ~7,700 in the first 35 minutes.
+ * Placement counts from the cache, not from this status, so a count a few seconds old misleads
+ * no decision; a change of phase or condition is written at once.
+ */
+export const LOAD_WRITE_INTERVAL_MS = 10_000;
 
 function phaseOf(mc: ManagementCluster, placed: number): ManagementClusterPhase {
   const max = mc.spec.capacity.maxHostedClusters;
@@ -104,6 +115,8 @@ export interface LoadReconcilerDeps {
   agents?: AgentLivenessSource;
   /** Default connected.ts LAST_HEARD_REFRESH_MS. */
   lastHeardRefreshMs?: number;
+  /** Default LOAD_WRITE_INTERVAL_MS. */
+  loadWriteIntervalMs?: number;
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number;
 }
@@ -113,6 +126,8 @@ export type StatusWriter = Pick<Applier, "applyStatus">;
 
 export class LoadReconciler implements Reconciler {
   readonly #d: LoadReconcilerDeps;
+  /** When this reconciler last wrote each management cluster's status; in memory, so a start writes at once. */
+  readonly #lastWrittenMs = new Map<string, number>();
 
   constructor(deps: LoadReconcilerDeps) {
     this.#d = deps;
@@ -130,11 +145,34 @@ export class LoadReconciler implements Reconciler {
       previous: { connected: before, agent: mc.status?.agent },
       lastHeardRefreshMs: this.#d.lastHeardRefreshMs,
     });
+    const heldMs = this.#loadHeldMs(mc, placed, connected, now);
+    if (heldMs > 0)
+      return { requeueAfterMs: Math.min(heldMs, connected.recheckAfterMs ?? Number.POSITIVE_INFINITY) };
     const status = managementClusterStatus(mc, placed, connected, new Date(now));
     const written = await this.#d.applier.applyStatus(ManagementClusterResource, mc, status, ctx);
+    if (written) this.#lastWrittenMs.set(req.name, now);
     const event = written ? connectedEvent(before, connected.condition) : undefined;
     if (event) await this.#d.events?.record(mc, { ...event, signal: ctx.signal });
     return connected.recheckAfterMs === undefined ? {} : { requeueAfterMs: connected.recheckAfterMs };
+  }
+
+  /**
+   * How long the write waits: more than 0 only when the load alone moved (the phase stays, and the
+   * status with the count it shows would be what it shows) within the interval since this
+   * reconciler last wrote.
+   */
+  #loadHeldMs(mc: ManagementCluster, placed: number, connected: ConnectedOutcome, now: number): number {
+    const shown = mc.status?.hostedClusters;
+    if (shown === undefined || shown === placed || phaseOf(mc, shown) !== phaseOf(mc, placed)) return 0;
+    const leftMs =
+      (this.#d.loadWriteIntervalMs ?? LOAD_WRITE_INTERVAL_MS) -
+      (now - (this.#lastWrittenMs.get(mc.metadata.name ?? "") ?? Number.NEGATIVE_INFINITY));
+    if (leftMs <= 0) return 0;
+    const unchangedButLoad = isDeepStrictEqual(
+      managementClusterStatus(mc, shown, connected, new Date(now)),
+      mc.status,
+    );
+    return unchangedButLoad ? leftMs : 0;
   }
 }
 
