@@ -166,7 +166,12 @@ describe("cluster lifecycle", () => {
     expect(ids.some((id) => id.endsWith(`/dnszones/${zone}/a/api`))).toBe(true);
     expect(ids.filter((id) => id.includes("/loadbalancers/")).length).toBe(1);
 
-    expect(await hostedClustersOn(c.status!.managementCluster!)).toBeGreaterThanOrEqual(1);
+    // The load is written at most every 10 s while only the count moves.
+    await eventually(
+      "the management cluster's load counts the cluster",
+      async () => ((await hostedClustersOn(c.status!.managementCluster!)) ?? 0) >= 1,
+      30_000,
+    );
   });
 
   it("upgrades the control plane and the pool that follows it, and scales the other", async () => {
