@@ -45,31 +45,6 @@ function answerLog(): Logger & { answered: Promise<LogValues>; specsRequested: P
   return log;
 }
 
-test("a status resync request naming one work a thousand times, and works the agent lacks, is answered once", async () => {
-  const store = new WorkStore();
-  store.upsert({
-    uid: "r1",
-    name: "r1",
-    consumer: "mgmt-1",
-    generation: 1,
-    originalSource: "maestro",
-    metadata: {},
-    spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } }] } },
-  });
-  store.update("r1", { status: { conditions: [] }, statusHash: "current" });
-  const conn = new FakeConnection();
-  const log = answerLog();
-  new AgentClient(conn, { consumer: "mgmt-1", agentId: "mgmt-1-work-agent", store, log });
-  const hashes = Array.from({ length: 1000 }, (_, i) => ({
-    resourceID: i % 2 === 0 ? "r1" : `unknown-${i}`,
-    statusHash: "old",
-  }));
-  const [request] = encodeStatusResyncRequests("mgmt-1", hashes);
-  conn.deliver(request!);
-  expect(await log.answered).toMatchObject({ sent: 1, missing: 500 });
-  expect(conn.published.filter((e) => e.type.includes(".status."))).toHaveLength(1);
-});
-
 /** A store holding one work, r1, whose status was sent with hash "current". */
 function storeWithOneWork(): WorkStore {
   const store = new WorkStore();
@@ -85,6 +60,21 @@ function storeWithOneWork(): WorkStore {
   store.update("r1", { status: { conditions: [] }, statusHash: "current" });
   return store;
 }
+
+test("a status resync request naming one work a thousand times, and works the agent lacks, is answered once", async () => {
+  const store = storeWithOneWork();
+  const conn = new FakeConnection();
+  const log = answerLog();
+  new AgentClient(conn, { consumer: "mgmt-1", agentId: "mgmt-1-work-agent", store, log });
+  const hashes = Array.from({ length: 1000 }, (_, i) => ({
+    resourceID: i % 2 === 0 ? "r1" : `unknown-${i}`,
+    statusHash: "old",
+  }));
+  const [request] = encodeStatusResyncRequests("mgmt-1", hashes);
+  conn.deliver(request!);
+  expect(await log.answered).toMatchObject({ sent: 1, missing: 500 });
+  expect(conn.published.filter((e) => e.type.includes(".status."))).toHaveLength(1);
+});
 
 test("a status resync listing a work the agent lacks is followed by a spec resync request of what it holds", async () => {
   const conn = new FakeConnection();
