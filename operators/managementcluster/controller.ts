@@ -124,6 +124,12 @@ export interface LoadReconcilerDeps {
 /** The one write this controller makes: a ManagementCluster's status. */
 export type StatusWriter = Pick<Applier, "applyStatus">;
 
+/** When to look again: at Connected's recheck, or sooner when a load write waits. */
+function recheck(connected: ConnectedOutcome, heldMs?: number): Result {
+  const after = [connected.recheckAfterMs, heldMs].filter((ms): ms is number => ms !== undefined);
+  return after.length === 0 ? {} : { requeueAfterMs: Math.min(...after) };
+}
+
 export class LoadReconciler implements Reconciler {
   readonly #d: LoadReconcilerDeps;
   /** When this reconciler last wrote each management cluster's status; in memory, so a start writes at once. */
@@ -146,14 +152,13 @@ export class LoadReconciler implements Reconciler {
       lastHeardRefreshMs: this.#d.lastHeardRefreshMs,
     });
     const heldMs = this.#loadHeldMs(mc, placed, connected, now);
-    if (heldMs > 0)
-      return { requeueAfterMs: Math.min(heldMs, connected.recheckAfterMs ?? Number.POSITIVE_INFINITY) };
+    if (heldMs > 0) return recheck(connected, heldMs);
     const status = managementClusterStatus(mc, placed, connected, new Date(now));
     const written = await this.#d.applier.applyStatus(ManagementClusterResource, mc, status, ctx);
     if (written) this.#lastWrittenMs.set(req.name, now);
     const event = written ? connectedEvent(before, connected.condition) : undefined;
     if (event) await this.#d.events?.record(mc, { ...event, signal: ctx.signal });
-    return connected.recheckAfterMs === undefined ? {} : { requeueAfterMs: connected.recheckAfterMs };
+    return recheck(connected);
   }
 
   /**
