@@ -24,7 +24,7 @@ import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appli
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
-import { createLogger } from "../../operators/runtime/logger.ts";
+import { createLogger, type Logger } from "../../operators/runtime/logger.ts";
 import { isNotFound } from "../../operators/runtime/errors.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { metricsRegistry } from "../../operators/runtime/metrics.ts";
@@ -58,13 +58,15 @@ async function credentials(identity: string) {
   return { caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
 }
 
-async function startAgent(consumer: string): Promise<MaestroAgent> {
+/** An agent for `consumer`, applying to its own management cluster unless `on` names another. */
+async function startAgent(consumer: string, opts: { on?: string; log?: Logger } = {}): Promise<MaestroAgent> {
   const stop = new AbortController();
   const agent = new MaestroAgent({
     consumer,
-    kube: mgmt[consumer]!,
+    kube: mgmt[opts.on ?? consumer]!,
     broker: { url: broker.url, ...(await credentials(consumer)), backoff: fastBackoff },
     statusSyncMs: 300,
+    ...(opts.log && { log: opts.log }),
   });
   void agent.start(stop.signal);
   agents[consumer] = { agent, stop };
@@ -523,7 +525,7 @@ describe("maestro transport", () => {
     expect(await settled(before)).toBe(true);
   });
 
-  /** An agent of its own for `consumer`, whose resync answers are recorded from its log. */
+  /** An agent for `consumer` on mgmt-1, whose resync answers are recorded from its log. */
   async function seedAgent(consumer: string) {
     const answers: Array<{ asked: number; sent: number; missing: number }> = [];
     const log = createLogger({}, "info", (line) => {
@@ -531,18 +533,9 @@ describe("maestro transport", () => {
       if (entry.msg === "Answered status resync")
         answers.push({ asked: entry.asked ?? 0, sent: entry.sent ?? 0, missing: entry.missing ?? 0 });
     });
-    const stop = new AbortController();
-    stops.push(stop);
-    const agent = new MaestroAgent({
-      consumer,
-      kube: mgmt["mgmt-1"]!,
-      broker: { url: broker.url, ...(await credentials(consumer)), backoff: fastBackoff },
-      statusSyncMs: 300,
-      log,
-    });
-    void agent.start(stop.signal);
+    const agent = await startAgent(consumer, { on: "mgmt-1", log });
     await eventually("the agent connected", () => agent.connection.isConnected());
-    return { agent, stop, answers };
+    return { agent, stop: agents[consumer]!.stop, answers };
   }
 
   /**
