@@ -73,6 +73,7 @@ export class MaestroServer implements Runnable {
   readonly #log: Logger;
   readonly #works: Informer<CachedManifestWork, ManifestWork>;
   readonly #client: SourceClient;
+  readonly #reconciler: ManifestWorkReconciler;
   readonly #controller: Controller;
   readonly #bounded = counter(metricsRegistry, {
     name: "maestro_server_status_bounded_total",
@@ -110,21 +111,22 @@ export class MaestroServer implements Runnable {
       this.#log,
     );
     const client = opts.cluster.client;
+    this.#reconciler = new ManifestWorkReconciler({
+      works: this.#works,
+      fetch: (work) => this.#fetch(work),
+      client: this.#client,
+      statuses: this.statuses,
+      applier: new Applier(client, SERVER_NAME),
+      events: new EventRecorder(client, SERVER_NAME, this.#log),
+      staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
+      redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
+      publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 10_000,
+    });
     this.#controller = new Controller({
       name: SERVER_NAME,
       maxConcurrentReconciles: opts.workers ?? 32,
       log: this.#log,
-      reconciler: new ManifestWorkReconciler({
-        works: this.#works,
-        fetch: (work) => this.#fetch(work),
-        client: this.#client,
-        statuses: this.statuses,
-        applier: new Applier(client, SERVER_NAME),
-        events: new EventRecorder(client, SERVER_NAME, this.#log),
-        staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
-        redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
-        publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 10_000,
-      }),
+      reconciler: this.#reconciler,
     });
     enqueueForObject(this.#works, this.#controller);
     this.#client.onStatus((u) => this.#acceptStatus(u));
@@ -163,9 +165,12 @@ export class MaestroServer implements Runnable {
     this.connection.onDisconnected(() => this.agents.listening(false));
   }
 
-  /** After every (re)connect: retry what could not be published, and ask agents for statuses. */
+  /**
+   * After every (re)connect: retry what found no connection, and ask agents for statuses. A work
+   * published just before the connection dropped is sent again at its redelivery time.
+   */
   async #afterSubscribe(): Promise<void> {
-    for (const w of this.#works.list()) this.#enqueue(w);
+    for (const req of this.#reconciler.takeUnsent()) this.#controller.enqueue(req);
     try {
       await this.#client.resyncStatus();
     } catch (err) {

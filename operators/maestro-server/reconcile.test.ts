@@ -14,7 +14,7 @@ import { PublishRefusedError } from "../cloudevents/client/errors.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { Action, type EventAction } from "../cloudevents/types.ts";
-import type { ReconcileContext, Result } from "../runtime/controller.ts";
+import type { ReconcileContext, Request, Result } from "../runtime/controller.ts";
 import type { EventSeverity } from "../runtime/events.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube.ts";
 import { silentLogger } from "../runtime/logger.ts";
@@ -218,7 +218,8 @@ function setup(work: ManifestWork, reported?: StatusUpdate) {
   const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
   const reconcile = (): Promise<Result> =>
     reconciler.reconcile(ctx, { cluster: "service", namespace: CONSUMER, name: "w1" });
-  return { works, statuses, publisher, writer, events, clock, reconcile };
+  const takeUnsent = (): Request[] => reconciler.takeUnsent();
+  return { works, statuses, publisher, writer, events, clock, reconcile, takeUnsent };
 }
 
 function published(status: ManifestWorkStatus | undefined): WorkCondition | undefined {
@@ -460,6 +461,22 @@ describe("ManifestWorkReconciler: why a work is not published", () => {
     t.publisher.refusal = new Error("boom");
     await expect(t.reconcile()).rejects.toThrow("boom");
     expect(t.writer.ops).toEqual(["applyStatus"]);
+  });
+
+  test("a (re)connect is told of each work that found no connection, once, and of none sent since", async () => {
+    const work = manifestWork();
+    const t = setup(work);
+    t.publisher.refusal = new PublishRefusedError("not-connected", "not connected");
+    await t.reconcile();
+    expect(t.takeUnsent()).toEqual([{ cluster: "service", namespace: CONSUMER, name: "w1" }]);
+    expect(t.takeUnsent()).toEqual([]);
+
+    await t.reconcile();
+    t.works.set({ ...work, status: t.writer.statuses[0] });
+    t.publisher.refusal = undefined;
+    await t.reconcile();
+    expect(t.publisher.sent).toHaveLength(1);
+    expect(t.takeUnsent()).toEqual([]);
   });
 
   test("once the broker is back the work is published, Published turns True, and that is an event", async () => {

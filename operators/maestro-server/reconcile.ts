@@ -70,6 +70,7 @@ export interface ServerReconcilerDeps {
 
 /** Filled by the phases, read by the status computation. */
 interface Scope {
+  req: Request;
   /** The cached copy, with this reconciler's own status write if the watch has not brought it. */
   work: CachedManifestWork;
   /** The cached copy as the informer holds it. */
@@ -132,6 +133,12 @@ export class ManifestWorkReconciler implements Reconciler {
    * without the report would write the work's status back over it.
    */
   readonly #writtenReports = new Map<string, StoredStatus>();
+  /**
+   * uid → the request of a work whose spec or deletion found no broker connection. A (re)connect
+   * enqueues these, not every work: a start already queues every work, and queueing them all
+   * again on the first subscribe reconciled each twice (40,000 for 20,000 works at 10,000 clusters).
+   */
+  readonly #unsent = new Map<string, Request>();
 
   readonly #now: () => number;
 
@@ -140,13 +147,20 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#now = deps.now ?? Date.now;
   }
 
+  /** The works whose spec or deletion found no broker connection since the last call; forgets them. */
+  takeUnsent(): Request[] {
+    const unsent = [...this.#unsent.values()];
+    this.#unsent.clear();
+    return unsent;
+  }
+
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const cached = this.#d.works.get(req.namespace, req.name);
     if (!cached?.metadata.uid) return {};
     this.#confirmWritten(cached);
     const work = this.#withWrittenStatus(cached);
     requestLog(ctx, work);
-    const scope: Scope = { work, cached, uid: cached.metadata.uid, consumer: req.namespace };
+    const scope: Scope = { req, work, cached, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     await this.#recoverOverwrittenStatus(scope);
     // The finalizer is on the work before anything is published, so a deletion always waits for
@@ -359,10 +373,11 @@ export class ManifestWorkReconciler implements Reconciler {
   async #send(ctx: ReconcileContext, scope: Scope, whole: ManifestWork): Promise<boolean> {
     try {
       await this.#d.client.publishSpec(whole, Action.update);
+      this.#unsent.delete(scope.uid);
       return true;
     } catch (err) {
       if (isPublishRefused(err, "not-connected")) {
-        // The connection's "subscribed" handler enqueues every work again.
+        this.#unsent.set(scope.uid, scope.req);
         scope.facts = { outcome: "not-connected" };
         return false;
       }
@@ -392,10 +407,14 @@ export class ManifestWorkReconciler implements Reconciler {
       try {
         await this.#d.client.publishDeletion(work);
         failpoint("maestro-server/after-delete-published");
+        this.#unsent.delete(uid);
         this.#published.set(uid, "delete");
         scope.facts = { outcome: "delete-published", consumer: scope.consumer };
       } catch (err) {
-        if (isPublishRefused(err, "not-connected")) scope.facts = { outcome: "not-connected" };
+        if (isPublishRefused(err, "not-connected")) {
+          this.#unsent.set(uid, scope.req);
+          scope.facts = { outcome: "not-connected" };
+        }
         // A deletion carries no manifests, so only outsized metadata gets here; retrying cannot
         // help, and the stale-delete wait below still releases the work.
         else if (isPublishRefused(err, "too-large"))
@@ -414,6 +433,7 @@ export class ManifestWorkReconciler implements Reconciler {
     await this.#d.events.event(work, reason === "Deleted" ? "Normal" : "Warning", reason, message);
     await this.#d.applier.removeFinalizer(ManifestWorkResource, work, MANIFEST_WORK_CLEANUP_FINALIZER);
     this.#d.statuses.delete(uid);
+    this.#unsent.delete(uid);
     this.#published.delete(uid);
     this.#publishedAt.delete(uid);
     this.#reportAskedFor.delete(uid);
