@@ -100,29 +100,36 @@ export class AppliedWorks {
   }
 
   /**
-   * Writes the record (creating it if needed) so that it lists exactly `resources`. The work's
-   * deleteOption is kept beside it: after a restart a deletion may arrive without the spec.
+   * Writes the record (creating it if needed) so that it lists exactly `resources`, and resolves
+   * it as written. The work's deleteOption is kept beside it: after a restart a deletion may
+   * arrive without the spec. Given the record as it stands, only what differs is written: the
+   * drift-repair apply of an unchanged work writes nothing, and the result of an apply, which
+   * only adds uids to the intent recorded before it, writes the status alone.
    */
   async record(
     workName: string,
     resources: AppliedResource[],
     deleteOption?: DeleteOption,
     existing?: AppliedManifestWork,
-  ): Promise<void> {
+  ): Promise<AppliedManifestWork> {
     const annotations = { [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}) };
     const spec = { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName };
     const status = { appliedResources: resources };
-    // The drift-repair apply of an unchanged work finds the record as it would write it: no request.
-    const unchanged =
+    const specKept =
       existing?.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === annotations[DELETE_OPTION_ANNOTATION] &&
-      isDeepStrictEqual(existing.spec, spec) &&
-      isDeepStrictEqual(existing.status, status);
-    if (unchanged) return;
-    const current = await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
-      metadata: { name: this.nameOf(workName), annotations },
-      spec,
-    });
-    await this.#applier.applyStatus(AppliedManifestWorkResource, current, status);
+      isDeepStrictEqual(existing.spec, spec);
+    const current =
+      existing && specKept
+        ? existing
+        : await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
+            metadata: { name: this.nameOf(workName), annotations },
+            spec,
+          });
+    if (isDeepStrictEqual(current.status, status)) return current;
+    return (
+      (await this.#applier.applyStatus<AppliedManifestWork>(AppliedManifestWorkResource, current, status)) ??
+      current
+    );
   }
 
   recordedDeleteOption(record: AppliedManifestWork | undefined): DeleteOption | undefined {

@@ -484,6 +484,20 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(recordWrites()).toBe(firstRecordWrites);
   });
 
+  test("the record's spec is written once; each apply writes its status for the intent and the result", async () => {
+    const t = setup({ manifests: [configMap("cm-1")] });
+    const recordWrites = () =>
+      t.kube.calls
+        .filter((c) => c.resource.startsWith("appliedmanifestworks") && c.verb === "apply")
+        .map((c) => c.subresource ?? "spec");
+    await t.reconcile();
+    expect(recordWrites()).toEqual(["spec", "status", "status"]);
+    t.store.upsert(received({ generation: 2, manifests: [configMap("cm-1"), configMap("cm-2")] }));
+    await t.reconcile();
+    expect(recordWrites()).toEqual(["spec", "status", "status", "status", "status"]);
+    expect(t.recorded()).toEqual(["cm-1", "cm-2"]);
+  });
+
   test("an object whose status alone moved (same generation) is not taken for drift", async () => {
     const t = setup();
     t.kube.seed(configMapType, {

@@ -212,10 +212,8 @@ export class AgentWorkReconciler implements Reconciler {
     const added = planned.filter((p) => !before.some((b) => sameResource(b, p)));
     // The record must cover an object before it can exist; already covered objects need no write.
     let written = record;
-    if (added.length > 0 || !record) {
-      await applied.record(work.name, [...before, ...added], work.spec.deleteOption);
-      written = undefined;
-    }
+    if (added.length > 0 || !record)
+      written = await applied.record(work.name, [...before, ...added], work.spec.deleteOption, record);
     const input = this.#input(work, true);
     for (const [i, o] of outcomes.entries()) {
       await applyResolved(input, o, manifests[i] as Manifest);
