@@ -817,6 +817,24 @@ describe("ManifestWorkReconciler: its own status write, before the watch brings 
     expect(t.statuses.get(UID)?.status).toBeUndefined();
   });
 
+  test("two reports written before the watch brings either: the first write's copy is not taken for a change", async () => {
+    const t = setupServerLike();
+    await t.reconcile();
+    const available: WorkCondition = { ...appliedCondition, type: "Available", reason: "ResourcesAvailable" };
+    t.statuses.offer(agentStatus({ status: { conditions: [appliedCondition, available] } }));
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus", "applyStatus"]);
+    const [first, second] = t.writer.statuses;
+    // The watch brings the two writes in turn; neither is cause to write again.
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "101" }, status: first });
+    await t.reconcile();
+    t.works.set({ ...t.work, metadata: { ...t.work.metadata, resourceVersion: "102" }, status: second });
+    await t.reconcile();
+    expect(t.writer.ops).toEqual(["applyStatus", "applyStatus"]);
+    expect(t.publisher.statusRequests).toEqual([]);
+    expect(t.statuses.get(UID)?.status).toBeUndefined();
+  });
+
   test("a status someone else changed is put back: the agent is asked for its report again", async () => {
     const t = setupServerLike();
     await t.reconcile();

@@ -111,15 +111,19 @@ export class ManifestWorkReconciler implements Reconciler {
    */
   readonly #finalizerAddedTo = new Map<string, string>();
   /**
-   * uid → the status this reconciler last wrote and the resourceVersion of the copy it wrote over,
-   * while the cache still holds that copy. maestro-server is the only writer of a work's status,
-   * so until the watch moves the cache on, its own write is newer than the cached copy: composing
-   * from the cache wrote the same status again, with a new lastTransitionTime for a Published
-   * condition it did not show yet. Any other version in the cache is that write or later (the
-   * watch may skip straight past it when events coalesce), so resourceVersions are only compared
-   * for equality, as they must be.
+   * uid → the status this reconciler last wrote, and the resourceVersions the cache may still show
+   * that are older than that write: the copy it wrote over and, when reports came faster than the
+   * watch, the versions its earlier writes made. maestro-server is the only writer of a work's
+   * status, so while the cache shows one of those, its own last write is newer than the cached
+   * copy: composing from the cache wrote the same status again (a write the apiserver finds
+   * changes nothing), with a new lastTransitionTime for a Published condition it did not show
+   * yet. Any other version in the cache is that write or later (the watch may skip straight past
+   * it when events coalesce), so resourceVersions are only compared for equality, as they must be.
    */
-  readonly #written = new Map<string, { wroteOver: string; status: ManifestWorkStatus }>();
+  readonly #written = new Map<
+    string,
+    { olderVersions: Set<string>; version?: string; status: ManifestWorkStatus }
+  >();
   /**
    * uid → the hash of the status this reconciler last wrote. The agent's report is not kept once
    * written (the work holds it), so a status someone else changed is found by its hash, and the
@@ -180,7 +184,8 @@ export class ManifestWorkReconciler implements Reconciler {
     const uid = work.metadata.uid ?? "";
     const written = this.#written.get(uid);
     if (!written) return work;
-    if (written.wroteOver === work.metadata.resourceVersion) return { ...work, status: written.status };
+    if (written.olderVersions.has(work.metadata.resourceVersion ?? ""))
+      return { ...work, status: written.status };
     this.#written.delete(uid);
     return work;
   }
@@ -482,7 +487,16 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#writtenHash.set(scope.uid, statusHash(written?.status ?? composed));
     const wroteOver = scope.work.metadata.resourceVersion;
     if (!wroteOver || !written?.status) return;
-    this.#written.set(scope.uid, { wroteOver, status: written.status });
+    // Still here, the entry is the chain of writes the cache has not caught up with.
+    const earlier = this.#written.get(scope.uid);
+    const olderVersions = earlier?.olderVersions ?? new Set<string>();
+    olderVersions.add(wroteOver);
+    if (earlier?.version) olderVersions.add(earlier.version);
+    this.#written.set(scope.uid, {
+      olderVersions,
+      version: written.metadata.resourceVersion,
+      status: written.status,
+    });
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
