@@ -86,6 +86,68 @@ export function writes(counts: RequestCounts): number {
   return n;
 }
 
+/**
+ * By resource: the writes an apiserver answered with success, and the writes its storage layer
+ * made to etcd for them (`etcd_requests_total`). A write that changes nothing (an apply of what is
+ * already there) is answered but never stored, so the difference counts them. Not exact for every
+ * resource: a DELETECOLLECTION is one request and many etcd deletes, and the apiserver stores a
+ * few objects of its own without a request.
+ */
+export type StoredWrites = Map<string, { answered: number; stored: number }>;
+
+const ETCD_LINE = /^etcd_requests_total\{([^}]*)\} ([0-9.e+]+)$/;
+const ETCD_WRITES = new Set(["create", "update", "delete"]);
+
+export async function storedWrites(client: KubeClient): Promise<StoredWrites> {
+  return storedWritesIn(await client.text("/metrics"));
+}
+
+export function storedWritesIn(metrics: string): StoredWrites {
+  const out: StoredWrites = new Map();
+  for (const line of metrics.split("\n")) {
+    const sample = writeSample(line);
+    if (!sample) continue;
+    const [resource, field, count] = sample;
+    const entry = out.get(resource) ?? { answered: 0, stored: 0 };
+    entry[field] += count;
+    out.set(resource, entry);
+  }
+  return out;
+}
+
+type WriteSample = [resource: string, field: "answered" | "stored", count: number];
+
+/** A successful write request, or an etcd write, of one resource; undefined for any other line. */
+function writeSample(line: string): WriteSample | undefined {
+  const request = REQUEST_LINE.exec(line);
+  if (request) return answeredSample(labelsOf(request[1] ?? ""), Number(request[2]));
+  const stored = ETCD_LINE.exec(line);
+  return stored ? storedSample(labelsOf(stored[1] ?? ""), Number(stored[2])) : undefined;
+}
+
+function answeredSample(l: Record<string, string>, count: number): WriteSample | undefined {
+  const ok = WRITE_VERBS.has(l["verb"] ?? "") && l["code"]?.startsWith("2");
+  return l["resource"] && ok ? [l["resource"], "answered", count] : undefined;
+}
+
+function storedSample(l: Record<string, string>, count: number): WriteSample | undefined {
+  return l["resource"] && ETCD_WRITES.has(l["operation"] ?? "")
+    ? [l["resource"], "stored", count]
+    : undefined;
+}
+
+/** Per resource, writes answered but not stored between two readings (those above zero). */
+export function unstoredWrites(after: StoredWrites[], before: StoredWrites[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [i, a] of after.entries())
+    for (const [resource, { answered, stored }] of a) {
+      const b = before[i]?.get(resource) ?? { answered: 0, stored: 0 };
+      const unstored = answered - b.answered - (stored - b.stored);
+      if (unstored > 0) out.set(resource, (out.get(resource) ?? 0) + unstored);
+    }
+  return out;
+}
+
 async function etcdPost<T>(etcdUrl: string, path: string, body: unknown): Promise<T> {
   const res = await fetch(`${etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);

@@ -42,8 +42,11 @@ import {
   etcdDbSize,
   merge,
   requestCounts,
+  storedWrites,
+  unstoredWrites,
   writes,
   type RequestCounts,
+  type StoredWrites,
 } from "./apiserver-metrics.ts";
 import {
   ensureParentZone,
@@ -98,6 +101,11 @@ export interface LifecycleReport {
   /** Per cluster (with its pool), by "VERB resource". */
   createRequests: Record<string, number>;
   createWritesPerCluster: { service: number; management: number };
+  /**
+   * Per cluster, by resource: writes during the create that the apiservers answered but did not
+   * store, because they changed nothing (apiserver-metrics.ts storedWrites). Target: none.
+   */
+  createUnchangedWrites: Record<string, number>;
   /** Reconciles per cluster (with its pool) during the create, by controller of the operators. */
   createReconcilesPerCluster: Record<string, number>;
   /** Absent when the run stopped at Ready (`--no-delete`). */
@@ -515,6 +523,11 @@ async function allCounts(running: Running): Promise<RequestCounts> {
   );
 }
 
+/** The service apiserver's, then each management apiserver's. */
+function storedWritesOf(running: Running): Promise<StoredWrites[]> {
+  return Promise.all([running.service, ...running.management].map(storedWrites));
+}
+
 async function phaseCounts(running: Running): Promise<{ service: RequestCounts; management: RequestCounts }> {
   return {
     service: await requestCounts(running.service),
@@ -604,6 +617,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpuNow = (): Promise<Record<string, number>> =>
       cpuByProcess(running.region.workDir, running.components);
     const c0 = await phaseCounts(running);
+    const s0 = await storedWritesOf(running);
     const r0 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const cpu0 = await cpuNow();
     const started = performance.now();
@@ -620,6 +634,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const createCpu = cpuWindow(cpu0, await cpuNow());
     progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
     const c1 = await phaseCounts(running);
+    const unchanged = unstoredWrites(await storedWritesOf(running), s0);
+    progress(`writes that changed nothing during create: ${JSON.stringify(Object.fromEntries(unchanged))}`);
     const r1 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const heapReady = await liveHeapBytes(running.operators);
     const agentsAtReady = await Promise.all(
@@ -685,6 +701,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
         opts.n,
       ),
       createWritesPerCluster: createWrites,
+      createUnchangedWrites: perCluster(unchanged, opts.n),
       createReconcilesPerCluster: Object.fromEntries(
         Object.entries(r1)
           .map(([c, v]) => [c, Math.round(((v - (r0[c] ?? 0)) / opts.n) * 100) / 100] as const)
@@ -717,6 +734,20 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 const tenth = (x: number): number => Math.round(x * 10) / 10;
 
+/** Writes that changed nothing: each status write is to be a real change. */
+function unchangedWritesFigure(r: LifecycleReport): Figure {
+  const byResource = Object.entries(r.createUnchangedWrites).filter(([, v]) => v >= 0.01);
+  return {
+    name: "writes per cluster that changed nothing, create",
+    value: Math.round(byResource.reduce((sum, [, v]) => sum + v, 0) * 100) / 100,
+    unit: "writes",
+    detail:
+      byResource.length === 0
+        ? "every write answered was stored (target: none)"
+        : `answered but not stored: ${byResource.map(([k, v]) => `${k} ${v}`).join(", ")} (target: none)`,
+  };
+}
+
 function lifecycleFigures(r: LifecycleReport): Figure[] {
   const where = `N=${r.n}, ${r.managementClusters} management clusters, concurrency ${r.concurrency}`;
   const w = (x: { service: number; management: number }): string =>
@@ -733,6 +764,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       unit: "writes",
       detail: w(r.createWritesPerCluster),
     },
+    unchangedWritesFigure(r),
     ...(r.deletion
       ? [
           {
