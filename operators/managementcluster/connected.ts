@@ -178,10 +178,15 @@ function held(previous: Condition | undefined): ConditionInput {
   return { type, status, reason, message };
 }
 
-/** Whether a time heard later than the written one is to be written now: on a change of status, or when due. */
-function writeHeardNow(input: ConnectedInput, status: string, heard: number, beforeMs: number): boolean {
+/**
+ * Whether a time heard later than the written one is to be written now: on a change of status, or
+ * once the written one is older than the refresh interval. Due by the clock, not by the time heard:
+ * the recheck comes at the due time, when the last heartbeat is up to an interval older, and
+ * judged by that heartbeat the refresh was never due (lastHeardTime stood still for an hour).
+ */
+function writeHeardNow(input: ConnectedInput, status: string, beforeMs: number): boolean {
   const refreshMs = input.lastHeardRefreshMs ?? LAST_HEARD_REFRESH_MS;
-  return input.previous?.connected?.status !== status || heard - beforeMs >= refreshMs;
+  return input.previous?.connected?.status !== status || input.now - beforeMs >= refreshMs;
 }
 
 /** lastHeardTime: exact on a change of status, else refreshed only when it is older than the refresh interval. */
@@ -191,7 +196,7 @@ function lastHeardTime(input: ConnectedInput, status: string): string | undefine
   const heard = input.liveness?.agent?.lastHeardMs;
   if (heard === undefined) return before;
   if (beforeMs === undefined) return at(heard);
-  if (heard <= beforeMs || !writeHeardNow(input, status, heard, beforeMs)) return before;
+  if (heard <= beforeMs || !writeHeardNow(input, status, beforeMs)) return before;
   return at(heard);
 }
 

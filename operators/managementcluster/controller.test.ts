@@ -243,6 +243,29 @@ describe("LoadReconciler with agent liveness", () => {
     ]);
   });
 
+  test("while Connected stands, lastHeardTime is written again once older than the refresh interval", async () => {
+    const w = setup();
+    w.agents.start();
+    w.agents.listening(true);
+    w.agents.heard("mc-1", 10_000);
+    // As the queue would: a reconcile only when the last one asked for it (0 or none: no requeue);
+    // heartbeats come between rechecks and wake nothing, as they are no news.
+    const requeue = (r: { requeueAfterMs?: number }) => r.requeueAfterMs || undefined;
+    let next = requeue(await w.reconcile());
+    const first = w.status()?.agent?.lastHeardTime;
+    for (let second = 1; second <= 12 * 60; second++) {
+      w.advance(1_000);
+      if (second % 10 === 3) w.agents.heard("mc-1", 10_000);
+      if (next === undefined || (next -= 1_000) > 0) continue;
+      next = requeue(await w.reconcile());
+    }
+    const written = Date.parse(w.status()?.agent?.lastHeardTime ?? "") - Date.parse(first ?? "");
+    // Written at 5 and at 10 minutes, each time the last heartbeat heard (at 293 s, then 593 s).
+    expect(w.writer.writes).toBe(3);
+    expect(written).toBe(593_000);
+    expect(next).toBeDefined();
+  });
+
   test("a first Unknown is no event", async () => {
     const w = setup();
     w.agents.start();
