@@ -135,9 +135,12 @@ export class MaestroServer implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    this.agents.start();
     await this.#works.waitForSync(signal);
     this.#seedReports();
+    // Silence is counted from when this server can listen: at 10,000 clusters the sync took 45 s,
+    // longer than the silence bound, and a restart showed every management cluster
+    // SourceDisconnected and its clusters StatusStale until the first subscribe.
+    this.agents.start();
     await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
   }
 

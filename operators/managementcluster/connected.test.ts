@@ -105,6 +105,11 @@ describe("connectedStatus", () => {
       recheckAfterMs: 20_000,
     },
     {
+      name: "maestro-server not started yet (its cache still syncing), however long that takes",
+      input: { now: s(100), liveness: {} },
+      recheckAfterMs: 30_000,
+    },
+    {
       name: "just (re)connected, the agent not heard yet",
       input: {
         now: s(12),

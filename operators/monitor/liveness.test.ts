@@ -25,6 +25,8 @@ describe("AgentLiveness", () => {
   it("counts deafness from its start until maestro-server subscribes, then listening from the subscribe", () => {
     const t = tracked();
     t.advance(5_000);
+    // Before the start (maestro-server still syncing its cache) no silence is anybody's.
+    expect(t.liveness.snapshot("mgmt-1")).toEqual({});
     t.liveness.start();
     expect(t.liveness.snapshot("mgmt-1")).toEqual({ deafSinceMs: 1_005_000 });
     t.advance(2_000);

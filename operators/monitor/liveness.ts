@@ -49,7 +49,10 @@ export interface AgentHeard {
 export interface LivenessSnapshot {
   /** When maestro-server last subscribed; absent while it is not connected to the broker. */
   listeningSinceMs?: number;
-  /** Since when maestro-server has not been connected (since it started, before its first subscribe). */
+  /**
+   * Since when maestro-server has not been connected (since it started, before its first
+   * subscribe); absent before it starts, when nobody can be blamed for a silence yet.
+   */
   deafSinceMs?: number;
   /** Absent: nothing heard from this consumer's agent since maestro-server started. */
   agent?: AgentHeard;
@@ -71,11 +74,10 @@ export class AgentLiveness implements AgentLivenessSource {
   readonly #agents = new Map<string, AgentHeard>();
   readonly #handlers: Array<(consumer: string | undefined) => void> = [];
   #listeningSinceMs: number | undefined;
-  #deafSinceMs: number;
+  #deafSinceMs: number | undefined;
 
   constructor(opts: { now?: () => number } = {}) {
     this.#now = opts.now ?? Date.now;
-    this.#deafSinceMs = this.#now();
   }
 
   /**
@@ -121,9 +123,11 @@ export class AgentLiveness implements AgentLivenessSource {
   snapshot(consumer: string): LivenessSnapshot {
     const agent = this.#agents.get(consumer);
     return {
-      ...(this.#listeningSinceMs === undefined
-        ? { deafSinceMs: this.#deafSinceMs }
-        : { listeningSinceMs: this.#listeningSinceMs }),
+      ...(this.#listeningSinceMs !== undefined
+        ? { listeningSinceMs: this.#listeningSinceMs }
+        : this.#deafSinceMs !== undefined
+          ? { deafSinceMs: this.#deafSinceMs }
+          : {}),
       ...(agent ? { agent: { ...agent } } : {}),
     };
   }
