@@ -17,7 +17,10 @@ function labelsOf(text: string): Record<string, string> {
 }
 
 export async function requestCounts(client: KubeClient): Promise<RequestCounts> {
-  const text = await client.text("/metrics");
+  return requestCountsIn(await client.text("/metrics"));
+}
+
+export function requestCountsIn(text: string): RequestCounts {
   const counts: RequestCounts = new Map();
   for (const line of text.split("\n")) {
     const m = REQUEST_LINE.exec(line);
@@ -97,10 +100,6 @@ export type StoredWrites = Map<string, { answered: number; stored: number }>;
 
 const ETCD_LINE = /^etcd_requests_total\{([^}]*)\} ([0-9.e+]+)$/;
 const ETCD_WRITES = new Set(["create", "update", "delete"]);
-
-export async function storedWrites(client: KubeClient): Promise<StoredWrites> {
-  return storedWritesIn(await client.text("/metrics"));
-}
 
 export function storedWritesIn(metrics: string): StoredWrites {
   const out: StoredWrites = new Map();

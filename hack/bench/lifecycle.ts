@@ -42,7 +42,8 @@ import {
   etcdDbSize,
   merge,
   requestCounts,
-  storedWrites,
+  requestCountsIn,
+  storedWritesIn,
   unstoredWrites,
   writes,
   type RequestCounts,
@@ -523,9 +524,19 @@ async function allCounts(running: Running): Promise<RequestCounts> {
   );
 }
 
-/** The service apiserver's, then each management apiserver's. */
-function storedWritesOf(running: Running): Promise<StoredWrites[]> {
-  return Promise.all([running.service, ...running.management].map(storedWrites));
+/**
+ * One scrape of each apiserver at the create's start or end: its requests, and its writes as
+ * stored (the service apiserver's first), read from the same moment.
+ */
+async function createReading(
+  running: Running,
+): Promise<{ counts: { service: RequestCounts; management: RequestCounts }; stored: StoredWrites[] }> {
+  const texts = await Promise.all([running.service, ...running.management].map((c) => c.text("/metrics")));
+  const [service = "", ...management] = texts;
+  return {
+    counts: { service: requestCountsIn(service), management: merge(...management.map(requestCountsIn)) },
+    stored: texts.map(storedWritesIn),
+  };
 }
 
 async function phaseCounts(running: Running): Promise<{ service: RequestCounts; management: RequestCounts }> {
@@ -616,8 +627,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
 
     const cpuNow = (): Promise<Record<string, number>> =>
       cpuByProcess(running.region.workDir, running.components);
-    const c0 = await phaseCounts(running);
-    const s0 = await storedWritesOf(running);
+    const { counts: c0, stored: s0 } = await createReading(running);
     const r0 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const cpu0 = await cpuNow();
     const started = performance.now();
@@ -633,8 +643,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     progress(`all Ready after ${Math.round(createMs)} ms`);
     const createCpu = cpuWindow(cpu0, await cpuNow());
     progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
-    const c1 = await phaseCounts(running);
-    const unchanged = unstoredWrites(await storedWritesOf(running), s0);
+    const { counts: c1, stored: s1 } = await createReading(running);
+    const unchanged = unstoredWrites(s1, s0);
     progress(`writes that changed nothing during create: ${JSON.stringify(Object.fromEntries(unchanged))}`);
     const r1 = reconcileCounts(await scrape(running.operators.metricsUrl));
     const heapReady = await liveHeapBytes(running.operators);
