@@ -30,6 +30,10 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
+import {
+  HostedClusterResource,
+  NodePoolResource as HyperShiftNodePoolResource,
+} from "../../operators/api/hypershift/v1beta1.ts";
 import { summariseManagedFields } from "../../operators/runtime/apply.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";
@@ -62,6 +66,7 @@ import {
 import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
+import { writeCosts, type WriteCost, type WriteSample } from "./write-cost.ts";
 
 const NAMESPACE = "hcp-system";
 
@@ -141,6 +146,8 @@ export interface LifecycleReport {
    * where the machine's time went, beside what the window had (elapsed × cores).
    */
   cpu: Record<"create" | "createFloor" | "delete" | "deleteFloor", Record<string, number> | undefined>;
+  /** Apiserver CPU per status write of copies of the region's objects, beside the floor's write. */
+  writeCosts: WriteCost[];
   logDir: string;
 }
 
@@ -357,6 +364,45 @@ async function until(what: string, check: () => string | undefined, timeoutMs: n
     },
     { timeoutMs, intervalMs: 1_000 },
   );
+}
+
+// ---- what a write costs -----------------------------------------------------------------------
+
+/**
+ * One object of each kind whose status the region writes most (service: clusters, pools, works;
+ * the first management cluster: HyperShift's HostedCluster and NodePool), read whole at Ready.
+ * The work is the largest of the first few, the HostedCluster's.
+ */
+async function writeSamples(running: Running, works: ManifestWork[]): Promise<WriteSample[]> {
+  const apiServerPid = (cluster: string): number =>
+    running.region.clusters.find((c) => c.name === cluster)?.apiServer?.process.pid ?? NaN;
+  const first = async (client: KubeClient, type: ResourceType): Promise<WriteSample> => {
+    const [object] = (await client.list<KubeObject>(type, { limit: 1 })).items;
+    if (!object) throw new Error(`no ${type.kind} on ${client.cluster} to measure a write with`);
+    return { client, pid: apiServerPid(client.cluster), type, object };
+  };
+  const largestWork = works
+    .slice(0, 10)
+    .sort((a, b) => JSON.stringify(b).length - JSON.stringify(a).length)[0];
+  const mgmt = running.management[0]!;
+  const samples = [
+    await first(running.service, HcpClusterResource),
+    await first(running.service, NodePoolResource),
+    await first(mgmt, HostedClusterResource),
+    await first(mgmt, HyperShiftNodePoolResource),
+  ];
+  if (largestWork)
+    samples.splice(2, 0, {
+      client: running.service,
+      pid: apiServerPid(running.service.cluster),
+      type: ManifestWorkResource,
+      object: await running.service.get(
+        ManifestWorkResource,
+        largestWork.metadata.name ?? "",
+        largestWork.metadata.namespace,
+      ),
+    });
+  return samples;
 }
 
 // ---- floor ------------------------------------------------------------------------------------
@@ -667,6 +713,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ),
     };
 
+    const samples = await writeSamples(running, works.list());
+
     const atRest = opts.restSeconds ? await restWindow(running, opts.restSeconds) : undefined;
     if (atRest) progress(`at rest: ${JSON.stringify(atRest)}`);
 
@@ -700,6 +748,9 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpu3 = await cpuNow();
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
     const cpu4 = await cpuNow();
+    await Promise.all(running.components.map((c) => c.stop()));
+    progress("measuring what one status write costs each apiserver, by kind");
+    const costs = await writeCosts(samples, { copies: 200, rounds: 5, concurrency: opts.concurrency });
     return {
       n: opts.n,
       managementClusters: opts.managementClusters,
@@ -731,6 +782,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
         delete: deletion && cpuWindow(cpu1, cpu2),
         deleteFloor: deletion && cpuWindow(cpu3, cpu4),
       },
+      writeCosts: costs,
       logDir: running.logDir,
     };
   } finally {
@@ -848,6 +900,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       { name: "restart writes", value: total, unit: "writes", detail: JSON.stringify(r.restart.writes) },
     );
   }
+  figures.push(...r.writeCosts.map(writeCostFigure));
   return figures;
 }
 
@@ -893,6 +946,15 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
         ]
       : []),
   ];
+}
+
+function writeCostFigure(c: WriteCost): Figure {
+  return {
+    name: `apiserver CPU per write: ${c.name}`,
+    value: c.cpuMsPerWrite,
+    unit: "ms",
+    detail: `${tenth(c.cpuMsPerWrite / c.floorCpuMsPerWrite)}× the floor's write (a small ConfigMap's merge patch, ${c.floorCpuMsPerWrite} ms); its ${tenth(c.bytes / 1024)} KB as a ConfigMap ${c.sameBytesCpuMsPerWrite} ms`,
+  };
 }
 
 /** The issue's memory targets, beside the peak RSS of the processes they are set for. */
