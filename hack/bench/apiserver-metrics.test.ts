@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { storedWritesIn, unstoredWrites } from "./apiserver-metrics.ts";
+import { storedWritesIn, totalsBy, unstoredWrites } from "./apiserver-metrics.ts";
 
 const metrics = (applies: number, stored: number): string =>
   [
@@ -27,5 +27,30 @@ describe("writes that changed nothing", () => {
     const after = [storedWritesIn(metrics(60, 62)), storedWritesIn(metrics(3, 13))];
     // 20 answered and 17 stored on the first; on the second more stored than answered (clamped).
     expect(unstoredWrites(after, before)).toEqual(new Map([["manifestworks", 3]]));
+  });
+});
+
+describe("totalsBy", () => {
+  const text = [
+    "# HELP hcp_azure_arm_requests_total HTTP requests to ARM",
+    'hcp_azure_arm_requests_total{operation="GET dnsZones",code="200"} 7',
+    'hcp_azure_arm_requests_total{operation="GET dnsZones",code="404"} 3',
+    'hcp_azure_arm_requests_total{code="201",operation="PUT dnsZones"} 2',
+    'hcp_azure_arm_requests_total_other{operation="GET dnsZones",code="200"} 100',
+    'controller_runtime_reconcile_total{controller="cluster-controller",result="success"} 5',
+  ].join("\n");
+
+  it("sums a counter over its other labels, whatever their order, and no other metric", () => {
+    expect(totalsBy(text, "hcp_azure_arm_requests_total", "operation")).toEqual({
+      "GET dnsZones": 10,
+      "PUT dnsZones": 2,
+    });
+    expect(totalsBy(text, "controller_runtime_reconcile_total", "controller")).toEqual({
+      "cluster-controller": 5,
+    });
+  });
+
+  it("leaves out series without the label", () => {
+    expect(totalsBy(text, "hcp_azure_arm_requests_total", "controller")).toEqual({});
   });
 });

@@ -33,6 +33,16 @@ export function requestCountsIn(text: string): RequestCounts {
   return counts;
 }
 
+/** A counter's totals so far in Prometheus text, by one of its labels, summed over the others. */
+export function totalsBy(text: string, metric: string, label: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(new RegExp(`^${metric}\\{([^}]*)\\} ([0-9.e+]+)$`, "gm"))) {
+    const key = labelsOf(m[1] ?? "")[label];
+    if (key !== undefined) out[key] = (out[key] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
 /** "VERB resource[/subresource]" → the apiserver's own time spent serving those requests (its latency histogram). */
 export type RequestSeconds = Map<string, { seconds: number; count: number }>;
 

@@ -48,6 +48,7 @@ import {
   requestCounts,
   requestCountsIn,
   storedWritesIn,
+  totalsBy,
   unstoredWrites,
   writes,
   type RequestCounts,
@@ -114,6 +115,8 @@ export interface LifecycleReport {
   createUnchangedWrites: Record<string, number>;
   /** Reconciles per cluster (with its pool) during the create, by controller of the operators. */
   createReconcilesPerCluster: Record<string, number>;
+  /** ARM requests per cluster during the create, by operation (the operators' own counter). */
+  createArmRequestsPerCluster: Record<string, number>;
   /** Absent when the run stopped at Ready (`--no-delete`). */
   deletion?: {
     ms: number;
@@ -470,13 +473,24 @@ function counter(text: string, metric: string, queue: string): number {
 }
 
 /** Reconciles done so far by controller, whatever their result. */
-function reconcileCounts(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(
-    /^controller_runtime_reconcile_total\{controller="([^"]+)"[^}]*\} ([0-9.e+]+)$/gm,
-  ))
-    out[m[1] ?? ""] = (out[m[1] ?? ""] ?? 0) + Number(m[2]);
-  return out;
+const reconcileCounts = (text: string): Record<string, number> =>
+  totalsBy(text, "controller_runtime_reconcile_total", "controller");
+
+/** ARM requests the operators made so far, by operation. */
+const armCounts = (text: string): Record<string, number> =>
+  totalsBy(text, "hcp_azure_arm_requests_total", "operation");
+
+/** `after - before` per key, divided by n, to two decimals, zeros left out. */
+function perN(
+  after: Record<string, number>,
+  before: Record<string, number>,
+  n: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, Math.round(((v - (before[k] ?? 0)) / n) * 100) / 100] as const)
+      .filter(([, v]) => v > 0),
+  );
 }
 
 /**
@@ -674,7 +688,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpuNow = (): Promise<Record<string, number>> =>
       cpuByProcess(running.region.workDir, running.components);
     const { counts: c0, stored: s0 } = await createReading(running);
-    const r0 = reconcileCounts(await scrape(running.operators.metricsUrl));
+    const m0 = await scrape(running.operators.metricsUrl);
     const cpu0 = await cpuNow();
     const started = performance.now();
     await createClusters(running.service, opts.n, opts.concurrency);
@@ -692,7 +706,9 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const { counts: c1, stored: s1 } = await createReading(running);
     const unchanged = unstoredWrites(s1, s0);
     progress(`writes that changed nothing during create: ${JSON.stringify(Object.fromEntries(unchanged))}`);
-    const r1 = reconcileCounts(await scrape(running.operators.metricsUrl));
+    const m1 = await scrape(running.operators.metricsUrl);
+    const armPerCluster = perN(armCounts(m1), armCounts(m0), opts.n);
+    progress(`ARM requests per cluster during create: ${JSON.stringify(armPerCluster)}`);
     const heapReady = await liveHeapBytes(running.operators);
     const agentsAtReady = await Promise.all(
       running.agents.map(async (a) => ({
@@ -763,11 +779,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ),
       createWritesPerCluster: createWrites,
       createUnchangedWrites: perCluster(unchanged, opts.n),
-      createReconcilesPerCluster: Object.fromEntries(
-        Object.entries(r1)
-          .map(([c, v]) => [c, Math.round(((v - (r0[c] ?? 0)) / opts.n) * 100) / 100] as const)
-          .filter(([, v]) => v > 0),
-      ),
+      createReconcilesPerCluster: perN(reconcileCounts(m1), reconcileCounts(m0), opts.n),
+      createArmRequestsPerCluster: armPerCluster,
       ...(deletion && { deletion: { ...deletion, floorMs: deleteFloorMs } }),
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
@@ -817,6 +830,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
   const figures: Figure[] = [
     { name: "create → all Ready", value: seconds(r.createMs), unit: "s", detail: where },
     reconcileFigure(r),
+    armFigure(r),
     ...(r.deletion
       ? [{ name: "delete → all gone", value: seconds(r.deletion.ms), unit: "s", detail: where }]
       : []),
@@ -963,6 +977,20 @@ function rssBudget(component: string, r: LifecycleReport): string {
   if (component.startsWith("maestro-agent"))
     return `; target 256 MB at 2,000 clusters per agent (this run ${Math.round(r.n / r.managementClusters)})`;
   return "";
+}
+
+/** What the create asked of ARM per cluster, by operation (the busiest first). */
+function armFigure(r: LifecycleReport): Figure {
+  const byOperation = Object.entries(r.createArmRequestsPerCluster).sort(([, a], [, b]) => b - a);
+  return {
+    name: "ARM requests per cluster, create",
+    value: tenth(byOperation.reduce((sum, [, v]) => sum + v, 0)),
+    unit: "requests",
+    detail: byOperation
+      .slice(0, 6)
+      .map(([op, v]) => `${op} ${v}`)
+      .join(", "),
+  };
 }
 
 /** How many times the controllers went through each cluster while it was created. */
