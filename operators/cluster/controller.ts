@@ -34,6 +34,7 @@ import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
 import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
+import type { RecheckBudget } from "./holds.ts";
 import { poolChangeWakesCluster, workChangeWakesCluster } from "./wakes.ts";
 import {
   CLUSTER_UID_INDEX,
@@ -70,6 +71,21 @@ export interface ClusterControllerOptions {
 /** Live controllers, read by the phase gauge at scrape time. */
 const live = new Set<Informer<HcpCluster>>();
 let phases: Gauge<"phase"> | undefined;
+/** Live reconcilers' recheck budgets, read by the backlog gauge at scrape time. */
+const budgets = new Set<RecheckBudget>();
+let backlog: Gauge | undefined;
+
+function registerBacklogGauge(): void {
+  backlog ??= gauge(metricsRegistry, {
+    name: "hcp_cluster_azure_recheck_backlog_seconds",
+    help: "How long a recheck of a ready Azure step due now would wait for its subscription's read budget (the busiest subscription)",
+    collect() {
+      let most = 0;
+      for (const b of budgets) most = Math.max(most, b.backlogMs());
+      this.set(most / 1000);
+    },
+  });
+}
 
 function registerPhaseGauge(): void {
   phases ??= gauge(metricsRegistry, {
@@ -88,6 +104,7 @@ export class ClusterController implements Runnable {
   readonly needLeaderElection = true;
   readonly #clusters: Informer<HcpCluster>;
   readonly #controller: Controller;
+  readonly #reconciler: ClusterReconciler;
   readonly #informers: Informer<KubeObject>[];
 
   constructor(opts: ClusterControllerOptions) {
@@ -107,25 +124,26 @@ export class ClusterController implements Runnable {
     });
     const catalog = catalogSource(cluster, opts.namespace);
     const client = cluster.client;
+    this.#reconciler = new ClusterReconciler({
+      clusters: this.#clusters,
+      nodePools,
+      externalAuths,
+      managementClusters,
+      works,
+      releases: () => catalog.current(),
+      infra: opts.infra,
+      parentZone: opts.parentZone,
+      region: opts.region,
+      oidc: { ...opts.oidc, keys: new SecretSigningKeys(client, opts.namespace) },
+      writer: new Applier(client, CLUSTER_CONTROLLER),
+      events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
+      userErrorRecheckMs: opts.userErrorRecheckMs,
+    });
     this.#controller = new Controller({
       name: CLUSTER_CONTROLLER,
       maxConcurrentReconciles: opts.workers ?? 16,
       log,
-      reconciler: new ClusterReconciler({
-        clusters: this.#clusters,
-        nodePools,
-        externalAuths,
-        managementClusters,
-        works,
-        releases: () => catalog.current(),
-        infra: opts.infra,
-        parentZone: opts.parentZone,
-        region: opts.region,
-        oidc: { ...opts.oidc, keys: new SecretSigningKeys(client, opts.namespace) },
-        writer: new Applier(client, CLUSTER_CONTROLLER),
-        events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
-        userErrorRecheckMs: opts.userErrorRecheckMs,
-      }),
+      reconciler: this.#reconciler,
     });
     const req = (namespace: string | undefined, name: string | undefined) => ({
       cluster: cluster.name,
@@ -190,15 +208,18 @@ export class ClusterController implements Runnable {
       catalog.informer,
     ] as Informer<KubeObject>[];
     registerPhaseGauge();
+    registerBacklogGauge();
   }
 
   async start(signal: AbortSignal): Promise<void> {
     live.add(this.#clusters);
+    budgets.add(this.#reconciler.memory.rechecks);
     try {
       await Promise.all(this.#informers.map((i) => i.waitForSync(signal)));
       await this.#controller.start(signal);
     } finally {
       live.delete(this.#clusters);
+      budgets.delete(this.#reconciler.memory.rechecks);
     }
   }
 }

@@ -94,6 +94,8 @@ interface Verified {
   result: unknown;
   generation: number;
   at: number;
+  /** Its recheck was put off to a slot of the RecheckBudget: when that comes, it is read. */
+  slotted?: boolean;
 }
 
 /**
@@ -147,6 +149,25 @@ export class VerifiedSteps {
     return { result, recheckInMs };
   }
 
+  /**
+   * The step's recheck is due for this generation and was not put off yet: the read may wait for
+   * a slot of the RecheckBudget (postpone). A step unknown, not ready or of another generation is
+   * not a recheck, and is read at once.
+   */
+  recheckDue(owner: string, step: string, generation: number): boolean {
+    const v = this.#verified.get(owner, step);
+    if (!v || v.result === undefined || v.generation !== generation || v.slotted) return false;
+    return this.#now() - v.at >= this.#recheckMs;
+  }
+
+  /** Trusts the step `waitMs` longer, until its recheck's slot; then it is read, not put off again. */
+  postpone<R>(owner: string, step: string, waitMs: number): Trusted<R> | undefined {
+    const v = this.#verified.get(owner, step);
+    if (!v || v.result === undefined) return undefined;
+    this.#verified.set(owner, step, { ...v, at: this.#now() + waitMs - this.#recheckMs, slotted: true });
+    return { result: v.result as R, recheckInMs: waitMs };
+  }
+
   /** A step found not ready: not trusted, and not seeded from a status that may still say ready. */
   drop(owner: string, step: string): void {
     this.#verified.set(owner, step, { result: undefined, generation: -1, at: this.#now() });
@@ -158,5 +179,50 @@ export class VerifiedSteps {
 
   get size(): number {
     return this.#verified.size;
+  }
+}
+
+/**
+ * Rechecks of steps found ready, per account that throttles them (an Azure subscription: ARM
+ * refills a subscription's reads at 25 a second per principal), at most `perSecond` begun a second
+ * after a burst of `burst`, in the order they came due. At 10,000 clusters in one subscription
+ * the 10-minute rechecks are 100 steps a second, four times what ARM gives, and a throttled
+ * subscription fails creates and users' reads along with them. A recheck past its time takes the
+ * next free slot: in a crowded subscription drift is found later, and never with the reads that
+ * creates and users need. (The generic cell rate algorithm, with reservations.)
+ */
+export class RecheckBudget {
+  readonly #spacingMs: number;
+  readonly #burstMs: number;
+  readonly #now: () => number;
+  /** account → when its bucket would be empty, had every slot taken so far been used at once. */
+  readonly #emptyAt = new Map<string, number>();
+
+  constructor(opts: { perSecond: number; burst: number }, now: () => number = Date.now) {
+    this.#spacingMs = 1000 / opts.perSecond;
+    this.#burstMs = (Math.max(1, opts.burst) - 1) * this.#spacingMs;
+    this.#now = now;
+  }
+
+  /** Takes the account's next free slot: milliseconds until it begins, 0 for now. */
+  reserve(account: string): number {
+    const now = this.#now();
+    if (this.#emptyAt.size > 1000) this.#prune(now);
+    const emptyAt = Math.max(now, this.#emptyAt.get(account) ?? now);
+    this.#emptyAt.set(account, emptyAt + this.#spacingMs);
+    return Math.round(Math.max(0, emptyAt - this.#burstMs - now));
+  }
+
+  /** Milliseconds until a recheck asking now would begin: how far behind the busiest account is. */
+  backlogMs(): number {
+    const now = this.#now();
+    let most = 0;
+    for (const emptyAt of this.#emptyAt.values()) most = Math.max(most, emptyAt - this.#burstMs - now);
+    return Math.round(most);
+  }
+
+  /** An account whose slots have all passed is as good as new. */
+  #prune(now: number): void {
+    for (const [account, emptyAt] of this.#emptyAt) if (emptyAt <= now) this.#emptyAt.delete(account);
   }
 }

@@ -59,6 +59,11 @@ interface TrustOptions<R> {
   recorded?: (step: ReadyStep) => R | undefined;
   /** False when a trusted result no longer fits this reconcile's inputs (the step runs). */
   stillHolds?: (result: R) => boolean;
+  /**
+   * Whose read budget the step's recheck spends (RecheckBudget): an Azure subscription, by default
+   * the cluster's; null for a step that reads no ARM (the issuer's storage).
+   */
+  account?: string | null;
 }
 
 /**
@@ -79,8 +84,7 @@ async function azureStep<R extends InfraResult>(
   const held = scope.memory.holds.held(owner, type, generation);
   if (held) return { phase: recordStep(scope, type, held) };
   const { verified } = scope.memory;
-  const recorded = opts.recorded ?? ((step: ReadyStep) => ({ step }) as R);
-  const trusted = verified.verified<R>(owner, type, generation) ?? seedFromStatus(scope, type, recorded);
+  const trusted = trustedResult(scope, type, opts);
   if (trusted && (opts.stillHolds?.(trusted.result) ?? true)) {
     recordStep(scope, type, trusted.result.step);
     return { phase: { requeueAfterMs: trusted.recheckInMs, periodic: true }, ready: trusted.result };
@@ -94,6 +98,40 @@ async function azureStep<R extends InfraResult>(
   verified.note(owner, type, generation, result);
   recordStep(scope, type, result.step);
   return { phase: { requeueAfterMs: infraRecheckMs(scope), periodic: true }, ready: result };
+}
+
+/** What this reconcile may take as the step's result without reading it, if anything. */
+function trustedResult<R extends InfraResult>(
+  scope: ClusterScope,
+  type: StepCondition,
+  opts: TrustOptions<R>,
+): Trusted<R> | undefined {
+  const owner = scope.cluster.metadata.uid ?? "";
+  const generation = scope.cluster.metadata.generation ?? 0;
+  const recorded = opts.recorded ?? ((step: ReadyStep) => ({ step }) as R);
+  const account = opts.account === undefined ? scope.infraSpec.subscriptionId : opts.account;
+  return (
+    scope.memory.verified.verified<R>(owner, type, generation) ??
+    seedFromStatus(scope, type, recorded) ??
+    recheckLater<R>(scope, type, account)
+  );
+}
+
+/**
+ * A recheck that is due waits for a slot of its subscription's budget, still trusted; when the
+ * slot comes it is read. Undefined: read now (a slot is free, or this is no recheck).
+ */
+function recheckLater<R>(
+  scope: ClusterScope,
+  type: StepCondition,
+  account: string | null,
+): Trusted<R> | undefined {
+  const owner = scope.cluster.metadata.uid ?? "";
+  const { verified, rechecks } = scope.memory;
+  if (account === null || !verified.recheckDue(owner, type, scope.cluster.metadata.generation ?? 0))
+    return undefined;
+  const waitMs = rechecks.reserve(account);
+  return waitMs > 0 ? verified.postpone<R>(owner, type, waitMs) : undefined;
 }
 
 /** A step the cluster's status shows ready for this generation, trusted once after a restart. */
@@ -261,8 +299,11 @@ export const reconcileDelegation: Phase<ClusterScope> = async ({ signal }, scope
     });
   const nameServers = scope.nameServers ?? [];
   return (
-    await azureStep(scope, CONDITIONS.DnsDelegated, () =>
-      infra.ensureDelegation(scope.infraSpec, nameServers, { signal }),
+    await azureStep(
+      scope,
+      CONDITIONS.DnsDelegated,
+      () => infra.ensureDelegation(scope.infraSpec, nameServers, { signal }),
+      { account: parentZone.subscriptionId },
     )
   ).phase;
 };
@@ -324,7 +365,7 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
     scope,
     CONDITIONS.OidcIssuerReady,
     () => deps.oidc.documents.publish(issuerPath(cluster), issuerDocuments(url, key), { signal }),
-    { recorded: (step) => (cluster.status?.issuerURL === url ? { step } : undefined) },
+    { recorded: (step) => (cluster.status?.issuerURL === url ? { step } : undefined), account: null },
   );
   return published.phase;
 };

@@ -87,6 +87,7 @@ function world(
     mcs?: ManagementCluster[];
     pools?: NodePool[];
     works?: ManifestWork[];
+    budget?: { perSecond: number; burst: number };
   } = {},
 ) {
   let now = 1_000_000;
@@ -116,6 +117,7 @@ function world(
       writer,
       events,
       userErrorRecheckMs: RECHECK_MS,
+      ...(opts.budget && { infraRecheckBudget: opts.budget }),
     },
     () => now,
   );
@@ -277,6 +279,40 @@ describe("ClusterReconciler", () => {
     });
     await w.reconcile();
     expect(calls()).toEqual([3, 3, 3, 3]);
+  });
+
+  it("begins one subscription's rechecks at its budget's pace, each when its slot comes, and reads a new generation at once", async () => {
+    const names = ["a", "b", "c"];
+    const w = world({ clusters: names.map((name) => cluster({ name })), budget: { perSecond: 1, burst: 2 } });
+    for (const name of names) await w.reconcile(name);
+    const calls = () => AZURE_STEPS.map(([step]) => w.infra.calls[step] ?? 0);
+    expect(calls()).toEqual([3, 3, 3, 3]);
+
+    // Every step of the three is due at once. The clusters' subscription has two slots now and
+    // one a second after; the parent zone's ("s") the same, apart.
+    w.tick(INFRA_RECHECK_MS);
+    const a = await w.reconcile("a");
+    // a: its group and zone now, its ingress in a second; its delegation now, in the other subscription.
+    expect(calls()).toEqual([4, 4, 4, 3]);
+    expect(a.requeueAfterMs).toBe(1_000);
+    await w.reconcile("b");
+    expect(calls()).toEqual([4, 4, 5, 3]);
+    // Put off, still trusted: nothing went back from ready.
+    for (const [, type] of AZURE_STEPS)
+      expect(condition(w.writer.lastStatus(), type)).toMatchObject({ status: "True" });
+
+    // a's slot comes: its ingress is read, not put off again.
+    w.tick(1_000);
+    await w.reconcile("a");
+    expect(calls()).toEqual([4, 4, 5, 4]);
+
+    // A new generation is no recheck: all of c is read at once, whatever the budget.
+    w.clusters.set({
+      ...w.clusters.get("default", "c")!,
+      metadata: { ...cluster({ name: "c" }).metadata, generation: 2 },
+    });
+    await w.reconcile("c");
+    expect(calls()).toEqual([5, 5, 6, 5]);
   });
 
   it("after a restart trusts the steps its status shows ready for this generation, with rechecks spread over the interval", async () => {

@@ -14,11 +14,12 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/c
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, timed } from "../runtime/phases.ts";
 import { DELETE_PHASES } from "./delete.ts";
-import { UserErrorHold, VerifiedSteps } from "./holds.ts";
+import { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 import { CLUSTER_PHASES, PAUSED_PHASES } from "./phases.ts";
 import {
   CLUSTER_FINALIZER,
   newScope,
+  INFRA_RECHECK_BUDGET,
   INFRA_RECHECK_MS,
   USER_ACTION_RECHECK_MS,
   type ClusterMemory,
@@ -44,6 +45,7 @@ export class ClusterReconciler implements Reconciler {
       holds: new UserErrorHold(deps.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS, now),
       reservations: new Map(),
       verified: new VerifiedSteps(deps.infraRecheckMs ?? INFRA_RECHECK_MS, now),
+      rechecks: new RecheckBudget(deps.infraRecheckBudget ?? INFRA_RECHECK_BUDGET, now),
     };
   }
 

@@ -21,7 +21,7 @@ import type { Logger } from "../runtime/logger.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import type { ClusterOidc } from "./oidc.ts";
 import type { ClusterFacts } from "./status.ts";
-import type { UserErrorHold, VerifiedSteps } from "./holds.ts";
+import type { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 
 export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
 export { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
@@ -33,6 +33,11 @@ export const AZURE_POLL_MS = 5_000;
 export const USER_ACTION_RECHECK_MS = 300_000;
 /** How often Azure resources found ready are read again to find drift (VerifiedSteps). */
 export const INFRA_RECHECK_MS = 600_000;
+/**
+ * Rechecks per subscription: 5 steps a second (each one or two reads: at most 10 of the 25 reads a
+ * second ARM refills), after a burst of 20 (four clusters' steps at once).
+ */
+export const INFRA_RECHECK_BUDGET = { perSecond: 5, burst: 20 };
 
 export interface ClusterReconcilerDeps {
   /** Indexed by MANAGEMENT_CLUSTER_INDEX. */
@@ -55,6 +60,8 @@ export interface ClusterReconcilerDeps {
   userErrorRecheckMs?: number;
   /** How long an Azure step found ready is trusted without reading it again. Default 10 min. */
   infraRecheckMs?: number;
+  /** Rechecks begun per second in one Azure subscription, after a burst (RecheckBudget). */
+  infraRecheckBudget?: { perSecond: number; burst: number };
 }
 
 /** What the reconciler remembers between reconciles; every entry is dropped when its cluster goes. */
@@ -65,6 +72,8 @@ export interface ClusterMemory {
   reservations: Map<string, string>;
   /** Azure steps found ready, trusted until their recheck. */
   verified: VerifiedSteps;
+  /** When rechecks may begin, per subscription. */
+  rechecks: RecheckBudget;
 }
 
 export interface ClusterScope {
