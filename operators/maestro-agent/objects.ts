@@ -12,6 +12,9 @@
  *    check instead of the next status sync (OCM's agent re-applies on a similar resync).
  * An object with feedback rules of a kind not watched is read on every sync, as OCM's agent does.
  * Until a watch has synced, and for kinds it may not watch (RBAC), reads go to the apiserver.
+ * A watch caches an object's metadata and status, what feedback reads (our works read conditions,
+ * versions and the endpoint from status, and the generation); a HostedCluster's spec is most of
+ * the object. A rule that reads anything else reads the object from the apiserver at each sync.
  */
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
@@ -28,9 +31,9 @@ export const DEFAULT_WATCHED_RESOURCES = [
 /** What the agent needs of a watch (an Informer; a test gives a fake). */
 export type ObjectWatch = Pick<Informer, "hasSynced" | "get" | "list" | "addEventHandler" | "run">;
 
-/** A watch of one kind on the management cluster, caching objects without managedFields. */
+/** A watch of one kind on the management cluster, caching each object's statusView. */
 export function informerWatch(kube: KubeClient, log: Logger): (type: ResourceType) => ObjectWatch {
-  return (type) => new Informer({ client: kube, type, log, transform: withoutManagedFields });
+  return (type) => new Informer({ client: kube, type, log, transform: statusView });
 }
 
 export interface AppliedObjectsOptions {
@@ -67,14 +70,27 @@ function metadataOnly(obj: KubeObject | undefined): KubeObject | undefined {
   return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace, uid, resourceVersion } };
 }
 
-function withoutManagedFields(obj: KubeObject): KubeObject {
-  if (!obj.metadata.managedFields) return obj;
+/** What a watch keeps of an object: its metadata without managedFields, and its status. */
+export function statusView(obj: KubeObject): KubeObject {
   const metadata = { ...obj.metadata };
   delete metadata.managedFields;
-  return { ...obj, metadata };
+  const { status } = obj as { status?: unknown };
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata, ...(status !== undefined && { status }) };
+}
+
+/** A kubectl-style path that starts in the metadata or the status (`.status.x`, `metadata.generation`). */
+export function readsStatusView(path: string): boolean {
+  return /^\.?(status|metadata)(?:$|[.[])/.test(path.trim());
 }
 
 const hasFeedback = (o: ManifestOutcome): boolean => (o.config?.feedbackRules?.length ?? 0) > 0;
+
+/** Every feedback rule of the outcome reads only what statusView keeps (well-known fields are all in status). */
+function feedbackInStatusView(o: ManifestOutcome): boolean {
+  return (o.config?.feedbackRules ?? []).every(
+    (rule) => rule.type === "WellKnownStatus" || (rule.jsonPaths ?? []).every((p) => readsStatusView(p.path)),
+  );
+}
 
 function cachedFind(informer: ObjectWatch): ManifestClient["find"] {
   return <T extends KubeObject>(_t: ResourceType, name: string, ns?: string) =>
@@ -180,7 +196,7 @@ export class AppliedObjects {
    */
   needsStatusPolling(outcomes: readonly ManifestOutcome[]): boolean {
     return outcomes.some(
-      (o) => !o.type || o.failure !== undefined || (hasFeedback(o) && !this.#syncedInformer(o.type)),
+      (o) => !o.type || o.failure !== undefined || (hasFeedback(o) && !this.#cachedFeedback(o)),
     );
   }
 
@@ -191,7 +207,7 @@ export class AppliedObjects {
   readerFor(outcome: ManifestOutcome, fallback: ManifestClient, fresh: boolean): ManifestClient {
     const type = outcome.type;
     const informer = type && this.#syncedInformer(type);
-    if (informer) return { ...fallback, find: cachedFind(informer) };
+    if (informer && feedbackInStatusView(outcome)) return { ...fallback, find: cachedFind(informer) };
     if (!type || hasFeedback(outcome)) return fallback;
     return { ...fallback, find: this.#rememberedFind(fallback, fresh) };
   }
@@ -213,6 +229,11 @@ export class AppliedObjects {
     let n = 0;
     for (const informer of this.#informers.values()) n += informer.list().length;
     return n;
+  }
+
+  /** The outcome's feedback can be read from a synced watch's cache. */
+  #cachedFeedback(o: ManifestOutcome): boolean {
+    return !!o.type && !!this.#syncedInformer(o.type) && feedbackInStatusView(o);
   }
 
   #isWatched(t: ResourceType): boolean {

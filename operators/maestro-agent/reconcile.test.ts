@@ -590,7 +590,9 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     const rules = [
       {
         resourceIdentifier: { resource: "configmaps", name: "cm-1", namespace: "ns" },
-        feedbackRules: [{ type: "JSONPaths" as const, jsonPaths: [{ name: "v", path: ".data.key" }] }],
+        feedbackRules: [
+          { type: "JSONPaths" as const, jsonPaths: [{ name: "v", path: ".metadata.annotations.v" }] },
+        ],
       },
     ];
     const t = setup({ manifestConfigs: rules }, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
@@ -598,7 +600,9 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
     const watch = t.watches.get("configmaps")!;
     watch.synced = true;
-    watch.update(configMap("cm-1", { key: "from-watch" }) as KubeObject);
+    const fromWatch = configMap("cm-1") as KubeObject;
+    fromWatch.metadata.annotations = { v: "from-watch" };
+    watch.update(fromWatch);
     expect(t.changed).toEqual([UID]);
     // Synced: the status comes from the watch's cache and the next look is the drift-repair apply.
     t.clock.ms += 1000;
@@ -606,6 +610,25 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1"]);
     const feedback = t.publisher.last?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
     expect(feedback).toEqual([{ name: "v", fieldValue: { type: "String", string: "from-watch" } }]);
+  });
+
+  test("a watched kind whose feedback reads past metadata and status: the watch keeps neither, so the apiserver is read at each sync", async () => {
+    const rules = [
+      {
+        resourceIdentifier: { resource: "configmaps", name: "cm-1", namespace: "ns" },
+        feedbackRules: [{ type: "JSONPaths" as const, jsonPaths: [{ name: "v", path: ".data.key" }] }],
+      },
+    ];
+    const t = setup({ manifestConfigs: rules }, DEFAULT_ALLOWED_KINDS, ["configmaps"]);
+    await t.reconcile();
+    const watch = t.watches.get("configmaps")!;
+    watch.synced = true;
+    t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "live" } });
+    t.clock.ms += STATUS_SYNC_MS;
+    expect(await t.reconcile()).toEqual({ requeueAfterMs: STATUS_SYNC_MS });
+    expect(t.kube.callsOn("configmaps")).toEqual(["apply ns/cm-1", "find ns/cm-1"]);
+    const feedback = t.publisher.last?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
+    expect(feedback).toEqual([{ name: "v", fieldValue: { type: "String", string: "live" } }]);
   });
 
   test("a change the apply sets off at once still finds the work (it is tracked before the apply)", async () => {

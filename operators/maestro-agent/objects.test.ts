@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../runtime/kube.ts";
+import { readsStatusView, statusView } from "./objects.ts";
+
+describe("statusView", () => {
+  it("keeps the identity, metadata without managedFields, and the status; drops the spec", () => {
+    const hc = {
+      apiVersion: "hypershift.openshift.io/v1beta1",
+      kind: "HostedCluster",
+      metadata: {
+        name: "demo",
+        namespace: "ocm-demo",
+        uid: "u1",
+        generation: 3,
+        resourceVersion: "42",
+        deletionTimestamp: "2026-11-27T00:00:00Z",
+        managedFields: [{ manager: "agent" }],
+      },
+      spec: { platform: { azure: { subscriptionId: "s" } } },
+      status: { conditions: [{ type: "Available", status: "True" }] },
+    } as unknown as KubeObject;
+    expect(statusView(hc)).toEqual({
+      apiVersion: "hypershift.openshift.io/v1beta1",
+      kind: "HostedCluster",
+      metadata: {
+        name: "demo",
+        namespace: "ocm-demo",
+        uid: "u1",
+        generation: 3,
+        resourceVersion: "42",
+        deletionTimestamp: "2026-11-27T00:00:00Z",
+      },
+      status: { conditions: [{ type: "Available", status: "True" }] },
+    });
+    expect((hc.metadata.managedFields ?? []).length).toBe(1);
+  });
+
+  it("has no status for an object without one", () => {
+    expect(statusView({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } })).toEqual({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "ns" },
+    });
+  });
+});
+
+describe("readsStatusView", () => {
+  it.each([
+    ".status.conditions",
+    'status.conditions[?(@.type=="Available")].status',
+    ".status",
+    ".metadata.generation",
+    " .status.version.history[0] ",
+    ".status[0]",
+  ])("%s reads metadata or status", (path) => expect(readsStatusView(path)).toBe(true));
+
+  it.each([".spec.replicas", ".data.key", "..status", ".statusReport", "['status']", ".metadataX", ""])(
+    "%s may read beyond them",
+    (path) => expect(readsStatusView(path)).toBe(false),
+  );
+});
