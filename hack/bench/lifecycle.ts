@@ -67,7 +67,7 @@ import {
 import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
-import { writeCosts, type WriteCost, type WriteSample } from "./write-cost.ts";
+import { inParallel, writeCosts, type WriteCost, type WriteSample } from "./write-cost.ts";
 
 const NAMESPACE = "hcp-system";
 
@@ -298,18 +298,6 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
 }
 
 // ---- load -------------------------------------------------------------------------------------
-
-async function inParallel(
-  count: number,
-  concurrency: number,
-  task: (i: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-}
 
 const namespaceOf = (i: number): string => `bench-${Math.floor(i / CLUSTERS_PER_NAMESPACE)}`;
 

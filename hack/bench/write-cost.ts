@@ -43,7 +43,8 @@ export interface WriteCostOptions {
   concurrency: number;
 }
 
-async function inParallel(
+/** `task(0)` … `task(count - 1)`, at most `concurrency` at once, in order of start. */
+export async function inParallel(
   count: number,
   concurrency: number,
   task: (i: number) => Promise<unknown>,
