@@ -105,6 +105,8 @@ export class ClusterController implements Runnable {
   readonly #clusters: Informer<HcpCluster>;
   readonly #controller: Controller;
   readonly #reconciler: ClusterReconciler;
+  readonly #keys: SecretSigningKeys;
+  readonly #log: Logger;
   readonly #informers: Informer<KubeObject>[];
 
   constructor(opts: ClusterControllerOptions) {
@@ -124,6 +126,8 @@ export class ClusterController implements Runnable {
     });
     const catalog = catalogSource(cluster, opts.namespace);
     const client = cluster.client;
+    this.#keys = new SecretSigningKeys(client, opts.namespace);
+    this.#log = log;
     this.#reconciler = new ClusterReconciler({
       clusters: this.#clusters,
       nodePools,
@@ -134,7 +138,7 @@ export class ClusterController implements Runnable {
       infra: opts.infra,
       parentZone: opts.parentZone,
       region: opts.region,
-      oidc: { ...opts.oidc, keys: new SecretSigningKeys(client, opts.namespace) },
+      oidc: { ...opts.oidc, keys: this.#keys },
       writer: new Applier(client, CLUSTER_CONTROLLER),
       events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
       userErrorRecheckMs: opts.userErrorRecheckMs,
@@ -211,11 +215,23 @@ export class ClusterController implements Runnable {
     registerBacklogGauge();
   }
 
+  /** One list of the signing keys before the first reconcile; failing that, each cluster reads its own. */
+  async #primeKeys(signal: AbortSignal): Promise<void> {
+    try {
+      const keys = await this.#keys.prime({ signal });
+      this.#log.info("Read the clusters' signing keys", { keys });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#log.error("Could not list the signing keys; each cluster reads its own", err);
+    }
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     live.add(this.#clusters);
     budgets.add(this.#reconciler.memory.rechecks);
     try {
       await Promise.all(this.#informers.map((i) => i.waitForSync(signal)));
+      await this.#primeKeys(signal);
       await this.#controller.start(signal);
     } finally {
       live.delete(this.#clusters);
