@@ -135,22 +135,32 @@ export class SecretSigningKeys implements SigningKeyStore {
   }
 
   /**
-   * Reads every stored key in pages of 500. A Secret without its key is left out, so its
-   * cluster's reconcile reads it and reports it. Resolves how many keys are known.
+   * Reads every stored key in pages of 500, each page dropped once its keys are taken (10,000
+   * Secrets at once would be a heap spike in a restart). A Secret without its key is left out, so
+   * its cluster's reconcile reads it and reports it. Resolves how many keys are known.
    */
   async prime(opts: InfraOptions = {}): Promise<number> {
-    const secrets = await this.#client.listAll<KubeObject & { data?: Record<string, string> }>(
-      SecretResource,
-      { namespace: this.#namespace, labelSelector: SIGNING_KEY_LABEL, signal: opts.signal },
-    );
-    for (const secret of secrets.items) {
-      const uid = secret.metadata.labels?.[SIGNING_KEY_LABEL];
-      const data = secret.data?.[SIGNING_KEY_SECRET_KEY];
-      if (uid && data && secret.metadata.name === secretName({ uid, name: "" }))
-        this.#known.set(uid, Buffer.from(data, "base64").toString("utf8"));
-    }
+    let next: string | undefined;
+    do {
+      const page = await this.#client.list<KubeObject & { data?: Record<string, string> }>(SecretResource, {
+        namespace: this.#namespace,
+        labelSelector: SIGNING_KEY_LABEL,
+        limit: 500,
+        continue: next,
+        signal: opts.signal,
+      });
+      for (const secret of page.items) this.#remember(secret);
+      next = page.metadata.continue;
+    } while (next);
     this.#primed = true;
     return this.#known.size;
+  }
+
+  #remember(secret: KubeObject & { data?: Record<string, string> }): void {
+    const uid = secret.metadata.labels?.[SIGNING_KEY_LABEL];
+    const data = secret.data?.[SIGNING_KEY_SECRET_KEY];
+    if (uid && data && secret.metadata.name === secretName({ uid, name: "" }))
+      this.#known.set(uid, Buffer.from(data, "base64").toString("utf8"));
   }
 
   async remove(owner: KeyOwner, opts: InfraOptions = {}): Promise<boolean> {

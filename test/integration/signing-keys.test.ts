@@ -57,6 +57,32 @@ describe("SecretSigningKeys", () => {
     expect(await primed.keys.ensure(owner("late"))).toBe(other);
   });
 
+  it("reads past a first page of 500", async () => {
+    const paged = await tempNamespace(client, "keys-paged");
+    const { name } = paged;
+    const stored = Array.from({ length: 501 }, (_, i) => `paged-${i}`);
+    for (let i = 0; i < stored.length; i += 50)
+      await Promise.all(
+        stored.slice(i, i + 50).map((uid) =>
+          client.create(secretType, {
+            metadata: {
+              name: `sa-signing-key-${uid}`,
+              namespace: name,
+              labels: { [SIGNING_KEY_LABEL]: uid },
+            },
+            data: { [SIGNING_KEY_SECRET_KEY]: Buffer.from(`key of ${uid}`).toString("base64") },
+          } as never),
+        ),
+      );
+    const counted = clientFor("service");
+    const find = vi.spyOn(counted, "find");
+    const keys = new SecretSigningKeys(counted, name);
+    expect(await keys.prime()).toBe(501);
+    expect(await keys.ensure(owner("paged-500"))).toBe("key of paged-500");
+    expect(find).not.toHaveBeenCalled();
+    await paged.remove();
+  });
+
   it("leaves out a Secret without its key, so its cluster reads it and says what is wrong", async () => {
     await client.create(secretType, {
       metadata: {
