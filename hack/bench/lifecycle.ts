@@ -162,6 +162,8 @@ interface Running {
   operators: { component: Component; metricsUrl: string; restart(): Promise<Component> };
   /** Each management cluster's agent, whose live heap the bench reads as the operators'. */
   agents: Array<{ component: Component; metricsUrl: string }>;
+  /** Processes the bench replaced (the operators before a restart), as they last were. */
+  retired: ComponentUsage[];
   logDir: string;
 }
 
@@ -292,6 +294,7 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
     components: [operators.component, ...managementSide.components, armComponent],
     operators,
     agents: managementSide.agents,
+    retired: [],
     logDir,
     arm,
   };
@@ -540,6 +543,8 @@ async function restartScenario(
   const before = await allCounts(running);
   await running.operators.component.kill();
   const started = performance.now();
+  const old = await running.operators.component.usage();
+  running.retired.push({ ...old, name: "operators (until the restart)" });
   const next = await running.operators.restart();
   running.components[0] = next;
   running.operators.component = next;
@@ -737,7 +742,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpu1 = await cpuNow();
     const deletion = opts.deletion ? await deleteAll(running, opts, { clusters, pools, works }) : undefined;
     const cpu2 = await cpuNow();
-    const usage = await Promise.all(running.components.map((c) => c.usage()));
+    const usage = [...running.retired, ...(await Promise.all(running.components.map((c) => c.usage())))];
     progress(
       `usage: ${usage.map((u) => `${u.name} ${u.peakRssMb} MB ${Math.round(u.cpuSeconds)} CPU s`).join("; ")}`,
     );
@@ -961,7 +966,7 @@ function writeCostFigure(c: WriteCost): Figure {
 
 /** The issue's memory targets, beside the peak RSS of the processes they are set for. */
 function rssBudget(component: string, r: LifecycleReport): string {
-  if (component === "operators") return `; target 512 MB at 10,000 clusters (this run ${r.n})`;
+  if (component.startsWith("operators")) return `; target 512 MB at 10,000 clusters (this run ${r.n})`;
   if (component.startsWith("maestro-agent"))
     return `; target 256 MB at 2,000 clusters per agent (this run ${Math.round(r.n / r.managementClusters)})`;
   return "";
