@@ -197,6 +197,7 @@ export class RecheckBudget {
   readonly #now: () => number;
   /** account → when its bucket would be empty, had every slot taken so far been used at once. */
   readonly #emptyAt = new Map<string, number>();
+  #prunedAt = 0;
 
   constructor(opts: { perSecond: number; burst: number }, now: () => number = Date.now) {
     this.#spacingMs = 1000 / opts.perSecond;
@@ -207,7 +208,7 @@ export class RecheckBudget {
   /** Takes the account's next free slot: milliseconds until it begins, 0 for now. */
   reserve(account: string): number {
     const now = this.#now();
-    if (this.#emptyAt.size > 1000) this.#prune(now);
+    if (this.#emptyAt.size > 1000 && now - this.#prunedAt >= 60_000) this.#prune(now);
     const emptyAt = Math.max(now, this.#emptyAt.get(account) ?? now);
     this.#emptyAt.set(account, emptyAt + this.#spacingMs);
     return Math.round(Math.max(0, emptyAt - this.#burstMs - now));
@@ -221,8 +222,9 @@ export class RecheckBudget {
     return Math.round(most);
   }
 
-  /** An account whose slots have all passed is as good as new. */
+  /** An account whose slots have all passed is as good as new. At most once a minute: it walks them all. */
   #prune(now: number): void {
+    this.#prunedAt = now;
     for (const [account, emptyAt] of this.#emptyAt) if (emptyAt <= now) this.#emptyAt.delete(account);
   }
 }
