@@ -45,7 +45,6 @@ import {
   difference,
   etcdDbSize,
   merge,
-  requestCounts,
   requestCountsIn,
   storedWritesIn,
   totalsBy,
@@ -458,11 +457,6 @@ async function liveHeapBytes(process: { component: Component; metricsUrl: string
   return metric(text, /^nodejs_heap_size_used_bytes ([0-9.e+]+)$/m);
 }
 
-function counter(text: string, metric: string, queue: string): number {
-  const m = new RegExp(`^${metric}\\{[^}]*name="${queue}"[^}]*\\} ([0-9.e+]+)$`, "m").exec(text);
-  return Number(m?.[1] ?? 0);
-}
-
 /** Reconciles done so far by controller, whatever their result. */
 const reconcileCounts = (text: string): Record<string, number> =>
   totalsBy(text, "controller_runtime_reconcile_total", "controller");
@@ -492,9 +486,8 @@ function perN(
  * clusters (16.7 a second) come faster than this machine drains them.
  */
 function resynced(text: string, n: number): boolean {
-  return ["cluster-controller", "nodepool-controller"].every(
-    (q) => counter(text, "workqueue_work_duration_seconds_count", q) >= n,
-  );
+  const done = totalsBy(text, "workqueue_work_duration_seconds_count", "name");
+  return ["cluster-controller", "nodepool-controller"].every((q) => (done[q] ?? 0) >= n);
 }
 
 /**
@@ -571,15 +564,13 @@ async function restartScenario(
 // ---- the scenario -----------------------------------------------------------------------------
 
 async function allCounts(running: Running): Promise<RequestCounts> {
-  return merge(
-    await requestCounts(running.service),
-    ...(await Promise.all(running.management.map(requestCounts))),
-  );
+  const { service, management } = await phaseCounts(running);
+  return merge(service, management);
 }
 
 /**
- * One scrape of each apiserver at the create's start or end: its requests, and its writes as
- * stored (the service apiserver's first), read from the same moment.
+ * One scrape of each apiserver: its requests, and its writes as stored (the service apiserver's
+ * first), read from the same moment.
  */
 async function createReading(
   running: Running,
@@ -593,10 +584,7 @@ async function createReading(
 }
 
 async function phaseCounts(running: Running): Promise<{ service: RequestCounts; management: RequestCounts }> {
-  return {
-    service: await requestCounts(running.service),
-    management: merge(...(await Promise.all(running.management.map(requestCounts)))),
-  };
+  return (await createReading(running)).counts;
 }
 
 /**
