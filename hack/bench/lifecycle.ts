@@ -427,7 +427,9 @@ async function floor(
       writesOn(mgmt, Math.round(perCluster.management), `floor-${tag}-${i}`),
     ]);
   });
-  return performance.now() - started;
+  const ms = performance.now() - started;
+  progress(`${tag} floor after ${Math.round(ms)} ms`);
+  return ms;
 }
 
 // ---- restart ----------------------------------------------------------------------------------
@@ -639,16 +641,19 @@ async function deleteAll(
   const ms = performance.now() - started;
   progress(`all deleted after ${Math.round(ms)} ms`);
   const d1 = await phaseCounts(running);
+  const writesPerCluster = {
+    service: writes(difference(d1.service, d0.service)) / opts.n,
+    management: writes(difference(d1.management, d0.management)) / opts.n,
+  };
+  // Logged as soon as known: a long run stopped in its floors still tells what the deletion did.
+  progress(`writes per cluster during delete: ${JSON.stringify(writesPerCluster)}`);
   return {
     ms,
     requests: perCluster(
       merge(difference(d1.service, d0.service), difference(d1.management, d0.management)),
       opts.n,
     ),
-    writesPerCluster: {
-      service: writes(difference(d1.service, d0.service)) / opts.n,
-      management: writes(difference(d1.management, d0.management)) / opts.n,
-    },
+    writesPerCluster,
   };
 }
 
@@ -741,9 +746,11 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       progress("no deletion: stopping the region's processes so the floor has the apiservers to itself");
       await Promise.all(running.components.map((c) => c.stop()));
     }
-    const createFloorMs = await floor(running, opts, createWrites, "create");
-    const cpu3 = await cpuNow();
+    // The deletion's floor first: at 10,000 clusters the create's floor is known from runs without
+    // a deletion, and a run cut short in its floors keeps the figure no other run gives.
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
+    const cpu3 = await cpuNow();
+    const createFloorMs = await floor(running, opts, createWrites, "create");
     const cpu4 = await cpuNow();
     await Promise.all(running.components.map((c) => c.stop()));
     progress("measuring what one status write costs each apiserver, by kind");
@@ -772,9 +779,9 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ...(atRest && { atRest }),
       cpu: {
         create: createCpu,
-        createFloor: cpuWindow(cpu2, cpu3),
+        createFloor: cpuWindow(cpu3, cpu4),
         delete: deletion && cpuWindow(cpu1, cpu2),
-        deleteFloor: deletion && cpuWindow(cpu3, cpu4),
+        deleteFloor: deletion && cpuWindow(cpu2, cpu3),
       },
       writeCosts: costs,
       logDir: running.logDir,
