@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startArmEmulator, USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import {
+  ARM_REQUEST_LIMITS,
+  startArmEmulator,
+  USER_ERRORS,
+  type ArmEmulator,
+  type StartArmEmulatorOptions,
+} from "../../hack/harness/arm-emulator/index.ts";
 import type { AzureClients } from "../../operators/azure/index.ts";
 import { eventually } from "../support/fixtures.ts";
 import {
@@ -59,9 +65,12 @@ interface Env {
 }
 
 /** An emulator of its own and fast-polling clients for it. */
-async function startEnv(overrides: Partial<AzureConfig> = {}): Promise<Env> {
+async function startEnv(
+  overrides: Partial<AzureConfig> = {},
+  emulator: Partial<StartArmEmulatorOptions> = {},
+): Promise<Env> {
   const workDir = await mkdtemp(join(tmpdir(), "azure-test-"));
-  const emu = await startArmEmulator({ workDir, asyncDelayMs: 20 });
+  const emu = await startArmEmulator({ workDir, asyncDelayMs: 20, ...emulator });
   const registry = new Registry();
   const clients = (more: Partial<AzureConfig> = {}): Promise<AzureClients> =>
     createAzureClients({
@@ -122,7 +131,11 @@ async function raw(
   method: string,
   path: string,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: { error?: { code?: string } } & Record<string, unknown> }> {
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: { error?: { code?: string } } & Record<string, unknown>;
+}> {
   const ca = await readFile(emu.caPath);
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, emu.endpoint), { method, ca, headers }, (res) => {
@@ -132,6 +145,7 @@ async function raw(
         const text = Buffer.concat(chunks).toString("utf8");
         resolve({
           status: res.statusCode ?? 0,
+          headers: res.headers,
           body: text ? (JSON.parse(text) as Record<string, never>) : {},
         });
       });
@@ -535,6 +549,59 @@ describe("throttling, server errors, user errors, conflicts", () => {
       'hcp_azure_arm_requests_total{operation="Microsoft.Network/publicIPAddresses/write",code="500"} 2',
     );
     expect(text).toMatch(/hcp_azure_arm_requests_total\{operation="operations\/read",code="200"\} \d+/);
+  });
+});
+
+describe("ARM's request limits", () => {
+  let env: Env;
+  const owner: Owner = { id: randomUUID(), cluster: "ns/limits" };
+  const rg = "limits";
+  // ARM's shape, small enough to empty: a write bucket of 3 that regains a token every 4 s (so
+  // a slow machine cannot refill it between the writes), and clients that wait out that long.
+  const writeBucket = { capacity: 3, refillPerSecond: 0.25 };
+  beforeAll(async () => {
+    env = await startEnv(
+      { retry: { maxRetries: 2, retryDelayMs: 10, maxRetryDelayMs: 50, maxRetryAfterMs: 5_000 } },
+      { requestLimits: { ...ARM_REQUEST_LIMITS, writes: writeBucket } },
+    );
+  });
+  afterAll(() => env.stop());
+
+  const ip = (name: string): Promise<Outcome<{ id: string; ipAddress: string }>> =>
+    ensurePublicIp(env.azure, { subscriptionId: env.sub, resourceGroup: rg, name, location, owner });
+
+  it("answers every request with what is left of its subscription's bucket", async () => {
+    const token = await env.azure.credential.getToken(env.azure.scope);
+    const list = await raw(
+      env.emu,
+      "GET",
+      `/subscriptions/${env.sub}/resourcegroups?api-version=2025-04-01`,
+      {
+        authorization: `Bearer ${token?.token}`,
+      },
+    );
+    expect(list.status).toBe(200);
+    expect(Number(list.headers["x-ms-ratelimit-remaining-subscription-reads"])).toBe(249);
+  });
+
+  it("throttles a burst beyond the subscription's writes with Retry-After, which the clients wait out", async () => {
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: rg, location, owner });
+    expect((await settle(() => ip("first"))).changed).toBe(true);
+    expect((await settle(() => ip("second"))).changed).toBe(true);
+    const started = Date.now();
+    expect((await settle(() => ip("third"))).changed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const third = env.emu.requests({ method: "PUT", path: "/publicIPAddresses/third" });
+    expect(third.map((r) => [r.status, r.code])).toEqual([
+      [429, "SubscriptionRequestsThrottled"],
+      [201, undefined],
+    ]);
+    // Another subscription has a bucket of its own.
+    const elsewhere = randomUUID();
+    await ensureResourceGroup(env.azure, { subscriptionId: elsewhere, name: rg, location, owner });
+    expect(
+      env.emu.requests({ method: "PUT", path: `/subscriptions/${elsewhere}/` }).map((r) => r.status),
+    ).toEqual([201]);
   });
 });
 

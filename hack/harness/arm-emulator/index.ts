@@ -22,11 +22,20 @@ import {
   type ArmReply,
   type ArmRequest,
 } from "./http.ts";
+import {
+  ARM_REQUEST_LIMITS,
+  RequestLimiter,
+  remainingHeader,
+  requestKind,
+  throttledReply,
+  type RequestLimits,
+} from "./limits.ts";
 import { AsyncOperations } from "./operations.ts";
 import { route } from "./router.ts";
 import { ResourceStore, snapshot, type ArmResourceRecord } from "./store.ts";
 
 export type { ArmResourceRecord } from "./store.ts";
+export { ARM_REQUEST_LIMITS, type RequestLimits } from "./limits.ts";
 export {
   USER_ERRORS,
   type ErrorFault,
@@ -69,6 +78,11 @@ export interface StartArmEmulatorOptions {
   port?: number;
   /** Lifetime of issued access tokens. Default 3600 s. */
   tokenLifetimeSeconds?: number;
+  /**
+   * ARM's token buckets per subscription, principal and kind of request (limits.ts). Default
+   * ARM's own; "off" for none, as when a test needs a burst no subscription would be allowed.
+   */
+  requestLimits?: RequestLimits | "off";
 }
 
 export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<ArmEmulator> {
@@ -97,8 +111,10 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
     },
   };
   const log = new RequestLog();
+  const limits = opts.requestLimits ?? ARM_REQUEST_LIMITS;
+  const limiter = limits === "off" ? undefined : new RequestLimiter(limits);
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    void serve({ ctx, authority, log }, req, res);
+    void serve({ ctx, authority, log, limiter }, req, res);
   });
 
   return {
@@ -127,6 +143,7 @@ interface Serving {
   ctx: EmulatorContext;
   authority: TokenAuthority;
   log: RequestLog;
+  limiter: RequestLimiter | undefined;
 }
 
 async function serve(s: Serving, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -168,5 +185,12 @@ function answer(s: Serving, req: ArmRequest): ArmReply {
   if (entra) return entra;
   const check = s.authority.verify(req);
   if (!check.ok) return check.reply;
-  return route(s.ctx, req);
+  const subscriptionId = req.segments[0]?.toLowerCase() === "subscriptions" ? req.segments[1] : undefined;
+  if (!s.limiter || subscriptionId === undefined) return route(s.ctx, req);
+  const kind = requestKind(req.method);
+  const admission = s.limiter.take(subscriptionId, check.claims.oid, kind);
+  if (!admission.admitted)
+    return throttledReply(subscriptionId, check.claims.oid, kind, admission.retryAfterSeconds);
+  const reply = route(s.ctx, req);
+  return { ...reply, headers: { ...reply.headers, ...remainingHeader(kind, admission.remaining) } };
 }
