@@ -83,6 +83,11 @@ export interface LifecycleOptions {
   managementClusters: number;
   /** Creates and deletes in flight at once, for the region and for the floor alike. */
   concurrency: number;
+  /**
+   * Clusters per Azure subscription, as customers bring their own: ARM's request limits (the
+   * emulator keeps them) count per subscription, and a region's clusters are spread over many.
+   */
+  clustersPerSubscription: number;
   /** Also run the restart scenario while the region is full. */
   restart: boolean;
   /** Delete the clusters and measure it (off: a run that stops at Ready and the restart). */
@@ -116,6 +121,8 @@ export interface LifecycleReport {
   createReconcilesPerCluster: Record<string, number>;
   /** ARM requests per cluster during the create, by operation (the operators' own counter). */
   createArmRequestsPerCluster: Record<string, number>;
+  /** ARM's answers per cluster during the create, by status code (429: throttled by ARM's limits). */
+  createArmCodesPerCluster: Record<string, number>;
   /** Absent when the run stopped at Ready (`--no-delete`). */
   deletion?: {
     ms: number;
@@ -303,20 +310,33 @@ async function startRunning(opts: LifecycleOptions): Promise<Running & { arm: Ar
 
 const namespaceOf = (i: number): string => `bench-${Math.floor(i / CLUSTERS_PER_NAMESPACE)}`;
 
-async function createClusters(service: KubeClient, n: number, concurrency: number): Promise<void> {
+/** The i-th cluster's subscription: a made-up customer's, `perSubscription` clusters each. */
+export function subscriptionOf(i: number, perSubscription: number): string {
+  const k = Math.floor(i / Math.max(1, perSubscription));
+  return `00000000-0000-4000-8000-${k.toString(16).padStart(12, "0")}`;
+}
+
+async function createClusters(service: KubeClient, opts: LifecycleOptions): Promise<void> {
   const cluster = await sample<HcpCluster>("hcpcluster.yaml");
   const pool = await sample<NodePool>("nodepool-fixed.yaml");
-  for (let ns = 0; ns * CLUSTERS_PER_NAMESPACE < n; ns++)
+  const sampleSubscription = cluster.spec.platform.azure.subscriptionId;
+  // The subnet, security group and identities name the subscription too.
+  const azureIn = (subscriptionId: string): HcpCluster["spec"]["platform"]["azure"] =>
+    JSON.parse(
+      JSON.stringify(cluster.spec.platform.azure).replaceAll(sampleSubscription, subscriptionId),
+    ) as HcpCluster["spec"]["platform"]["azure"];
+  for (let ns = 0; ns * CLUSTERS_PER_NAMESPACE < opts.n; ns++)
     await service.createIfAbsent(NamespaceResource, { metadata: { name: `bench-${ns}` } });
-  await inParallel(n, concurrency, async (i) => {
+  await inParallel(opts.n, opts.concurrency, async (i) => {
     const namespace = namespaceOf(i);
+    const azure = azureIn(subscriptionOf(i, opts.clustersPerSubscription));
     const c: HcpCluster = {
       ...cluster,
       metadata: { name: `c${i}`, namespace },
       spec: {
         ...cluster.spec,
         dns: { baseDomainPrefix: `c${i}` },
-        platform: { azure: { ...cluster.spec.platform.azure, managedResourceGroup: `bench-c${i}-managed` } },
+        platform: { azure: { ...azure, managedResourceGroup: `bench-c${i}-managed` } },
       },
     };
     await service.create(HcpClusterResource, c);
@@ -466,6 +486,8 @@ const reconcileCounts = (text: string): Record<string, number> =>
 /** ARM requests the operators made so far, by operation. */
 const armCounts = (text: string): Record<string, number> =>
   totalsBy(text, "hcp_azure_arm_requests_total", "operation");
+const armCodes = (text: string): Record<string, number> =>
+  totalsBy(text, "hcp_azure_arm_requests_total", "code");
 
 /** `after - before` per key, divided by n, to two decimals, zeros left out. */
 function perN(
@@ -677,7 +699,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const m0 = await scrape(running.operators.metricsUrl);
     const cpu0 = await cpuNow();
     const started = performance.now();
-    await createClusters(running.service, opts.n, opts.concurrency);
+    await createClusters(running.service, opts);
     progress(`${opts.n} clusters and pools created`);
     const allReady = (): string | undefined => {
       const c = clusters.list().filter((x) => x.status?.phase === "Ready").length;
@@ -694,7 +716,10 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     progress(`writes that changed nothing during create: ${JSON.stringify(Object.fromEntries(unchanged))}`);
     const m1 = await scrape(running.operators.metricsUrl);
     const armPerCluster = perN(armCounts(m1), armCounts(m0), opts.n);
-    progress(`ARM requests per cluster during create: ${JSON.stringify(armPerCluster)}`);
+    const armCodesPerCluster = perN(armCodes(m1), armCodes(m0), opts.n);
+    progress(
+      `ARM requests per cluster during create: ${JSON.stringify({ ...armPerCluster, ...armCodesPerCluster })}`,
+    );
     const heapReady = await liveHeapBytes(running.operators);
     const agentsAtReady = await Promise.all(
       running.agents.map(async (a) => ({
@@ -769,6 +794,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       createUnchangedWrites: perCluster(unchanged, opts.n),
       createReconcilesPerCluster: perN(reconcileCounts(m1), reconcileCounts(m0), opts.n),
       createArmRequestsPerCluster: armPerCluster,
+      createArmCodesPerCluster: armCodesPerCluster,
       ...(deletion && { deletion: { ...deletion, floorMs: deleteFloorMs } }),
       usage,
       etcd: { beforeBytes: etcdBefore, readyBytes, compactedBytes },
@@ -974,10 +1000,10 @@ function armFigure(r: LifecycleReport): Figure {
     name: "ARM requests per cluster, create",
     value: tenth(byOperation.reduce((sum, [, v]) => sum + v, 0)),
     unit: "requests",
-    detail: byOperation
+    detail: `${byOperation
       .slice(0, 6)
       .map(([op, v]) => `${op} ${v}`)
-      .join(", "),
+      .join(", ")}; throttled by ARM's limits (429) ${r.createArmCodesPerCluster["429"] ?? 0}`,
   };
 }
 
@@ -1035,7 +1061,7 @@ function flag(argv: string[], name: string, fallback: number): number {
 }
 
 /**
- * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50]
+ * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50] [--clusters-per-subscription 10]
  * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--cpu-profile] [--rest-s 0]`: scenarios 1 and 4 in one run.
  */
 export const lifecycleScenario: Scenario = {
@@ -1045,6 +1071,7 @@ export const lifecycleScenario: Scenario = {
       n: n ?? 1000,
       managementClusters: flag(argv, "management-clusters", 5),
       concurrency: flag(argv, "concurrency", 50),
+      clustersPerSubscription: flag(argv, "clusters-per-subscription", 10),
       restart: !argv.includes("--no-restart"),
       deletion: !argv.includes("--no-delete"),
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
