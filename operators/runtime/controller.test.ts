@@ -352,6 +352,55 @@ describe("Controller concurrency", () => {
     await stop();
   });
 
+  it("keeps a quarter of its workers for changes while periodic requeues wait", async () => {
+    const held = new Map<string, ReturnType<typeof deferred<void>>>();
+    const periodicInFlight = new Set<string>();
+    const changes: string[] = [];
+    let peakPeriodic = 0;
+    const { controller, stop } = run(
+      reconcilerFunc(async (_, r) => {
+        if (!r.name.startsWith("recheck")) {
+          changes.push(r.name);
+          return {};
+        }
+        // First pass: ask for a periodic look; the look itself holds its worker until released.
+        const look = held.get(r.name);
+        if (!look) {
+          held.set(r.name, deferred());
+          return { requeueAfterMs: 1, periodic: true };
+        }
+        periodicInFlight.add(r.name);
+        peakPeriodic = Math.max(peakPeriodic, periodicInFlight.size);
+        await look.promise;
+        periodicInFlight.delete(r.name);
+        return {};
+      }),
+      { maxConcurrentReconciles: 4 },
+    );
+    for (let i = 0; i < 6; i++) controller.enqueue({ ...req, name: `recheck-${i}` });
+    await vi.waitFor(() => expect(periodicInFlight.size + controller.queue.len()).toBe(6));
+    expect(periodicInFlight.size).toBe(3);
+    // The fourth worker takes a change at once, though three periodic looks still wait.
+    controller.enqueue({ ...req, name: "change" });
+    await vi.waitFor(() => expect(changes).toEqual(["change"]));
+    expect([periodicInFlight.size, controller.queue.len()]).toEqual([3, 3]);
+    for (const look of held.values()) look.resolve();
+    await vi.waitFor(() => expect(periodicInFlight.size + controller.queue.len()).toBe(0));
+    expect(peakPeriodic).toBe(3);
+    await stop();
+  });
+
+  it("refuses a periodic bound below one", () => {
+    expect(
+      () =>
+        new Controller({
+          name: uniqueName(),
+          reconciler: reconcilerFunc(() => Promise.resolve({})),
+          maxConcurrentPeriodic: 0,
+        }),
+    ).toThrow(/maxConcurrentPeriodic/);
+  });
+
   it("counts active workers while reconciling", async () => {
     const release = deferred();
     const entered = deferred();

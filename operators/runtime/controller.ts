@@ -3,7 +3,7 @@
  * reconciler, with controller-runtime's handling of the outcome:
  * - a thrown error requeues with per-item backoff, except a TerminalError, which is not retried;
  * - `requeueAfterMs > 0` forgets the backoff and requeues after that delay (at low priority when
- *   `periodic`);
+ *   `periodic`, and then never on every worker at once: `maxConcurrentPeriodic`);
  * - success forgets the backoff.
  * The queue guarantees that one key is never reconciled by two workers at once.
  */
@@ -88,6 +88,11 @@ export interface ControllerOptions {
   reconciler: Reconciler;
   /** How many keys are reconciled at once. Defaults to 1. */
   maxConcurrentReconciles?: number;
+  /**
+   * How many of those may be periodic requeues (looks for drift) at once; the other workers wait
+   * for changes. Defaults to three quarters of maxConcurrentReconciles, at least 1.
+   */
+  maxConcurrentPeriodic?: number;
   /** Backoff for failed reconciles. Defaults to `defaultControllerRateLimiter()` (5 ms..1000 s, 10 qps). */
   rateLimiter?: RateLimiter;
   /** Defaults to a JSON logger on stderr. The controller adds `controller: name`. */
@@ -102,6 +107,7 @@ interface ResolvedControllerOptions {
   name: string;
   reconciler: Reconciler;
   maxConcurrentReconciles: number;
+  maxConcurrentPeriodic: number;
   rateLimiter: RateLimiter | undefined;
   log: Logger;
   reconcileTimeoutMs: number | undefined;
@@ -124,15 +130,25 @@ function withDefaults(options: ControllerOptions): ResolvedControllerOptions {
   if (!isPositive(reconcileTimeoutMs) || !isPositive(shutdownTimeoutMs)) {
     throw new Error(`controller ${name}: timeouts must be positive numbers of milliseconds`);
   }
+  const maxConcurrentPeriodic = periodicWorkers(name, maxConcurrentReconciles, options.maxConcurrentPeriodic);
   return {
     name,
     reconciler,
     maxConcurrentReconciles,
+    maxConcurrentPeriodic,
     rateLimiter: options.rateLimiter,
     log: (options.log ?? createLogger()).child({ controller: name }),
     reconcileTimeoutMs,
     shutdownTimeoutMs: shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
   };
+}
+
+/** Three quarters of the workers by default, at least one: the rest are kept for changes. */
+function periodicWorkers(name: string, workers: number, asked: number | undefined): number {
+  const periodic = asked ?? Math.max(1, workers - Math.ceil(workers / 4));
+  if (!Number.isInteger(periodic) || periodic < 1)
+    throw new Error(`controller ${name}: maxConcurrentPeriodic must be a positive integer`);
+  return periodic;
 }
 
 type Outcome =
@@ -201,6 +217,7 @@ export class Controller {
       name: this.name,
       rateLimiter: this.#opts.rateLimiter,
       metrics: workQueueMetricsProvider(),
+      maxLowInFlight: this.#opts.maxConcurrentPeriodic,
     });
     this.#metrics = boundMetrics(this.name);
     this.#initMetrics();

@@ -178,6 +178,56 @@ describe("WorkQueue priority", () => {
     expect(await drain(q)).toEqual(["a", "c", "b"]);
   });
 
+  it("keeps workers for changes: past maxLowInFlight low items being processed, a getter waits for a normal one", async () => {
+    const q = new WorkQueue({ name: "t", maxLowInFlight: 2 });
+    for (const k of ["r1", "r2", "r3"]) q.add(k, "low");
+    expect([await q.get(), await q.get()]).toEqual(["r1", "r2"]);
+    const third = q.get();
+    expect(await settled(third)).toBe(false);
+    q.add("change");
+    expect(await third).toBe("change");
+    // A normal item being processed takes no low place: r3 still waits for one.
+    const fourth = q.get();
+    expect(await settled(fourth)).toBe(false);
+    q.done("change");
+    expect(await settled(fourth)).toBe(false);
+    q.done("r1");
+    expect(await fourth).toBe("r3");
+    expect(q.len()).toBe(0);
+  });
+
+  it("counts a low item promoted while queued as normal, and one re-added low while processing as low", async () => {
+    const q = new WorkQueue({ name: "t", maxLowInFlight: 1 });
+    q.add("r1", "low");
+    q.add("r2", "low");
+    expect(await q.get()).toBe("r1");
+    q.add("r2");
+    expect(await q.get()).toBe("r2");
+    q.done("r2");
+    q.add("r2", "low");
+    const next = q.get();
+    expect(await settled(next)).toBe(false);
+    q.add("r1", "low");
+    q.done("r1");
+    expect(await next).toBe("r2");
+    expect(await settled(q.get())).toBe(false);
+  });
+
+  it("hands out the low items held back once it shuts down", async () => {
+    const q = new WorkQueue({ name: "t", maxLowInFlight: 1 });
+    q.add("r1", "low");
+    q.add("r2", "low");
+    expect(await q.get()).toBe("r1");
+    const held = q.get();
+    const after = q.get();
+    q.shutDown();
+    expect([await held, await after]).toEqual(["r2", undefined]);
+  });
+
+  it("refuses a bound below one", () => {
+    expect(() => new WorkQueue({ name: "t", maxLowInFlight: 0 })).toThrow(/maxLowInFlight/);
+  });
+
   it("stays correct through many promotions (entries left behind are dropped)", async () => {
     const q = new WorkQueue({ name: "t" });
     for (let round = 0; round < 3; round++) {

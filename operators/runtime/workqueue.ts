@@ -7,7 +7,10 @@
  * - an item added at "low" priority (a periodic look for drift, controller-runtime's priority
  *   queue's low priority) waits behind every "normal" one, and a normal add of a queued low item
  *   moves it up: with thousands of objects, the rechecks would otherwise fill the queue ahead of
- *   the changes.
+ *   the changes;
+ * - with `maxLowInFlight`, at most that many low items are processed at once, so a change never
+ *   waits for a worker while every worker is on a recheck (at 10,000 clusters the rechecks alone
+ *   held all 16 cluster workers while the last creates waited 10 minutes).
  */
 import { defaultControllerRateLimiter, monotonicClock, type Clock, type RateLimiter } from "./ratelimiter.ts";
 
@@ -46,6 +49,8 @@ export interface WorkQueueOptions<T extends string> {
   metrics?: WorkQueueMetricsProvider;
   /** Monotonic milliseconds for metric timings. Defaults to `performance.now()`. */
   clock?: Clock;
+  /** Low-priority items processed at once at most (≥ 1); the other getters wait for normal ones. Default: no bound. */
+  maxLowInFlight?: number;
 }
 
 /** setTimeout fires at once for delays beyond a signed 32-bit millisecond count (~24.8 days). */
@@ -136,11 +141,17 @@ class PriorityFifo<T> {
     return true;
   }
 
-  shift(): T | undefined {
+  get normalLength(): number {
+    return this.#normal.length;
+  }
+
+  /** The next item, normal first; a low one only when `low` allows. */
+  shift(low: boolean): { item: T; priority: Priority } | undefined {
     const item = this.#normal.shift();
-    if (item !== undefined) return item;
+    if (item !== undefined) return { item, priority: "normal" };
+    if (!low) return undefined;
     for (let next = this.#low.shift(); next !== undefined; next = this.#low.shift())
-      if (this.#lowItems.delete(next)) return next;
+      if (this.#lowItems.delete(next)) return { item: next, priority: "low" };
     return undefined;
   }
 }
@@ -153,6 +164,9 @@ export class WorkQueue<T extends string = string> {
   #lowOnDone = new Set<T>();
   /** Items handed to a worker and not yet `done`, with the time they were handed out. */
   #processing = new Map<T, number>();
+  /** Those of them handed out at low priority. */
+  #lowProcessing = new Set<T>();
+  #maxLowInFlight: number;
   /** When each queued item was first added, for the queue latency metric. */
   #addedAt = new Map<T, number>();
   #waiting = new Map<T, Waiting>();
@@ -169,6 +183,9 @@ export class WorkQueue<T extends string = string> {
     this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
     this.#clock = options.clock ?? monotonicClock;
     this.#metrics = options.metrics?.forQueue(this.name, () => this.#inProgress()) ?? noMetrics;
+    const maxLow = options.maxLowInFlight ?? Infinity;
+    if (!(maxLow >= 1)) throw new Error(`WorkQueue ${this.name}: maxLowInFlight must be at least 1`);
+    this.#maxLowInFlight = maxLow;
   }
 
   /**
@@ -199,7 +216,7 @@ export class WorkQueue<T extends string = string> {
    * Resolves `undefined` once the queue is shut down and empty.
    */
   get(): Promise<T | undefined> {
-    if (this.#queue.length > 0) return Promise.resolve(this.#take());
+    if (this.#canTake()) return Promise.resolve(this.#take());
     if (this.#shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.#getters.push(resolve));
   }
@@ -209,11 +226,11 @@ export class WorkQueue<T extends string = string> {
     const startedAt = this.#processing.get(item);
     if (startedAt === undefined) return;
     this.#processing.delete(item);
+    const wasLow = this.#lowProcessing.delete(item);
     this.#metrics.finished((this.#clock() - startedAt) / 1000);
-    if (this.#dirty.has(item)) {
-      this.#queue.push(item, this.#lowOnDone.delete(item) ? "low" : "normal");
-      this.#handOut();
-    }
+    if (this.#dirty.has(item)) this.#queue.push(item, this.#lowOnDone.delete(item) ? "low" : "normal");
+    // The item queued again, or a low item waiting for this one's place.
+    if (wasLow || this.#dirty.has(item)) this.#handOut();
     if (this.#processing.size === 0) this.#notifyDrained();
   }
 
@@ -283,7 +300,9 @@ export class WorkQueue<T extends string = string> {
     this.#shuttingDown = true;
     for (const { timer } of this.#waiting.values()) clearTimeout(timer);
     this.#waiting.clear();
-    // Getters only wait while the queue is empty, so they all get `undefined`.
+    // Shutting down lifts the bound on low items: what is queued is handed out, then the
+    // getters left wait on an empty queue and get `undefined`.
+    this.#handOut();
     for (const resolve of this.#getters.splice(0)) resolve(undefined);
     this.#metrics.release();
   }
@@ -307,15 +326,25 @@ export class WorkQueue<T extends string = string> {
 
   /** Hands queued items to waiting getters directly, so no other `get` can overtake them. */
   #handOut(): void {
-    while (this.#getters.length > 0 && this.#queue.length > 0) {
+    while (this.#getters.length > 0 && this.#canTake()) {
       const resolve = this.#getters.shift();
       resolve?.(this.#take());
     }
   }
 
+  #lowAllowed(): boolean {
+    return this.#shuttingDown || this.#lowProcessing.size < this.#maxLowInFlight;
+  }
+
+  #canTake(): boolean {
+    return this.#queue.normalLength > 0 || (this.#queue.length > 0 && this.#lowAllowed());
+  }
+
   #take(): T | undefined {
-    const item = this.#queue.shift();
-    if (item === undefined) return undefined;
+    const next = this.#queue.shift(this.#lowAllowed());
+    if (next === undefined) return undefined;
+    const { item } = next;
+    if (next.priority === "low") this.#lowProcessing.add(item);
     const now = this.#clock();
     this.#dirty.delete(item);
     this.#processing.set(item, now);
