@@ -62,7 +62,9 @@ export const deleteExternalAuths: Phase<ClusterScope> = async ({ signal }, scope
 /** The cluster's own work as it would be named had it been applied: its uid, where it was placed. */
 function expectedClusterWork(scope: ClusterScope): WorkRef | undefined {
   const { cluster, deps, memory } = scope;
-  const placedOn = cluster.status?.managementCluster ?? memory.reservations.get(cluster.metadata.uid ?? "");
+  const placedOn =
+    cluster.status?.managementCluster ??
+    memory.reservations.get(cluster.metadata.uid ?? "")?.managementCluster;
   const namespace = placedConsumer(deps.managementClusters, placedOn);
   return namespace === undefined
     ? undefined

@@ -162,8 +162,15 @@ function placementLoad(scope: ClusterScope, candidates: readonly ManagementClust
     const name = m.metadata.name ?? "";
     load.set(name, scope.deps.clusters.countByIndex(MANAGEMENT_CLUSTER_INDEX, name));
   }
-  for (const mc of scope.memory.reservations.values())
-    if (load.has(mc)) load.set(mc, (load.get(mc) ?? 0) + 1);
+  for (const [uid, r] of scope.memory.reservations) {
+    // Once the informer shows the placement, the index counts it: the reservation has done its work.
+    if (scope.deps.clusters.get(r.namespace, r.name)?.status?.managementCluster) {
+      scope.memory.reservations.delete(uid);
+      continue;
+    }
+    if (load.has(r.managementCluster))
+      load.set(r.managementCluster, (load.get(r.managementCluster) ?? 0) + 1);
+  }
   return load;
 }
 
@@ -176,7 +183,7 @@ function existingPlacement(scope: ClusterScope): string | undefined {
   return (
     scope.cluster.status?.managementCluster ??
     byConsumer?.metadata.name ??
-    scope.memory.reservations.get(scope.cluster.metadata.uid ?? "")
+    scope.memory.reservations.get(scope.cluster.metadata.uid ?? "")?.managementCluster
   );
 }
 
@@ -201,7 +208,8 @@ export const place: Phase<ClusterScope> = (_ctx, scope) => {
       return {};
     }
     chosen = placement.managementCluster.metadata.name ?? "";
-    scope.memory.reservations.set(cluster.metadata.uid ?? "", chosen);
+    const { namespace = "", name = "" } = cluster.metadata;
+    scope.memory.reservations.set(cluster.metadata.uid ?? "", { managementCluster: chosen, namespace, name });
     scope.log.info("Placing the cluster", { managementCluster: chosen });
   }
   facts.managementCluster = chosen;

@@ -471,8 +471,27 @@ describe("ClusterReconciler", () => {
     w.writer.applyStatus = async () => Promise.resolve(undefined);
     await w.reconcile("a");
     await w.reconcile("b");
-    expect(w.reconciler.memory.reservations.get("uid-a")).toBe("mgmt-1");
+    expect(w.reconciler.memory.reservations.get("uid-a")?.managementCluster).toBe("mgmt-1");
     expect(w.reconciler.memory.reservations.has("uid-b")).toBe(false);
+  });
+
+  it("places a cluster once though its status write is not in the informer by the next reconcile", async () => {
+    const w = world({ mcs: [managementCluster("mgmt-1"), managementCluster("mgmt-2")] });
+    await w.reconcile();
+    const placed = (w.writer.lastStatus() as HcpClusterStatus).managementCluster;
+    expect(placed).toBeDefined();
+    // Another cluster lands there meanwhile, so choosing again would now pick the other one; the
+    // informer still holds demo as it was before its status write (a chaos run placed it twice).
+    w.clusters.set(cluster({ name: "other", status: { managementCluster: placed } }));
+    await w.reconcile();
+    expect((w.writer.lastStatus() as HcpClusterStatus).managementCluster).toBe(placed);
+    const workNamespaces = new Set(w.writer.of("apply").map((write) => write.namespace));
+    expect([...workNamespaces]).toEqual([placed]);
+    // Once the informer shows the placement, the reservation goes.
+    w.clusters.set(cluster({ status: { managementCluster: placed } }));
+    w.clusters.set(cluster({ name: "third" }));
+    await w.reconcile("third");
+    expect([...w.reconciler.memory.reservations.keys()]).toEqual(["uid-third"]);
   });
 
   it("refuses a downgrade below the running version", async () => {

@@ -82,7 +82,8 @@ export class ClusterReconciler implements Reconciler {
     const status = composeStatus(scope.facts, { succeeded, stale: staleness(mc) });
     const written = await this.#d.writer.applyStatus<HcpCluster>(HcpClusterResource, cluster, status, ctx);
     if (!written) return;
-    this.#memory.reservations.delete(cluster.metadata.uid ?? "");
+    // The reservation stays until the informer shows the placement (phases.ts placementLoad): the
+    // next reconcile may read the copy from before this write, and would place the cluster again.
     await recordTransitions(
       this.#d.events,
       cluster,

@@ -64,12 +64,23 @@ export interface ClusterReconcilerDeps {
   infraRecheckBudget?: { perSecond: number; burst: number };
 }
 
+/** A placement made here, with the cluster it is for (to see when the informer shows it). */
+export interface Reservation {
+  managementCluster: string;
+  namespace: string;
+  name: string;
+}
+
 /** What the reconciler remembers between reconciles; every entry is dropped when its cluster goes. */
 export interface ClusterMemory {
   /** Failures only the user can fix, not retried within the recheck interval. */
   holds: UserErrorHold;
-  /** uid → ManagementCluster chosen but maybe not yet visible in the informer's status. */
-  reservations: Map<string, string>;
+  /**
+   * uid → the ManagementCluster chosen, kept until the informer's copy of the cluster shows it in
+   * its status (phases.ts placementLoad): the write returning is not enough, as the next reconcile may still
+   * read the copy from before it.
+   */
+  reservations: Map<string, Reservation>;
   /** Azure steps found ready, trusted until their recheck. */
   verified: VerifiedSteps;
   /** When rechecks may begin, per subscription. */
