@@ -663,20 +663,12 @@ async function deleteAll(
   const ms = performance.now() - started;
   progress(`all deleted after ${Math.round(ms)} ms`);
   const d1 = await phaseCounts(running);
-  const writesPerCluster = {
-    service: writes(difference(d1.service, d0.service)) / opts.n,
-    management: writes(difference(d1.management, d0.management)) / opts.n,
-  };
+  const service = difference(d1.service, d0.service);
+  const management = difference(d1.management, d0.management);
+  const writesPerCluster = { service: writes(service) / opts.n, management: writes(management) / opts.n };
   // Logged as soon as known: a long run stopped in its floors still tells what the deletion did.
   progress(`writes per cluster during delete: ${JSON.stringify(writesPerCluster)}`);
-  return {
-    ms,
-    requests: perCluster(
-      merge(difference(d1.service, d0.service), difference(d1.management, d0.management)),
-      opts.n,
-    ),
-    writesPerCluster,
-  };
+  return { ms, requests: perCluster(merge(service, management), opts.n), writesPerCluster };
 }
 
 export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleReport> {

@@ -77,8 +77,8 @@ export interface ClusterMemory {
   holds: UserErrorHold;
   /**
    * uid → the ManagementCluster chosen, kept until the informer's copy of the cluster shows it in
-   * its status (phases.ts placementLoad): the write returning is not enough, as the next reconcile may still
-   * read the copy from before it.
+   * its status (phases.ts placementLoad): the write returning is not enough, as the next
+   * reconcile may still read the copy from before it.
    */
   reservations: Map<string, Reservation>;
   /** Azure steps found ready, trusted until their recheck. */
