@@ -64,6 +64,8 @@ const versionProfile = (o: Features, idCreateOnly: boolean) =>
   );
 
 const keyText = () => str({ minLength: 1, maxLength: 255 });
+/** An Azure resource ID: the same resource in any casing. */
+const armId = str({ caseInsensitive: true });
 
 function kmsSchema(o: Features) {
   const activeKey = obj(
@@ -118,11 +120,11 @@ function clusterProperties(o: Features) {
   );
   const platform = obj(
     {
-      managedResourceGroup: co(str({ maxLength: 90 })),
-      subnetId: co(str()),
-      ...(o.since2025 ? { vnetIntegrationSubnetId: co(str()) } : {}),
+      managedResourceGroup: co(str({ maxLength: 90, caseInsensitive: true })),
+      subnetId: co(armId),
+      ...(o.since2025 ? { vnetIntegrationSubnetId: co(armId) } : {}),
       outboundType: co(str({ enum: ["LoadBalancer"], default: "LoadBalancer" })),
-      networkSecurityGroupId: co(str()),
+      networkSecurityGroupId: co(armId),
       operatorsAuthentication: obj(
         { userAssignedIdentities: identities },
         { required: ["userAssignedIdentities"] },
@@ -201,7 +203,7 @@ function nodePoolProperties(o: Features) {
     {
       sizeGiB: co(int(64, o.since2026 ? 4095 : undefined)),
       diskStorageAccountType: co(str({ enum: ["Premium_LRS", "StandardSSD_LRS", "Standard_LRS"] })),
-      encryptionSetId: co(str()),
+      encryptionSetId: co(armId),
       ...(o.since2025 ? { diskType: co(str({ enum: ["Managed", "Ephemeral"], default: "Managed" })) } : {}),
     },
     { default: {} },
@@ -212,7 +214,7 @@ function nodePoolProperties(o: Features) {
       version: versionProfile(o, false),
       platform: obj(
         {
-          subnetId: co(str()),
+          subnetId: co(armId),
           vmSize: co(str({ maxLength: 64 })),
           enableEncryptionAtHost: co(bool()),
           osDisk,

@@ -42,6 +42,8 @@ export interface StringSchema<T extends string = string> extends Common, Typed<T
   format?: StringFormat;
   maxLength?: number;
   minLength?: number;
+  /** An ARM identifier (a resource ID, a resource group): equal to another whatever its casing. */
+  caseInsensitive?: boolean;
 }
 export interface IntegerSchema extends Common {
   type: "integer";
@@ -146,8 +148,37 @@ export function text(v: unknown): string {
   return typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : "";
 }
 
+/** Sets an own field: a key "__proto__" from a request is a field, never the object's prototype. */
+export function setOwn(o: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The deepest nesting a request's JSON may have. ARM's bodies nest under ten levels; every walk
+ * over a body (schema, merge patch, copies) recurses once a level, so a body nested thousands
+ * deep would exhaust the stack instead of being refused.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests at most `max` arrays and objects deep; iterative, so any depth is safe. */
+export function boundedDepth(value: unknown, max: number): boolean {
+  const pending: Array<[object, number]> = [];
+  const visit = (v: unknown, depth: number): boolean => {
+    if (typeof v !== "object" || v === null) return true;
+    if (depth > max) return false;
+    pending.push([v, depth]);
+    return true;
+  };
+  if (!visit(value, 1)) return false;
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [v, depth] = next;
+    for (const child of Object.values(v)) if (!visit(child, depth + 1)) return false;
+  }
+  return true;
 }
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -210,7 +241,7 @@ function hasType(s: Schema, v: unknown): boolean {
     case "string":
       return typeof v === "string";
     case "integer":
-      return typeof v === "number" && Number.isInteger(v);
+      return typeof v === "number" && Number.isSafeInteger(v);
     case "boolean":
       return typeof v === "boolean";
     case "object":
@@ -237,9 +268,16 @@ function readScalar(
   errors: FieldError[],
 ): unknown {
   if (s.type === "string" && typeof v === "string") checkString(s, v, path, errors);
-  else if (s.type === "integer" && typeof v === "number" && Number.isInteger(v))
+  else if (s.type === "integer" && typeof v === "number" && Number.isSafeInteger(v))
     checkInteger(s, v, path, errors);
-  else if (s.type !== "boolean" || typeof v !== "boolean") return wrongType(s, path, errors);
+  else if (s.type === "integer" && typeof v === "number" && Number.isInteger(v)) {
+    // 1e308 is an integer to JSON, and 2^53+1 reads as 2^53: neither is the number that was sent.
+    errors.push({
+      target: path,
+      message: `'${path}' must be an integer of at most ${Number.MAX_SAFE_INTEGER} in magnitude`,
+    });
+    return undefined;
+  } else if (s.type !== "boolean" || typeof v !== "boolean") return wrongType(s, path, errors);
   return v;
 }
 
@@ -271,8 +309,11 @@ function readMap(s: MapSchema, v: JsonObject, path: string, errors: FieldError[]
   if (s.maxProperties !== undefined && entries.length > s.maxProperties)
     errors.push({ target: path, message: `'${path}' may have at most ${s.maxProperties} entries` });
   for (const [k] of entries) checkKey(s, k, path, errors);
+  // A null entry is no entry, as a null field is no field: in a PATCH it removes the entry.
   return Object.fromEntries(
-    entries.map(([k, x]) => [k, readAny(s.values, x, `${path}.${shorten(k, 128)}`, errors)]),
+    entries
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, readAny(s.values, x, `${path}.${shorten(k, 128)}`, errors)]),
   );
 }
 
@@ -369,6 +410,9 @@ function keepObject(
   return next === undefined && Object.keys(out).length === 0 ? undefined : out;
 }
 
+const sameIgnoringCase = (a: unknown, b: unknown): boolean =>
+  typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
+
 function keep(
   s: Schema,
   { old, next }: { old: unknown; next: unknown },
@@ -378,7 +422,10 @@ function keep(
   if (s.readOnly) return next;
   if (!s.createOnly) return s.type === "object" ? keepObject(s, { old, next }, path, errors) : next;
   if (next === undefined) return old;
-  if (old !== undefined && !isDeepStrictEqual(old, next))
+  if (old === undefined) return next;
+  // The same identifier in another casing is no change: the stored casing stays.
+  if (s.type === "string" && s.caseInsensitive && sameIgnoringCase(old, next)) return old;
+  if (!isDeepStrictEqual(old, next))
     errors.push({ target: path, message: `Field '${path}' cannot be changed after creation` });
   return next;
 }
@@ -439,8 +486,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else {
-      const value = mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v);
-      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      setOwn(out, k, mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v));
     }
   }
   return out;

@@ -22,7 +22,7 @@ import {
   type ClusterProperties,
   type NodePoolProperties,
 } from "./api-version-schemas.ts";
-import { isObject, project, type JsonObject } from "./body-schema.ts";
+import { isObject, project, shorten, type JsonObject } from "./body-schema.ts";
 import { fieldErrors, type FieldError } from "./errors.ts";
 import type { ArmResource } from "./hub-conversion.ts";
 import {
@@ -217,7 +217,7 @@ export function defaultClusterProperties(id: ResourceId, properties: ClusterProp
   if (out.dns?.baseDomainPrefix === undefined)
     out.dns = {
       ...out.dns,
-      baseDomainPrefix: defaultDnsPrefix(id.subscriptionId, id.resourceGroup, id.cluster),
+      baseDomainPrefix: defaultDnsPrefix(id.cluster),
     };
   if (out.platform?.managedResourceGroup === undefined)
     out.platform = {
@@ -289,14 +289,18 @@ function labelsToMap(
   errors: FieldError[],
 ): Record<string, string> | undefined {
   if (!labels) return undefined;
-  const out: Record<string, string> = {};
+  // A Map, not an object: a key such as "constructor" or "__proto__" is a key like any other.
+  const out = new Map<string, string>();
   labels.forEach((l, i) => {
     const key = l.key ?? "";
-    if (key in out)
-      errors.push({ target: `properties.labels[${i}].key`, message: `Duplicate label key '${key}'` });
-    out[key] = l.value ?? "";
+    if (out.has(key))
+      errors.push({
+        target: `properties.labels[${i}].key`,
+        message: `Duplicate label key '${shorten(key)}'`,
+      });
+    out.set(key, l.value ?? "");
   });
-  return out;
+  return Object.fromEntries(out);
 }
 
 /**

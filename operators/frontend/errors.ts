@@ -37,6 +37,26 @@ export interface CloudErrorBody {
   details?: CloudErrorBody[];
 }
 
+/**
+ * The longest message and target an answer carries. Messages quote what they refuse, cut short
+ * where they are written (`shorten`); this bound holds for every message, so that no refusal
+ * echoes a request back at its own size.
+ */
+export const MAX_ERROR_MESSAGE = 1024;
+export const MAX_ERROR_TARGET = 256;
+
+const bounded = (text: string, max: number): string =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
+function boundedBody(body: CloudErrorBody): CloudErrorBody {
+  return {
+    ...body,
+    message: bounded(body.message, MAX_ERROR_MESSAGE),
+    ...(body.target !== undefined ? { target: bounded(body.target, MAX_ERROR_TARGET) } : {}),
+    ...(body.details ? { details: body.details.map(boundedBody) } : {}),
+  };
+}
+
 /** A failure with its HTTP status, thrown by handlers and written by the router. */
 export class CloudError extends Error {
   readonly status: number;
@@ -44,10 +64,11 @@ export class CloudError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(status: number, body: CloudErrorBody, headers: Record<string, string> = {}) {
-    super(body.message);
+    const safe = boundedBody(body);
+    super(safe.message);
     this.name = "CloudError";
     this.status = status;
-    this.body = body;
+    this.body = safe;
     this.headers = headers;
   }
 }

@@ -122,7 +122,19 @@ describe("names", () => {
     expect(clusterCRName("RG", "Demo")).toBe(clusterCRName("rg", "demo"));
     expect(clusterCRName("rg1", "demo")).not.toBe(clusterCRName("rg2", "demo"));
     expect(nodePoolCRName("rg", "demo", "Workers-")).toMatch(/^workers-[0-9a-f]{8}$/);
-    expect(defaultDnsPrefix(SUB, "rg", "a-very-long-cluster-name").length).toBeLessThanOrEqual(15);
+  });
+
+  it("draws a default DNS prefix no name can steer: a DNS label of 15 characters, 10 of them random", () => {
+    const drawn = new Set<string>();
+    for (const name of ["a-very-long-cluster-name", "A", "ab-", "Demo"])
+      for (let i = 0; i < 200; i++) {
+        const prefix = defaultDnsPrefix(name);
+        expect(prefix.length).toBeLessThanOrEqual(15);
+        expect(prefix).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?-[a-z0-9]{10}$/);
+        drawn.add(prefix);
+      }
+    // The same name twice gets two prefixes: nothing about the name decides the suffix.
+    expect(drawn.size).toBe(800);
   });
 });
 

@@ -17,7 +17,7 @@ import {
   type NodePoolProperties,
   type NodePoolSchema,
 } from "./api-version-schemas.ts";
-import { applyDefaults, isObject, project, type JsonObject } from "./body-schema.ts";
+import { applyDefaults, isObject, project, setOwn, type JsonObject } from "./body-schema.ts";
 import type { ResourceKind } from "./resource-id.ts";
 
 export type HubProperties = ClusterProperties | NodePoolProperties | ExternalAuthProperties;
@@ -119,15 +119,20 @@ export function withHubDefaults(p: HubProperties, kind: ResourceKind): HubProper
   return doc?.properties ?? p;
 }
 
+/** An own field's value: a key such as "constructor" must not find Object.prototype's. */
+const own = (o: JsonObject, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined);
+
 function carry(old: unknown, seen: unknown, next: unknown): unknown {
   if (!isObject(old)) return next;
   const out: JsonObject = isObject(next) ? { ...next } : {};
   const visible = isObject(seen) ? seen : {};
   for (const [key, value] of Object.entries(old)) {
-    if (visible[key] === undefined) {
-      if (out[key] === undefined) out[key] = value;
-    } else if (isObject(value) && isObject(out[key])) {
-      out[key] = carry(value, visible[key], out[key]);
+    const shown = own(visible, key);
+    const sent = own(out, key);
+    if (shown === undefined) {
+      if (sent === undefined) setOwn(out, key, value);
+    } else if (isObject(value) && isObject(sent)) {
+      setOwn(out, key, carry(value, shown, sent));
     }
   }
   return out;

@@ -8,7 +8,7 @@
  */
 import { identityClientId, identityPrincipalId } from "../hcp/identities.ts";
 import type { ClusterProperties } from "./api-version-schemas.ts";
-import { isObject, type JsonObject } from "./body-schema.ts";
+import { isObject, shorten, type JsonObject } from "./body-schema.ts";
 import type { FieldError } from "./errors.ts";
 
 const OPERATORS = "properties.platform.operatorsAuthentication.userAssignedIdentities";
@@ -29,12 +29,12 @@ function unusedOrShared(assigned: Map<string, string>, uses: Map<string, string[
     if (by.length === 0)
       errors.push({
         target,
-        message: `The identity '${id}' is assigned to the cluster but no control plane operator nor the service managed identity uses it`,
+        message: `The identity '${shorten(id, 256)}' is assigned to the cluster but no control plane operator nor the service managed identity uses it`,
       });
     if (by.length > 1)
       errors.push({
         target,
-        message: `The identity '${id}' is used more than once (${by.join(", ")}); each operator needs its own`,
+        message: `The identity '${shorten(id, 256)}' is used more than once (${by.join(", ")}); each operator needs its own`,
       });
   }
   return errors;
@@ -55,7 +55,7 @@ export function checkOperatorIdentities(
     if (!assigned.has(key))
       errors.push({
         target,
-        message: `The identity '${id}' of '${target}' is not assigned to the cluster: add it to 'identity.userAssignedIdentities'`,
+        message: `The identity '${shorten(id, 256)}' of '${target}' is not assigned to the cluster: add it to 'identity.userAssignedIdentities'`,
       });
     uses.set(key, [...(uses.get(key) ?? []), target]);
   };
@@ -67,7 +67,7 @@ export function checkOperatorIdentities(
     if (assigned.has(id.toLowerCase()))
       errors.push({
         target: `${OPERATORS}.dataPlaneOperators.${name}`,
-        message: `The identity '${id}' of data plane operator '${name}' must not be assigned to the cluster ('identity.userAssignedIdentities'): data plane operators run in the cluster's nodes`,
+        message: `The identity '${shorten(id, 256)}' of data plane operator '${name}' must not be assigned to the cluster ('identity.userAssignedIdentities'): data plane operators run in the cluster's nodes`,
       });
   return errors;
 }

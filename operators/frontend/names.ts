@@ -4,7 +4,7 @@
  * Kubernetes names are derived: the lower-cased ARM name, shortened, plus a hash of the lower-cased
  * resource group and names. The same ARM resource always maps to the same CR.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomInt } from "node:crypto";
 
 export const ANNOTATIONS = {
   /** The ARM resource ID with the casing of the request that created it. */
@@ -90,13 +90,21 @@ export function externalAuthCRName(resourceGroup: string, cluster: string, exter
   return `${stem(externalAuth, 15)}-${shortHash(key, 8)}`;
 }
 
+const PREFIX_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+/** Random characters of a default DNS prefix: 36^10, about 2^51.7. */
+const PREFIX_RANDOM_CHARACTERS = 10;
+
 /**
- * The DNS prefix when the request names none: it must be unique in the region's parent zone, so
- * it carries a hash of the subscription, resource group and name (at most 15 characters).
+ * The DNS prefix when the request names none (at most 15 characters). It must be unique in the
+ * region's parent zone, whoever names their clusters what: a hash of the name could be searched
+ * for a collision with another customer's, so the suffix is random, drawn once at creation and
+ * stored (the frontend also refuses a prefix that is taken).
  */
-export function defaultDnsPrefix(subscriptionId: string, resourceGroup: string, cluster: string): string {
-  const key = `${subscriptionId}/${resourceGroup}/${cluster}`.toLowerCase();
-  return `${stem(cluster, 9)}-${shortHash(key, 5)}`;
+export function defaultDnsPrefix(cluster: string): string {
+  let suffix = "";
+  for (let i = 0; i < PREFIX_RANDOM_CHARACTERS; i++)
+    suffix += PREFIX_ALPHABET[randomInt(PREFIX_ALPHABET.length)];
+  return `${stem(cluster, 4)}-${suffix}`;
 }
 
 /** The managed resource group when the request names none (ARO HCP's `arohcp-<name>-<suffix>`). */

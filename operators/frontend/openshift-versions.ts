@@ -10,7 +10,7 @@ import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import { CloudError, CODES, type FieldError } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
 import { PROVIDER } from "./resource-id.ts";
-import { isObject } from "./body-schema.ts";
+import { isObject, shorten } from "./body-schema.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 
@@ -100,7 +100,7 @@ export async function getVersions(reader: CatalogReader, req: ArmRequest): Promi
   if (!found)
     throw new CloudError(404, {
       code: CODES.ResourceNotFound,
-      message: `The OpenShift version '${wanted}' is not offered in location '${req.params["location"] ?? ""}'.`,
+      message: `The OpenShift version '${shorten(wanted)}' is not offered in location '${shorten(req.params["location"] ?? "")}'.`,
     });
   return { status: 200, body: found };
 }

@@ -18,7 +18,7 @@ import {
   type FieldError,
 } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
-import { cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
+import { checkDnsPrefixFree, cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
 import {
   CLUSTER_TYPE,
   NODE_POOL_TYPE,
@@ -27,7 +27,15 @@ import {
   type ResourceId,
 } from "./resource-id.ts";
 import { targetOf } from "./resource-handlers.ts";
-import { applyDefaults, checkRequired, isObject, readValue, text, type JsonObject } from "./body-schema.ts";
+import {
+  applyDefaults,
+  checkRequired,
+  isObject,
+  readValue,
+  shorten,
+  text,
+  type JsonObject,
+} from "./body-schema.ts";
 import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
 import type { VersionedBody } from "./hub-conversion.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
@@ -87,6 +95,8 @@ function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
 
 async function validate(client: KubeClient, candidate: Candidate): Promise<void> {
   const cr = candidateCR(candidate);
+  if ("dns" in cr.spec)
+    await checkDnsPrefixFree(client, cr.spec.dns.baseDomainPrefix, targetOf(candidate.id));
   if (cr.spec.version?.id === "") return; // 2024-06-10-preview: the version comes from the catalog
   try {
     await dryRunCreate(client, crType(candidate.id.kind), cr);
@@ -100,7 +110,7 @@ function failure(id: ResourceId, name: string, err: unknown): CloudErrorBody {
   const e = err instanceof CloudError ? err : internalError();
   return {
     code: e.body.code,
-    message: `Content validation failed for '${name}'`,
+    message: `Content validation failed for '${shorten(name)}'`,
     target: formatResourceId(id),
     details: e.body.details ?? [e.body],
   };

@@ -12,6 +12,7 @@ import {
   keepCreateOnly,
   mergePatch,
   readValue,
+  shorten,
   text,
   type JsonObject,
 } from "./body-schema.ts";
@@ -27,7 +28,7 @@ export function checkBodyName(body: JsonObject, name: string): void {
   if (given !== undefined && (typeof given !== "string" || given.toLowerCase() !== name.toLowerCase()))
     throw new CloudError(400, {
       code: CODES.InvalidRequestContent,
-      message: `The resource name '${text(given)}' in the request body does not match the name '${name}' in the request URL.`,
+      message: `The resource name '${shorten(text(given))}' in the request body does not match the name '${name}' in the request URL.`,
       target: "name",
     });
 }

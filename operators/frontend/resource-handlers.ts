@@ -19,7 +19,7 @@ import {
 } from "./hub-conversion.ts";
 import { CloudError, CODES, conflict, fieldErrors, resourceNotFound } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
-import { crType, kubeWrite } from "./service-cluster.ts";
+import { checkDnsPrefixFree, crType, kubeWrite } from "./service-cluster.ts";
 import {
   ANNOTATIONS,
   LABELS,
@@ -323,10 +323,7 @@ export class ResourceHandlers {
     stored: ArmResource | undefined,
   ): Promise<ArmResource> {
     const properties = hubProperties(req, id, doc, stored);
-    if (id.kind === "cluster") {
-      const errors = checkOperatorIdentities(doc.identity, properties);
-      if (errors.length > 0) throw fieldErrors(errors);
-    }
+    if (id.kind === "cluster") await this.#checkCluster(id, doc, properties, stored === undefined);
     await this.#checkVersions(req, id, properties);
     const systemData = systemDataOf(req, stored?.systemData);
     return {
@@ -339,6 +336,14 @@ export class ResourceHandlers {
       ...(systemData ? { systemData } : {}),
       properties,
     };
+  }
+
+  /** A cluster's operator identities; a new one's DNS prefix, free in the region. */
+  async #checkCluster(id: ResourceId, doc: VersionedBody, properties: HubProperties, isNew: boolean) {
+    const errors = checkOperatorIdentities(doc.identity, properties);
+    if (errors.length > 0) throw fieldErrors(errors);
+    const prefix = "dns" in properties ? properties.dns?.baseDomainPrefix : undefined;
+    if (isNew && prefix !== undefined) await checkDnsPrefixFree(this.#d.client, prefix, targetOf(id));
   }
 
   /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */
@@ -361,7 +366,7 @@ export class ResourceHandlers {
 
   #buildCR({ req, t, hub, op, existing, operationAnnotations }: Change): CR {
     const ctx = {
-      id: t.id,
+      id: existing ? idAsCreated(existing, t.id) : t.id,
       namespace: t.namespace,
       name: t.name,
       tenantId: tenantOfCR(existing) ?? tenantOf(req),
@@ -519,6 +524,9 @@ export class ResourceHandlers {
         metadata: {
           labels: { [LABELS.notification]: op.notificationUri ? op.id : null },
           annotations: {
+            // This request's IDs replace the last one's; a request without them leaves none.
+            [ANNOTATIONS.correlationRequestId]: null,
+            [ANNOTATIONS.clientRequestId]: null,
             ...this.#requestAnnotations(req, op),
             [ANNOTATIONS.operationDoc]: null,
             [ANNOTATIONS.operationHistory]: null,
@@ -724,6 +732,18 @@ function tenantOfCR(cr: CR | undefined): string | undefined {
   return cr && !isNodePool(cr) && !isExternalAuth(cr) ? cr.spec.platform.azure.tenantId : undefined;
 }
 
+/**
+ * The request's resource ID with the subscription cased as at creation: ARM IDs ignore case, so a
+ * later request may case it otherwise, and the CR keeps what it was created with.
+ */
+function idAsCreated(existing: CR, id: ResourceId): ResourceId {
+  if (isNodePool(existing) || isExternalAuth(existing)) return id;
+  const stored = existing.spec.platform.azure.subscriptionId;
+  return stored && stored.toLowerCase() === id.subscriptionId.toLowerCase()
+    ? { ...id, subscriptionId: stored }
+    : id;
+}
+
 function tenantOf(req: ArmRequest): string | undefined {
   const tenant = header(req, "x-ms-home-tenant-id") ?? req.subscription?.properties?.tenantId;
   return typeof tenant === "string" && tenant !== "" ? tenant : undefined;
@@ -735,10 +755,14 @@ function tenantOf(req: ArmRequest): string | undefined {
  * fields ARM has no say in (placement, paused, the DNS base domain).
  */
 function mergeExisting(existing: CR, next: CR): CR {
+  // The last request's IDs go: this request's replace them, or none stays when it sent none.
+  const kept = { ...existing.metadata.annotations };
+  delete kept[ANNOTATIONS.correlationRequestId];
+  delete kept[ANNOTATIONS.clientRequestId];
   const metadata = {
     ...existing.metadata,
     labels: { ...existing.metadata.labels, ...next.metadata.labels },
-    annotations: { ...existing.metadata.annotations, ...next.metadata.annotations },
+    annotations: { ...kept, ...next.metadata.annotations },
   };
   if (isNodePool(next) || isNodePool(existing) || isExternalAuth(next) || isExternalAuth(existing))
     return { ...next, metadata };

@@ -5,7 +5,7 @@
  * api-version, subscription state, system data. Handlers read and write CRs only.
  */
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer, type Server } from "node:https";
@@ -24,7 +24,8 @@ import { preflight } from "./preflight.ts";
 import { resourceIdFromPath, type ResourceId } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
 import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
-import { isObject } from "./body-schema.ts";
+import { boundedDepth, MAX_JSON_DEPTH } from "./body-schema.ts";
+import { checkCarriedHeaders, readSystemData } from "./request-headers.ts";
 import {
   checkSubscriptionState,
   getSubscription,
@@ -155,24 +156,15 @@ function parseBody(method: string, contentType: string | undefined, raw: Buffer)
       message: `The content media type '${contentType ?? ""}' is not supported. Only 'application/json' is supported.`,
     });
   if (raw.length === 0) return undefined;
+  let body: unknown;
   try {
-    const body: unknown = JSON.parse(raw.toString("utf8"));
-    return body;
+    body = JSON.parse(raw.toString("utf8"));
   } catch (err) {
     throw invalidContent(err instanceof Error ? err.message : String(err));
   }
-}
-
-function systemDataOf(req: IncomingMessage): Record<string, unknown> | undefined {
-  const raw = req.headers["x-ms-arm-resource-system-data"];
-  if (typeof raw !== "string" || raw === "") return undefined;
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (!isObject(v)) return undefined;
-    return { ...v, createdAt: v["createdAt"] ?? new Date().toISOString() };
-  } catch {
-    return undefined;
-  }
+  if (!boundedDepth(body, MAX_JSON_DEPTH))
+    throw invalidContent(`the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  return body;
 }
 
 /** Scheme and host for links: the Referer ARM sends, else this request's own. */
@@ -217,6 +209,10 @@ const typeOfRoute = (r: Route): string =>
 interface IncomingRequest {
   method: string;
   url: URL;
+  /** The request's headers, those carried onto resources checked (request-headers.ts). */
+  headers: IncomingHttpHeaders;
+  /** The first carried header that failed its check. */
+  refusal?: CloudError;
   requestId: string;
   correlationRequestId: string | undefined;
   clientRequestId: string | undefined;
@@ -449,8 +445,11 @@ export class Frontend implements Runnable {
     const started = performance.now();
     const method = (req.method ?? "GET").toUpperCase();
     const requestId = randomUUID();
-    const correlationRequestId = header(req, "x-ms-correlation-request-id");
-    const clientRequestId = header(req, "x-ms-client-request-id");
+    // Only carried headers that passed their check are echoed, logged or kept.
+    const checked = checkCarriedHeaders(req.headers);
+    const carried = { headers: checked.headers };
+    const correlationRequestId = header(carried, "x-ms-correlation-request-id");
+    const clientRequestId = header(carried, "x-ms-client-request-id");
     const headers: Record<string, string> = { "x-ms-request-id": requestId };
     if (correlationRequestId) headers["x-ms-correlation-request-id"] = correlationRequestId;
     if (clientRequestId && header(req, "x-ms-return-client-request-id")?.toLowerCase() === "true")
@@ -462,7 +461,15 @@ export class Frontend implements Runnable {
     try {
       const url = urlOf(req);
       route = this.#routeLabel(url.pathname);
-      reply = await this.#serve(req, { method, url, requestId, correlationRequestId, clientRequestId, log });
+      reply = await this.#serve(req, {
+        method,
+        url,
+        ...checked,
+        requestId,
+        correlationRequestId,
+        clientRequestId,
+        log,
+      });
     } catch (err) {
       failure = err;
       reply = errorReply(err);
@@ -483,13 +490,14 @@ export class Frontend implements Runnable {
       });
     const special = await this.#special(r.method, r.url.pathname);
     if (special) return special;
-    const systemData = systemDataOf(req);
+    if (r.refusal) throw r.refusal;
+    const systemData = readSystemData(r.headers);
     const base: ArmRequest = {
       method: r.method,
       path: "",
       query: new URLSearchParams(),
       params: {},
-      headers: req.headers,
+      headers: r.headers,
       body: undefined,
       apiVersion: "2026-06-30-preview",
       base: baseOf(req),

@@ -120,3 +120,34 @@ export async function kubeWrite<T>(write: () => Promise<T>): Promise<T> {
 export async function dryRunCreate(client: KubeClient, t: ResourceType, obj: KubeObject): Promise<void> {
   await client.create(t, obj, { dryRun: true });
 }
+
+/** The field HcpClusters are selected by for their DNS prefix (the CRD's selectableFields). */
+const DNS_PREFIX_FIELD = "spec.dns.baseDomainPrefix";
+const DNS_LABEL = /^[a-z]([-a-z0-9]{0,13}[a-z0-9])?$/;
+
+/**
+ * A new cluster's DNS prefix must be free in the region: the cluster's zone is delegated from the
+ * region's parent zone, and a second cluster with the same prefix could only fail owning it.
+ */
+export async function checkDnsPrefixFree(
+  client: KubeClient,
+  prefix: string,
+  self: { name: string; namespace: string },
+): Promise<void> {
+  // One the CRD refuses needs no look-up (and would not make a field selector).
+  if (!DNS_LABEL.test(prefix)) return;
+  const found = await client.list(HcpClusterResource, {
+    fieldSelector: `${DNS_PREFIX_FIELD}=${prefix}`,
+    limit: 2,
+  });
+  const others = found.items.filter(
+    (c) => c.metadata.name !== self.name || c.metadata.namespace !== self.namespace,
+  );
+  if (others.length > 0)
+    throw fieldErrors([
+      {
+        target: "properties.dns.baseDomainPrefix",
+        message: `The DNS prefix '${prefix}' is taken by another cluster in this region; choose another 'properties.dns.baseDomainPrefix'`,
+      },
+    ]);
+}

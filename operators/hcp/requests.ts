@@ -11,15 +11,31 @@ export const REQUEST_ID_ANNOTATIONS = [
   "hcp.aro.dev/client-request-id",
 ] as const;
 
+/** The longest request ID carried; ARM's are GUIDs (36 characters). */
+export const MAX_REQUEST_ID_LENGTH = 256;
+
+/**
+ * Whether a request ID can travel: printable ASCII only, so that it survives an HTTP header, an
+ * annotation, a ManifestWork and a log line unchanged (a non-ASCII header arrives as Latin-1 and
+ * would reach the apiserver as control characters).
+ */
+export function isCarriableRequestId(value: string): boolean {
+  return value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH && /^[\x20-\x7e]+$/.test(value);
+}
+
 interface Annotated {
   metadata: { annotations?: Record<string, string> };
 }
 
+/**
+ * The request IDs to copy onto the object's work: only carriable ones, so that an annotation
+ * written by hand (the frontend refuses such headers) cannot make every apply of the work fail.
+ */
 export function requestIdAnnotations(obj: Annotated): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of REQUEST_ID_ANNOTATIONS) {
     const value = obj.metadata.annotations?.[key];
-    if (value) out[key] = value;
+    if (value !== undefined && isCarriableRequestId(value)) out[key] = value;
   }
   return out;
 }
@@ -38,10 +54,11 @@ const LOG_KEYS: Record<(typeof REQUEST_ID_ANNOTATIONS)[number], string> = {
  * so that the runtime's own lines about this reconcile (an error, a requeue) carry them too.
  */
 export function requestLog(ctx: ReconcileContext, obj: Annotated): Logger {
+  const carried = requestIdAnnotations(obj);
   const fields: Record<string, string> = {};
   for (const key of REQUEST_ID_ANNOTATIONS) {
-    const value = obj.metadata.annotations?.[key];
-    if (value) fields[LOG_KEYS[key]] = value;
+    const value = carried[key];
+    if (value !== undefined) fields[LOG_KEYS[key]] = value;
   }
   if (Object.keys(fields).length > 0) ctx.log = ctx.log.child(fields);
   return ctx.log;
