@@ -880,6 +880,22 @@ const allowedUpdates: Array<{
     },
   },
   {
+    name: "HcpCluster: Azure identifiers in another casing (ARM's IDs ignore case)",
+    sample: "demo",
+    patch: {
+      spec: {
+        platform: {
+          azure: {
+            subscriptionId: SUB.toUpperCase(),
+            subnetId: subnet(SUB, "demo-customer").toUpperCase(),
+            managedResourceGroup: "AROHCP-DEMO-MANAGED",
+          },
+        },
+      },
+    },
+    check: (o) => expect((o as HcpCluster).spec.platform.azure.subscriptionId).toBe(SUB.toUpperCase()),
+  },
+  {
     name: "NodePool: switching from a fixed size to autoscaling",
     sample: "demo-workers",
     patch: { spec: { replicas: null, autoScaling: { min: 0, max: 10 } } },
