@@ -1,0 +1,200 @@
+/**
+ * The frontend's defences against a hostile client, one class each, without a server: headers
+ * that travel onto resources, nesting, quoted values, keys that name Object.prototype's fields,
+ * numbers JSON cannot carry exactly, identifiers in another casing.
+ */
+import { describe, expect, it } from "vitest";
+import { requestIdAnnotations } from "../hcp/requests.ts";
+import { SCHEMAS } from "./api-version-schemas.ts";
+import { boundedDepth, keepCreateOnly, MAX_JSON_DEPTH, mergePatch, readValue } from "./body-schema.ts";
+import { nodePoolToCR } from "./cr-mapping.ts";
+import { CloudError, CODES, MAX_ERROR_MESSAGE, type FieldError } from "./errors.ts";
+import { carryHidden } from "./hub-conversion.ts";
+import { checkCarriedHeaders, readSystemData, SYSTEM_DATA_HEADER } from "./request-headers.ts";
+import { checkBodyName } from "./request-body.ts";
+
+/** A header value as Node's parser hands it over: the bytes sent, read as Latin-1. */
+const onTheWire = (text: string): string => Buffer.from(text, "utf8").toString("latin1");
+
+const nested = (depth: number): unknown => {
+  let v: unknown = 1;
+  for (let i = 0; i < depth; i++) v = i % 2 === 0 ? [v] : { a: v };
+  return v;
+};
+
+describe("headers that travel onto resources", () => {
+  it.each(["x-ms-client-request-id", "x-ms-correlation-request-id", "x-ms-client-object-id"])(
+    "refuses a non-ASCII %s, naming it, and keeps it out of what is carried",
+    (name) => {
+      const { headers, refusal } = checkCarriedHeaders({ [name]: onTheWire("☃"), host: "x" });
+      expect(refusal?.status).toBe(400);
+      expect(refusal?.body).toMatchObject({ code: CODES.InvalidParameter, target: name });
+      expect(refusal?.body.message).toContain(`'${name}'`);
+      expect(headers[name]).toBeUndefined();
+      expect(headers.host).toBe("x");
+    },
+  );
+
+  it("refuses control characters and overlong IDs; carries GUIDs and printable IDs unchanged", () => {
+    expect(checkCarriedHeaders({ "x-ms-client-request-id": "a\u0085b" }).refusal).toBeDefined();
+    expect(checkCarriedHeaders({ "x-ms-client-request-id": "a".repeat(257) }).refusal).toBeDefined();
+    const id = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
+    const ok = checkCarriedHeaders({ "x-ms-client-request-id": id, "x-ms-correlation-request-id": "a b/c" });
+    expect(ok.refusal).toBeUndefined();
+    expect(ok.headers["x-ms-client-request-id"]).toBe(id);
+  });
+
+  it("reads a principal name as the UTF-8 it was sent as; refuses one that is not UTF-8 or has control characters", () => {
+    const ok = checkCarriedHeaders({ "x-ms-client-principal-name": onTheWire("zoë@contoso.com") });
+    expect(ok.refusal).toBeUndefined();
+    expect(ok.headers["x-ms-client-principal-name"]).toBe("zoë@contoso.com");
+    const latin1 = checkCarriedHeaders({ "x-ms-client-principal-name": "zo\u00eb" });
+    expect(latin1.refusal?.body.target).toBe("x-ms-client-principal-name");
+    const control = checkCarriedHeaders({ "x-ms-client-principal-name": onTheWire("a\u0085b") });
+    expect(control.refusal?.body.target).toBe("x-ms-client-principal-name");
+  });
+
+  it("refuses system data that is not a JSON object or nests too deep, naming the header", () => {
+    for (const raw of ["[1]", "not json", JSON.stringify(nested(MAX_JSON_DEPTH + 1))]) {
+      const err = (() => {
+        try {
+          readSystemData({ [SYSTEM_DATA_HEADER]: raw });
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(err).toBeInstanceOf(CloudError);
+      expect((err as CloudError).body.target).toBe(SYSTEM_DATA_HEADER);
+    }
+    const data = readSystemData({ [SYSTEM_DATA_HEADER]: onTheWire('{"createdBy":"zoë"}') });
+    expect(data?.["createdBy"]).toBe("zoë");
+    expect(data?.["createdAt"]).toBeTypeOf("string");
+  });
+
+  it("copies only carriable request IDs onto a work: one written by hand cannot wedge its applies", () => {
+    const annotations = {
+      "hcp.aro.dev/client-request-id": onTheWire("☃"),
+      "hcp.aro.dev/correlation-request-id": "c0ffee",
+    };
+    expect(requestIdAnnotations({ metadata: { annotations } })).toEqual({
+      "hcp.aro.dev/correlation-request-id": "c0ffee",
+    });
+  });
+});
+
+describe("nesting", () => {
+  it("measures depth without recursion, at any depth", () => {
+    expect(boundedDepth(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(true);
+    expect(boundedDepth(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(false);
+    expect(boundedDepth(nested(200_000), MAX_JSON_DEPTH)).toBe(false);
+    expect(boundedDepth("scalar", 0)).toBe(true);
+  });
+});
+
+describe("what a refusal quotes", () => {
+  it("cuts every message and target short, details included", () => {
+    const huge = "x".repeat(1024 * 1024);
+    const e = new CloudError(400, {
+      code: "C",
+      message: huge,
+      target: huge,
+      details: [{ code: "D", message: huge }],
+    });
+    expect(e.body.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE);
+    expect(e.body.target?.length).toBeLessThanOrEqual(256);
+    expect(e.body.details?.[0]?.message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE);
+  });
+
+  it("quotes a prefix of a body's name, not the name", () => {
+    try {
+      checkBodyName({ name: "n".repeat(1024 * 1024) }, "demo");
+      expect.unreachable();
+    } catch (e) {
+      expect((e as CloudError).body.message.length).toBeLessThan(200);
+    }
+  });
+});
+
+describe("values JSON or JavaScript would change", () => {
+  const pool = SCHEMAS["2026-06-30-preview"].nodePool;
+  const cluster = SCHEMAS["2026-06-30-preview"].cluster;
+
+  it("refuses integers past 2^53-1 (1e308, 2^53+1), naming the field", () => {
+    for (const replicas of [1e308, 2 ** 53, -(2 ** 53)]) {
+      const errors: FieldError[] = [];
+      readValue(pool, { properties: { replicas } }, "", errors);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          target: "properties.replicas",
+          message: expect.stringContaining("at most"),
+        }),
+      ]);
+    }
+    // 9007199254740993 in the request's text reads as 2^53: refused, not stored as another number.
+    const errors: FieldError[] = [];
+    readValue(pool, JSON.parse('{"properties":{"replicas":9007199254740993}}'), "", errors);
+    expect(errors.map((e) => e.target)).toEqual(["properties.replicas"]);
+  });
+
+  it("takes a null tag in a PATCH as its removal (RFC 7386), not as a wrong type", () => {
+    const errors: FieldError[] = [];
+    const patch = { tags: { gone: null, kept: "v" } };
+    readValue(cluster, patch, "", errors);
+    expect(errors).toEqual([]);
+    const merged = readValue(cluster, mergePatch({ tags: { gone: "x", other: "y" } }, patch), "", errors);
+    expect(merged?.tags).toEqual({ other: "y", kept: "v" });
+  });
+
+  it("takes label keys that name Object.prototype's fields as keys, not duplicates", () => {
+    const labels = ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"].map((key) => ({
+      key,
+      value: "v",
+    }));
+    const cr = nodePoolToCR(
+      {
+        id: "/x",
+        name: "np",
+        type: "t",
+        location: "eastus",
+        properties: { labels, platform: { vmSize: "Standard_D8s_v3" } },
+      },
+      {
+        id: { kind: "nodePool", subscriptionId: "s", resourceGroup: "rg", cluster: "c", nodePool: "np" },
+        namespace: "ns",
+        name: "np",
+        annotations: {},
+        clusterName: "c",
+      },
+    );
+    expect(Object.keys(cr.spec.labels ?? {}).sort()).toEqual(labels.map((l) => l.key).sort());
+    expect(Object.getPrototypeOf(cr.spec.labels)).toBe(Object.prototype);
+  });
+
+  it("keeps what a version cannot see under keys such as 'constructor' and '__proto__'", () => {
+    const old = JSON.parse('{"a":{"constructor":1,"__proto__":{"polluted":true}}}') as Record<string, never>;
+    const out = carryHidden(old, {}, {}) as Record<string, Record<string, unknown>>;
+    expect(Object.hasOwn(out["a"] ?? {}, "constructor")).toBe(true);
+    expect(Object.hasOwn(out["a"] ?? {}, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect((out["a"] as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+});
+
+describe("ARM identifiers", () => {
+  it("takes a create-only resource ID in another casing as no change, keeping the stored casing", () => {
+    const cluster = SCHEMAS["2026-06-30-preview"].cluster;
+    const subnet =
+      "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/n";
+    const old = { properties: { platform: { subnetId: subnet, managedResourceGroup: "Managed" } } };
+    const errors: FieldError[] = [];
+    const next = {
+      properties: { platform: { subnetId: subnet.toUpperCase(), managedResourceGroup: "MANAGED" } },
+    };
+    const kept = keepCreateOnly(cluster, old, next, errors);
+    expect(errors).toEqual([]);
+    expect(kept?.properties?.platform?.subnetId).toBe(subnet);
+    keepCreateOnly(cluster, old, { properties: { platform: { subnetId: `${subnet}2` } } }, errors);
+    expect(errors.map((e) => e.target)).toEqual(["properties.platform.subnetId"]);
+  });
+});
