@@ -13,6 +13,8 @@ import { STATUS_TOO_LARGE, UID_INDEX, acceptStatus, uidIndexer } from "./accept.
 import { MAX_CONDITION_MESSAGE_CHARS, MAX_STATUS_BYTES } from "./bounds.ts";
 
 const work: ManifestWork = { metadata: { name: "w1", namespace: "mgmt-1", uid: "uid-1", generation: 2 } };
+/** The same work once deleted on the service cluster: the server publishes its deletion. */
+const deleting: ManifestWork = { metadata: { ...work.metadata, deletionTimestamp: "2030-01-01T00:00:00Z" } };
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 const ids = new SnowflakeGenerator(1, () => T0);
 const older = ids.next();
@@ -34,14 +36,26 @@ function update(over: Partial<StatusUpdate>): StatusUpdate {
 test.each([
   { name: "the owner's status of the current generation, newer sequence", over: {}, verdict: "accepted" },
   {
-    name: "a deletion confirmation, whatever its version",
+    name: "a deletion confirmation of a work being deleted, whatever its version",
     over: { deleted: true, resourceVersion: 0 },
+    of: deleting,
     verdict: "accepted",
   },
   {
-    name: "a deletion confirmation with an older sequence",
+    name: "a deletion confirmation of a work being deleted, with an older sequence",
     over: { deleted: true, sequenceId: older },
+    of: deleting,
     verdict: "accepted",
+  },
+  {
+    name: "a deletion confirmation of a work whose deletion was never published",
+    over: { deleted: true },
+    verdict: "delete-not-requested",
+  },
+  {
+    name: "a deletion confirmation of a work never deleted, of another version",
+    over: { deleted: true, resourceVersion: 0 },
+    verdict: "delete-not-requested",
   },
   { name: "an unknown resource", over: { resourceId: "uid-9" }, verdict: "unknown-resource" },
   { name: "another consumer than the work's", over: { consumer: "mgmt-2" }, verdict: "not-owner" },
@@ -53,14 +67,14 @@ test.each([
     verdict: "stale-sequence",
   },
   { name: "the sequence ID already accepted", over: { sequenceId: accepted }, verdict: "stale-sequence" },
-])("status update: $name → $verdict", ({ over, verdict }) => {
+])("status update: $name → $verdict", ({ over, of = work, verdict }) => {
   const statuses = new StatusStore({ now: () => T0 });
   statuses.offer(update({ sequenceId: accepted, statusHash: "before" }));
-  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+  const works = new FakeLister([of].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
   const candidate = update({ ...over, statusHash: "candidate" });
   const decision = acceptStatus(candidate, works, statuses);
   if (verdict === "accepted") {
-    expect(decision).toEqual({ verdict: "accepted", work, trimmed: [], unordered: false });
+    expect(decision).toEqual({ verdict: "accepted", work: of, trimmed: [], unordered: false });
     expect(statuses.get("uid-1")?.statusHash).toBe("candidate");
   } else {
     expect(decision).toMatchObject({ verdict: "dropped", reason: verdict });
@@ -97,7 +111,7 @@ const MINUTE = 60_000;
 
 test("after the agent's Deleted, a status of the work with a later sequence ID is dropped: Deleted stays", () => {
   const statuses = new StatusStore({ now: () => T0 });
-  const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+  const works = new FakeLister([deleting].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
   expect(acceptStatus(update({ deleted: true, sequenceId: accepted }), works, statuses).verdict).toBe(
     "accepted",
   );
@@ -106,6 +120,58 @@ test("after the agent's Deleted, a status of the work with a later sequence ID i
     reason: "stale-sequence",
   });
   expect(statuses.get("uid-1")?.deleted).toBe(true);
+});
+
+describe("a Deleted the server did not ask for (a forged or mistaken report on a live work)", () => {
+  const forged = (over: Partial<StatusUpdate> = {}): StatusUpdate =>
+    update({
+      deleted: true,
+      status: {
+        conditions: [
+          {
+            type: "Deleted",
+            status: "True",
+            reason: "ManifestsDeleted",
+            message: "The manifests are deleted from the cluster mgmt-1",
+            lastTransitionTime: "2030-01-01T00:00:00Z",
+          },
+        ],
+      },
+      statusHash: "forged",
+      ...over,
+    });
+
+  test.each([
+    { name: "newer than the last status", sequenceId: newer },
+    { name: "far in the future", sequenceId: idAt(Date.parse("2100-01-01T00:00:00Z")) },
+    { name: "without a sequence ID", sequenceId: undefined },
+  ])("is refused, $name, and the work's later statuses are still taken", ({ sequenceId }) => {
+    const statuses = new StatusStore({ now: () => T0 });
+    const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+    acceptStatus(update({ sequenceId: older, statusHash: "real-1" }), works, statuses);
+    const refused = acceptStatus(forged({ sequenceId }), works, statuses);
+    expect(refused).toMatchObject({ verdict: "dropped", reason: "delete-not-requested" });
+    expect(refused.verdict === "dropped" && refused.why).toMatch(/uid-1.*not being deleted/);
+    expect(statuses.get("uid-1")).toMatchObject({ statusHash: "real-1", deleted: false, sequenceId: older });
+    const later = acceptStatus(update({ sequenceId: accepted, statusHash: "real-2" }), works, statuses);
+    expect(later.verdict).toBe("accepted");
+    expect(statuses.get("uid-1")).toMatchObject({ statusHash: "real-2", deleted: false });
+  });
+
+  test("is refused before any status of the work, which is then taken", () => {
+    const statuses = new StatusStore({ now: () => T0 });
+    const works = new FakeLister([work].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+    expect(acceptStatus(forged(), works, statuses)).toMatchObject({ reason: "delete-not-requested" });
+    expect(statuses.get("uid-1")).toBeUndefined();
+    expect(acceptStatus(update({ sequenceId: older }), works, statuses).verdict).toBe("accepted");
+  });
+
+  test("once the work is deleted, the same report confirms the deletion", () => {
+    const statuses = new StatusStore({ now: () => T0 });
+    const works = new FakeLister([deleting].map(summariseWorkSpec), { [UID_INDEX]: uidIndexer });
+    expect(acceptStatus(forged(), works, statuses).verdict).toBe("accepted");
+    expect(statuses.get("uid-1")?.deleted).toBe(true);
+  });
 });
 
 describe("sequence IDs are bounded by the server's clock and recover", () => {

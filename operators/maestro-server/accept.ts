@@ -1,7 +1,8 @@
 /**
  * Which agent status updates maestro-server keeps: only from the consumer that owns the work, only
- * for its current generation (a deletion confirmation whatever its version), and only in sequence
- * order as StatusStore bounds it. Anything else is dropped with a reason. What is kept is first
+ * for its current generation (a deletion confirmation whatever its version, but only of a work this
+ * server is deleting), and only in sequence order as StatusStore bounds it. Anything else is
+ * dropped with a reason. What is kept is first
  * cut to what the ManifestWork schema admits (bounds.ts); a status still too large is kept as
  * refused, so that the work says so instead of failing its status write.
  */
@@ -31,7 +32,7 @@ export type StatusDecision =
     }
   | {
       verdict: "dropped";
-      reason: "unknown-resource" | "not-owner" | "stale-version" | "stale-sequence";
+      reason: "unknown-resource" | "not-owner" | "delete-not-requested" | "stale-version" | "stale-sequence";
       why: string;
     };
 
@@ -49,6 +50,14 @@ function workOf(update: StatusUpdate, works: Lister<CachedManifestWork>): Cached
   if (work.metadata.namespace !== update.consumer) {
     const why = `${update.consumer} reported on a work of ${work.metadata.namespace ?? ""}`;
     return { verdict: "dropped", reason: "not-owner", why };
+  }
+  // Deleted is final (StatusStore keeps no later status after it) and releases the work's
+  // finalizer, so it is taken only as the answer to a deletion: this server publishes one only for
+  // a work with a deletionTimestamp, which it keeps until the agent confirms. On a live work it
+  // would freeze the work at Deleted=True, its later statuses all dropped.
+  if (update.deleted && !work.metadata.deletionTimestamp) {
+    const why = `${update.consumer} reported ${update.resourceId} deleted, which is not being deleted`;
+    return { verdict: "dropped", reason: "delete-not-requested", why };
   }
   if (!update.deleted && update.resourceVersion !== work.metadata.generation) {
     const why = `status of version ${update.resourceVersion}, work is at ${work.metadata.generation ?? 0}`;

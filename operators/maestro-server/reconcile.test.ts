@@ -12,6 +12,7 @@ import {
 } from "../api/work/v1.ts";
 import { PublishRefusedError } from "../cloudevents/client/errors.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
+import { SnowflakeGenerator } from "../cloudevents/snowflake.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { Action, type EventAction } from "../cloudevents/types.ts";
 import type { ReconcileContext, Request, Result } from "../runtime/controller.ts";
@@ -27,6 +28,7 @@ import {
   type SpecPublisher,
   type WorkWriter,
 } from "./reconcile.ts";
+import { UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
 import { AGENT_STATUS_ACCEPTED } from "./status.ts";
 
 const CONSUMER = "mgmt-1";
@@ -120,7 +122,7 @@ class RecordingPublisher implements SpecPublisher {
  * maestro-server is given): a reconcile must fetch a work to publish it.
  */
 class ServiceWorks {
-  readonly cache = new FakeLister<CachedManifestWork>();
+  readonly cache = new FakeLister<CachedManifestWork>([], { [UID_INDEX]: uidIndexer });
   readonly #whole = new Map<string, ManifestWork>();
   fetches = 0;
 
@@ -619,6 +621,49 @@ describe("ManifestWorkReconciler: deletion", () => {
     } else {
       expect(result).toEqual({ requeueAfterMs: Math.max(1000, HOUR_MS - sinceMs) });
     }
+  });
+});
+
+describe("ManifestWorkReconciler: a Deleted the server did not ask for", () => {
+  const deletedCondition: WorkCondition = {
+    type: "Deleted",
+    status: "True",
+    reason: "ManifestsDeleted",
+    message: "The manifests are deleted from the cluster mgmt-1",
+    lastTransitionTime: "2030-01-01T00:00:00Z",
+  };
+  const availableCondition: WorkCondition = {
+    ...appliedCondition,
+    type: "Available",
+    reason: "ResourcesAvailable",
+    message: "All resources are available",
+  };
+
+  test("the work keeps the agent's real status, its finalizer and its publication; the next report is written", async () => {
+    const ids = new SnowflakeGenerator(1);
+    const t = setup(manifestWork(), agentStatus({ sequenceId: ids.next() }));
+    await t.reconcile();
+    const forged = agentStatus({
+      sequenceId: ids.next(),
+      deleted: true,
+      status: { conditions: [deletedCondition] },
+    });
+    expect(acceptStatus(forged, t.works.cache, t.statuses)).toMatchObject({
+      verdict: "dropped",
+      reason: "delete-not-requested",
+    });
+    await t.reconcile();
+    const later = agentStatus({
+      sequenceId: ids.next(),
+      status: { conditions: [appliedCondition, availableCondition] },
+    });
+    expect(acceptStatus(later, t.works.cache, t.statuses).verdict).toBe("accepted");
+    await t.reconcile();
+    const shown = t.writer.statuses.map((s) => s.conditions?.map((c) => c.type));
+    expect(shown.at(-1)).toEqual(["Available", "Applied", "Published"]);
+    expect(shown.flat()).not.toContain("Deleted");
+    expect(t.writer.ops).not.toContain("removeFinalizer");
+    expect(t.publisher.sent.map((s) => s.action)).toEqual([Action.update]);
   });
 });
 

@@ -17,9 +17,10 @@ import {
   type Manifest,
   type ManifestWork,
 } from "../../operators/api/work/v1.ts";
-import { encodeSpecEvent } from "../../operators/cloudevents/codec/manifestbundle.ts";
+import { encodeSpecEvent, encodeStatusEvent } from "../../operators/cloudevents/codec/manifestbundle.ts";
+import { SnowflakeGenerator } from "../../operators/cloudevents/snowflake.ts";
 import { toBinaryMessage } from "../../operators/cloudevents/transport/mqtt.ts";
-import { Action, topics } from "../../operators/cloudevents/types.ts";
+import { Action, SOURCE_ID, topics, type CloudEvent } from "../../operators/cloudevents/types.ts";
 import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appliedwork.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
@@ -140,6 +141,22 @@ async function settled(w: ManifestWork): Promise<boolean> {
     applied.observedGeneration === gen &&
     condition(now, "Available")?.status === "True"
   );
+}
+
+/** Publishes `event` straight onto the broker as `identity` (whose ACL then applies). */
+async function publishRaw(identity: string, topic: string, event: CloudEvent): Promise<void> {
+  const creds = await broker.credentials(identity);
+  const raw = await mqtt.connectAsync(broker.url, {
+    protocolVersion: 5,
+    clientId: `raw-${identity}-${workCounter++}`,
+    ca: readFileSync(creds.caPath),
+    cert: readFileSync(creds.certPath),
+    key: readFileSync(creds.keyPath),
+    reconnectPeriod: 0,
+  });
+  const { payload, options } = toBinaryMessage(event);
+  await raw.publishAsync(topic, payload, options);
+  await raw.endAsync();
 }
 
 async function counterValue(name: string, labels: Record<string, string>): Promise<number> {
@@ -411,6 +428,85 @@ describe("maestro transport", () => {
         })) > droppedBefore,
     );
     expect((await getObject(mgmt["mgmt-1"]!, configMapType, "cm-stale"))?.["data"]).toEqual({ v: "2" });
+  });
+
+  it("refuses a Deleted for a work that is not being deleted: the work's later statuses still reach it", async () => {
+    const work = await createWork("mgmt-1", [deploymentManifest(target, "app-forged")], {
+      manifestConfigs: [
+        {
+          resourceIdentifier: {
+            group: "apps",
+            resource: "deployments",
+            name: "app-forged",
+            namespace: target,
+          },
+          feedbackRules: [{ type: "WellKnownStatus" }],
+        },
+      ],
+    });
+    await eventually("applied", () => settled(work), 30_000);
+    const refused = () =>
+      counterValue("maestro_cloudevents_dropped_total", {
+        client: "maestro-server",
+        reason: "delete-not-requested",
+      });
+    const refusedBefore = await refused();
+
+    // What the agent sends when it has deleted a work, sent by mgmt-1 (the broker allows it to
+    // speak only for itself) for its own live work, with a sequence ID newer than any it sent.
+    const uid = work.metadata.uid!;
+    const shown = (await getWork(work))!;
+    const deleted = {
+      type: "Deleted",
+      status: "True" as const,
+      reason: "ManifestsDeleted",
+      message: "The manifests are deleted from the cluster mgmt-1",
+      lastTransitionTime: new Date().toISOString().slice(0, 19) + "Z",
+    };
+    const forged = encodeStatusEvent(
+      {
+        uid,
+        generation: shown.metadata.generation ?? 1,
+        consumer: "mgmt-1",
+        originalSource: SOURCE_ID,
+        metadata: { name: uid, namespace: "mgmt-1" },
+      },
+      { conditions: [deleted] },
+      {
+        agentId: "mgmt-1-work-agent",
+        sequenceId: new SnowflakeGenerator(1, () => Date.now() + 60_000).next(),
+        statusHash: "forged",
+        action: Action.update,
+      },
+    );
+    await publishRaw("mgmt-1", topics.agentEvents("mgmt-1"), forged);
+    await eventually("the forged Deleted refused", async () => (await refused()) > refusedBefore);
+    const after = (await getWork(work))!;
+    expect(condition(after, "Deleted")).toBeUndefined();
+    expect(after.metadata.finalizers).toContain(MANIFEST_WORK_CLEANUP_FINALIZER);
+    expect(await settled(work)).toBe(true);
+
+    // A change on the management cluster (this test plays the deployment controller) is reported.
+    await mgmt["mgmt-1"]!.mergePatch(
+      deploymentType,
+      { name: "app-forged", namespace: target },
+      { status: { replicas: 2, readyReplicas: 2, availableReplicas: 2 } },
+      "status",
+    );
+    await eventually(
+      "the change reported on the work",
+      async () => {
+        const values =
+          (await getWork(work))?.status?.resourceStatus?.manifests?.[0]?.statusFeedback?.values ?? [];
+        return values.some(
+          (v) => v.name === "ReadyReplicas" && v.fieldValue.type === "Integer" && v.fieldValue.integer === 2,
+        );
+      },
+      30_000,
+    );
+    expect(condition(await getWork(work), "Deleted")).toBeUndefined();
+    await service.delete(ManifestWorkResource, { name: work.metadata.name!, namespace: "mgmt-1" });
+    await eventually("the work deleted", async () => (await getWork(work)) === undefined, 30_000);
   });
 
   it("converges after an agent restart: missed updates, deletes and creates arrive, nothing is duplicated", async () => {
