@@ -356,7 +356,14 @@ describe("Azure-AsyncNotificationUri", () => {
     expect(times).toHaveLength(3);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(100);
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(200);
-    const metrics = await registry.getSingleMetricAsString("hcp_frontend_operation_notifications_total");
+    // The notifier counts a result after it records it on the operation's ConfigMap: the count
+    // may follow what the ConfigMap shows, so it is waited for, not read at once.
+    const counted = () => registry.getSingleMetricAsString("hcp_frontend_operation_notifications_total");
+    await eventually("the sent and the abandoned notification counted", async () => {
+      const metrics = await counted();
+      return /result="abandoned"} [1-9]/.test(metrics) && /result="sent"} [1-9]/.test(metrics);
+    });
+    const metrics = await counted();
     expect(metrics).toMatch(/result="abandoned"} [1-9]/);
     expect(metrics).toMatch(/result="sent"} [1-9]/);
   });
