@@ -7,6 +7,8 @@
 import type { ArmRequest } from "./arm-request.ts";
 import {
   applyDefaults,
+  boundedDepth,
+  MAX_JSON_DEPTH,
   checkRequired,
   isObject,
   keepCreateOnly,
@@ -60,4 +62,28 @@ export function readPatchBody(req: BodyRequest, id: ResourceId, old: VersionedBo
   checkRequired(schema, doc, "", errors);
   if (errors.length > 0) throw fieldErrors(errors);
   return doc;
+}
+
+/**
+ * The JSON body of a PUT, PATCH or POST (undefined for other methods and empty bodies): only
+ * application/json, and no deeper than MAX_JSON_DEPTH, so that no walk after it can exhaust the stack.
+ */
+export function parseRequestBody(method: string, contentType: string | undefined, raw: Buffer): unknown {
+  if (!["PUT", "PATCH", "POST"].includes(method)) return undefined;
+  const media = contentType?.split(";")[0]?.trim().toLowerCase();
+  if ((raw.length > 0 || media) && media !== "application/json")
+    throw new CloudError(415, {
+      code: CODES.UnsupportedMediaType,
+      message: `The content media type '${contentType ?? ""}' is not supported. Only 'application/json' is supported.`,
+    });
+  if (raw.length === 0) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString("utf8"));
+  } catch (err) {
+    throw invalidContent(err instanceof Error ? err.message : String(err));
+  }
+  if (!boundedDepth(body, MAX_JSON_DEPTH))
+    throw invalidContent(`the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  return body;
 }

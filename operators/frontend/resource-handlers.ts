@@ -199,6 +199,11 @@ function hubProperties(
   return id.kind === "cluster" ? defaultClusterProperties(id, created) : created;
 }
 
+function checkIdentities(doc: VersionedBody, properties: HubProperties): void {
+  const errors = checkOperatorIdentities(doc.identity, properties);
+  if (errors.length > 0) throw fieldErrors(errors);
+}
+
 function operationHeaders(req: ArmRequest, op: OperationDoc, withLocation: boolean): Record<string, string> {
   const sub = req.params["subscriptionId"] ?? "";
   const q = `?api-version=${req.apiVersion}`;
@@ -323,8 +328,10 @@ export class ResourceHandlers {
     stored: ArmResource | undefined,
   ): Promise<ArmResource> {
     const properties = hubProperties(req, id, doc, stored);
-    if (id.kind === "cluster") await this.#checkCluster(id, doc, properties, stored === undefined);
+    if (id.kind === "cluster") checkIdentities(doc, properties);
     await this.#checkVersions(req, id, properties);
+    // Last, once the body is known good: a look-up across the region.
+    if (!stored) await this.#checkDnsPrefix(id, properties);
     const systemData = systemDataOf(req, stored?.systemData);
     return {
       id: stored?.id ?? formatResourceId(id),
@@ -338,12 +345,10 @@ export class ResourceHandlers {
     };
   }
 
-  /** A cluster's operator identities; a new one's DNS prefix, free in the region. */
-  async #checkCluster(id: ResourceId, doc: VersionedBody, properties: HubProperties, isNew: boolean) {
-    const errors = checkOperatorIdentities(doc.identity, properties);
-    if (errors.length > 0) throw fieldErrors(errors);
+  /** A new cluster's DNS prefix must be free in the region. */
+  async #checkDnsPrefix(id: ResourceId, properties: HubProperties): Promise<void> {
     const prefix = "dns" in properties ? properties.dns?.baseDomainPrefix : undefined;
-    if (isNew && prefix !== undefined) await checkDnsPrefixFree(this.#d.client, prefix, targetOf(id));
+    if (prefix !== undefined) await checkDnsPrefixFree(this.#d.client, prefix, targetOf(id));
   }
 
   /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */

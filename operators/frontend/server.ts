@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from "../runtime/logger.ts";
 import { counter, histogram, metricsRegistry } from "../runtime/metrics.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { SUBSCRIPTION_API_VERSION, isServedVersion } from "./api-version-schemas.ts";
-import { CloudError, CODES, internalError, invalidContent, type CloudErrorBody } from "./errors.ts";
+import { CloudError, CODES, internalError, type CloudErrorBody } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
@@ -24,8 +24,8 @@ import { preflight } from "./preflight.ts";
 import { resourceIdFromPath, type ResourceId } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
 import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
-import { boundedDepth, MAX_JSON_DEPTH } from "./body-schema.ts";
 import { checkCarriedHeaders, readSystemData } from "./request-headers.ts";
+import { parseRequestBody } from "./request-body.ts";
 import {
   checkSubscriptionState,
   getSubscription,
@@ -145,26 +145,6 @@ function urlOf(req: IncomingMessage): URL {
       message: `The request URL '${(req.url ?? "").slice(0, 100)}' could not be parsed.`,
     });
   return url;
-}
-
-function parseBody(method: string, contentType: string | undefined, raw: Buffer): unknown {
-  if (!["PUT", "PATCH", "POST"].includes(method)) return undefined;
-  const media = contentType?.split(";")[0]?.trim().toLowerCase();
-  if ((raw.length > 0 || media) && media !== "application/json")
-    throw new CloudError(415, {
-      code: CODES.UnsupportedMediaType,
-      message: `The content media type '${contentType ?? ""}' is not supported. Only 'application/json' is supported.`,
-    });
-  if (raw.length === 0) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString("utf8"));
-  } catch (err) {
-    throw invalidContent(err instanceof Error ? err.message : String(err));
-  }
-  if (!boundedDepth(body, MAX_JSON_DEPTH))
-    throw invalidContent(`the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-  return body;
 }
 
 /** Scheme and host for links: the Referer ARM sends, else this request's own. */
@@ -413,7 +393,7 @@ export class Frontend implements Runnable {
   /** Runs the middleware and the handler; every failure becomes a CloudError reply. */
   async #dispatch(req: IncomingMessage, base: ArmRequest, url: URL): Promise<Reply> {
     const raw = await readBody(req, MAX_BODY_BYTES);
-    const body = parseBody(base.method, req.headers["content-type"], raw);
+    const body = parseRequestBody(base.method, req.headers["content-type"], raw);
     const found = match(this.#routes, url.pathname);
     if (!found)
       throw new CloudError(404, {

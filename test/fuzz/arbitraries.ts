@@ -199,16 +199,19 @@ export function applyMutation(value: Json, m: Mutation): Json {
   return root[0] ?? null;
 }
 
-/** Whether `v` stands for more than `budget` characters of JSON; stops counting once it does. */
+/** Whether `v` stands for more than `budget` characters of JSON; iterative, as `v` may be deep. */
 function larger(v: Json, budget: { left: number }): boolean {
-  budget.left -= typeof v === "string" ? v.length + 2 : 4;
-  if (budget.left < 0) return true;
-  if (typeof v !== "object" || v === null) return false;
-  for (const [k, x] of Object.entries(v)) {
-    budget.left -= k.length;
-    if (larger(x, budget)) return true;
+  const pending: Json[] = [v];
+  for (let x = pending.pop(); x !== undefined; x = pending.pop()) {
+    budget.left -= typeof x === "string" ? x.length + 2 : 4;
+    if (budget.left < 0) return true;
+    if (typeof x !== "object" || x === null) continue;
+    for (const [k, child] of Object.entries(x)) {
+      budget.left -= k.length;
+      pending.push(child);
+    }
   }
-  return false;
+  return budget.left < 0;
 }
 
 /** A valid value with up to `max` mutations; one that would make it too large is left out. */

@@ -10,8 +10,10 @@ import { expect } from "vitest";
 import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
 import { isObject, mergePatch, type Schema } from "../../operators/frontend/body-schema.ts";
 import { CloudError, type CloudErrorBody } from "../../operators/frontend/errors.ts";
-import { schemaFor, type VersionedBody } from "../../operators/frontend/hub-conversion.ts";
-import { readPatchBody, readPutBody } from "../../operators/frontend/request-body.ts";
+import { propertiesToHub, schemaFor, type VersionedBody } from "../../operators/frontend/hub-conversion.ts";
+import { parseRequestBody, readPatchBody, readPutBody } from "../../operators/frontend/request-body.ts";
+import { nodePoolToCR } from "../../operators/frontend/cr-mapping.ts";
+import { targetOf } from "../../operators/frontend/resource-handlers.ts";
 import {
   resourceIdFromPath,
   type ResourceId,
@@ -70,10 +72,23 @@ fuzzTarget<{ path: string }>({
       expectClientError(badEncoding(found.malformed));
       return;
     }
+    let id: ResourceId | undefined;
     try {
-      resourceIdFromPath(found.params);
+      id = resourceIdFromPath(found.params);
     } catch (err) {
       expectClientError(err);
+    }
+    // ARM identifiers ignore case: a path cased otherwise finds the same CR.
+    if (id) {
+      const lower = Object.fromEntries(
+        Object.entries(id).map(([k, v]) => [k, k === "kind" ? v : String(v).toLowerCase()]),
+      );
+      const where = ({ namespace, name, clusterName }: ReturnType<typeof targetOf>) => ({
+        namespace,
+        name,
+        clusterName,
+      });
+      expect(where(targetOf(id))).toEqual(where(targetOf({ ...id, ...lower })));
     }
   },
 });
@@ -97,6 +112,13 @@ function inSchema(s: Schema, path: string): boolean {
   return false;
 }
 
+/** A value nested `depth` deep under a top-level key, written as text (no walk builds it). */
+interface Nesting {
+  key: string;
+  depth: number;
+  arrays: boolean;
+}
+
 interface BodyInput {
   apiVersion: ApiVersion;
   kind: ResourceKind;
@@ -104,7 +126,18 @@ interface BodyInput {
   /** A PUT over an existing resource. */
   update: boolean;
   body: Json;
+  /** Absent in corpus entries saved before it. */
+  nesting?: Nesting | null;
 }
+
+const nesting: fc.Arbitrary<Nesting | null> = fc.option(
+  fc.record({
+    key: fc.constantFrom("properties", "tags", "identity", "extra"),
+    depth: fc.integer({ min: 10, max: 20_000 }),
+    arrays: fc.boolean(),
+  }),
+  { freq: 8 },
+);
 
 const bodyInput: fc.Arbitrary<BodyInput> = fc
   .record({
@@ -112,8 +145,32 @@ const bodyInput: fc.Arbitrary<BodyInput> = fc
     kind: fc.constantFrom<ResourceKind>("cluster", "nodePool"),
     method: fc.constantFrom("PUT" as const, "PATCH" as const),
     update: fc.boolean(),
+    nesting,
   })
-  .chain((i) => armBody(i.kind, SUB).map((body) => ({ ...i, body })));
+  .chain((i) => armBody(i.kind, SUB).map((body) => ({ ...i, body })))
+  .chain((i) =>
+    // Label keys that name things to a parser or a lookup, each once.
+    fc
+      .option(fc.uniqueArray(fc.constantFrom(...TRICKY_STRINGS), { minLength: 1, maxLength: 4 }), { freq: 4 })
+      .map((keys) => (keys && i.kind === "nodePool" ? { ...i, body: withLabelKeys(i.body, keys) } : i)),
+  );
+
+function withLabelKeys(body: Json, keys: string[]): Json {
+  if (!isObject(body) || !isObject(body["properties"])) return body;
+  const labels = keys.map((key) => ({ key, value: "v" }));
+  return { ...body, properties: { ...body["properties"], labels } };
+}
+
+/** The request's text: the body, with the nested value in place of its key when there is one. */
+function bodyText(body: Json, n: Nesting | null | undefined): string {
+  const text = JSON.stringify(body);
+  if (n == null || !isObject(body)) return text;
+  const deep = n.arrays
+    ? `${"[".repeat(n.depth)}1${"]".repeat(n.depth)}`
+    : `${'{"a":'.repeat(n.depth)}1${"}".repeat(n.depth)}`;
+  const rest = JSON.stringify(Object.fromEntries(Object.entries(body).filter(([k]) => k !== n.key)));
+  return `{${JSON.stringify(n.key)}:${deep}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
+}
 
 function idOf(kind: ResourceKind): ResourceId {
   return kind === "cluster"
@@ -126,21 +183,75 @@ function stored(apiVersion: ApiVersion, kind: ResourceKind): VersionedBody {
   return readPutBody({ apiVersion, body: validBody(kind, SUB) }, idOf(kind), undefined);
 }
 
+/** Every number accepted is the one the request's text said: none past 2^53-1 reads as another. */
+function expectExactNumbers(v: unknown): void {
+  if (typeof v === "number") expect(!Number.isInteger(v) || Number.isSafeInteger(v), String(v)).toBe(true);
+  else if (typeof v === "object" && v !== null) for (const x of Object.values(v)) expectExactNumbers(x);
+}
+
+/** The body's value a refusal's target names, where a plain walk finds it (tag names may hold dots). */
+function valueAt(body: Json, target: string): Json | undefined {
+  const tag = /^tags\.(.*)$/s.exec(target);
+  if (tag && isObject(body) && isObject(body["tags"])) {
+    const tags = body["tags"] as Record<string, Json>;
+    return Object.hasOwn(tags, tag[1] ?? "") ? tags[tag[1] ?? ""] : undefined;
+  }
+  let v: Json | undefined = body;
+  for (const key of target.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== "")) {
+    if (typeof v !== "object" || v === null || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string, Json>)[key];
+  }
+  return v;
+}
+
+/** The keys a node pool body's labels repeat. */
+function repeatedLabelKeys(body: Json): boolean {
+  const labels = isObject(body) && isObject(body["properties"]) ? body["properties"]["labels"] : undefined;
+  if (!Array.isArray(labels)) return false;
+  const keys = labels.map((l) => (isObject(l) ? l["key"] : undefined));
+  return new Set(keys).size < keys.length;
+}
+
+/** The request as the server reads it, then as the handlers map it to a CR. */
+function readAndMap({ apiVersion, kind, method, update, body, nesting }: BodyInput): void {
+  const id = idOf(kind);
+  const parsed = parseRequestBody(method, "application/json", Buffer.from(bodyText(body, nesting)));
+  const req = { apiVersion, body: parsed };
+  const doc =
+    method === "PATCH"
+      ? readPatchBody(req, id, stored(apiVersion, kind))
+      : readPutBody(req, id, update ? stored(apiVersion, kind) : undefined);
+  expectExactNumbers(doc.properties);
+  const properties = propertiesToHub(doc, apiVersion, kind);
+  const hub = { id: "/x", name: "x", type: "t", location: "eastus", properties };
+  const ctx = { id, namespace: "ns", name: "x", annotations: {}, clusterName: "c1" };
+  if (kind === "nodePool") nodePoolToCR(hub, ctx);
+}
+
 fuzzTarget<BodyInput>({
   name: "frontend-body",
   arbitrary: bodyInput,
   runs: 1500,
-  property({ apiVersion, kind, method, update, body }) {
-    const id = idOf(kind);
-    const req = { apiVersion, body };
+  property(input) {
+    const { apiVersion, kind, method, body } = input;
     try {
-      if (method === "PATCH") readPatchBody(req, id, stored(apiVersion, kind));
-      else readPutBody(req, id, update ? stored(apiVersion, kind) : undefined);
+      readAndMap(input);
     } catch (err) {
       const e = expectClientError(err);
       const schema = schemaFor(apiVersion, kind);
-      for (const d of [e.body, ...(e.body.details ?? [])])
-        if (d.target !== undefined) expect(inSchema(schema, d.target), `target ${d.target}`).toBe(true);
+      const refusals = [e.body, ...(e.body.details ?? [])];
+      for (const d of refusals) {
+        if (d.target === undefined) continue;
+        expect(inSchema(schema, d.target), `target ${d.target}`).toBe(true);
+        // In a merge patch null removes: it is never the value refused.
+        const sent = input.nesting?.key === d.target.split(/[.[]/)[0] ? undefined : valueAt(body, d.target);
+        // (A required field a null removes is missing, and said to be; an array's items are values.)
+        if (method === "PATCH" && sent === null && !d.target.endsWith("]"))
+          expect(d.message).toMatch(/^Missing required field/);
+      }
+      // A duplicate is one: keys such as "constructor" are keys like any other.
+      if (refusals.some((d) => d.message.startsWith("Duplicate label key")))
+        expect(repeatedLabelKeys(body)).toBe(true);
       // A refusal is not much larger than what it refuses.
       const size = JSON.stringify(body).length;
       expect(JSON.stringify(e.body).length).toBeLessThanOrEqual(4 * size + 16 * 1024);
