@@ -887,13 +887,16 @@ const allowedUpdates: Array<{
         platform: {
           azure: {
             subscriptionId: SUB.toUpperCase(),
-            subnetId: subnet(SUB, "demo-customer").toUpperCase(),
+            subnetId: subnet(SUB, "demo-customer").replace("/vnet/", "/demo-vnet/").toUpperCase(),
             managedResourceGroup: "AROHCP-DEMO-MANAGED",
           },
         },
       },
     },
-    check: (o) => expect((o as HcpCluster).spec.platform.azure.subscriptionId).toBe(SUB.toUpperCase()),
+    check: (o) => {
+      expect((o as HcpCluster).spec.platform.azure.subscriptionId).toBe(SUB.toUpperCase());
+      expect((o as HcpCluster).spec.platform.azure.subnetId).toContain("/DEMO-VNET/");
+    },
   },
   {
     name: "NodePool: switching from a fixed size to autoscaling",
