@@ -613,7 +613,7 @@ describe("apiserver calls of a cluster PUT", () => {
     return { client, calls };
   }
 
-  it("creates without reading first; a PUT of an existing cluster reads it", async () => {
+  it("creates without reading it first (only the DNS prefix is looked up); a PUT of an existing cluster reads it", async () => {
     const { client, calls } = counting();
     const own = await startFrontendFixture({
       client,
@@ -624,14 +624,15 @@ describe("apiserver calls of a cluster PUT", () => {
       const c = clusterPath(sub, rg, "counted");
       const created = await own.arm.send("PUT", c, { body: clusterBody(sub) });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
-      expect(calls).toEqual(["create"]);
+      // The list is the look-up of the new cluster's DNS prefix across the region.
+      expect(calls).toEqual(["list", "create"]);
 
       calls.length = 0;
       const again = await own.arm.send("PUT", c, { body: clusterBody(sub) });
       // The create met the stored cluster, so the PUT read it, and answers with it in view: its
       // create is still under way (nothing reconciles here), and ARM allows one at a time.
       expect(again.status, JSON.stringify(again.body)).toBe(409);
-      expect(calls).toEqual(["create", "find"]);
+      expect(calls).toEqual(["list", "create", "find"]);
     } finally {
       await own.stop();
     }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { API_VERSIONS } from "../../operators/frontend/api-version-schemas.ts";
 import { subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { isCarriableRequestId, REQUEST_ID_ANNOTATIONS } from "../../operators/hcp/requests.ts";
 import { hostileJson, hostileString, type Json } from "../fuzz/arbitraries.ts";
 import { fuzzTarget } from "../fuzz/fuzz.ts";
 import { armBody, armPath } from "../fuzz/requests.ts";
@@ -27,7 +28,8 @@ let tls: { ca: Buffer; cert: Buffer; key: Buffer };
 let port = 0;
 
 /** Where a refusal may point: a field of the request body, or a query parameter. */
-const REQUEST_FIELD = /^(properties|location|tags|identity|name|id)(\.|\[|$)|^(api-version|\$skipToken)$/;
+const REQUEST_FIELD =
+  /^(properties|location|tags|identity|name|id)(\.|\[|$)|^(api-version|\$skipToken)$|^x-ms-[a-z-]+$/;
 /** The longest message an answer may carry: a value it quotes is cut short. */
 const MAX_MESSAGE = 1024;
 const CR_INTERNALS = /metadata\.|status\.|<nil>|\bself\b|hcp\.aro\.dev|HcpCluster|NodePool\b/;
@@ -51,6 +53,18 @@ const query = fc.array(
   { maxLength: 3 },
 );
 
+/** A header whose value travels onto the CR (request IDs, the caller's identity), in any bytes. */
+const carriedHeader: fc.Arbitrary<[string, string]> = fc.tuple(
+  fc.constantFrom(
+    "x-ms-client-request-id",
+    "x-ms-correlation-request-id",
+    "x-ms-client-principal-name",
+    "x-ms-client-object-id",
+    "x-ms-home-tenant-id",
+  ),
+  hostileString,
+);
+
 const headers = fc.array(
   fc.oneof(
     fc
@@ -59,13 +73,13 @@ const headers = fc.array(
     hostileJson(2).map((v): [string, string] => ["x-ms-arm-resource-system-data", JSON.stringify(v)]),
     hostileString.map((v): [string, string] => ["referer", v]),
     hostileString.map((v): [string, string] => ["x-forwarded-proto", v]),
-    hostileString.map((v): [string, string] => ["x-ms-client-request-id", v]),
+    carriedHeader,
     fc.constantFrom("true", "TRUE", "1").map((v): [string, string] => ["x-ms-return-client-request-id", v]),
   ),
   { maxLength: 3 },
 );
 
-const rawRequest: fc.Arbitrary<RawRequest> = fc.record({
+const anyRequest: fc.Arbitrary<RawRequest> = fc.record({
   method: fc.constantFrom("GET", "PUT", "PATCH", "DELETE", "POST", "HEAD", "OPTIONS", "get", "PROPFIND"),
   path: armPath(sub),
   query,
@@ -80,8 +94,25 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc.record({
   ),
 });
 
-/** A header value as HTTP carries it: printable, on one line. */
-const headerValue = (v: string): string => v.replace(/[^\x20-\x7e]/g, "?");
+/** A create that succeeds but for its headers: what they carry reaches a CR. */
+const validWrite: fc.Arbitrary<RawRequest> = fc.record({
+  method: fc.constant("PUT"),
+  path: fc.stringMatching(/^[a-z][a-z0-9]{0,10}$/).map((name) => clusterPath(sub, "rg-fuzz", `w-${name}`)),
+  query: fc.constant<Array<[string, string]>>([["api-version", "2026-06-30-preview"]]),
+  headers: fc
+    .array(carriedHeader, { minLength: 1, maxLength: 3 })
+    .map((carried): Array<[string, string]> => [["content-type", "application/json"], ...carried]),
+  body: fc.constant({ json: clusterBody(sub) as Json }),
+});
+
+const rawRequest = fc.oneof({ weight: 4, arbitrary: anyRequest }, { weight: 1, arbitrary: validWrite });
+
+/**
+ * A header value as HTTP carries it: on one line, without the control characters that would end
+ * it, in any other bytes (the request is written as UTF-8; the frontend reads it as Latin-1).
+ */
+// eslint-disable-next-line no-control-regex -- the characters that break a header line
+const headerValue = (v: string): string => v.toWellFormed().replace(/[\x00-\x1f\x7f]/g, "?");
 
 /** The request's bytes: the path percent-encoded only where HTTP requires it. */
 function wire(r: RawRequest): string {
@@ -215,6 +246,23 @@ afterAll(async () => {
   await service.delete(namespaceType, { name: ns });
 });
 
+/**
+ * Every request ID a CR of the subscription carries can travel onto its ManifestWork: one that
+ * could not would make every apply of the work fail, and the resource wedge.
+ */
+async function expectCarriableRequestIds(): Promise<void> {
+  const ns = subscriptionNamespace(sub);
+  const lists = await Promise.all(
+    [HcpClusterResource, NodePoolResource].map((t) => service.listAll(t, { namespace: ns })),
+  );
+  const ids = lists
+    .flatMap((l) => l.items)
+    .flatMap((o) => REQUEST_ID_ANNOTATIONS.map((key) => [key, o.metadata.annotations?.[key]] as const));
+  for (const [key, value] of ids)
+    if (value !== undefined)
+      expect(isCarriableRequestId(value), `${key}: ${JSON.stringify(value)}`).toBe(true);
+}
+
 fuzzTarget<RawRequest>({
   name: "frontend-http",
   arbitrary: rawRequest,
@@ -222,6 +270,7 @@ fuzzTarget<RawRequest>({
   maxMsPerInput: 10_000,
   async property(r) {
     expectAnswer(r, await send(wire(r)));
+    await expectCarriableRequestIds();
   },
 });
 

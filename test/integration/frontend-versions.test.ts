@@ -326,7 +326,9 @@ describe("required fields and values per version", () => {
 
   it("takes PlatformManaged etcd keys (the default) until 2026-06-30-preview, which requires CustomerManaged", async () => {
     for (const v of API_VERSIONS) {
-      const body = exampleCluster(v, "platformkeys");
+      // Each version's cluster its own prefix: a region refuses a prefix another cluster has.
+      const prefix = `pk${v.slice(2, 4)}${v.slice(5, 7)}`;
+      const body = exampleCluster(v, prefix);
       delete body.properties.etcd;
       const name = `platform-keys-${v.slice(0, 4)}${v.slice(5, 7)}`;
       const r = await put(v, name, body);
@@ -336,12 +338,12 @@ describe("required fields and values per version", () => {
         continue;
       }
       expect(created.etcd).toBeUndefined();
-      const platform = exampleCluster(v, "platformkeys");
+      const platform = exampleCluster(v, `${prefix}x`);
       platform.properties.etcd = { dataEncryption: { keyManagementMode: "PlatformManaged" } };
       expect(targets(await put(v, `${name}-x`, platform))).toEqual([
         "properties.etcd.dataEncryption.keyManagementMode",
       ]);
-      const noMode = exampleCluster(v, "platformkeys");
+      const noMode = exampleCluster(v, `${prefix}y`);
       delete noMode.properties.etcd.dataEncryption.keyManagementMode;
       expect(targets(await put(v, `${name}-y`, noMode))).toEqual([
         "properties.etcd.dataEncryption.keyManagementMode",
