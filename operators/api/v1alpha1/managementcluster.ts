@@ -8,6 +8,19 @@ import { GROUP, VERSION } from "./meta.ts";
 
 export const MANAGEMENT_CLUSTER_KIND = "ManagementCluster";
 
+/**
+ * The management cluster controller's finalizer: a ManagementCluster stays while any HcpCluster is
+ * placed on it (status.managementCluster names it), since those clusters' control planes and works
+ * live there and a placed cluster is never moved.
+ */
+export const MANAGEMENT_CLUSTER_FINALIZER = "hcp.aro.dev/managementcluster";
+
+/**
+ * The HcpCluster field that records a placement, selectable (the HcpCluster CRD's selectableFields):
+ * `kubectl get hcpc -A --field-selector status.managementCluster=<name>` lists what it hosts.
+ */
+export const PLACEMENT_FIELD = "status.managementCluster";
+
 export const ManagementClusterResource = {
   group: GROUP,
   version: VERSION,
@@ -44,11 +57,15 @@ export const MANAGEMENT_CLUSTER_PHASES = [
   "Full",
   "Unschedulable",
   "Unavailable",
+  "Deleting",
 ] as const;
 export type ManagementClusterPhase = (typeof MANAGEMENT_CLUSTER_PHASES)[number];
 
 export interface ManagementClusterStatus {
-  /** Schedulable (room for placement) and Connected (its agent heard within its bound). */
+  /**
+   * Schedulable (room for placement), Connected (its agent heard within its bound) and, once it is
+   * being deleted, Deleting (what its deletion waits for).
+   */
   conditions?: Condition[];
   observedGeneration?: number;
   /** HcpClusters placed here: the load placement compares with capacity. */
