@@ -46,6 +46,16 @@ describe("place", () => {
     expect(!full.placed && full.message).toContain("a 1/1");
   });
 
+  it("never places on a ManagementCluster being deleted, however empty", () => {
+    const going: ManagementCluster = {
+      ...mc("a", 10),
+      metadata: { name: "a", deletionTimestamp: "2030-01-01T00:00:00Z" },
+    };
+    expect(place([going], new Map())).toMatchObject({ placed: false, reason: "NoManagementCluster" });
+    const got = place([going, mc("b", 10)], new Map([["b", 9]]));
+    expect(got.placed && got.managementCluster.metadata.name).toBe("b");
+  });
+
   it("quotes at most 1 KiB of a selector or a load list, so the message stays readable", () => {
     const key = `example.com/${"k".repeat(200 * 1024)}`;
     const none = place([mc("a", 10)], new Map(), { matchLabels: { [key]: "v" } });

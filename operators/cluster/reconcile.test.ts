@@ -455,6 +455,16 @@ describe("ClusterReconciler", () => {
       "NoManagementCluster",
     ],
     ["a full one", [managementCluster("mgmt-1", 0)], "NoCapacity"],
+    [
+      "one being deleted",
+      [
+        {
+          ...managementCluster("mgmt-1"),
+          metadata: { name: "mgmt-1", deletionTimestamp: "2026-01-01T00:00:00Z" },
+        },
+      ],
+      "NoManagementCluster",
+    ],
   ])("waits for room with %s: no Azure call, no retry, no requeue", async (_what, mcs, reason) => {
     const w = world({ mcs });
     expect(await w.reconcile()).toEqual({});
