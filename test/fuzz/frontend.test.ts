@@ -14,7 +14,9 @@ import { propertiesToHub, schemaFor, type VersionedBody } from "../../operators/
 import { parseRequestBody, readPatchBody, readPutBody } from "../../operators/frontend/request-body.ts";
 import { nodePoolToCR } from "../../operators/frontend/cr-mapping.ts";
 import { targetOf } from "../../operators/frontend/resource-handlers.ts";
+import { defaultDnsPrefix } from "../../operators/frontend/names.ts";
 import {
+  CLUSTER_NAME,
   resourceIdFromPath,
   type ResourceId,
   type ResourceKind,
@@ -362,5 +364,19 @@ fuzzTarget<Refusal>({
     }
     expectClientError(err);
     for (const b of [err.body, ...(err.body.details ?? [])]) expect(b.message).not.toMatch(CR_INTERNALS);
+  },
+});
+
+// ---- default names ----
+
+fuzzTarget<{ name: string }>({
+  name: "frontend-default-dns-prefix",
+  arbitrary: fc.stringMatching(CLUSTER_NAME).map((name) => ({ name })),
+  runs: 2000,
+  property({ name }) {
+    // Whatever the name, the default is a prefix the CRD takes, and no name decides its suffix.
+    const [a, b] = [defaultDnsPrefix(name), defaultDnsPrefix(name)];
+    for (const p of [a, b]) expect(p).toMatch(/^[a-z]([-a-z0-9]{0,13}[a-z0-9])?$/);
+    expect(a).not.toBe(b);
   },
 });
