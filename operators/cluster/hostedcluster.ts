@@ -90,6 +90,16 @@ function azurePlatform(
   };
 }
 
+/**
+ * HyperShift's allowedCIDRBlocks takes CIDR blocks only: a bare address is that one host (/32,
+ * /128), and an address given both ways is one entry (the field is a set).
+ */
+export function allowedCIDRBlocks(authorized: readonly string[] | undefined): string[] | undefined {
+  if (!authorized || authorized.length === 0) return undefined;
+  const blocks = authorized.map((a) => (a.includes("/") ? a : `${a}/${a.includes(":") ? 128 : 32}`));
+  return [...new Set(blocks)];
+}
+
 /** The HyperShift HostedCluster (the real CRD's Azure + ManagedIdentities shape). */
 export function hostedClusterManifest(
   cluster: HcpCluster,
@@ -103,6 +113,7 @@ export function hostedClusterManifest(
     servicePublishingStrategy: { type: "Route" as const },
   });
   const [major = "4", minor = "0"] = release.version.split(".");
+  const allowed = allowedCIDRBlocks(cluster.spec.api?.authorizedCIDRs);
   return {
     apiVersion: HYPERSHIFT_API_VERSION,
     kind: HOSTED_CLUSTER_KIND,
@@ -130,6 +141,7 @@ export function hostedClusterManifest(
         clusterNetwork: [{ cidr: net.podCidr, hostPrefix: net.hostPrefix }],
         serviceNetwork: [{ cidr: net.serviceCidr }],
         machineNetwork: [{ cidr: net.machineCidr }],
+        ...(allowed ? { apiServer: { allowedCIDRBlocks: allowed } } : {}),
       },
       etcd: {
         managementType: "Managed",

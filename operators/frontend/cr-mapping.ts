@@ -1,6 +1,6 @@
 /**
  * ARM resources (in the hub version's shape) to CRs and back. Properties with a CR field go to
- * the spec; the rest (ARM-only: authorized CIDRs, ingress, etcd encryption, ...) and the envelope
+ * the spec; the rest (ARM-only: ingress, etcd encryption, ...) and the envelope
  * (tags, systemData, identity) go to annotations, so GET returns what was sent. Read-only
  * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
@@ -120,6 +120,7 @@ const CLUSTER_MAPPED = [
   "console",
   "api.url",
   "api.visibility",
+  "api.authorizedCidrs",
   "platform.managedResourceGroup",
   "platform.subnetId",
   "platform.networkSecurityGroupId",
@@ -272,7 +273,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     version: versionSpec(p.version),
     dns: { baseDomainPrefix: p.dns?.baseDomainPrefix ?? "" },
     network: p.network ? compact({ ...p.network }) : undefined,
-    api: compact({ visibility: p.api?.visibility }),
+    api: compact({ visibility: p.api?.visibility, authorizedCIDRs: p.api?.authorizedCidrs }),
     platform: { azure: clusterAzure(res, ctx) },
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
   });
@@ -454,6 +455,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "console.url", status?.consoleURL);
   set(p, "api.url", status?.apiURL);
   set(p, "api.visibility", spec.api?.visibility);
+  set(p, "api.authorizedCidrs", spec.api?.authorizedCIDRs);
   set(p, "platform.managedResourceGroup", azure.managedResourceGroup);
   set(p, "platform.subnetId", azure.subnetId);
   set(p, "platform.outboundType", azure.outboundType);
@@ -512,6 +514,7 @@ const FIELD_PATHS: Array<[string, string]> = [
   ["spec.platform.azure.subscriptionId", "id"],
   ["spec.platform.azure", "properties.platform"],
   ["spec.api.visibility", "properties.api.visibility"],
+  ["spec.api.authorizedCIDRs", "properties.api.authorizedCidrs"],
   ["spec.clusterRef", "id"],
   ["spec.clients", "properties.clients"],
   ["spec.issuer", "properties.issuer"],

@@ -239,8 +239,8 @@ describe("translation", () => {
     const out = clusterToCR(hub, { id, namespace: "ns", name: "demo-x", annotations: {} });
     expect(out.spec.platform.azure).toMatchObject({ subscriptionId: SUB, location: "eastus" });
     expect(out.spec.platform.azure.managedResourceGroup).toMatch(/^arohcp-demo-/);
+    expect(out.spec.api).toEqual({ visibility: "Public", authorizedCIDRs: ["10.0.0.0/8"] });
     expect(JSON.parse(out.metadata.annotations!["hcp.aro.dev/arm-properties"]!)).toEqual({
-      api: { authorizedCidrs: ["10.0.0.0/8"] },
       ingress: { type: "Public" },
       platform: { vnetIntegrationSubnetId: expect.any(String) },
       clusterImageRegistry: { state: "Enabled" },
@@ -275,6 +275,9 @@ describe("translation", () => {
       "properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators",
     );
     expect(armFieldPath("spec.network.podCidr must be")).toBe("properties.network.podCidr must be");
+    expect(armFieldPath("spec.api.authorizedCIDRs[3]: Invalid value: spec.api.authorizedCIDRs entries")).toBe(
+      "properties.api.authorizedCidrs[3]: Invalid value: properties.api.authorizedCidrs entries",
+    );
   });
 
   it("converts 2024-06-10-preview's kms.activeKey.vaultName and keeps what that version cannot see", () => {

@@ -467,6 +467,33 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     mutate: (c) => void delete (c.spec as Partial<HcpCluster["spec"]>).platform,
     expected: ["spec.platform: Required value"],
   },
+  {
+    name: "an authorized CIDR that is neither an address nor a CIDR block",
+    mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "10.0.0.0/33"] }),
+    expected: [
+      "spec.api.authorizedCIDRs[1]",
+      "spec.api.authorizedCIDRs entries must be IPv4 or IPv6 addresses or CIDR blocks",
+      'not "10.0.0.0/33"',
+    ],
+  },
+  {
+    name: "an authorized IPv6 address with an embedded IPv4 address (HyperShift refuses it)",
+    mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["::ffff:10.0.0.1"] }),
+    expected: ["spec.api.authorizedCIDRs[0]", 'not "::ffff:10.0.0.1"'],
+  },
+  {
+    name: "501 authorized CIDRs",
+    mutate: (c) =>
+      void (c.spec.api = {
+        authorizedCIDRs: Array.from({ length: 501 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`),
+      }),
+    expected: ["spec.api.authorizedCIDRs", "must have at most 500 items"],
+  },
+  {
+    name: "an authorized CIDR given twice",
+    mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "10.0.0.0/8"] }),
+    expected: ["spec.api.authorizedCIDRs[1]", "Duplicate value"],
+  },
 ];
 
 const poolCreateCases: Array<CreateCase<NodePool>> = [
@@ -842,7 +869,7 @@ const allowedUpdates: Array<{
   check: (o: KubeObject) => void;
 }> = [
   {
-    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout",
+    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout, authorized CIDRs",
     sample: "demo",
     patch: {
       spec: {
@@ -851,10 +878,12 @@ const allowedUpdates: Array<{
         placement: { managementClusterSelector: { matchExpressions: [{ key: "tier", operator: "Exists" }] } },
         paused: true,
         nodeDrainTimeoutMinutes: 0,
+        api: { authorizedCIDRs: ["203.0.113.7", "2001:db8::/32"] },
       },
     },
     check: (o) => {
       const c = o as HcpCluster;
+      expect(c.spec.api).toEqual({ visibility: "Public", authorizedCIDRs: ["203.0.113.7", "2001:db8::/32"] });
       expect(c.spec.version).toEqual({ id: "4.20", channelGroup: "fast" });
       expect(c.spec.platform.azure.identities.controlPlaneOperators.kms).toBe(identity("kms"));
       expect(c.spec.paused).toBe(true);

@@ -90,6 +90,26 @@ describe("HostedCluster shapes", () => {
     );
     expect(hc.spec.platform.azure?.topology).toBe("Private");
   });
+
+  it("a cluster with every setting a user can send", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "full";
+      x.spec.api = {
+        visibility: "Public",
+        authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32", "::1"],
+      };
+    });
+    const issuer = issuerURL("https://oidc.example.com", c);
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release, { region, issuerURL: issuer }),
+    );
+    expect(hc.spec.networking.apiServer?.allowedCIDRBlocks).toEqual([
+      "10.0.0.0/8",
+      "203.0.113.7/32",
+      "2001:db8::/32",
+      "::1/128",
+    ]);
+  });
 });
 
 describe("NodePool shapes", () => {

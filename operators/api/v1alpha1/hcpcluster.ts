@@ -72,6 +72,11 @@ export type ApiVisibility = "Public" | "Private";
 export interface ApiSpec {
   /** Immutable; defaults to Public. */
   visibility?: ApiVisibility;
+  /**
+   * IPv4 or IPv6 addresses and CIDR blocks allowed to reach the API server (at most 500); unset
+   * or empty, any address may. Updatable. HostedCluster spec.networking.apiServer.allowedCIDRBlocks.
+   */
+  authorizedCIDRs?: string[];
 }
 
 export interface PlatformSpec {

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { clusterNames } from "../hcp/names.ts";
+import type { Release } from "../releases/catalog.ts";
+import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
+import { allowedCIDRBlocks, hostedClusterManifest } from "./hostedcluster.ts";
+
+const release: Release = {
+  version: "4.19.7",
+  image: "quay.io/openshift-release-dev/ocp-release:4.19.7-multi",
+  channelGroups: ["stable"],
+};
+
+function hostedCluster(mutate: (c: HcpCluster) => void = () => undefined) {
+  const c = sampleCluster();
+  c.metadata.namespace = "customer";
+  c.metadata.uid = "0b0e5c6e-4f7d-4e43-9d7a-000000000001";
+  mutate(c);
+  const region = sampleRegion();
+  return hostedClusterManifest(c, clusterNames(c, region), release, {
+    region,
+    issuerURL: "https://oidc.example.com/t/c",
+  });
+}
+
+describe("the HostedCluster carries the user's settings", () => {
+  it("authorized CIDRs become the API server's allowedCIDRBlocks, bare addresses as one host", () => {
+    const hc = hostedCluster((c) => {
+      c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::1", "203.0.113.7/32"] };
+    });
+    expect(hc.spec.networking.apiServer).toEqual({
+      allowedCIDRBlocks: ["10.0.0.0/8", "203.0.113.7/32", "2001:db8::1/128"],
+    });
+  });
+
+  it("without authorized CIDRs (unset or empty) the API server takes any address", () => {
+    expect(hostedCluster().spec.networking.apiServer).toBeUndefined();
+    expect(
+      hostedCluster((c) => (c.spec.api = { authorizedCIDRs: [] })).spec.networking.apiServer,
+    ).toBeUndefined();
+    expect(allowedCIDRBlocks(undefined)).toBeUndefined();
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * The settings a user can give a cluster reach the HostedCluster on the management cluster, read
+ * there: a cluster created through the ARM frontend (2026-06-30-preview) and one created with
+ * `kubectl apply` of an HcpCluster carry the same settings, each under HyperShift's own field,
+ * and an updatable one (authorized CIDRs) follows a PATCH.
+ */
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { dump } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import { clusterInfo, kubectlPath } from "../support/region.ts";
+import { sampleCluster } from "../support/samples.ts";
+import { startTestStack, type TestStack } from "../support/stack.ts";
+
+const exec = promisify(execFile);
+const LIFECYCLE_MS = 90_000;
+const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+const service = clientFor("service");
+const sub = randomUUID();
+const armNamespace = subscriptionNamespace(sub);
+const customer = `settings-${process.pid}`;
+const rg = "E2E-Settings";
+const armPrefix = `st${process.pid % 100000}`;
+const kubectlPrefix = `sk${process.pid % 100000}`;
+
+let scratch: { path: string; remove(): Promise<void> };
+let running: TestStack | undefined;
+let fixture: FrontendFixture | undefined;
+let arm: ArmClient;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Json = Record<string, any>;
+
+/** What both clusters are given, in ARM's words. */
+const ARM_SETTINGS = {
+  api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] },
+};
+
+/** The same settings in the HcpCluster's words. */
+function withSettings(c: HcpCluster): HcpCluster {
+  c.spec.api = { visibility: "Public", authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] };
+  return c;
+}
+
+/** What HyperShift is given for them. */
+function expectSettings(hc: HostedCluster): void {
+  expect(hc.spec.networking.apiServer?.allowedCIDRBlocks).toEqual([
+    "10.0.0.0/8",
+    "203.0.113.7/32",
+    "2001:db8::/32",
+  ]);
+}
+
+/** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
+async function hostedClusterOf(name: string, namespace: string): Promise<HostedCluster> {
+  let cr: HcpCluster | undefined;
+  await eventually(
+    `HcpCluster ${namespace}/${name} Ready`,
+    async () => {
+      cr = await service.find<HcpCluster>(HcpClusterResource, name, namespace);
+      return cr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+    },
+    LIFECYCLE_MS,
+  );
+  const mgmt = clientFor(cr!.status!.managementCluster!);
+  const hc = await mgmt.find<HostedCluster>(
+    HostedClusterResource,
+    cr!.spec.dns.baseDomainPrefix,
+    cr!.status!.hostedClusterNamespace,
+  );
+  expect(hc, "the HostedCluster on the management cluster").toBeDefined();
+  return hc!;
+}
+
+async function kubectlApply(obj: HcpCluster): Promise<void> {
+  const file = join(scratch.path, `apply-${Date.now()}.yaml`);
+  await writeFile(file, dump(obj));
+  await exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, "apply", "-f", file]);
+}
+
+beforeAll(async () => {
+  scratch = await scratchDir("cluster-settings");
+  running = await startTestStack("settings", { simulator: { provisionDelayMs: 500, deleteDelayMs: 300 } });
+  fixture = await startFrontendFixture({
+    client: service,
+    name: "settings-e2e",
+    scratchPath: scratch.path,
+    catalogNamespace: running.stack.namespace,
+    headers: { "x-ms-home-tenant-id": TENANT },
+  });
+  arm = fixture.arm;
+  expect((await fixture.putSubscription(sub, "Registered", TENANT)).status).toBe(200);
+  await service.create(namespaceType, { metadata: { name: customer } });
+}, 120_000);
+
+afterAll(async () => {
+  await fixture?.stop();
+  await running?.stop();
+  await service.delete(namespaceType, { name: armNamespace }).catch(() => undefined);
+  await service.delete(namespaceType, { name: customer }).catch(() => undefined);
+  await scratch?.remove();
+});
+
+describe("cluster settings reach the HostedCluster", () => {
+  const path = clusterPath(sub, rg, "Settings");
+
+  it("a cluster created through ARM: the HostedCluster carries them and GET returns them", async () => {
+    const body = clusterBody(sub, { prefix: armPrefix }) as Json;
+    Object.assign(body["properties"] as Json, structuredClone(ARM_SETTINGS));
+    const r = await arm.send("PUT", path, { body });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const op = await arm.poll(r.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250);
+    expect(op, JSON.stringify(op)).toMatchObject({ status: "Succeeded" });
+
+    expectSettings(await hostedClusterOf(clusterCRName(rg, "Settings"), armNamespace));
+    const got = (await arm.send("GET", path)).body as Json;
+    expect(got.properties).toMatchObject(ARM_SETTINGS);
+  });
+
+  it("a cluster created with kubectl apply: the HostedCluster carries them", async () => {
+    const c = withSettings(sampleCluster());
+    c.metadata = { name: "settings", namespace: customer };
+    c.spec.dns.baseDomainPrefix = kubectlPrefix;
+    delete c.spec.placement;
+    await kubectlApply(c);
+    expectSettings(await hostedClusterOf("settings", customer));
+  });
+
+  it("a PATCH of the authorized CIDRs reaches the HostedCluster; clearing them opens the API again", async () => {
+    const cr = await service.get<HcpCluster>(HcpClusterResource, clusterCRName(rg, "Settings"), armNamespace);
+    const mgmt = clientFor(cr.status!.managementCluster!);
+    const blocks = async () =>
+      (
+        await mgmt.find<HostedCluster>(
+          HostedClusterResource,
+          cr.spec.dns.baseDomainPrefix,
+          cr.status!.hostedClusterNamespace,
+        )
+      )?.spec.networking.apiServer?.allowedCIDRBlocks;
+
+    const patched = await arm.send("PATCH", path, {
+      body: { properties: { api: { authorizedCidrs: ["198.51.100.0/24"] } } },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(202);
+    expect((await arm.poll(patched.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250)).status).toBe(
+      "Succeeded",
+    );
+    await eventually(
+      "the new list on the HostedCluster",
+      async () => JSON.stringify(await blocks()) === '["198.51.100.0/24"]',
+      LIFECYCLE_MS,
+    );
+
+    const cleared = await arm.send("PATCH", path, {
+      body: { properties: { api: { authorizedCidrs: null } } },
+    });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(202);
+    expect((await arm.poll(cleared.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250)).status).toBe(
+      "Succeeded",
+    );
+    await eventually(
+      "no list on the HostedCluster",
+      async () => (await blocks()) === undefined,
+      LIFECYCLE_MS,
+    );
+    expect(((await arm.send("GET", path)).body as Json).properties.api.authorizedCidrs).toBeUndefined();
+  });
+
+  it("an entry HyperShift could not take is refused, naming the ARM field", async () => {
+    const r = await arm.send("PATCH", path, {
+      body: { properties: { api: { authorizedCidrs: ["::ffff:10.0.0.1"] } } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(JSON.stringify(r.body)).toContain("properties.api.authorizedCidrs[0]");
+    expect(JSON.stringify(r.body)).not.toContain("spec.");
+  });
+});
