@@ -40,4 +40,10 @@ describe("the HostedCluster carries the user's settings", () => {
     ).toBeUndefined();
     expect(allowedCIDRBlocks(undefined)).toBeUndefined();
   });
+
+  it("FIPS becomes spec.fips; without it the field is left out", () => {
+    expect(hostedCluster((c) => (c.spec.fips = true)).spec.fips).toBe(true);
+    expect(hostedCluster((c) => (c.spec.fips = false)).spec.fips).toBeUndefined();
+    expect(hostedCluster().spec.fips).toBeUndefined();
+  });
 });

@@ -157,6 +157,7 @@ export function hostedClusterManifest(
         route("Ignition"),
       ],
       platform: azurePlatform(cluster, names, region),
+      ...(cluster.spec.fips ? { fips: true } : {}),
     },
   };
 }

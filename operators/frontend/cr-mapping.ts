@@ -128,6 +128,7 @@ const CLUSTER_MAPPED = [
   "platform.operatorsAuthentication",
   "platform.issuerUrl",
   "nodeDrainTimeoutMinutes",
+  "cryptoRestrictions",
   "status",
 ];
 
@@ -276,6 +277,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     api: compact({ visibility: p.api?.visibility, authorizedCIDRs: p.api?.authorizedCidrs }),
     platform: { azure: clusterAzure(res, ctx) },
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
+    fips: p.cryptoRestrictions === undefined ? undefined : p.cryptoRestrictions === "FIPS",
   });
   return {
     apiVersion: API_VERSION,
@@ -463,6 +465,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "platform.operatorsAuthentication.userAssignedIdentities", compact({ ...azure.identities }));
   set(p, "platform.issuerUrl", status?.issuerURL);
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
+  set(p, "cryptoRestrictions", spec.fips === undefined ? undefined : spec.fips ? "FIPS" : "None");
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),
@@ -515,6 +518,7 @@ const FIELD_PATHS: Array<[string, string]> = [
   ["spec.platform.azure", "properties.platform"],
   ["spec.api.visibility", "properties.api.visibility"],
   ["spec.api.authorizedCIDRs", "properties.api.authorizedCidrs"],
+  ["spec.fips", "properties.cryptoRestrictions"],
   ["spec.clusterRef", "id"],
   ["spec.clients", "properties.clients"],
   ["spec.issuer", "properties.issuer"],

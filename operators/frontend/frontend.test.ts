@@ -240,15 +240,28 @@ describe("translation", () => {
     expect(out.spec.platform.azure).toMatchObject({ subscriptionId: SUB, location: "eastus" });
     expect(out.spec.platform.azure.managedResourceGroup).toMatch(/^arohcp-demo-/);
     expect(out.spec.api).toEqual({ visibility: "Public", authorizedCIDRs: ["10.0.0.0/8"] });
+    expect(out.spec.fips).toBe(false);
     expect(JSON.parse(out.metadata.annotations!["hcp.aro.dev/arm-properties"]!)).toEqual({
       ingress: { type: "Public" },
       platform: { vnetIntegrationSubnetId: expect.any(String) },
       clusterImageRegistry: { state: "Enabled" },
-      cryptoRestrictions: "None",
     });
     const back = clusterFromCR(out);
     expect(back.tags).toEqual({ a: "b" });
     expect(back.properties).toMatchObject({ ...properties, provisioningState: "Accepted" });
+  });
+
+  it("maps cryptoRestrictions FIPS to spec.fips and back", () => {
+    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus", properties: {} };
+    const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
+    const fips = clusterToCR({ ...hub, properties: { cryptoRestrictions: "FIPS" } }, ctx);
+    expect(fips.spec.fips).toBe(true);
+    expect(fips.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
+    expect(clusterFromCR(fips).properties.cryptoRestrictions).toBe("FIPS");
+    // Stored objects have the CRD's default; a cluster stored with FIPS only in the annotation never got it.
+    const stale = clusterToCR({ ...hub, properties: { cryptoRestrictions: "None" } }, ctx);
+    stale.metadata.annotations!["hcp.aro.dev/arm-properties"] = '{"cryptoRestrictions":"FIPS"}';
+    expect(clusterFromCR(stale).properties.cryptoRestrictions).toBe("None");
   });
 
   it("refuses duplicate node pool label keys and replicas beside autoScaling", () => {
@@ -275,6 +288,7 @@ describe("translation", () => {
       "properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators",
     );
     expect(armFieldPath("spec.network.podCidr must be")).toBe("properties.network.podCidr must be");
+    expect(armFieldPath("spec.fips: Invalid value")).toBe("properties.cryptoRestrictions: Invalid value");
     expect(armFieldPath("spec.api.authorizedCIDRs[3]: Invalid value: spec.api.authorizedCIDRs entries")).toBe(
       "properties.api.authorizedCidrs[3]: Invalid value: properties.api.authorizedCidrs entries",
     );

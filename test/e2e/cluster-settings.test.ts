@@ -43,11 +43,13 @@ type Json = Record<string, any>;
 /** What both clusters are given, in ARM's words. */
 const ARM_SETTINGS = {
   api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] },
+  cryptoRestrictions: "FIPS",
 };
 
 /** The same settings in the HcpCluster's words. */
 function withSettings(c: HcpCluster): HcpCluster {
   c.spec.api = { visibility: "Public", authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] };
+  c.spec.fips = true;
   return c;
 }
 
@@ -58,6 +60,7 @@ function expectSettings(hc: HostedCluster): void {
     "203.0.113.7/32",
     "2001:db8::/32",
   ]);
+  expect(hc.spec.fips).toBe(true);
 }
 
 /** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
@@ -182,5 +185,15 @@ describe("cluster settings reach the HostedCluster", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(400);
     expect(JSON.stringify(r.body)).toContain("properties.api.authorizedCidrs[0]");
     expect(JSON.stringify(r.body)).not.toContain("spec.");
+  });
+
+  it("changing a create-only setting is refused, naming it", async () => {
+    for (const [properties, target] of [
+      [{ cryptoRestrictions: "None" }, "properties.cryptoRestrictions"],
+    ] as const) {
+      const r = await arm.send("PATCH", path, { body: { properties } });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(JSON.stringify(r.body)).toContain(target);
+    }
   });
 });

@@ -157,6 +157,7 @@ describe("samples", () => {
       hostPrefix: 23,
     });
     expect(c.spec.api).toEqual({ visibility: "Public" });
+    expect(c.spec.fips).toBe(false);
     expect(c.spec.version.channelGroup).toBe("stable");
     expect(c.spec.platform.azure.outboundType).toBe("LoadBalancer");
 
@@ -755,6 +756,12 @@ const refusedUpdates: UpdateCase[] = [
     sample: "demo",
     patch: { spec: { network: { hostPrefix: 24 } } },
     expected: ["spec.network: Invalid value", "spec.network is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.fips",
+    sample: "demo",
+    patch: { spec: { fips: true } },
+    expected: ["spec.fips: Invalid value", "spec.fips is immutable after creation"],
   },
   {
     name: "HcpCluster spec.dns",

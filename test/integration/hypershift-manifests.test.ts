@@ -98,6 +98,7 @@ describe("HostedCluster shapes", () => {
         visibility: "Public",
         authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32", "::1"],
       };
+      x.spec.fips = true;
     });
     const issuer = issuerURL("https://oidc.example.com", c);
     const hc = await accepted(
@@ -109,6 +110,7 @@ describe("HostedCluster shapes", () => {
       "2001:db8::/32",
       "::1/128",
     ]);
+    expect(hc.spec.fips).toBe(true);
   });
 });
 

@@ -42,6 +42,11 @@ export interface HcpClusterSpec {
   platform: PlatformSpec;
   /** 0..10080; 0 means no limit. */
   nodeDrainTimeoutMinutes?: number;
+  /**
+   * FIPS mode (ARM's cryptoRestrictions FIPS); defaults to false; immutable. HostedCluster
+   * spec.fips.
+   */
+  fips?: boolean;
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
