@@ -46,4 +46,12 @@ describe("the HostedCluster carries the user's settings", () => {
     expect(hostedCluster((c) => (c.spec.fips = false)).spec.fips).toBeUndefined();
     expect(hostedCluster().spec.fips).toBeUndefined();
   });
+
+  it("a disabled image registry becomes the ImageRegistry capability disabled", () => {
+    const disabled = hostedCluster((c) => (c.spec.clusterImageRegistry = { state: "Disabled" }));
+    expect(disabled.spec.capabilities).toEqual({ disabled: ["ImageRegistry"] });
+    const enabled = hostedCluster((c) => (c.spec.clusterImageRegistry = { state: "Enabled" }));
+    expect(enabled.spec.capabilities).toBeUndefined();
+    expect(hostedCluster().spec.capabilities).toBeUndefined();
+  });
 });

@@ -158,6 +158,9 @@ export function hostedClusterManifest(
       ],
       platform: azurePlatform(cluster, names, region),
       ...(cluster.spec.fips ? { fips: true } : {}),
+      ...(cluster.spec.clusterImageRegistry?.state === "Disabled"
+        ? { capabilities: { disabled: ["ImageRegistry" as const] } }
+        : {}),
     },
   };
 }

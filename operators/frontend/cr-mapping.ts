@@ -129,6 +129,7 @@ const CLUSTER_MAPPED = [
   "platform.issuerUrl",
   "nodeDrainTimeoutMinutes",
   "cryptoRestrictions",
+  "clusterImageRegistry",
   "status",
 ];
 
@@ -278,6 +279,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     platform: { azure: clusterAzure(res, ctx) },
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
     fips: p.cryptoRestrictions === undefined ? undefined : p.cryptoRestrictions === "FIPS",
+    clusterImageRegistry: p.clusterImageRegistry ? compact({ ...p.clusterImageRegistry }) : undefined,
   });
   return {
     apiVersion: API_VERSION,
@@ -444,6 +446,12 @@ function baseDomainOf(apiURL: string | undefined, prefix: string): string | unde
   return host.startsWith(lead) ? host.slice(lead.length) : undefined;
 }
 
+/** ARM's cryptoRestrictions of a spec.fips (which stored objects always have: the CRD defaults it). */
+function cryptoRestrictions(fips: boolean | undefined): "FIPS" | "None" | undefined {
+  if (fips === undefined) return undefined;
+  return fips ? "FIPS" : "None";
+}
+
 export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   const p = parseJson(cr.metadata.annotations?.[ANNOTATIONS.properties]);
   const { spec, status } = cr;
@@ -465,7 +473,8 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "platform.operatorsAuthentication.userAssignedIdentities", compact({ ...azure.identities }));
   set(p, "platform.issuerUrl", status?.issuerURL);
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
-  set(p, "cryptoRestrictions", spec.fips === undefined ? undefined : spec.fips ? "FIPS" : "None");
+  set(p, "cryptoRestrictions", cryptoRestrictions(spec.fips));
+  set(p, "clusterImageRegistry.state", spec.clusterImageRegistry?.state);
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),

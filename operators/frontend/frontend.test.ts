@@ -241,10 +241,10 @@ describe("translation", () => {
     expect(out.spec.platform.azure.managedResourceGroup).toMatch(/^arohcp-demo-/);
     expect(out.spec.api).toEqual({ visibility: "Public", authorizedCIDRs: ["10.0.0.0/8"] });
     expect(out.spec.fips).toBe(false);
+    expect(out.spec.clusterImageRegistry).toEqual({ state: "Enabled" });
     expect(JSON.parse(out.metadata.annotations!["hcp.aro.dev/arm-properties"]!)).toEqual({
       ingress: { type: "Public" },
       platform: { vnetIntegrationSubnetId: expect.any(String) },
-      clusterImageRegistry: { state: "Enabled" },
     });
     const back = clusterFromCR(out);
     expect(back.tags).toEqual({ a: "b" });
@@ -262,6 +262,15 @@ describe("translation", () => {
     const stale = clusterToCR({ ...hub, properties: { cryptoRestrictions: "None" } }, ctx);
     stale.metadata.annotations!["hcp.aro.dev/arm-properties"] = '{"cryptoRestrictions":"FIPS"}';
     expect(clusterFromCR(stale).properties.cryptoRestrictions).toBe("None");
+  });
+
+  it("maps clusterImageRegistry.state to the spec and back", () => {
+    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus" };
+    const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
+    const cr = clusterToCR({ ...hub, properties: { clusterImageRegistry: { state: "Disabled" } } }, ctx);
+    expect(cr.spec.clusterImageRegistry).toEqual({ state: "Disabled" });
+    expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
+    expect(clusterFromCR(cr).properties.clusterImageRegistry).toEqual({ state: "Disabled" });
   });
 
   it("refuses duplicate node pool label keys and replicas beside autoScaling", () => {

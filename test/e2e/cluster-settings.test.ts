@@ -44,12 +44,14 @@ type Json = Record<string, any>;
 const ARM_SETTINGS = {
   api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] },
   cryptoRestrictions: "FIPS",
+  clusterImageRegistry: { state: "Disabled" },
 };
 
 /** The same settings in the HcpCluster's words. */
 function withSettings(c: HcpCluster): HcpCluster {
   c.spec.api = { visibility: "Public", authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] };
   c.spec.fips = true;
+  c.spec.clusterImageRegistry = { state: "Disabled" };
   return c;
 }
 
@@ -61,6 +63,7 @@ function expectSettings(hc: HostedCluster): void {
     "2001:db8::/32",
   ]);
   expect(hc.spec.fips).toBe(true);
+  expect(hc.spec.capabilities?.disabled).toEqual(["ImageRegistry"]);
 }
 
 /** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
@@ -190,6 +193,7 @@ describe("cluster settings reach the HostedCluster", () => {
   it("changing a create-only setting is refused, naming it", async () => {
     for (const [properties, target] of [
       [{ cryptoRestrictions: "None" }, "properties.cryptoRestrictions"],
+      [{ clusterImageRegistry: { state: "Enabled" } }, "properties.clusterImageRegistry.state"],
     ] as const) {
       const r = await arm.send("PATCH", path, { body: { properties } });
       expect(r.status, JSON.stringify(r.body)).toBe(400);

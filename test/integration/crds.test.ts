@@ -158,6 +158,7 @@ describe("samples", () => {
     });
     expect(c.spec.api).toEqual({ visibility: "Public" });
     expect(c.spec.fips).toBe(false);
+    expect(c.spec.clusterImageRegistry).toEqual({ state: "Enabled" });
     expect(c.spec.version.channelGroup).toBe("stable");
     expect(c.spec.platform.azure.outboundType).toBe("LoadBalancer");
 
@@ -491,6 +492,11 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     expected: ["spec.api.authorizedCIDRs", "must have at most 500 items"],
   },
   {
+    name: "an image registry state that is neither Enabled nor Disabled",
+    mutate: (c) => void (c.spec.clusterImageRegistry = { state: "Off" as "Disabled" }),
+    expected: ["spec.clusterImageRegistry.state", 'Unsupported value: "Off"'],
+  },
+  {
     name: "an authorized CIDR given twice",
     mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "10.0.0.0/8"] }),
     expected: ["spec.api.authorizedCIDRs[1]", "Duplicate value"],
@@ -762,6 +768,12 @@ const refusedUpdates: UpdateCase[] = [
     sample: "demo",
     patch: { spec: { fips: true } },
     expected: ["spec.fips: Invalid value", "spec.fips is immutable after creation"],
+  },
+  {
+    name: "HcpCluster spec.clusterImageRegistry.state",
+    sample: "demo",
+    patch: { spec: { clusterImageRegistry: { state: "Disabled" } } },
+    expected: ["spec.clusterImageRegistry.state is immutable after creation"],
   },
   {
     name: "HcpCluster spec.dns",

@@ -99,6 +99,7 @@ describe("HostedCluster shapes", () => {
         authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32", "::1"],
       };
       x.spec.fips = true;
+      x.spec.clusterImageRegistry = { state: "Disabled" };
     });
     const issuer = issuerURL("https://oidc.example.com", c);
     const hc = await accepted(
@@ -111,6 +112,7 @@ describe("HostedCluster shapes", () => {
       "::1/128",
     ]);
     expect(hc.spec.fips).toBe(true);
+    expect(hc.spec.capabilities).toEqual({ disabled: ["ImageRegistry"] });
   });
 });
 

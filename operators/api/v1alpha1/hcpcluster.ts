@@ -47,6 +47,8 @@ export interface HcpClusterSpec {
    * spec.fips.
    */
   fips?: boolean;
+  /** Defaulted to { state: Enabled }; immutable. */
+  clusterImageRegistry?: ClusterImageRegistrySpec;
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
@@ -82,6 +84,14 @@ export interface ApiSpec {
    * or empty, any address may. Updatable. HostedCluster spec.networking.apiServer.allowedCIDRBlocks.
    */
   authorizedCIDRs?: string[];
+}
+
+export interface ClusterImageRegistrySpec {
+  /**
+   * Enabled (the default) or Disabled; Disabled turns off OpenShift's ImageRegistry capability
+   * (HostedCluster spec.capabilities.disabled). Immutable.
+   */
+  state?: "Enabled" | "Disabled";
 }
 
 export interface PlatformSpec {
