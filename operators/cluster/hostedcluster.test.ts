@@ -54,4 +54,16 @@ describe("the HostedCluster carries the user's settings", () => {
     expect(enabled.spec.capabilities).toBeUndefined();
     expect(hostedCluster().spec.capabilities).toBeUndefined();
   });
+
+  it("image digest mirrors become imageContentSources, in order", () => {
+    const mirrors = [
+      { source: "quay.io/openshift-release-dev/ocp-release", mirrors: ["mirror.example.com/ocp/release"] },
+      { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
+    ];
+    expect(hostedCluster((c) => (c.spec.imageDigestMirrors = mirrors)).spec.imageContentSources).toEqual(
+      mirrors,
+    );
+    expect(hostedCluster((c) => (c.spec.imageDigestMirrors = [])).spec.imageContentSources).toBeUndefined();
+    expect(hostedCluster().spec.imageContentSources).toBeUndefined();
+  });
 });

@@ -161,6 +161,14 @@ export function hostedClusterManifest(
       ...(cluster.spec.clusterImageRegistry?.state === "Disabled"
         ? { capabilities: { disabled: ["ImageRegistry" as const] } }
         : {}),
+      ...(cluster.spec.imageDigestMirrors?.length
+        ? {
+            imageContentSources: cluster.spec.imageDigestMirrors.map((m) => ({
+              source: m.source,
+              mirrors: m.mirrors,
+            })),
+          }
+        : {}),
     },
   };
 }

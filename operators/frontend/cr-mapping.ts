@@ -130,6 +130,7 @@ const CLUSTER_MAPPED = [
   "nodeDrainTimeoutMinutes",
   "cryptoRestrictions",
   "clusterImageRegistry",
+  "imageDigestMirrors",
   "status",
 ];
 
@@ -186,10 +187,16 @@ function checkStoredSize(envelope: JsonObject, properties: JsonObject): void {
   ]);
 }
 
+/**
+ * `spec`: properties stored in the spec whose total size the CRD cannot bound (image digest
+ * mirrors), counted with the annotations' so that a resource too large to store is refused naming
+ * its largest field rather than with the API server's request size limit.
+ */
 export function metadataFor(
   res: ArmResource,
   ctx: ToCRContext,
   properties: JsonObject,
+  spec: JsonObject = {},
 ): HcpCluster["metadata"] {
   const envelope = compact({
     location: res.location,
@@ -197,7 +204,7 @@ export function metadataFor(
     systemData: res.systemData,
     identity: res.identity,
   });
-  checkStoredSize(envelope, properties);
+  checkStoredSize(envelope, { ...properties, ...spec });
   return {
     name: ctx.name,
     namespace: ctx.namespace,
@@ -280,11 +287,20 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
     fips: p.cryptoRestrictions === undefined ? undefined : p.cryptoRestrictions === "FIPS",
     clusterImageRegistry: p.clusterImageRegistry ? compact({ ...p.clusterImageRegistry }) : undefined,
+    imageDigestMirrors: p.imageDigestMirrors?.map((m) => ({
+      source: m.source ?? "",
+      mirrors: m.mirrors ?? [],
+    })),
   });
   return {
     apiVersion: API_VERSION,
     kind: HCP_CLUSTER_KIND,
-    metadata: metadataFor(res, ctx, armOnly(p, CLUSTER_MAPPED)),
+    metadata: metadataFor(
+      res,
+      ctx,
+      armOnly(p, CLUSTER_MAPPED),
+      compact({ imageDigestMirrors: p.imageDigestMirrors }),
+    ),
     spec,
   };
 }
@@ -475,6 +491,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "nodeDrainTimeoutMinutes", spec.nodeDrainTimeoutMinutes);
   set(p, "cryptoRestrictions", cryptoRestrictions(spec.fips));
   set(p, "clusterImageRegistry.state", spec.clusterImageRegistry?.state);
+  set(p, "imageDigestMirrors", spec.imageDigestMirrors);
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),

@@ -273,6 +273,18 @@ describe("translation", () => {
     expect(clusterFromCR(cr).properties.clusterImageRegistry).toEqual({ state: "Disabled" });
   });
 
+  it("maps imageDigestMirrors to the spec and back", () => {
+    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus" };
+    const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
+    const imageDigestMirrors = [
+      { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
+    ];
+    const cr = clusterToCR({ ...hub, properties: { imageDigestMirrors } }, ctx);
+    expect(cr.spec.imageDigestMirrors).toEqual(imageDigestMirrors);
+    expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
+    expect(clusterFromCR(cr).properties.imageDigestMirrors).toEqual(imageDigestMirrors);
+  });
+
   it("refuses duplicate node pool label keys and replicas beside autoScaling", () => {
     const np: ResourceId = { ...id, kind: "nodePool", nodePool: "np" };
     const hub = {

@@ -45,6 +45,10 @@ const ARM_SETTINGS = {
   api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] },
   cryptoRestrictions: "FIPS",
   clusterImageRegistry: { state: "Disabled" },
+  imageDigestMirrors: [
+    { source: "quay.io/openshift-release-dev/ocp-release", mirrors: ["mirror.example.com/ocp/release"] },
+    { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
+  ],
 };
 
 /** The same settings in the HcpCluster's words. */
@@ -52,6 +56,7 @@ function withSettings(c: HcpCluster): HcpCluster {
   c.spec.api = { visibility: "Public", authorizedCIDRs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] };
   c.spec.fips = true;
   c.spec.clusterImageRegistry = { state: "Disabled" };
+  c.spec.imageDigestMirrors = structuredClone(ARM_SETTINGS.imageDigestMirrors);
   return c;
 }
 
@@ -64,6 +69,7 @@ function expectSettings(hc: HostedCluster): void {
   ]);
   expect(hc.spec.fips).toBe(true);
   expect(hc.spec.capabilities?.disabled).toEqual(["ImageRegistry"]);
+  expect(hc.spec.imageContentSources).toEqual(ARM_SETTINGS.imageDigestMirrors);
 }
 
 /** The HostedCluster of a Ready HcpCluster, read on its management cluster. */

@@ -497,6 +497,34 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     expected: ["spec.clusterImageRegistry.state", 'Unsupported value: "Off"'],
   },
   {
+    name: "an image digest mirror longer than HyperShift takes",
+    mutate: (c) =>
+      void (c.spec.imageDigestMirrors = [{ source: "registry.redhat.io", mirrors: ["m".repeat(256)] }]),
+    expected: ["spec.imageDigestMirrors[0].mirrors[0]", "may not be more than 255"],
+  },
+  {
+    name: "an image digest mirror source without mirrors",
+    mutate: (c) => void (c.spec.imageDigestMirrors = [{ source: "registry.redhat.io", mirrors: [] }]),
+    expected: ["spec.imageDigestMirrors[0].mirrors", "should have at least 1 items"],
+  },
+  {
+    name: "an image digest mirror given twice for one source",
+    mutate: (c) =>
+      void (c.spec.imageDigestMirrors = [
+        { source: "registry.redhat.io", mirrors: ["a.example.com", "a.example.com"] },
+      ]),
+    expected: ["spec.imageDigestMirrors[0].mirrors[1]", "Duplicate value"],
+  },
+  {
+    name: "241 image digest mirror sources",
+    mutate: (c) =>
+      void (c.spec.imageDigestMirrors = Array.from({ length: 241 }, (_, i) => ({
+        source: `r${i}.example.com`,
+        mirrors: ["m.example.com"],
+      }))),
+    expected: ["spec.imageDigestMirrors", "must have at most 240 items"],
+  },
+  {
     name: "an authorized CIDR given twice",
     mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "10.0.0.0/8"] }),
     expected: ["spec.api.authorizedCIDRs[1]", "Duplicate value"],
@@ -888,7 +916,7 @@ const allowedUpdates: Array<{
   check: (o: KubeObject) => void;
 }> = [
   {
-    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout, authorized CIDRs",
+    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout, authorized CIDRs, image digest mirrors",
     sample: "demo",
     patch: {
       spec: {
@@ -898,6 +926,7 @@ const allowedUpdates: Array<{
         paused: true,
         nodeDrainTimeoutMinutes: 0,
         api: { authorizedCIDRs: ["203.0.113.7", "2001:db8::/32"] },
+        imageDigestMirrors: [{ source: "registry.redhat.io", mirrors: ["mirror.example.com/rh"] }],
       },
     },
     check: (o) => {

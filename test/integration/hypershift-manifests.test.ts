@@ -100,6 +100,10 @@ describe("HostedCluster shapes", () => {
       };
       x.spec.fips = true;
       x.spec.clusterImageRegistry = { state: "Disabled" };
+      x.spec.imageDigestMirrors = [
+        { source: "quay.io/openshift-release-dev/ocp-release", mirrors: ["mirror.example.com/ocp/release"] },
+        { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
+      ];
     });
     const issuer = issuerURL("https://oidc.example.com", c);
     const hc = await accepted(
@@ -113,6 +117,7 @@ describe("HostedCluster shapes", () => {
     ]);
     expect(hc.spec.fips).toBe(true);
     expect(hc.spec.capabilities).toEqual({ disabled: ["ImageRegistry"] });
+    expect(hc.spec.imageContentSources).toEqual(c.spec.imageDigestMirrors);
   });
 });
 

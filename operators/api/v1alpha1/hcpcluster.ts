@@ -49,6 +49,8 @@ export interface HcpClusterSpec {
   fips?: boolean;
   /** Defaulted to { state: Enabled }; immutable. */
   clusterImageRegistry?: ClusterImageRegistrySpec;
+  /** At most 240; updatable. HostedCluster spec.imageContentSources. */
+  imageDigestMirrors?: ImageDigestMirror[];
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
@@ -92,6 +94,14 @@ export interface ClusterImageRegistrySpec {
    * (HostedCluster spec.capabilities.disabled). Immutable.
    */
   state?: "Enabled" | "Disabled";
+}
+
+/** Where nodes may pull `source`'s images from instead, tried in order. */
+export interface ImageDigestMirror {
+  /** A repository as image pull specs name it, e.g. quay.io/openshift-release-dev/ocp-release. ≤255. */
+  source: string;
+  /** 1..255 distinct repositories, each ≤255. */
+  mirrors: string[];
 }
 
 export interface PlatformSpec {
