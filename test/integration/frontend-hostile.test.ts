@@ -11,7 +11,7 @@ import { connect as connectTcp, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { PATTERNS } from "../../operators/frontend/routes.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
@@ -28,6 +28,7 @@ import {
   type TestFrontend,
 } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -194,28 +195,8 @@ describe("client errors are 4xx CloudErrors naming what is wrong", () => {
 async function settledCluster(name: string): Promise<void> {
   const created = await arm.send("PUT", clusterPath(sub, rg, name), { body: clusterBody(sub) });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const ns = subscriptionNamespace(sub);
-  const crName = clusterCRName(rg, name);
-  const cr = await service.get<HcpCluster>(HcpClusterResource, crName, ns);
-  const t = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const condition = (type: string, status: string) => ({
-    type,
-    status,
-    reason: "AsExpected",
-    message: "",
-    lastTransitionTime: t,
-  });
-  await service.mergePatch(
-    HcpClusterResource,
-    { name: crName, namespace: ns },
-    {
-      status: {
-        observedGeneration: cr.metadata.generation,
-        conditions: [condition("Ready", "True"), condition("Progressing", "False")],
-      },
-    },
-    "status",
-  );
+  const ref = { name: clusterCRName(rg, name), namespace: subscriptionNamespace(sub) };
+  await writeSummaryStatus(service, HcpClusterResource, ref, { state: "ready" });
 }
 
 describe("the trace of a request", () => {
