@@ -3,7 +3,7 @@ import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../hcp/names.ts";
 import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
-import { allowedCIDRBlocks, hostedClusterManifest } from "./hostedcluster.ts";
+import { allowedCIDRBlocks, hostedAutoscaling, hostedClusterManifest } from "./hostedcluster.ts";
 
 const release: Release = {
   version: "4.19.7",
@@ -65,5 +65,30 @@ describe("the HostedCluster carries the user's settings", () => {
     );
     expect(hostedCluster((c) => (c.spec.imageDigestMirrors = [])).spec.imageContentSources).toBeUndefined();
     expect(hostedCluster().spec.imageContentSources).toBeUndefined();
+  });
+
+  it("autoscaling becomes HyperShift's, the provision time a Go duration; unset fields left out", () => {
+    expect(
+      hostedCluster(
+        (c) =>
+          (c.spec.autoscaling = {
+            maxNodesTotal: 50,
+            maxPodGracePeriodSeconds: 300,
+            maxNodeProvisionTimeSeconds: 900,
+            podPriorityThreshold: -5,
+          }),
+      ).spec.autoscaling,
+    ).toEqual({
+      maxNodesTotal: 50,
+      maxPodGracePeriod: 300,
+      maxNodeProvisionTime: "900s",
+      podPriorityThreshold: -5,
+    });
+    expect(hostedAutoscaling({ maxNodeProvisionTimeSeconds: 0, podPriorityThreshold: 0 })).toEqual({
+      maxNodeProvisionTime: "0s",
+      podPriorityThreshold: 0,
+    });
+    expect(hostedCluster((c) => (c.spec.autoscaling = {})).spec.autoscaling).toBeUndefined();
+    expect(hostedCluster().spec.autoscaling).toBeUndefined();
   });
 });

@@ -100,6 +100,39 @@ export function allowedCIDRBlocks(authorized: readonly string[] | undefined): st
   return [...new Set(blocks)];
 }
 
+/** HyperShift's cluster autoscaler settings (its provision time a Go duration); none set, none. */
+export function hostedAutoscaling(
+  a: HcpCluster["spec"]["autoscaling"],
+): HostedCluster["spec"]["autoscaling"] | undefined {
+  if (!a) return undefined;
+  const out = {
+    maxNodesTotal: a.maxNodesTotal,
+    maxPodGracePeriod: a.maxPodGracePeriodSeconds,
+    maxNodeProvisionTime:
+      a.maxNodeProvisionTimeSeconds === undefined ? undefined : `${a.maxNodeProvisionTimeSeconds}s`,
+    podPriorityThreshold: a.podPriorityThreshold,
+  };
+  const set = Object.entries(out).filter(([, v]) => v !== undefined);
+  return set.length > 0 ? Object.fromEntries(set) : undefined;
+}
+
+/**
+ * What the user chose besides networking: FIPS, the image registry, the autoscaler, image mirrors;
+ * each field only when set (the first two are immutable on both sides).
+ */
+function userSettings(cluster: HcpCluster): Partial<HostedCluster["spec"]> {
+  const { fips, clusterImageRegistry, imageDigestMirrors } = cluster.spec;
+  const autoscaling = hostedAutoscaling(cluster.spec.autoscaling);
+  return {
+    ...(fips ? { fips: true } : {}),
+    ...(clusterImageRegistry?.state === "Disabled" ? { capabilities: { disabled: ["ImageRegistry"] } } : {}),
+    ...(autoscaling ? { autoscaling } : {}),
+    ...(imageDigestMirrors?.length
+      ? { imageContentSources: imageDigestMirrors.map((m) => ({ source: m.source, mirrors: m.mirrors })) }
+      : {}),
+  };
+}
+
 /** The HyperShift HostedCluster (the real CRD's Azure + ManagedIdentities shape). */
 export function hostedClusterManifest(
   cluster: HcpCluster,
@@ -157,18 +190,7 @@ export function hostedClusterManifest(
         route("Ignition"),
       ],
       platform: azurePlatform(cluster, names, region),
-      ...(cluster.spec.fips ? { fips: true } : {}),
-      ...(cluster.spec.clusterImageRegistry?.state === "Disabled"
-        ? { capabilities: { disabled: ["ImageRegistry" as const] } }
-        : {}),
-      ...(cluster.spec.imageDigestMirrors?.length
-        ? {
-            imageContentSources: cluster.spec.imageDigestMirrors.map((m) => ({
-              source: m.source,
-              mirrors: m.mirrors,
-            })),
-          }
-        : {}),
+      ...userSettings(cluster),
     },
   };
 }

@@ -131,6 +131,7 @@ const CLUSTER_MAPPED = [
   "cryptoRestrictions",
   "clusterImageRegistry",
   "imageDigestMirrors",
+  "autoscaling",
   "status",
 ];
 
@@ -287,6 +288,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
     fips: p.cryptoRestrictions === undefined ? undefined : p.cryptoRestrictions === "FIPS",
     clusterImageRegistry: p.clusterImageRegistry ? compact({ ...p.clusterImageRegistry }) : undefined,
+    autoscaling: p.autoscaling ? compact({ ...p.autoscaling }) : undefined,
     imageDigestMirrors: p.imageDigestMirrors?.map((m) => ({
       source: m.source ?? "",
       mirrors: m.mirrors ?? [],
@@ -492,6 +494,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "cryptoRestrictions", cryptoRestrictions(spec.fips));
   set(p, "clusterImageRegistry.state", spec.clusterImageRegistry?.state);
   set(p, "imageDigestMirrors", spec.imageDigestMirrors);
+  set(p, "autoscaling", spec.autoscaling);
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),

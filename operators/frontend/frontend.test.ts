@@ -285,6 +285,21 @@ describe("translation", () => {
     expect(clusterFromCR(cr).properties.imageDigestMirrors).toEqual(imageDigestMirrors);
   });
 
+  it("maps autoscaling to the spec and back", () => {
+    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus" };
+    const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
+    const autoscaling = {
+      maxNodesTotal: 50,
+      maxPodGracePeriodSeconds: 300,
+      maxNodeProvisionTimeSeconds: 900,
+      podPriorityThreshold: -5,
+    };
+    const cr = clusterToCR({ ...hub, properties: { autoscaling } }, ctx);
+    expect(cr.spec.autoscaling).toEqual(autoscaling);
+    expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
+    expect(clusterFromCR(cr).properties.autoscaling).toEqual(autoscaling);
+  });
+
   it("refuses duplicate node pool label keys and replicas beside autoScaling", () => {
     const np: ResourceId = { ...id, kind: "nodePool", nodePool: "np" };
     const hub = {

@@ -45,6 +45,12 @@ const ARM_SETTINGS = {
   api: { visibility: "Public", authorizedCidrs: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"] },
   cryptoRestrictions: "FIPS",
   clusterImageRegistry: { state: "Disabled" },
+  autoscaling: {
+    maxNodesTotal: 50,
+    maxPodGracePeriodSeconds: 300,
+    maxNodeProvisionTimeSeconds: 900,
+    podPriorityThreshold: -5,
+  },
   imageDigestMirrors: [
     { source: "quay.io/openshift-release-dev/ocp-release", mirrors: ["mirror.example.com/ocp/release"] },
     { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
@@ -57,6 +63,7 @@ function withSettings(c: HcpCluster): HcpCluster {
   c.spec.fips = true;
   c.spec.clusterImageRegistry = { state: "Disabled" };
   c.spec.imageDigestMirrors = structuredClone(ARM_SETTINGS.imageDigestMirrors);
+  c.spec.autoscaling = { ...ARM_SETTINGS.autoscaling };
   return c;
 }
 
@@ -70,6 +77,12 @@ function expectSettings(hc: HostedCluster): void {
   expect(hc.spec.fips).toBe(true);
   expect(hc.spec.capabilities?.disabled).toEqual(["ImageRegistry"]);
   expect(hc.spec.imageContentSources).toEqual(ARM_SETTINGS.imageDigestMirrors);
+  expect(hc.spec.autoscaling).toMatchObject({
+    maxNodesTotal: 50,
+    maxPodGracePeriod: 300,
+    maxNodeProvisionTime: "900s",
+    podPriorityThreshold: -5,
+  });
 }
 
 /** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
@@ -147,20 +160,26 @@ describe("cluster settings reach the HostedCluster", () => {
     expectSettings(await hostedClusterOf("settings", customer));
   });
 
-  it("a PATCH of the authorized CIDRs reaches the HostedCluster; clearing them opens the API again", async () => {
+  it("a PATCH of the updatable settings reaches the HostedCluster; clearing the CIDRs opens the API again", async () => {
     const cr = await service.get<HcpCluster>(HcpClusterResource, clusterCRName(rg, "Settings"), armNamespace);
     const mgmt = clientFor(cr.status!.managementCluster!);
-    const blocks = async () =>
-      (
-        await mgmt.find<HostedCluster>(
-          HostedClusterResource,
-          cr.spec.dns.baseDomainPrefix,
-          cr.status!.hostedClusterNamespace,
-        )
-      )?.spec.networking.apiServer?.allowedCIDRBlocks;
+    const hostedCluster = () =>
+      mgmt.find<HostedCluster>(
+        HostedClusterResource,
+        cr.spec.dns.baseDomainPrefix,
+        cr.status!.hostedClusterNamespace,
+      );
+    const blocks = async () => (await hostedCluster())?.spec.networking.apiServer?.allowedCIDRBlocks;
+    const mirrors = [{ source: "registry.redhat.io", mirrors: ["c.example.com/rh"] }];
 
     const patched = await arm.send("PATCH", path, {
-      body: { properties: { api: { authorizedCidrs: ["198.51.100.0/24"] } } },
+      body: {
+        properties: {
+          api: { authorizedCidrs: ["198.51.100.0/24"] },
+          autoscaling: { maxNodesTotal: 80 },
+          imageDigestMirrors: mirrors,
+        },
+      },
     });
     expect(patched.status, JSON.stringify(patched.body)).toBe(202);
     expect((await arm.poll(patched.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250)).status).toBe(
@@ -171,6 +190,9 @@ describe("cluster settings reach the HostedCluster", () => {
       async () => JSON.stringify(await blocks()) === '["198.51.100.0/24"]',
       LIFECYCLE_MS,
     );
+    const hc = await hostedCluster();
+    expect(hc?.spec.autoscaling).toMatchObject({ maxNodesTotal: 80, maxPodGracePeriod: 300 });
+    expect(hc?.spec.imageContentSources).toEqual(mirrors);
 
     const cleared = await arm.send("PATCH", path, {
       body: { properties: { api: { authorizedCidrs: null } } },

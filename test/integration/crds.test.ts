@@ -525,6 +525,16 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     expected: ["spec.imageDigestMirrors", "must have at most 240 items"],
   },
   {
+    name: "a negative autoscaler node limit",
+    mutate: (c) => void (c.spec.autoscaling = { maxNodesTotal: -1 }),
+    expected: ["spec.autoscaling.maxNodesTotal", "should be greater than or equal to 0"],
+  },
+  {
+    name: "an autoscaler provision time past int32",
+    mutate: (c) => void (c.spec.autoscaling = { maxNodeProvisionTimeSeconds: 2 ** 31 }),
+    expected: ["spec.autoscaling.maxNodeProvisionTimeSeconds", "should be less than or equal to 2147483647"],
+  },
+  {
     name: "an authorized CIDR given twice",
     mutate: (c) => void (c.spec.api = { authorizedCIDRs: ["10.0.0.0/8", "10.0.0.0/8"] }),
     expected: ["spec.api.authorizedCIDRs[1]", "Duplicate value"],
@@ -916,7 +926,7 @@ const allowedUpdates: Array<{
   check: (o: KubeObject) => void;
 }> = [
   {
-    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout, authorized CIDRs, image digest mirrors",
+    name: "HcpCluster: upgrade, new operator identity, placement, paused, drain timeout, authorized CIDRs, image digest mirrors, autoscaling",
     sample: "demo",
     patch: {
       spec: {
@@ -927,6 +937,7 @@ const allowedUpdates: Array<{
         nodeDrainTimeoutMinutes: 0,
         api: { authorizedCIDRs: ["203.0.113.7", "2001:db8::/32"] },
         imageDigestMirrors: [{ source: "registry.redhat.io", mirrors: ["mirror.example.com/rh"] }],
+        autoscaling: { maxNodesTotal: 10, podPriorityThreshold: -100 },
       },
     },
     check: (o) => {

@@ -100,6 +100,12 @@ describe("HostedCluster shapes", () => {
       };
       x.spec.fips = true;
       x.spec.clusterImageRegistry = { state: "Disabled" };
+      x.spec.autoscaling = {
+        maxNodesTotal: 50,
+        maxPodGracePeriodSeconds: 300,
+        maxNodeProvisionTimeSeconds: 900,
+        podPriorityThreshold: -5,
+      };
       x.spec.imageDigestMirrors = [
         { source: "quay.io/openshift-release-dev/ocp-release", mirrors: ["mirror.example.com/ocp/release"] },
         { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
@@ -118,6 +124,12 @@ describe("HostedCluster shapes", () => {
     expect(hc.spec.fips).toBe(true);
     expect(hc.spec.capabilities).toEqual({ disabled: ["ImageRegistry"] });
     expect(hc.spec.imageContentSources).toEqual(c.spec.imageDigestMirrors);
+    expect(hc.spec.autoscaling).toMatchObject({
+      maxNodesTotal: 50,
+      maxPodGracePeriod: 300,
+      maxNodeProvisionTime: "900s",
+      podPriorityThreshold: -5,
+    });
   });
 });
 

@@ -51,6 +51,8 @@ export interface HcpClusterSpec {
   clusterImageRegistry?: ClusterImageRegistrySpec;
   /** At most 240; updatable. HostedCluster spec.imageContentSources. */
   imageDigestMirrors?: ImageDigestMirror[];
+  /** The cluster autoscaler's settings; updatable. HostedCluster spec.autoscaling. */
+  autoscaling?: ClusterAutoscalingSpec;
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
@@ -94,6 +96,18 @@ export interface ClusterImageRegistrySpec {
    * (HostedCluster spec.capabilities.disabled). Immutable.
    */
   state?: "Enabled" | "Disabled";
+}
+
+/** int32 each; unset, HyperShift's defaults. */
+export interface ClusterAutoscalingSpec {
+  /** ≥0: the most nodes the autoscaler grows the cluster to; unset, no limit. */
+  maxNodesTotal?: number;
+  /** ≥0: seconds pods get to end gracefully before a node is removed (HyperShift: 600). */
+  maxPodGracePeriodSeconds?: number;
+  /** ≥0: seconds a new node may take to join before it counts as failed (HyperShift: 15 minutes). */
+  maxNodeProvisionTimeSeconds?: number;
+  /** Pods of a lower priority do not make the autoscaler add nodes (HyperShift: -10). */
+  podPriorityThreshold?: number;
 }
 
 /** Where nodes may pull `source`'s images from instead, tried in order. */
