@@ -12,7 +12,7 @@ import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
-import { compareVersions } from "../releases/catalog.ts";
+import { compareVersions, skippedMinor } from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -230,7 +230,10 @@ export const place: Phase<ClusterScope> = (_ctx, scope) => {
   });
 };
 
-/** The catalog's release for spec.version; never older than what runs (OpenShift does not downgrade). */
+/**
+ * The catalog's release for spec.version: never older than what runs (OpenShift does not
+ * downgrade), never more than one minor ahead of it (the update graph).
+ */
 export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
   if (!stepReady(scope, CONDITIONS.Placed)) return {};
   const { cluster } = scope;
@@ -249,6 +252,14 @@ export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
       state: "failed",
       reason: "DowngradeRefused",
       message: `spec.version ${cluster.spec.version.id} resolves to ${release.version}, older than the running ${running}; OpenShift does not downgrade`,
+      userActionRequired: true,
+    });
+  const skip = running ? skippedMinor(running, release.version) : undefined;
+  if (skip)
+    return recordStep(scope, CONDITIONS.ValidVersion, {
+      state: "failed",
+      reason: "UpgradeSkipsMinor",
+      message: `spec.version ${cluster.spec.version.id} resolves to ${release.version}, but ${skip}`,
       userActionRequired: true,
     });
   scope.release = release;

@@ -515,6 +515,19 @@ describe("ClusterReconciler", () => {
     expect(w.infra.total()).toBe(0);
   });
 
+  it("refuses an upgrade that skips a minor version, saying which to take first", async () => {
+    const c = cluster({ status: { version: "4.18.22" } });
+    c.spec.version = { id: "4.20", channelGroup: "stable" };
+    const w = world({ clusters: [c] });
+    await w.reconcile();
+    expect(condition(w.writer.lastStatus(), "ValidVersion")).toMatchObject({
+      status: "False",
+      reason: "UpgradeSkipsMinor",
+      message: expect.stringContaining("to 4.19 first") as string,
+    });
+    expect(w.writer.of("apply")).toEqual([]);
+  });
+
   it("changes nothing while paused: no Azure call, no apply, only status with Paused", async () => {
     const c = cluster({
       status: {

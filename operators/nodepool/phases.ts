@@ -10,7 +10,7 @@ import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../hcp/feedback.ts";
 import { clusterNames } from "../hcp/names.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
-import { compareVersions } from "../releases/catalog.ts";
+import { compareVersions, poolTooFarBehind } from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
 import { isTrue } from "../runtime/conditions.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -98,6 +98,14 @@ function versionHold(scope: PoolScope, spec: VersionSpec, wanted: string): StepS
       userActionRequired: true,
     };
   const controlPlane = scope.cluster?.status?.version;
+  const behind = controlPlane ? poolTooFarBehind(wanted, controlPlane) : undefined;
+  if (behind)
+    return {
+      state: "failed",
+      reason: "TooFarBehind",
+      message: `version ${spec.id} resolves to ${wanted}, but ${behind}`,
+      userActionRequired: true,
+    };
   if (controlPlane && compareVersions(wanted, controlPlane) > 0)
     return {
       state: "pending",
@@ -115,7 +123,10 @@ function notRequested(scope: PoolScope, wanted: string): string {
   return `; HcpCluster ${name} asks for ${requested}: upgrade it, or set the node pool's version to at most ${requested}`;
 }
 
-/** The pool follows the cluster's version unless it names its own; never backwards, never ahead. */
+/**
+ * The pool follows the cluster's version unless it names its own; never backwards, never ahead,
+ * never more than two minors behind.
+ */
 export const resolveRelease: Phase<PoolScope> = (_ctx, scope) => {
   const { pool, cluster, deps } = scope;
   if (!cluster || !stepReady(scope, POOL_CONDITIONS.ClusterReady)) return {};

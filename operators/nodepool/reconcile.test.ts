@@ -215,6 +215,12 @@ describe("NodePoolReconciler", () => {
     ],
     ["older than the nodes", nodePool({}, { version: "4.20.2" }), hcpCluster("4.20.2"), "DowngradeRefused"],
     ["unknown", nodePool({ version: { id: "4.99" } }), hcpCluster("4.19.7"), "UnknownVersion"],
+    [
+      "three minors behind the control plane",
+      nodePool({ version: { id: "4.19" } }),
+      hcpCluster("4.22.1"),
+      "TooFarBehind",
+    ],
   ])("holds a version %s", async (_what, pool, cluster, reason) => {
     if (reason === "DowngradeRefused") pool.spec.version = { id: "4.19" };
     const w = world({ pool, cluster });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { CATALOG_KEY, compareVersions, ReleaseCatalog } from "./catalog.ts";
+import { CATALOG_KEY, compareVersions, poolTooFarBehind, ReleaseCatalog, skippedMinor } from "./catalog.ts";
 
 const text = `
 releases:
@@ -89,5 +89,29 @@ releases:
     expect(compareVersions("4.19.10", "4.19.9")).toBeGreaterThan(0);
     expect(compareVersions("4.19", "4.19.7")).toBe(0);
     expect(compareVersions("4.18.30", "4.19.0")).toBeLessThan(0);
+  });
+});
+
+describe("the update graph", () => {
+  it("moves a control plane to a newer z-stream or the next minor, never past one", () => {
+    expect(skippedMinor("4.18.22", "4.18.30")).toBeUndefined();
+    expect(skippedMinor("4.18.22", "4.19.7")).toBeUndefined();
+    expect(skippedMinor("4.18", "4.19")).toBeUndefined();
+    expect(skippedMinor("4.19.7", "4.18.22")).toBeUndefined(); // a downgrade: refused by its own rule
+    expect(skippedMinor("4.18.22", "4.20.2")).toBe(
+      "a cluster on 4.18 moves one minor version at a time: to 4.19 first, then on to 4.20",
+    );
+    expect(skippedMinor("4.18", "5.0")).toContain("to 4.19 first");
+    expect(skippedMinor("4.18", "not a version")).toBeUndefined();
+  });
+
+  it("lets node pools run at most two minors behind their control plane", () => {
+    expect(poolTooFarBehind("4.18.22", "4.20.2")).toBeUndefined();
+    expect(poolTooFarBehind("4.20.2", "4.20.2")).toBeUndefined();
+    expect(poolTooFarBehind("4.21", "4.20")).toBeUndefined(); // ahead: the pool's own rule
+    expect(poolTooFarBehind("4.17.3", "4.20.2")).toBe(
+      "nodes on 4.17 may run at most 2 minor versions behind their control plane on 4.20",
+    );
+    expect(poolTooFarBehind("4.20", "5.0")).toContain("at most 2 minor versions behind");
   });
 });

@@ -62,6 +62,41 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
+/** The most minor versions a node pool may run behind its control plane (OpenShift's skew policy). */
+export const MAX_NODE_POOL_MINOR_SKEW = 2;
+
+const majorMinor = (version: string): [number, number] | undefined => {
+  const [major, minor] = parseVersion(version) ?? [];
+  return major === undefined || minor === undefined ? undefined : [major, minor];
+};
+
+/**
+ * Why a control plane on `from` may not move to `to`, or undefined when it may: ARO HCP moves a
+ * cluster to a newer z-stream of its minor or to the next minor, never past one (a downgrade is
+ * refused by its own rule).
+ */
+export function skippedMinor(from: string, to: string): string | undefined {
+  const [fromMajor, fromMinor] = majorMinor(from) ?? [];
+  const [toMajor, toMinor] = majorMinor(to) ?? [];
+  if (fromMajor === undefined || fromMinor === undefined || toMajor === undefined || toMinor === undefined)
+    return undefined;
+  if (compareVersions(`${toMajor}.${toMinor}`, `${fromMajor}.${fromMinor}`) <= 0) return undefined;
+  if (toMajor === fromMajor && toMinor === fromMinor + 1) return undefined;
+  const next = `${fromMajor}.${fromMinor + 1}`;
+  return `a cluster on ${fromMajor}.${fromMinor} moves one minor version at a time: to ${next} first, then on to ${toMajor}.${toMinor}`;
+}
+
+/** Why node pools on `pool` cannot run under a control plane on `controlPlane`, or undefined. */
+export function poolTooFarBehind(pool: string, controlPlane: string): string | undefined {
+  const [poolMajor, poolMinor] = majorMinor(pool) ?? [];
+  const [cpMajor, cpMinor] = majorMinor(controlPlane) ?? [];
+  if (poolMajor === undefined || poolMinor === undefined || cpMajor === undefined || cpMinor === undefined)
+    return undefined;
+  if (poolMajor === cpMajor && cpMinor - poolMinor <= MAX_NODE_POOL_MINOR_SKEW) return undefined;
+  if (compareVersions(pool, controlPlane) >= 0) return undefined;
+  return `nodes on ${poolMajor}.${poolMinor} may run at most ${MAX_NODE_POOL_MINOR_SKEW} minor versions behind their control plane on ${cpMajor}.${cpMinor}`;
+}
+
 /** A release's version as written: YAML reads 4.20 as a number. */
 const versionText = (raw: unknown): string =>
   typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
