@@ -69,7 +69,7 @@ import {
 } from "./cr-mapping.ts";
 import { externalAuthFromCR, externalAuthToCR } from "./external-auth-mapping.ts";
 import type { ExternalAuthProperties } from "./api-version-schemas.ts";
-import { compareVersions } from "../releases/catalog.ts";
+import { compareVersions, poolTooFarBehind, skippedMinor } from "../releases/catalog.ts";
 import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
@@ -248,13 +248,20 @@ export class ResourceHandlers {
   }
 
   /**
-   * A new node pool may not ask for a version ahead of its cluster's: it could never roll out (the
-   * controller holds a pool that would run ahead of its control plane), so the create is refused.
+   * A node pool may not ask for a version more than two minors behind its cluster's (OpenShift's
+   * skew policy); a new one not for one ahead of it either: it could never roll out (the controller
+   * holds a pool that would run ahead of its control plane), so the create is refused.
    */
-  #checkPoolVersion(parent: CR | undefined, hub: ArmResource): void {
+  #checkPoolVersion(parent: CR | undefined, hub: ArmResource, isNew: boolean): void {
     const wanted = hub.properties.version?.id;
     const clusterVersion = parent && "version" in parent.spec ? parent.spec.version?.id : undefined;
-    if (!wanted || !clusterVersion || compareVersions(wanted, clusterVersion) <= 0) return;
+    if (!wanted || !clusterVersion) return;
+    const behind = poolTooFarBehind(wanted, clusterVersion);
+    if (behind)
+      throw fieldErrors([
+        { target: "properties.version.id", message: `Node pool version ${wanted} is too old: ${behind}` },
+      ]);
+    if (!isNew || compareVersions(wanted, clusterVersion) <= 0) return;
     throw fieldErrors([
       {
         target: "properties.version.id",
@@ -329,7 +336,7 @@ export class ResourceHandlers {
   ): Promise<ArmResource> {
     const properties = hubProperties(req, id, doc, stored);
     if (id.kind === "cluster") checkIdentities(doc, properties);
-    await this.#checkVersions(req, id, properties);
+    await this.#checkVersions(req, id, properties, stored);
     // Last, once the body is known good: a look-up across the region.
     if (!stored) await this.#checkDnsPrefix(id, properties);
     const systemData = systemDataOf(req, stored?.systemData);
@@ -345,6 +352,39 @@ export class ResourceHandlers {
     };
   }
 
+  /**
+   * A cluster's new version follows the update graph: the next z-stream or the next minor, never
+   * past one; and no node pool of it may fall more than two minors behind.
+   */
+  async #checkUpgrade(id: ResourceId, stored: ArmResource, properties: HubProperties): Promise<void> {
+    const from = stored.properties.version?.id;
+    const to = properties.version?.id;
+    if (!from || !to || from === to) return;
+    const target = "properties.version.id";
+    const skip = skippedMinor(from, to);
+    if (skip)
+      throw fieldErrors([{ target, message: `Version ${to} cannot be reached from ${from}: ${skip}` }]);
+    const t = targetOf(id);
+    const pools = await this.#d.client.list<NodePool>(crType("nodePool"), {
+      namespace: t.namespace,
+      labelSelector: `${LABELS.cluster}=${t.name}`,
+    });
+    const behind = pools.items.flatMap((p) => {
+      const version = p.spec.version?.id;
+      const why = version ? poolTooFarBehind(version, to) : undefined;
+      return why
+        ? [`node pool ${p.metadata.annotations?.[ANNOTATIONS.resourceId]?.split("/").pop() ?? ""}: ${why}`]
+        : [];
+    });
+    if (behind.length > 0)
+      throw fieldErrors([
+        {
+          target,
+          message: `Version ${to} would leave node pools too far behind; upgrade them first (${behind.join("; ")})`,
+        },
+      ]);
+  }
+
   /** A new cluster's DNS prefix must be free in the region. */
   async #checkDnsPrefix(id: ResourceId, properties: HubProperties): Promise<void> {
     const prefix = "dns" in properties ? properties.dns?.baseDomainPrefix : undefined;
@@ -352,7 +392,13 @@ export class ResourceHandlers {
   }
 
   /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */
-  async #checkVersions(req: ArmRequest, id: ResourceId, properties: HubProperties): Promise<void> {
+  async #checkVersions(
+    req: ArmRequest,
+    id: ResourceId,
+    properties: HubProperties,
+    stored: ArmResource | undefined,
+  ): Promise<void> {
+    if (stored && id.kind === "cluster") await this.#checkUpgrade(id, stored, properties);
     const catalog = await this.#d.catalog.read();
     const version = properties.version;
     if (id.kind === "cluster" && version?.id === undefined) {
@@ -435,8 +481,8 @@ export class ResourceHandlers {
     const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
     const doc = readPutBody(req, id, old);
     const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
-    if (!existing) this.#checkPoolVersion(parent, hub);
-    else if (versionFixOnly && stored) this.#checkVersionFix(existing, stored, hub);
+    if (id.kind === "nodePool") this.#checkPoolVersion(parent, hub, !existing);
+    if (existing && versionFixOnly && stored) this.#checkVersionFix(existing, stored, hub);
     const upgrade = isUpgrade(stored, hub);
     const op = this.#newOperation(req, t, existing ? "Update" : "Create", {
       location: hub.location,
@@ -458,6 +504,7 @@ export class ResourceHandlers {
     const stored = fromCR(id.kind, existing);
     const doc = readPatchBody(req, id, toVersioned(stored, req.apiVersion, id.kind));
     const hub = withParentLocation(await this.#toHub(req, id, doc, stored), parent);
+    if (id.kind === "nodePool") this.#checkPoolVersion(parent, hub, false);
     if (versionFixOnly) this.#checkVersionFix(existing, stored, hub);
     const op = this.#newOperation(req, t, "Update", {
       location: hub.location,

@@ -870,6 +870,14 @@ const refusedUpdates: UpdateCase[] = [
     expected: ["spec.version.id cannot move back from 4.19 to 4.18: OpenShift does not support downgrades"],
   },
   {
+    name: "HcpCluster spec.version.id skipping a minor",
+    sample: "demo",
+    patch: { spec: { version: { id: "4.21" } } },
+    expected: [
+      "spec.version.id cannot move from 4.19 to 4.21: a cluster moves one minor version at a time (to the next minor first)",
+    ],
+  },
+  {
     name: "NodePool spec.clusterRef",
     sample: "demo-workers",
     patch: { spec: { clusterRef: { name: "other" } } },
