@@ -471,7 +471,9 @@ function cryptoRestrictions(fips: boolean | undefined): "FIPS" | "None" | undefi
 }
 
 export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
-  const p = parseJson(cr.metadata.annotations?.[ANNOTATIONS.properties]);
+  // What has a spec field is read from the spec alone: a value left in the annotation by a frontend
+  // from before the field existed is not in effect, and GET must not say it is (adopt-settings.ts).
+  const p = armOnly(parseJson(cr.metadata.annotations?.[ANNOTATIONS.properties]), CLUSTER_MAPPED);
   const { spec, status } = cr;
   const azure = spec.platform.azure;
   const state = resourceState(cr);
@@ -503,7 +505,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
 }
 
 export function nodePoolFromCR(pool: NodePool): ArmResource<NodePoolProperties> {
-  const p = parseJson(pool.metadata.annotations?.[ANNOTATIONS.properties]);
+  const p = armOnly(parseJson(pool.metadata.annotations?.[ANNOTATIONS.properties]), NODE_POOL_MAPPED);
   const { spec } = pool;
   const azure = spec.platform.azure;
   set(p, "provisioningState", resourceState(pool).state);

@@ -26,6 +26,7 @@ import { ResourceHandlers } from "./resource-handlers.ts";
 import { badEncoding, match, PATTERNS, route, type Handler, type Route } from "./routes.ts";
 import { checkCarriedHeaders, readSystemData } from "./request-headers.ts";
 import { parseRequestBody } from "./request-body.ts";
+import { adoptSettings } from "./adopt-settings.ts";
 import {
   checkSubscriptionState,
   getSubscription,
@@ -290,6 +291,8 @@ export class Frontend implements Runnable {
   readonly #registry: Registry;
   readonly #metrics: ReturnType<typeof requestMetrics>;
   #server: Server | undefined;
+  /** Settles once clusters' settings from before their spec fields are in their specs (adopt-settings.ts). */
+  adopted: Promise<number> = Promise.resolve(0);
 
   constructor(opts: FrontendOptions) {
     this.#opts = opts;
@@ -558,6 +561,10 @@ export class Frontend implements Runnable {
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : 0;
     this.#log.info("ARM frontend listening", { port });
+    this.adopted = adoptSettings(this.#client, this.#log).catch((err: unknown) => {
+      this.#log.error("Moving clusters' settings into their specs failed", err);
+      return 0;
+    });
     return port;
   }
 

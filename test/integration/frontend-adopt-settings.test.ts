@@ -1,0 +1,74 @@
+/**
+ * A cluster whose settings a frontend from before their spec fields kept only in the ARM-only
+ * annotation, on the real service apiserver: GET shows only what is in effect, and a frontend that
+ * starts moves the settings that may still change into the spec, where the cluster controller
+ * carries them to the HostedCluster.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { ANNOTATIONS, clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clientFor, namespaceType } from "../support/fixtures.ts";
+import { clusterBody, clusterPath } from "../support/frontend.ts";
+import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+
+const service = clientFor("service");
+const sub = randomUUID();
+const rg = "rg-adopt";
+let fixture: FrontendFixture;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Json = Record<string, any>;
+
+const SETTINGS = {
+  api: { visibility: "Public", authorizedCidrs: ["192.0.2.0/24", "198.51.100.7"] },
+  autoscaling: { maxNodesTotal: 12 },
+  imageDigestMirrors: [{ source: "quay.io/openshift", mirrors: ["mirror.example.com/openshift"] }],
+};
+
+beforeAll(async () => {
+  fixture = await startFrontendFixture({ client: service, name: "frontend-adopt" });
+  expect((await fixture.putSubscription(sub, "Registered")).status).toBe(200);
+}, 60_000);
+
+afterAll(async () => {
+  await fixture?.stop();
+  const ns = subscriptionNamespace(sub);
+  const list = await service.listAll(HcpClusterResource, { namespace: ns }).catch(() => ({ items: [] }));
+  for (const o of list.items)
+    await service.delete(HcpClusterResource, { name: o.metadata.name ?? "", namespace: ns });
+  await service.delete(namespaceType, { name: ns });
+});
+
+describe("settings kept in the ARM annotation by an older frontend", () => {
+  it("are not shown while not in effect, and are moved into the spec when a frontend starts", async () => {
+    const path = clusterPath(sub, rg, "legacy");
+    const body = clusterBody(sub) as Json;
+    body.properties = { ...body.properties, ...SETTINGS };
+    const created = await fixture.arm.send("PUT", path, { body });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // Made as an older frontend left it: the settings in the annotation, none in the spec.
+    const ref = { name: clusterCRName(rg, "legacy"), namespace: subscriptionNamespace(sub) };
+    const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    await service.mergePatch(HcpClusterResource, ref, {
+      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify({ ...props, ...SETTINGS }) } },
+      spec: { api: { authorizedCIDRs: null }, autoscaling: null, imageDigestMirrors: null },
+    });
+    const shown = (await fixture.arm.send("GET", path)).body as Json;
+    expect(shown.properties.api.authorizedCidrs).toBeUndefined();
+    expect(shown.properties.autoscaling).toBeUndefined();
+
+    const arm = await fixture.restart();
+    expect(await fixture.fe.frontend.adopted).toBeGreaterThanOrEqual(1);
+    const adopted = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(adopted.spec.api?.authorizedCIDRs).toEqual(SETTINGS.api.authorizedCidrs);
+    expect(adopted.spec.autoscaling).toMatchObject({ maxNodesTotal: 12 });
+    expect(adopted.spec.imageDigestMirrors).toEqual(SETTINGS.imageDigestMirrors);
+    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    expect(left.autoscaling).toBeUndefined();
+    expect(left.api?.authorizedCidrs).toBeUndefined();
+    const got = (await arm.send("GET", path)).body as Json;
+    expect(got.properties.api.authorizedCidrs).toEqual(adopted.spec.api?.authorizedCIDRs);
+  });
+});
