@@ -14,6 +14,7 @@ import {
   type ChannelGroup,
   type HcpCluster,
   type NodePool,
+  type OsDiskType,
   type VersionSpec,
 } from "../api/v1alpha1/index.ts";
 import {
@@ -143,6 +144,7 @@ const NODE_POOL_MAPPED = [
   "platform.enableEncryptionAtHost",
   "platform.osDisk.sizeGiB",
   "platform.osDisk.diskStorageAccountType",
+  "platform.osDisk.diskType",
   "platform.availabilityZone",
   "replicas",
   "autoRepair",
@@ -333,19 +335,27 @@ function labelsToMap(
 const zone = (name: string | undefined): AzureNodePoolPlatform["availabilityZone"] =>
   name as AzureNodePoolPlatform["availabilityZone"];
 
+/** ARM's disk types are the CRD's enum; another value is refused there, naming the field. */
+const osDiskType = (t: string | undefined): OsDiskType | undefined => t as OsDiskType | undefined;
+
+function osDiskSpec(disk: NonNullable<NodePoolProperties["platform"]>["osDisk"]) {
+  const osDisk = compact({
+    sizeGiB: disk?.sizeGiB,
+    diskStorageAccountType: disk?.diskStorageAccountType,
+    diskType: osDiskType(disk?.diskType),
+  });
+  return Object.keys(osDisk).length > 0 ? osDisk : undefined;
+}
+
 function nodePoolSpecPlatform(p: NodePoolProperties): NodePool["spec"]["platform"] {
   const platform = p.platform;
-  const osDisk = compact({
-    sizeGiB: platform?.osDisk?.sizeGiB,
-    diskStorageAccountType: platform?.osDisk?.diskStorageAccountType,
-  });
   return {
     azure: compact({
       vmSize: platform?.vmSize ?? "",
       subnetId: platform?.subnetId,
       encryptionAtHost: platform?.enableEncryptionAtHost,
       availabilityZone: zone(platform?.availabilityZone),
-      osDisk: Object.keys(osDisk).length > 0 ? osDisk : undefined,
+      osDisk: osDiskSpec(platform?.osDisk),
     }),
   };
 }
@@ -519,6 +529,7 @@ export function nodePoolFromCR(pool: NodePool): ArmResource<NodePoolProperties> 
   set(p, "platform.enableEncryptionAtHost", azure.encryptionAtHost);
   set(p, "platform.osDisk.sizeGiB", azure.osDisk?.sizeGiB);
   set(p, "platform.osDisk.diskStorageAccountType", azure.osDisk?.diskStorageAccountType);
+  set(p, "platform.osDisk.diskType", azure.osDisk?.diskType);
   set(p, "platform.availabilityZone", azure.availabilityZone);
   set(p, "replicas", spec.replicas ?? 0);
   set(p, "autoScaling", spec.autoScaling);

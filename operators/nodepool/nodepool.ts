@@ -71,7 +71,7 @@ function azurePlatform(
       osDisk: {
         sizeGiB: azure.osDisk?.sizeGiB ?? 64,
         diskStorageAccountType: azure.osDisk?.diskStorageAccountType ?? "Premium_LRS",
-        persistence: "Persistent",
+        persistence: azure.osDisk?.diskType === "Ephemeral" ? "Ephemeral" : "Persistent",
       },
       subnetID: azure.subnetId ?? cluster.spec.platform.azure.subnetId,
       encryptionAtHost: azure.encryptionAtHost ? "Enabled" : "Disabled",

@@ -137,7 +137,11 @@ describe("samples", () => {
       expect(created.spec).toMatchObject(obj.spec as object);
     }
     const batch = await client.get<NodePool>(NodePoolResource, "demo-batch", scope.ns);
-    expect(batch.spec.platform.azure.osDisk).toEqual({ sizeGiB: 64, diskStorageAccountType: "Premium_LRS" });
+    expect(batch.spec.platform.azure.osDisk).toEqual({
+      sizeGiB: 64,
+      diskStorageAccountType: "Premium_LRS",
+      diskType: "Managed",
+    });
     expect(batch.spec.autoRepair).toBe(true);
     expect(batch.spec.replicas).toBeUndefined();
   });
@@ -181,7 +185,7 @@ describe("samples", () => {
     });
     expect(pool.spec.platform.azure).toEqual({
       vmSize: "Standard_D4s_v3",
-      osDisk: { sizeGiB: 64, diskStorageAccountType: "Premium_LRS" },
+      osDisk: { sizeGiB: 64, diskStorageAccountType: "Premium_LRS", diskType: "Managed" },
       encryptionAtHost: false,
     });
     expect(pool.spec.autoRepair).toBe(true);
@@ -542,6 +546,13 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
 ];
 
 const poolCreateCases: Array<CreateCase<NodePool>> = [
+  {
+    name: "an OS disk type other than Managed or Ephemeral",
+    mutate: (p) => {
+      p.spec.platform.azure.osDisk = { diskType: "Local" as "Managed" };
+    },
+    expected: ["spec.platform.azure.osDisk.diskType: Unsupported value", '"Managed", "Ephemeral"'],
+  },
   {
     name: "both replicas and autoScaling",
     mutate: (p) => void (p.spec.autoScaling = { min: 1, max: 3 }),

@@ -46,12 +46,14 @@ export interface NodePoolPlatformSpec {
 }
 
 export type DiskStorageAccountType = "Premium_LRS" | "StandardSSD_LRS" | "Standard_LRS";
+/** Managed: in Azure storage; Ephemeral: on the VM's local storage. */
+export type OsDiskType = "Managed" | "Ephemeral";
 
 export interface AzureNodePoolPlatform {
   /** e.g. "Standard_D8s_v3". The one mutable platform field. */
   vmSize: string;
-  /** Defaults to { sizeGiB: 64, diskStorageAccountType: "Premium_LRS" }. */
-  osDisk?: { sizeGiB?: number; diskStorageAccountType?: DiskStorageAccountType };
+  /** Defaults to { sizeGiB: 64, diskStorageAccountType: "Premium_LRS", diskType: "Managed" }. */
+  osDisk?: { sizeGiB?: number; diskStorageAccountType?: DiskStorageAccountType; diskType?: OsDiskType };
   availabilityZone?: "1" | "2" | "3";
   /** ARM subnet ID; defaults to the cluster's subnet. */
   subnetId?: string;

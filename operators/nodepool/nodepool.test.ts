@@ -1,0 +1,32 @@
+/** The HyperShift NodePool a node pool becomes: what a user sets on the pool reaches it. */
+import { describe, expect, it } from "vitest";
+import { sampleCluster, sampleFixedPool, sampleRegion } from "../../test/support/samples.ts";
+import { clusterNames } from "../hcp/names.ts";
+import { hyperShiftNodePool } from "./nodepool.ts";
+
+const release = { version: "4.19.7", image: "release:4.19.7", channelGroups: ["stable" as const] };
+
+function hyperShiftOf(
+  edit: (azure: ReturnType<typeof sampleFixedPool>["spec"]["platform"]["azure"]) => void,
+) {
+  const cluster = sampleCluster();
+  cluster.metadata.uid = "uid-demo";
+  const pool = sampleFixedPool();
+  edit(pool.spec.platform.azure);
+  return hyperShiftNodePool(pool, cluster, clusterNames(cluster, sampleRegion()), release).spec.platform
+    .azure;
+}
+
+describe("a node pool's OS disk", () => {
+  it("is persisted unless the pool asks for an ephemeral one (HyperShift's osDisk.persistence)", () => {
+    expect(hyperShiftOf(() => undefined)?.osDisk.persistence).toBe("Persistent");
+    const ephemeral = hyperShiftOf((azure) => {
+      azure.osDisk = { ...azure.osDisk, diskType: "Ephemeral" };
+    });
+    expect(ephemeral?.osDisk.persistence).toBe("Ephemeral");
+    const managed = hyperShiftOf((azure) => {
+      azure.osDisk = { ...azure.osDisk, diskType: "Managed" };
+    });
+    expect(managed?.osDisk.persistence).toBe("Persistent");
+  });
+});
