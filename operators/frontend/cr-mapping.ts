@@ -145,6 +145,7 @@ const NODE_POOL_MAPPED = [
   "platform.osDisk.sizeGiB",
   "platform.osDisk.diskStorageAccountType",
   "platform.osDisk.diskType",
+  "platform.osDisk.encryptionSetId",
   "platform.availabilityZone",
   "replicas",
   "autoRepair",
@@ -343,6 +344,7 @@ function osDiskSpec(disk: NonNullable<NodePoolProperties["platform"]>["osDisk"])
     sizeGiB: disk?.sizeGiB,
     diskStorageAccountType: disk?.diskStorageAccountType,
     diskType: osDiskType(disk?.diskType),
+    encryptionSetId: disk?.encryptionSetId,
   });
   return Object.keys(osDisk).length > 0 ? osDisk : undefined;
 }
@@ -530,6 +532,7 @@ export function nodePoolFromCR(pool: NodePool): ArmResource<NodePoolProperties> 
   set(p, "platform.osDisk.sizeGiB", azure.osDisk?.sizeGiB);
   set(p, "platform.osDisk.diskStorageAccountType", azure.osDisk?.diskStorageAccountType);
   set(p, "platform.osDisk.diskType", azure.osDisk?.diskType);
+  set(p, "platform.osDisk.encryptionSetId", azure.osDisk?.encryptionSetId);
   set(p, "platform.availabilityZone", azure.availabilityZone);
   set(p, "replicas", spec.replicas ?? 0);
   set(p, "autoScaling", spec.autoScaling);

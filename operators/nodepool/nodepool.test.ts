@@ -30,3 +30,15 @@ describe("a node pool's OS disk", () => {
     expect(managed?.osDisk.persistence).toBe("Persistent");
   });
 });
+
+describe("a node pool's disk encryption set", () => {
+  it("reaches HyperShift's osDisk.encryptionSetID, and is left out when the pool names none", () => {
+    const id =
+      "/subscriptions/6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10/resourceGroups/keys/providers/Microsoft.Compute/diskEncryptionSets/des";
+    const withSet = hyperShiftOf((azure) => {
+      azure.osDisk = { ...azure.osDisk, encryptionSetId: id };
+    });
+    expect(withSet?.osDisk.encryptionSetID).toBe(id);
+    expect(hyperShiftOf(() => undefined)?.osDisk).not.toHaveProperty("encryptionSetID");
+  });
+});

@@ -72,6 +72,7 @@ function azurePlatform(
         sizeGiB: azure.osDisk?.sizeGiB ?? 64,
         diskStorageAccountType: azure.osDisk?.diskStorageAccountType ?? "Premium_LRS",
         persistence: azure.osDisk?.diskType === "Ephemeral" ? "Ephemeral" : "Persistent",
+        ...(azure.osDisk?.encryptionSetId ? { encryptionSetID: azure.osDisk.encryptionSetId } : {}),
       },
       subnetID: azure.subnetId ?? cluster.spec.platform.azure.subnetId,
       encryptionAtHost: azure.encryptionAtHost ? "Enabled" : "Disabled",

@@ -547,6 +547,15 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
 
 const poolCreateCases: Array<CreateCase<NodePool>> = [
   {
+    name: "a disk encryption set ID that is not one",
+    mutate: (p) => {
+      p.spec.platform.azure.osDisk = {
+        encryptionSetId: "/subscriptions/x/resourceGroups/rg/providers/Microsoft.Compute/disks/d",
+      };
+    },
+    expected: ["spec.platform.azure.osDisk.encryptionSetId must be a disk encryption set's ID"],
+  },
+  {
     name: "an OS disk type other than Managed or Ephemeral",
     mutate: (p) => {
       p.spec.platform.azure.osDisk = { diskType: "Local" as "Managed" };

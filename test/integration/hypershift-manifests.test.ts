@@ -149,6 +149,16 @@ describe("NodePool shapes", () => {
         p.spec.platform.azure.subnetId = c.spec.platform.azure.subnetId.replace(/nodes$/, "infra");
       },
     ],
+    [
+      "an ephemeral OS disk encrypted by a disk encryption set",
+      (p) => {
+        const sub = c.spec.platform.azure.subscriptionId;
+        p.spec.platform.azure.osDisk = {
+          diskType: "Ephemeral",
+          encryptionSetId: `/subscriptions/${sub}/resourceGroups/keys/providers/Microsoft.Compute/diskEncryptionSets/des-1`,
+        };
+      },
+    ],
   ];
   for (const [what, mutate] of shapes)
     it(what, async () => {

@@ -28,7 +28,6 @@ const GAPS = [
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.name",
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.version",
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.vaultName",
-  "nodePool properties.platform.osDisk.encryptionSetId",
   "externalAuth properties.clients[].type",
 ];
 

@@ -53,7 +53,13 @@ export interface AzureNodePoolPlatform {
   /** e.g. "Standard_D8s_v3". The one mutable platform field. */
   vmSize: string;
   /** Defaults to { sizeGiB: 64, diskStorageAccountType: "Premium_LRS", diskType: "Managed" }. */
-  osDisk?: { sizeGiB?: number; diskStorageAccountType?: DiskStorageAccountType; diskType?: OsDiskType };
+  osDisk?: {
+    sizeGiB?: number;
+    diskStorageAccountType?: DiskStorageAccountType;
+    diskType?: OsDiskType;
+    /** ARM ID of the disk encryption set of the OS disks. */
+    encryptionSetId?: string;
+  };
   availabilityZone?: "1" | "2" | "3";
   /** ARM subnet ID; defaults to the cluster's subnet. */
   subnetId?: string;
