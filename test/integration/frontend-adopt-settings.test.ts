@@ -8,9 +8,13 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ANNOTATIONS, clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { clientFor, namespaceType } from "../support/fixtures.ts";
+import { clientFor } from "../support/fixtures.ts";
 import { clusterBody, clusterPath } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import {
+  removeSubscription,
+  startFrontendFixture,
+  type FrontendFixture,
+} from "../support/frontend-fixture.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -33,11 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  const ns = subscriptionNamespace(sub);
-  const list = await service.listAll(HcpClusterResource, { namespace: ns }).catch(() => ({ items: [] }));
-  for (const o of list.items)
-    await service.delete(HcpClusterResource, { name: o.metadata.name ?? "", namespace: ns });
-  await service.delete(namespaceType, { name: ns });
+  await removeSubscription(service, sub);
 });
 
 describe("settings kept in the ARM annotation by an older frontend", () => {

@@ -17,9 +17,13 @@ import { isCarriableRequestId, REQUEST_ID_ANNOTATIONS } from "../../operators/hc
 import { hostileJson, hostileString, type Json } from "../fuzz/arbitraries.ts";
 import { fuzzTarget } from "../fuzz/fuzz.ts";
 import { armBody, armPath } from "../fuzz/requests.ts";
-import { clientFor, namespaceType } from "../support/fixtures.ts";
+import { clientFor } from "../support/fixtures.ts";
 import { clusterBody, clusterPath } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import {
+  removeSubscription,
+  startFrontendFixture,
+  type FrontendFixture,
+} from "../support/frontend-fixture.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -238,12 +242,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  const ns = subscriptionNamespace(sub);
-  for (const t of [HcpClusterResource, NodePoolResource]) {
-    const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
-    for (const o of list.items) await service.delete(t, { name: o.metadata.name ?? "", namespace: ns });
-  }
-  await service.delete(namespaceType, { name: ns });
+  await removeSubscription(service, sub);
 });
 
 /**

@@ -15,7 +15,7 @@ import {
   subscriptionNamespace,
 } from "../../operators/frontend/names.ts";
 import type { NodePool } from "../../operators/api/v1alpha1/index.ts";
-import { clientFor, namespaceType } from "../support/fixtures.ts";
+import { clientFor } from "../support/fixtures.ts";
 import {
   clusterBody,
   clusterPath,
@@ -24,7 +24,11 @@ import {
   type ArmClient,
   type ArmResponse,
 } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import {
+  removeSubscription,
+  startFrontendFixture,
+  type FrontendFixture,
+} from "../support/frontend-fixture.ts";
 import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
@@ -63,14 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  for (const s of [sub, otherSub]) {
-    const ns = subscriptionNamespace(s);
-    for (const t of [HcpClusterResource, NodePoolResource]) {
-      const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
-      for (const o of list.items) await service.delete(t, { name: o.metadata.name ?? "", namespace: ns });
-    }
-    await service.delete(namespaceType, { name: ns });
-  }
+  for (const s of [sub, otherSub]) await removeSubscription(service, s);
 });
 
 const clusterCR = (s: string, name: string): Promise<HcpCluster | undefined> =>

@@ -27,7 +27,11 @@ import {
   type ArmResponse,
   type TestFrontend,
 } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import {
+  removeSubscription,
+  startFrontendFixture,
+  type FrontendFixture,
+} from "../support/frontend-fixture.ts";
 import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
@@ -59,12 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  const ns = subscriptionNamespace(sub);
-  for (const t of [HcpClusterResource, NodePoolResource]) {
-    const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
-    for (const o of list.items) await service.delete(t, { name: o.metadata.name ?? "", namespace: ns });
-  }
-  await service.delete(namespaceType, { name: ns });
+  await removeSubscription(service, sub);
 });
 
 async function expectNoCluster(name: string): Promise<void> {

@@ -7,10 +7,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
-import { clientFor, namespaceType, tempNamespace } from "../support/fixtures.ts";
+import { clientFor, tempNamespace } from "../support/fixtures.ts";
 import {
   clusterBody,
   clusterPath,
@@ -18,7 +18,11 @@ import {
   nodePoolPath,
   type ArmResponse,
 } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import {
+  removeSubscription,
+  startFrontendFixture,
+  type FrontendFixture,
+} from "../support/frontend-fixture.ts";
 import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
@@ -51,12 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  const ns = subscriptionNamespace(sub);
-  for (const t of [HcpClusterResource, NodePoolResource]) {
-    const list = await service.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
-    for (const o of list.items) await service.delete(t, { name: o.metadata.name ?? "", namespace: ns });
-  }
-  await service.delete(namespaceType, { name: ns });
+  await removeSubscription(service, sub);
   await catalog?.remove();
 });
 

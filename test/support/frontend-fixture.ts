@@ -11,7 +11,9 @@ import type { Logger } from "../../operators/runtime/logger.ts";
 import type { Registry } from "prom-client";
 import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
 import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
-import { scratchDir, tempNamespace } from "./fixtures.ts";
+import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
+import { subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { namespaceType, scratchDir, tempNamespace } from "./fixtures.ts";
 import {
   ArmClient,
   frontendCerts,
@@ -117,4 +119,17 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
     },
   };
   return fixture;
+}
+
+/**
+ * Removes what a test's subscription left on the service cluster: its clusters and node pools
+ * (nothing reconciles them here, so no finalizer holds them) and its namespace.
+ */
+export async function removeSubscription(client: KubeClient, subscriptionId: string): Promise<void> {
+  const ns = subscriptionNamespace(subscriptionId);
+  for (const t of [HcpClusterResource, NodePoolResource]) {
+    const list = await client.listAll(t, { namespace: ns }).catch(() => ({ items: [] }));
+    for (const o of list.items) await client.delete(t, { name: o.metadata.name ?? "", namespace: ns });
+  }
+  await client.delete(namespaceType, { name: ns });
 }
