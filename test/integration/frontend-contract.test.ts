@@ -621,6 +621,9 @@ describe("apiserver calls of a cluster PUT", () => {
       catalogNamespace: fixture.catalogNamespace,
     });
     try {
+      // What the frontend reads once when it starts (adopt-settings.ts) is not the PUT's.
+      await own.fe.frontend.adopted;
+      calls.length = 0;
       const c = clusterPath(sub, rg, "counted");
       const created = await own.arm.send("PUT", c, { body: clusterBody(sub) });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
