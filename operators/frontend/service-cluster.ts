@@ -5,7 +5,12 @@
  * schema or a CEL rule becomes a 400 naming the ARM field.
  */
 import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
-import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import {
+  DNS_PREFIX_FIELD,
+  ExternalAuthResource,
+  HcpClusterResource,
+  NodePoolResource,
+} from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
 import type { ResourceKind } from "./resource-id.ts";
@@ -121,8 +126,6 @@ export async function dryRunCreate(client: KubeClient, t: ResourceType, obj: Kub
   await client.create(t, obj, { dryRun: true });
 }
 
-/** The field HcpClusters are selected by for their DNS prefix (the CRD's selectableFields). */
-const DNS_PREFIX_FIELD = "spec.dns.baseDomainPrefix";
 const DNS_LABEL = /^[a-z]([-a-z0-9]{0,13}[a-z0-9])?$/;
 
 /**

@@ -13,6 +13,14 @@ export const HcpClusterResource = {
   namespaced: true,
 } as const satisfies ResourceType;
 
+/**
+ * The HcpCluster fields a list may select by (the CRD's selectableFields): the frontend looks up a
+ * new cluster's DNS prefix, the management cluster controller what is placed on it, and SREs
+ * either with `kubectl get hcpc -A --field-selector <field>=<value>`.
+ */
+export const DNS_PREFIX_FIELD = "spec.dns.baseDomainPrefix";
+export const PLACEMENT_FIELD = "status.managementCluster";
+
 /** The defaults the CRD applies to spec.network (ARO HCP's). */
 export const DEFAULT_NETWORK = {
   networkType: "OVNKubernetes",

@@ -15,12 +15,6 @@ export const MANAGEMENT_CLUSTER_KIND = "ManagementCluster";
  */
 export const MANAGEMENT_CLUSTER_FINALIZER = "hcp.aro.dev/managementcluster";
 
-/**
- * The HcpCluster field that records a placement, selectable (the HcpCluster CRD's selectableFields):
- * `kubectl get hcpc -A --field-selector status.managementCluster=<name>` lists what it hosts.
- */
-export const PLACEMENT_FIELD = "status.managementCluster";
-
 export const ManagementClusterResource = {
   group: GROUP,
   version: VERSION,
