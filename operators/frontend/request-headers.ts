@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { isCarriableRequestId, MAX_REQUEST_ID_LENGTH } from "../hcp/requests.ts";
 import { boundedDepth, isObject, MAX_JSON_DEPTH, type JsonObject } from "./body-schema.ts";
+import { header } from "./arm-request.ts";
 import { CloudError, CODES } from "./errors.ts";
 
 /** Identifiers: ARM sends GUIDs; anything printable is carried, nothing else. */
@@ -38,8 +39,6 @@ function badHeader(name: string, rule: string): CloudError {
   });
 }
 
-const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
-
 /** A Latin-1 header value read as the UTF-8 it was sent as; undefined when it is not UTF-8. */
 function utf8Of(value: string): string | undefined {
   const bytes = Buffer.from(value, "latin1");
@@ -58,12 +57,12 @@ export function checkCarriedHeaders(incoming: IncomingHttpHeaders): CheckedHeade
     refusal ??= badHeader(name, rule);
   };
   for (const name of ID_HEADERS) {
-    const value = single(incoming[name]);
+    const value = header({ headers: incoming }, name);
     if (value !== undefined && value !== "" && !isCarriableRequestId(value))
       refuse(name, `printable ASCII of at most ${MAX_REQUEST_ID_LENGTH} characters, such as a GUID`);
   }
   for (const name of NAME_HEADERS) {
-    const value = single(incoming[name]);
+    const value = header({ headers: incoming }, name);
     if (value === undefined || value === "") continue;
     const text = utf8Of(value);
     if (text === undefined || CONTROL.test(text) || text.length > MAX_NAME_LENGTH)
@@ -78,7 +77,7 @@ export function checkCarriedHeaders(incoming: IncomingHttpHeaders): CheckedHeade
  * nests deeper than any system data does, is refused rather than dropped.
  */
 export function readSystemData(headers: IncomingHttpHeaders): JsonObject | undefined {
-  const raw = single(headers[SYSTEM_DATA_HEADER]);
+  const raw = header({ headers }, SYSTEM_DATA_HEADER);
   if (raw === undefined || raw === "") return undefined;
   const text = utf8Of(raw);
   let value: unknown;
