@@ -76,25 +76,22 @@ const majorMinor = (version: string): [number, number] | undefined => {
  * refused by its own rule).
  */
 export function skippedMinor(from: string, to: string): string | undefined {
-  const [fromMajor, fromMinor] = majorMinor(from) ?? [];
-  const [toMajor, toMinor] = majorMinor(to) ?? [];
-  if (fromMajor === undefined || fromMinor === undefined || toMajor === undefined || toMinor === undefined)
-    return undefined;
-  if (compareVersions(`${toMajor}.${toMinor}`, `${fromMajor}.${fromMinor}`) <= 0) return undefined;
-  if (toMajor === fromMajor && toMinor === fromMinor + 1) return undefined;
+  const f = majorMinor(from);
+  const t = majorMinor(to);
+  if (!f || !t || compareVersions(t.join("."), f.join(".")) <= 0) return undefined;
+  const [fromMajor, fromMinor] = f;
+  if (t[0] === fromMajor && t[1] === fromMinor + 1) return undefined;
   const next = `${fromMajor}.${fromMinor + 1}`;
-  return `a cluster on ${fromMajor}.${fromMinor} moves one minor version at a time: to ${next} first, then on to ${toMajor}.${toMinor}`;
+  return `a cluster on ${f.join(".")} moves one minor version at a time: to ${next} first, then on to ${t.join(".")}`;
 }
 
 /** Why node pools on `pool` cannot run under a control plane on `controlPlane`, or undefined. */
 export function poolTooFarBehind(pool: string, controlPlane: string): string | undefined {
-  const [poolMajor, poolMinor] = majorMinor(pool) ?? [];
-  const [cpMajor, cpMinor] = majorMinor(controlPlane) ?? [];
-  if (poolMajor === undefined || poolMinor === undefined || cpMajor === undefined || cpMinor === undefined)
-    return undefined;
-  if (poolMajor === cpMajor && cpMinor - poolMinor <= MAX_NODE_POOL_MINOR_SKEW) return undefined;
-  if (compareVersions(pool, controlPlane) >= 0) return undefined;
-  return `nodes on ${poolMajor}.${poolMinor} may run at most ${MAX_NODE_POOL_MINOR_SKEW} minor versions behind their control plane on ${cpMajor}.${cpMinor}`;
+  const p = majorMinor(pool);
+  const cp = majorMinor(controlPlane);
+  if (!p || !cp || compareVersions(pool, controlPlane) >= 0) return undefined;
+  if (p[0] === cp[0] && cp[1] - p[1] <= MAX_NODE_POOL_MINOR_SKEW) return undefined;
+  return `nodes on ${p.join(".")} may run at most ${MAX_NODE_POOL_MINOR_SKEW} minor versions behind their control plane on ${cp.join(".")}`;
 }
 
 /** A release's version as written: YAML reads 4.20 as a number. */
