@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
@@ -20,7 +20,7 @@ import {
   nodePoolPath,
   type TestFrontend,
 } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
+import { settleCluster, startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -247,31 +247,7 @@ describe("validation", () => {
     const c = clusterPath(sub, rg, "immutable");
     const created = await arm.send("PUT", c, { body: clusterBody(sub, { prefix: "immut" }) });
     expect(created.status).toBe(201);
-    // Make the cluster settled without controllers.
-    const ns = subscriptionNamespace(sub);
-    const name = clusterCRName(rg, "immutable");
-    const cr = await service.get<HcpCluster>(HcpClusterResource, name, ns);
-    const t = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    await service.mergePatch(
-      HcpClusterResource,
-      { name, namespace: ns },
-      {
-        status: {
-          observedGeneration: cr.metadata.generation,
-          conditions: [
-            { type: "Ready", status: "True", reason: "AsExpected", message: "", lastTransitionTime: t },
-            {
-              type: "Progressing",
-              status: "False",
-              reason: "AsExpected",
-              message: "",
-              lastTransitionTime: t,
-            },
-          ],
-        },
-      },
-      "status",
-    );
+    await settleCluster(service, { sub, rg, name: "immutable" });
     const changed = await arm.send("PATCH", c, {
       body: { properties: { dns: { baseDomainPrefix: "other" } } },
     });

@@ -25,11 +25,12 @@ import {
   type ArmResponse,
 } from "../support/frontend.ts";
 import {
+  createSettledCluster,
   removeSubscription,
+  settleCluster,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
-import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -73,18 +74,8 @@ afterAll(async () => {
 const clusterCR = (s: string, name: string): Promise<HcpCluster | undefined> =>
   service.find<HcpCluster>(HcpClusterResource, clusterCRName(rg, name), subscriptionNamespace(s));
 
-/** Creates a cluster and marks it Ready without controllers, so that it takes updates and pools. */
-async function settledCluster(name: string, headers: Record<string, string> = {}): Promise<void> {
-  const created = await arm.send("PUT", clusterPath(sub, rg, name), { body: clusterBody(sub), headers });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  await settle(name);
-}
-
-/** Marks the cluster's current generation Ready, as the cluster controller would. */
-function settle(name: string): Promise<void> {
-  const ref = { name: clusterCRName(rg, name), namespace: subscriptionNamespace(sub) };
-  return writeSummaryStatus(service, HcpClusterResource, ref, { state: "ready" });
-}
+const settledCluster = (name: string, headers: Record<string, string> = {}): Promise<void> =>
+  createSettledCluster(arm, service, { sub, rg, name }, { headers });
 
 describe("header values that travel onto a resource", () => {
   it("refuses a non-ASCII request ID with a 400 naming the header, and writes nothing", async () => {
@@ -203,7 +194,7 @@ describe("identifiers in another casing", () => {
     body.properties.platform.subnetId = String(body.properties.platform.subnetId).toUpperCase();
     const put = await arm.send("PUT", upper, { body });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    await settle("cased");
+    await settleCluster(service, { sub, rg, name: "cased" });
     const patch = await arm.send("PATCH", upper, { body: { properties: { nodeDrainTimeoutMinutes: 9 } } });
     expect(patch.status, JSON.stringify(patch.body)).toBe(202);
     const cr = await clusterCR(sub, "cased");

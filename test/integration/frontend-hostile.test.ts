@@ -28,11 +28,11 @@ import {
   type TestFrontend,
 } from "../support/frontend.ts";
 import {
+  createSettledCluster,
   removeSubscription,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
-import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -191,12 +191,7 @@ describe("client errors are 4xx CloudErrors naming what is wrong", () => {
 });
 
 /** Creates a cluster and marks it Ready without controllers, so that node pools may be added. */
-async function settledCluster(name: string): Promise<void> {
-  const created = await arm.send("PUT", clusterPath(sub, rg, name), { body: clusterBody(sub) });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const ref = { name: clusterCRName(rg, name), namespace: subscriptionNamespace(sub) };
-  await writeSummaryStatus(service, HcpClusterResource, ref, { state: "ready" });
-}
+const settledCluster = (name: string): Promise<void> => createSettledCluster(arm, service, { sub, rg, name });
 
 describe("the trace of a request", () => {
   it("labels metrics by the matched route template; 'unmatched' only for paths no route matches", async () => {

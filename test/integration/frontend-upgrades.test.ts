@@ -7,8 +7,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HcpClusterResource } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import { clientFor, tempNamespace } from "../support/fixtures.ts";
 import {
@@ -19,11 +17,11 @@ import {
   type ArmResponse,
 } from "../support/frontend.ts";
 import {
+  createSettledCluster,
   removeSubscription,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
-import { writeSummaryStatus } from "../support/summary-conditions.ts";
 
 const service = clientFor("service");
 const sub = randomUUID();
@@ -67,18 +65,8 @@ function refusal(r: ArmResponse): string {
 }
 
 /** A cluster on `version`, settled as its controller would leave it. */
-async function settledCluster(name: string, version: string): Promise<void> {
-  const r = await fixture.arm.send("PUT", clusterPath(sub, rg, name), {
-    body: clusterBody(sub, { version }),
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  await settle(name);
-}
-
-function settle(name: string): Promise<void> {
-  const ref = { name: clusterCRName(rg, name), namespace: subscriptionNamespace(sub) };
-  return writeSummaryStatus(service, HcpClusterResource, ref, { state: "ready" });
-}
+const settledCluster = (name: string, version: string): Promise<void> =>
+  createSettledCluster(fixture.arm, service, { sub, rg, name }, { body: clusterBody(sub, { version }) });
 
 describe("the update graph through ARM", () => {
   it("refuses a cluster upgrade that skips a minor, naming the one to take first; takes the next minor", async () => {

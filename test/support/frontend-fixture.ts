@@ -12,10 +12,13 @@ import type { Registry } from "prom-client";
 import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
 import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { writeSummaryStatus } from "./summary-conditions.ts";
 import { namespaceType, scratchDir, tempNamespace } from "./fixtures.ts";
 import {
   ArmClient,
+  clusterBody,
+  clusterPath,
   frontendCerts,
   startTestFrontend,
   type ArmResponse,
@@ -132,4 +135,33 @@ export async function removeSubscription(client: KubeClient, subscriptionId: str
     for (const o of list.items) await client.delete(t, { name: o.metadata.name ?? "", namespace: ns });
   }
   await client.delete(namespaceType, { name: ns });
+}
+
+/** An ARM cluster by its coordinates; its CR is where the frontend puts it. */
+export interface ArmClusterRef {
+  sub: string;
+  rg: string;
+  name: string;
+}
+
+/** Marks the cluster's current generation Ready, as the cluster controller would (none runs here). */
+export function settleCluster(client: KubeClient, c: ArmClusterRef): Promise<void> {
+  const ref = { name: clusterCRName(c.rg, c.name), namespace: subscriptionNamespace(c.sub) };
+  return writeSummaryStatus(client, HcpClusterResource, ref, { state: "ready" });
+}
+
+/** Creates a cluster through ARM (a valid body unless given) and settles it, so that it takes updates and pools. */
+export async function createSettledCluster(
+  arm: ArmClient,
+  client: KubeClient,
+  c: ArmClusterRef,
+  request: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<void> {
+  const created = await arm.send("PUT", clusterPath(c.sub, c.rg, c.name), {
+    body: request.body ?? clusterBody(c.sub),
+    ...(request.headers ? { headers: request.headers } : {}),
+  });
+  if (created.status !== 201)
+    throw new Error(`creating cluster ${c.name}: ${created.status} ${JSON.stringify(created.body)}`);
+  await settleCluster(client, c);
 }
