@@ -391,7 +391,10 @@ export class ResourceHandlers {
     if (prefix !== undefined) await checkDnsPrefixFree(this.#d.client, prefix, targetOf(id));
   }
 
-  /** Versions must be in the catalog; a 2024-06-10-preview cluster without one gets the newest stable. */
+  /**
+   * Versions must be in the catalog, and a cluster's new one on the update graph (#checkUpgrade);
+   * a 2024-06-10-preview cluster without one gets the newest stable.
+   */
   async #checkVersions(
     req: ArmRequest,
     id: ResourceId,
