@@ -1455,3 +1455,159 @@ describe("a version stored before the digit limit stays fixable", () => {
     ]);
   });
 });
+
+describe("customer-managed etcd encryption (spec.etcd.dataEncryption)", () => {
+  const KEY_VERSION = "0123456789abcdef0123456789abcdef";
+  /** The demo cluster with a customer's key and the kms identity that uses it. */
+  function encrypted(): HcpCluster {
+    const c = sample<HcpCluster>("demo");
+    c.spec.platform.azure.identities.controlPlaneOperators.kms = identity("kms");
+    c.spec.etcd = {
+      dataEncryption: {
+        keyManagementMode: "CustomerManaged",
+        customerManaged: { kms: { vaultName: "kv-demo", activeKey: { name: "etcd", version: KEY_VERSION } } },
+      },
+    };
+    return c;
+  }
+  const cm = (c: HcpCluster) => c.spec.etcd!.dataEncryption!.customerManaged!;
+
+  it("defaults the encryption type and the vault's visibility, and PlatformManaged for an empty block", async () => {
+    const c = await create(encrypted());
+    expect(cm(c)).toEqual({
+      encryptionType: "KMS",
+      kms: { vaultName: "kv-demo", visibility: "Public", activeKey: { name: "etcd", version: KEY_VERSION } },
+    });
+    const plain = sample<HcpCluster>("demo");
+    plain.metadata.name = "plain";
+    plain.spec.dns.baseDomainPrefix = "plain";
+    plain.spec.etcd = { dataEncryption: {} as never };
+    expect((await create(plain)).spec.etcd).toEqual({
+      dataEncryption: { keyManagementMode: "PlatformManaged" },
+    });
+  });
+
+  it.each<CreateCase<HcpCluster>>([
+    {
+      name: "CustomerManaged without customerManaged",
+      mutate: (c) => delete c.spec.etcd!.dataEncryption!.customerManaged,
+      expected: [
+        "spec.etcd.dataEncryption",
+        "spec.etcd.dataEncryption.customerManaged is required when keyManagementMode is CustomerManaged",
+      ],
+    },
+    {
+      name: "PlatformManaged with customerManaged",
+      mutate: (c) => void (c.spec.etcd!.dataEncryption!.keyManagementMode = "PlatformManaged"),
+      expected: [
+        "spec.etcd.dataEncryption.customerManaged must not be set when keyManagementMode is PlatformManaged",
+      ],
+    },
+    {
+      name: "a vault name with a double hyphen",
+      mutate: (c) => void (cm(c).kms.vaultName = "kv--demo"),
+      expected: [
+        "spec.etcd.dataEncryption.customerManaged.kms.vaultName",
+        'must be an Azure Key Vault name (3-24 letters, digits and single hyphens, starting with a letter and ending with a letter or digit), not "kv--demo"',
+      ],
+    },
+    {
+      name: "a vault name of 25 characters",
+      mutate: (c) => void (cm(c).kms.vaultName = "k".repeat(25)),
+      expected: ["spec.etcd.dataEncryption.customerManaged.kms.vaultName must be an Azure Key Vault name"],
+    },
+    {
+      name: "a key name with a slash",
+      mutate: (c) => void (cm(c).kms.activeKey.name = "etcd/other"),
+      expected: [
+        "spec.etcd.dataEncryption.customerManaged.kms.activeKey.name",
+        'must be an Azure Key Vault key name (1-127 letters, digits and hyphens), not "etcd/other"',
+      ],
+    },
+    {
+      name: "an empty key version",
+      mutate: (c) => void (cm(c).kms.activeKey.version = ""),
+      expected: ["spec.etcd.dataEncryption.customerManaged.kms.activeKey.version must be a key version"],
+    },
+    {
+      name: "a visibility ARO HCP does not know",
+      mutate: (c) => void (cm(c).kms.visibility = "Internal" as never),
+      expected: [
+        "spec.etcd.dataEncryption.customerManaged.kms.visibility",
+        'supported values: "Public", "Private"',
+      ],
+    },
+    {
+      name: "customer-managed keys without the kms identity",
+      mutate: (c) => delete c.spec.platform.azure.identities.controlPlaneOperators.kms,
+      expected: [
+        "spec.platform.azure.identities.controlPlaneOperators",
+        "must have a kms identity when spec.etcd.dataEncryption.keyManagementMode is CustomerManaged",
+      ],
+    },
+  ])("refuses $name", async ({ mutate, expected }) => {
+    const c = encrypted();
+    mutate(c);
+    await expectInvalid(create(c), expected);
+  });
+
+  it.each([
+    {
+      name: "the key management mode",
+      patch: {
+        spec: { etcd: { dataEncryption: { keyManagementMode: "PlatformManaged", customerManaged: null } } },
+      },
+      expected: ["spec.etcd.dataEncryption.keyManagementMode is immutable after creation"],
+    },
+    {
+      name: "the vault",
+      patch: { spec: { etcd: { dataEncryption: { customerManaged: { kms: { vaultName: "kv-other" } } } } } },
+      expected: ["spec.etcd.dataEncryption.customerManaged.kms.vaultName is immutable after creation"],
+    },
+    {
+      name: "the vault's visibility",
+      patch: { spec: { etcd: { dataEncryption: { customerManaged: { kms: { visibility: "Private" } } } } } },
+      expected: ["spec.etcd.dataEncryption.customerManaged.kms.visibility is immutable after creation"],
+    },
+    {
+      name: "the key's name",
+      patch: {
+        spec: { etcd: { dataEncryption: { customerManaged: { kms: { activeKey: { name: "other" } } } } } },
+      },
+      expected: [
+        "spec.etcd.dataEncryption.customerManaged.kms.activeKey.name is immutable after creation; rotate the key by changing its version",
+      ],
+    },
+    {
+      name: "removing the encryption",
+      patch: { spec: { etcd: null } },
+      expected: ["spec.etcd.dataEncryption cannot be removed once set"],
+    },
+    {
+      name: "dropping the kms identity",
+      patch: { spec: { platform: { azure: { identities: { controlPlaneOperators: { kms: null } } } } } },
+      expected: [
+        "must have a kms identity when spec.etcd.dataEncryption.keyManagementMode is CustomerManaged",
+      ],
+    },
+  ])("refuses changing $name", async ({ patch: body, expected }) => {
+    const created = await create(encrypted());
+    await expectInvalid(patch(created, body), expected);
+  });
+
+  it("takes a new key version (a rotation), and customer-managed keys on a cluster made before the field", async () => {
+    const created = await create(encrypted());
+    const next = "fedcba9876543210fedcba9876543210";
+    const rotated = await patch(created, {
+      spec: { etcd: { dataEncryption: { customerManaged: { kms: { activeKey: { version: next } } } } } },
+    });
+    expect(cm(rotated).kms.activeKey).toEqual({ name: "etcd", version: next });
+    // A cluster stored without the field (an older frontend kept it in the ARM annotation) gets it once.
+    const older = sample<HcpCluster>("demo");
+    older.metadata.name = "older";
+    older.spec.dns.baseDomainPrefix = "older";
+    older.spec.platform.azure.identities.controlPlaneOperators.kms = identity("kms");
+    const adopted = await patch(await create(older), { spec: { etcd: encrypted().spec.etcd } });
+    expect(adopted.spec.etcd?.dataEncryption?.keyManagementMode).toBe("CustomerManaged");
+  });
+});

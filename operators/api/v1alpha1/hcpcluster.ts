@@ -61,6 +61,11 @@ export interface HcpClusterSpec {
   imageDigestMirrors?: ImageDigestMirror[];
   /** The cluster autoscaler's settings; updatable. HostedCluster spec.autoscaling. */
   autoscaling?: ClusterAutoscalingSpec;
+  /**
+   * How etcd data is encrypted at rest; cannot be removed once set. HostedCluster
+   * spec.secretEncryption when customer-managed.
+   */
+  etcd?: EtcdSpec;
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
@@ -116,6 +121,41 @@ export interface ClusterAutoscalingSpec {
   maxNodeProvisionTimeSeconds?: number;
   /** Pods of a lower priority do not make the autoscaler add nodes (HyperShift: -10). */
   podPriorityThreshold?: number;
+}
+
+export interface EtcdSpec {
+  dataEncryption?: EtcdDataEncryptionSpec;
+}
+
+export type KeyManagementMode = "PlatformManaged" | "CustomerManaged";
+
+/** customerManaged is set exactly when keyManagementMode is CustomerManaged. */
+export interface EtcdDataEncryptionSpec {
+  /** Defaulted to PlatformManaged; immutable. */
+  keyManagementMode: KeyManagementMode;
+  customerManaged?: CustomerManagedEncryptionSpec;
+}
+
+export interface CustomerManagedEncryptionSpec {
+  /** Defaulted to KMS, the only type; immutable. */
+  encryptionType?: "KMS";
+  kms: KmsEncryptionSpec;
+}
+
+/** An Azure Key Vault key; the cluster's `kms` control plane operator identity uses it. */
+export interface KmsEncryptionSpec {
+  /** 3-24 letters, digits and single hyphens; immutable. */
+  vaultName: string;
+  /** Defaulted to Public; immutable. HostedCluster keyVaultAccess. */
+  visibility?: "Public" | "Private";
+  activeKey: KmsKeySpec;
+}
+
+export interface KmsKeySpec {
+  /** 1-127 letters, digits and hyphens; immutable. */
+  name: string;
+  /** Letters and digits (Key Vault's are 32 hex digits); a new version rotates the key. */
+  version: string;
 }
 
 /** Where nodes may pull `source`'s images from instead, tried in order. */
