@@ -39,8 +39,22 @@ export interface HcpCluster extends KubeObject {
   status?: HcpClusterStatus;
 }
 
+/**
+ * Whether the service moves a cluster on its own to newer patches of its minor: Manual (the
+ * default) never does; AutomaticPatch does whenever the update graph offers one (a
+ * major.minor.patch spec.version.id is then a floor). A major.minor id asks for the minor's
+ * newest patch either way.
+ */
+export const UPGRADE_POLICIES = ["Manual", "AutomaticPatch"] as const;
+export type UpgradePolicy = (typeof UPGRADE_POLICIES)[number];
+
+export interface ClusterVersionSpec extends VersionSpec {
+  /** Defaults to Manual. */
+  upgradePolicy?: UpgradePolicy;
+}
+
 export interface HcpClusterSpec {
-  version: VersionSpec;
+  version: ClusterVersionSpec;
   /** Immutable. */
   dns: DnsSpec;
   /** Immutable. Defaulted to DEFAULT_NETWORK field by field. */
@@ -208,6 +222,11 @@ export interface HcpClusterStatus {
   phase?: Phase;
   /** The version the control plane runs (major.minor.patch). */
   version?: string;
+  /**
+   * The release the control plane is asked to run now: spec.version resolved on the update graph
+   * (the next hop when an upgrade takes several).
+   */
+  desiredVersion?: string;
   apiURL?: string;
   consoleURL?: string;
   /** The cluster's OIDC issuer: HostedCluster spec.issuerURL, where its discovery document and JWKS are published. */
