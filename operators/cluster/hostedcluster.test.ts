@@ -92,3 +92,62 @@ describe("the HostedCluster carries the user's settings", () => {
     expect(hostedCluster().spec.autoscaling).toBeUndefined();
   });
 });
+
+describe("customer-managed etcd keys become HyperShift's spec.secretEncryption", () => {
+  const customerKey = (c: HcpCluster, visibility?: "Public" | "Private") => {
+    c.spec.etcd = {
+      dataEncryption: {
+        keyManagementMode: "CustomerManaged",
+        customerManaged: {
+          encryptionType: "KMS",
+          kms: {
+            vaultName: "kv-demo",
+            ...(visibility ? { visibility } : {}),
+            activeKey: { name: "etcd", version: "v1" },
+          },
+        },
+      },
+    };
+  };
+
+  it("type kms, provider Azure, the spec's key active, the kms identity's credentials, the vault's access", () => {
+    const hc = hostedCluster((c) => customerKey(c, "Private"));
+    expect(hc.spec.secretEncryption).toEqual({
+      type: "kms",
+      kms: {
+        provider: "Azure",
+        azure: {
+          activeKey: { keyVaultName: "kv-demo", keyName: "etcd", keyVersion: "v1" },
+          kms: { credentialsSecretName: `${hc.metadata.name}-kms`, objectEncoding: "utf-8" },
+          keyVaultAccess: "Private",
+        },
+      },
+    });
+    expect(hostedCluster((c) => customerKey(c)).spec.secretEncryption?.kms?.azure?.keyVaultAccess).toBe(
+      "Public",
+    );
+  });
+
+  it("a rotation's keys as planned: the new version active, the old one the backup", () => {
+    const c = sampleCluster();
+    c.metadata.uid = "0b0e5c6e-4f7d-4e43-9d7a-000000000001";
+    customerKey(c);
+    const region = sampleRegion();
+    const active = { keyVaultName: "kv-demo", keyName: "etcd", keyVersion: "v2" };
+    const backup = { keyVaultName: "kv-demo", keyName: "etcd", keyVersion: "v1" };
+    const hc = hostedClusterManifest(c, clusterNames(c, region), release, {
+      region,
+      issuerURL: "https://oidc.example.com/t/c",
+      etcdKeys: { active, backup },
+    });
+    expect(hc.spec.secretEncryption?.kms?.azure).toMatchObject({ activeKey: active, backupKey: backup });
+  });
+
+  it("platform-managed keys (or none chosen) leave secretEncryption out", () => {
+    expect(hostedCluster().spec.secretEncryption).toBeUndefined();
+    expect(
+      hostedCluster((c) => (c.spec.etcd = { dataEncryption: { keyManagementMode: "PlatformManaged" } })).spec
+        .secretEncryption,
+    ).toBeUndefined();
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * The ManifestWork that carries one HcpCluster to its management cluster: the namespace
  * `ocm-<env>-<clusterID>`, the pull secret, the service-account signing key (oidc.ts) and the
- * HyperShift HostedCluster with its issuer URL, with feedback rules
+ * HyperShift HostedCluster with its issuer URL and customer-managed etcd keys
+ * (etcd-encryption.ts), with feedback rules
  * that bring back the HostedCluster's conditions, version and endpoint. Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
@@ -23,6 +24,7 @@ import { carriedAnnotation } from "../hcp/external-auths.ts";
 import { authenticationOf, caConfigMaps } from "./authentication.ts";
 import type { Release } from "../releases/catalog.ts";
 import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
+import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
 /** The Secret of the HostedCluster's namespace that holds the service-account signing key. */
@@ -133,12 +135,26 @@ function userSettings(cluster: HcpCluster): Partial<HostedCluster["spec"]> {
   };
 }
 
+/**
+ * The keys spec.secretEncryption carries: `planned` (a rotation's, etcd-encryption.ts planKeys),
+ * else the spec's key alone; none while the platform's keys encrypt etcd.
+ */
+function etcdKeysOf(cluster: HcpCluster, planned: EtcdKeys | undefined): EtcdKeys | undefined {
+  if (planned) return planned;
+  const wanted = wantedKey(cluster);
+  return wanted ? { active: wanted.key } : undefined;
+}
+
 /** The HyperShift HostedCluster (the real CRD's Azure + ManagedIdentities shape). */
 export function hostedClusterManifest(
   cluster: HcpCluster,
   names: ClusterNames,
   release: Release,
-  { region, issuerURL }: { region: RegionSettings; issuerURL: string },
+  {
+    region,
+    issuerURL,
+    etcdKeys,
+  }: { region: RegionSettings; issuerURL: string; etcdKeys?: EtcdKeys | undefined },
 ): HostedCluster {
   const net = { ...DEFAULT_NETWORK, ...cluster.spec.network };
   const route = (service: "OAuthServer" | "Konnectivity" | "Ignition") => ({
@@ -147,6 +163,8 @@ export function hostedClusterManifest(
   });
   const [major = "4", minor = "0"] = release.version.split(".");
   const allowed = allowedCIDRBlocks(cluster.spec.api?.authorizedCIDRs);
+  const keys = etcdKeysOf(cluster, etcdKeys);
+  const kms = cluster.spec.etcd?.dataEncryption?.customerManaged?.kms;
   return {
     apiVersion: HYPERSHIFT_API_VERSION,
     kind: HOSTED_CLUSTER_KIND,
@@ -190,6 +208,15 @@ export function hostedClusterManifest(
         route("Ignition"),
       ],
       platform: azurePlatform(cluster, names, region),
+      ...(keys
+        ? {
+            secretEncryption: secretEncryption(
+              keys,
+              { visibility: kms?.visibility },
+              names.hostedClusterName,
+            ),
+          }
+        : {}),
       ...userSettings(cluster),
     },
   };
@@ -214,6 +241,8 @@ export interface ClusterWorkInput {
   oidc: { issuerURL: string; signingKey: string };
   /** The ExternalAuths the HostedCluster carries (externalAuthsCarried). */
   externalAuths?: readonly ExternalAuth[];
+  /** The etcd keys the HostedCluster carries (etcd-encryption.ts planKeys); default: the spec's. */
+  etcdKeys?: EtcdKeys;
 }
 
 export function hostedClusterWork({
@@ -224,6 +253,7 @@ export function hostedClusterWork({
   consumer,
   oidc,
   externalAuths = [],
+  etcdKeys,
 }: ClusterWorkInput): ManifestWork {
   const namespace: Manifest = {
     apiVersion: "v1",
@@ -244,15 +274,21 @@ export function hostedClusterWork({
     type: "Opaque",
     data: { [SIGNING_KEY_SECRET_KEY]: Buffer.from(oidc.signingKey).toString("base64") },
   };
+  const keys = etcdKeysOf(cluster, etcdKeys);
   const hostedCluster = hostedClusterManifest(cluster, names, release, {
     region,
     issuerURL: oidc.issuerURL,
+    etcdKeys: keys,
   });
   return manifestWork({
     name: names.workName,
     consumer,
     labels: workLabels(cluster),
-    annotations: { ...requestIdAnnotations(cluster), ...carriedAnnotation(externalAuths) },
+    annotations: {
+      ...requestIdAnnotations(cluster),
+      ...carriedAnnotation(externalAuths),
+      ...keysAnnotation(keys),
+    },
     manifests: [
       namespace,
       pullSecret,

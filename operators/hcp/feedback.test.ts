@@ -20,6 +20,22 @@ describe("hostedReport", () => {
     expect(hostedReport({ endpointHost: "h", endpointPort: "443" }).endpoint).toBeUndefined();
   });
 
+  it("reads the KMS conditions and the keys the HostedCluster carries, and no malformed key", () => {
+    const upToDate = { type: "EtcdDataEncryptionUpToDate", status: "True", reason: "ReEncryptionCompleted" };
+    const active = { keyVaultName: "kv", keyName: "etcd", keyVersion: "2" };
+    const backup = { keyVaultName: "kv", keyName: "etcd", keyVersion: "1" };
+    expect(
+      hostedReport({ etcdDataEncryptionUpToDate: upToDate, kmsActiveKey: active, kmsBackupKey: backup }),
+    ).toMatchObject({
+      etcdDataEncryptionUpToDate: upToDate,
+      kmsKeys: { active, backup },
+    });
+    const bad = hostedReport({ kmsActiveKey: { keyName: "etcd" }, validAzureKMSConfig: "False" });
+    expect(bad.kmsKeys).toBeUndefined();
+    expect(bad.validAzureKMSConfig).toBeUndefined();
+    expect(hostedReport({ kmsActiveKey: active, kmsBackupKey: 7 }).kmsKeys).toEqual({ active });
+  });
+
   it("reads HyperShift's ValidConfiguration and the generation it is about, and nothing malformed", () => {
     const valid = {
       type: "ValidConfiguration",

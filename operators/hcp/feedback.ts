@@ -6,6 +6,7 @@
  * nothing.
  */
 import type { FeedbackValue, JsonPath, ManifestWorkObject } from "../api/work/v1.ts";
+import type { AzureKMSKey } from "../api/hypershift/v1beta1.ts";
 import type { Condition } from "../runtime/conditions.ts";
 
 /** Feedback names of a HostedCluster's work. */
@@ -19,6 +20,10 @@ export const FEEDBACK = {
   endpointPort: "endpointPort",
   generation: "generation",
   validConfiguration: "validConfiguration",
+  validAzureKMSConfig: "validAzureKMSConfig",
+  etcdDataEncryptionUpToDate: "etcdDataEncryptionUpToDate",
+  kmsActiveKey: "kmsActiveKey",
+  kmsBackupKey: "kmsBackupKey",
 } as const;
 
 /** Feedback names of a HyperShift NodePool's work. */
@@ -42,6 +47,12 @@ export const HOSTED_CLUSTER_FEEDBACK_PATHS: JsonPath[] = [
   // its observedGeneration against the generation says whether that verdict is about this spec.
   { name: FEEDBACK.generation, path: ".metadata.generation" },
   { name: FEEDBACK.validConfiguration, path: conditionPath("ValidConfiguration") },
+  // Customer-managed etcd keys: whether HyperShift can use the active key, whether all data is
+  // encrypted with it, and the keys the HostedCluster carried when it said so (key rotation).
+  { name: FEEDBACK.validAzureKMSConfig, path: conditionPath("ValidAzureKMSConfig") },
+  { name: FEEDBACK.etcdDataEncryptionUpToDate, path: conditionPath("EtcdDataEncryptionUpToDate") },
+  { name: FEEDBACK.kmsActiveKey, path: ".spec.secretEncryption.kms.azure.activeKey" },
+  { name: FEEDBACK.kmsBackupKey, path: ".spec.secretEncryption.kms.azure.backupKey" },
 ];
 
 export const NODE_POOL_FEEDBACK_PATHS: JsonPath[] = [
@@ -67,6 +78,12 @@ export interface HostedClusterReport {
   generation?: number;
   /** HyperShift's verdict on spec.configuration, when it gave one. */
   validConfiguration?: Condition;
+  /** Whether HyperShift can use the Azure KMS key (customer-managed etcd keys). */
+  validAzureKMSConfig?: Condition;
+  /** Whether all etcd data is encrypted with the active key. */
+  etcdDataEncryptionUpToDate?: Condition;
+  /** The Azure KMS keys spec.secretEncryption carried as the agent read it. */
+  kmsKeys?: { active?: AzureKMSKey; backup?: AzureKMSKey };
 }
 
 /** What HyperShift's NodePool reported through feedback. */
@@ -135,6 +152,28 @@ export function hostedReport(fb: Record<string, unknown>): HostedClusterReport {
     endpoint: host && typeof port === "number" ? { host, port } : undefined,
     generation: typeof generation === "number" ? generation : undefined,
     validConfiguration: isCondition(validConfiguration) ? validConfiguration : undefined,
+    ...kmsReport(fb),
+  };
+}
+
+function isKmsKey(k: unknown): k is AzureKMSKey {
+  if (typeof k !== "object" || k === null) return false;
+  const key = k as Record<string, unknown>;
+  return ["keyVaultName", "keyName", "keyVersion"].every((f) => typeof key[f] === "string");
+}
+
+/** The KMS conditions and keys, each only when the agent sent it well formed. */
+function kmsReport(
+  fb: Record<string, unknown>,
+): Pick<HostedClusterReport, "validAzureKMSConfig" | "etcdDataEncryptionUpToDate" | "kmsKeys"> {
+  const valid = fb[FEEDBACK.validAzureKMSConfig];
+  const upToDate = fb[FEEDBACK.etcdDataEncryptionUpToDate];
+  const active = fb[FEEDBACK.kmsActiveKey];
+  const backup = fb[FEEDBACK.kmsBackupKey];
+  return {
+    ...(isCondition(valid) ? { validAzureKMSConfig: valid } : {}),
+    ...(isCondition(upToDate) ? { etcdDataEncryptionUpToDate: upToDate } : {}),
+    ...(isKmsKey(active) ? { kmsKeys: { active, ...(isKmsKey(backup) ? { backup } : {}) } } : {}),
   };
 }
 

@@ -535,6 +535,14 @@ export const HostedClusterConditionType = {
   ClusterVersionUpgradeable: "ClusterVersionUpgradeable",
   ExternalDNSReachable: "ExternalDNSReachable",
   IgnitionEndpointAvailable: "IgnitionEndpointAvailable",
+  /** Whether the Azure KMS key is usable: the control-plane operator encrypts with it. */
+  ValidAzureKMSConfig: "ValidAzureKMSConfig",
+  /**
+   * Whether all etcd data is encrypted with spec.secretEncryption's active key; absent without
+   * secretEncryption. Reported by HyperShift's re-encryption controller (newer than the v0.1.75
+   * CRDs, whose conditions take any type).
+   */
+  EtcdDataEncryptionUpToDate: "EtcdDataEncryptionUpToDate",
 } as const;
 
 /** Reasons HyperShift uses across conditions (`hostedcluster_conditions.go`, `nodepool_conditions.go`). */
@@ -553,6 +561,13 @@ export const HyperShiftReason = {
   /** NodePool. */
   ValidationFailed: "ValidationFailed",
   IgnitionEndpointMissing: "IgnitionEndpointMissing",
+  /** ValidAzureKMSConfig: the key cannot be used, or the identity that uses it has no credentials. */
+  AzureError: "AzureError",
+  InvalidAzureCredentials: "InvalidAzureCredentials",
+  /** EtcdDataEncryptionUpToDate. */
+  ReEncryptionInProgress: "ReEncryptionInProgress",
+  ReEncryptionCompleted: "ReEncryptionCompleted",
+  ReEncryptionFailed: "ReEncryptionFailed",
 } as const;
 
 /** HyperShift's `AllIsWellMessage`. */
