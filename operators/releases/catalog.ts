@@ -1,17 +1,31 @@
 /**
- * The release catalog: which OpenShift versions the region offers in which channel group, and the
- * release image of each. It lives in one ConfigMap (`hcp-release-catalog` in the operators'
- * namespace, key `catalog.yaml`) so that SREs add a release with `kubectl apply` and no restart;
- * a CRD would add a kind for what is a flat, read-only list.
+ * The release catalog: which OpenShift versions the region offers in which channel group, the
+ * release image of each, and the update graph between them. It lives in one ConfigMap
+ * (`hcp-release-catalog` in the operators' namespace, key `catalog.yaml`) so that SREs add a
+ * release with `kubectl apply` and no restart; a CRD would add a kind for what is a flat,
+ * read-only list.
  *
  *   releases:
- *     - version: 4.19.7
+ *     - version: 4.19.9
  *       channelGroups: [stable, fast]
- *       image: quay.io/openshift-release-dev/ocp-release:4.19.7-multi
- *       endOfLifeTimestamp: 2027-02-17T00:00:00Z   # when the version stops being supported
+ *       image: quay.io/openshift-release-dev/ocp-release:4.19.9-multi
+ *       endOfLifeTimestamp: 2026-12-17T00:00:00Z   # when the version stops being supported
+ *       upgradesFrom: [4.19.7, 4.18.22]            # the releases that may move to this one
  *
  * A request for "4.19" resolves to the newest 4.19.z of the channel group; "4.19.7" to exactly
  * that release.
+ *
+ * The update graph (plan.ts walks it). Its edges are written on the release they lead to, as
+ * OpenShift's own release metadata lists the versions a release updates from: `upgradesFrom`
+ * names the releases a cluster may move from to this one. As in OpenShift's update service, a
+ * channel group's graph is its releases and the edges between them: an edge counts in a group
+ * when the release it leads to is in the group (the one it starts from may be any release a
+ * cluster runs, in the catalog or no longer). A release without `upgradesFrom` may be reached
+ * from every release the minor rule allows (an older z-stream of its minor, or any release of
+ * the minor before); an empty list makes a release for new clusters only. Every edge also obeys
+ * the minor rule (never backwards, never past the next minor), and no edge leads to a release
+ * past its end of life: it is offered neither to new clusters nor as an upgrade, while clusters
+ * that run it keep running.
  */
 import { load } from "js-yaml";
 import { CHANNEL_GROUPS, type ChannelGroup, type VersionSpec } from "../api/v1alpha1/meta.ts";
@@ -30,6 +44,11 @@ export interface Release {
   channelGroups: ChannelGroup[];
   /** RFC 3339, UTC: when the version reaches its end of life (ARM's hcpOpenShiftVersions show it). */
   endOfLifeTimestamp?: string;
+  /**
+   * The releases (major.minor.patch) a cluster may move from to this one: the update graph's
+   * edges into it. Absent: every release the minor rule allows; empty: none (new clusters only).
+   */
+  upgradesFrom?: string[];
 }
 
 /** An entry's end of life: absent, or an RFC 3339 date-time such as 2027-02-17T00:00:00Z. */
@@ -98,6 +117,21 @@ export function poolTooFarBehind(pool: string, controlPlane: string): string | u
 const versionText = (raw: unknown): string =>
   typeof raw === "string" || typeof raw === "number" ? String(raw) : "";
 
+/** Why an entry's version, image or channel groups cannot be read, if they cannot. */
+function requiredFieldProblem(
+  e: Record<string, unknown>,
+  version: string,
+  where: string,
+): string | undefined {
+  const image = e["image"];
+  const groups = e["channelGroups"] ?? ["stable"];
+  if (parseVersion(version)?.length !== 3) return `${where}.version "${version}" is not major.minor.patch`;
+  if (typeof image !== "string" || image === "") return `${where}.image is missing for ${version}`;
+  if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
+    return `${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}`;
+  return undefined;
+}
+
 /**
  * One entry of the catalog, or what is wrong with it (`where` names it). A bad end of life is
  * named too, but the release stays offered without one: clusters on it must not lose it for that.
@@ -105,20 +139,17 @@ const versionText = (raw: unknown): string =>
 function readRelease(entry: unknown, where: string): { release?: Release; problem?: string } {
   const e = (entry ?? {}) as Record<string, unknown>;
   const version = versionText(e["version"]);
-  const image = e["image"];
-  const groups = e["channelGroups"] ?? ["stable"];
-  if (parseVersion(version)?.length !== 3)
-    return { problem: `${where}.version "${version}" is not major.minor.patch` };
-  if (typeof image !== "string" || image === "")
-    return { problem: `${where}.image is missing for ${version}` };
-  if (!Array.isArray(groups) || !groups.every((g) => CHANNEL_GROUPS.includes(g as ChannelGroup)))
-    return { problem: `${where}.channelGroups must be a list of ${CHANNEL_GROUPS.join(", ")}` };
+  const problem = requiredFieldProblem(e, version, where);
+  if (problem) return { problem };
+  const from = upgradesFromOf(e["upgradesFrom"], version);
+  if (!from.ok) return { problem: `${where}.upgradesFrom of ${version} ${from.problem}` };
   const eol = endOfLifeOf(e["endOfLifeTimestamp"]);
   const release: Release = {
     version,
-    image,
-    channelGroups: groups as ChannelGroup[],
+    image: e["image"] as string,
+    channelGroups: (e["channelGroups"] ?? ["stable"]) as ChannelGroup[],
     ...(eol.value ? { endOfLifeTimestamp: eol.value } : {}),
+    ...(from.value ? { upgradesFrom: from.value } : {}),
   };
   if (eol.ok) return { release };
   return {
@@ -127,14 +158,41 @@ function readRelease(entry: unknown, where: string): { release?: Release; proble
   };
 }
 
+/**
+ * A release's edges: absent, or a list of major.minor.patch versions each older than it and at
+ * most one minor behind (an edge the minor rule forbids would never be taken). A bad list skips
+ * the release: offered without its edges, it would be reachable from everything.
+ */
+function upgradesFromOf(
+  v: unknown,
+  version: string,
+): { ok: true; value?: string[] } | { ok: false; problem: string } {
+  if (v === undefined || v === null) return { ok: true };
+  if (!Array.isArray(v)) return { ok: false, problem: "must be a list of versions such as [4.19.7]" };
+  const listed = v.map(versionText);
+  const bad = listed.find((f) => parseVersion(f)?.length !== 3);
+  if (bad !== undefined) return { ok: false, problem: `lists "${bad}", not major.minor.patch` };
+  const refused = listed.find((f) => compareVersions(f, version) >= 0 || skippedMinor(f, version));
+  if (refused !== undefined)
+    return {
+      ok: false,
+      problem: `lists ${refused}: an edge leads to a newer release at most one minor ahead`,
+    };
+  return { ok: true, value: [...new Set(listed)] };
+}
+
 export class ReleaseCatalog {
+  /** Newest first. */
   readonly releases: readonly Release[];
   /** Entries the parser skipped or read in part, with why; shown in conditions rather than failing everything. */
   readonly problems: readonly string[];
+  /** Why there is no catalog at all (its ConfigMap is missing): every request is refused with it. */
+  readonly unavailable: string | undefined;
 
-  constructor(releases: Release[], problems: string[] = []) {
+  constructor(releases: Release[], problems: string[] = [], unavailable?: string) {
     this.releases = releases;
     this.problems = problems;
+    this.unavailable = unavailable;
   }
 
   /** Reads the ConfigMap's catalog.yaml; an entry with a bad field is skipped and named in problems. */
@@ -161,6 +219,8 @@ export class ReleaseCatalog {
 
   /** The release a version request means, or why there is none. */
   resolve(spec: VersionSpec): Resolution {
+    if (this.unavailable !== undefined)
+      return { ok: false, reason: "CatalogUnavailable", message: this.unavailable };
     const group = spec.channelGroup ?? "stable";
     const inGroup = this.releases.filter((r) => r.channelGroups.includes(group));
     const match = inGroup.find(
@@ -178,15 +238,15 @@ export class ReleaseCatalog {
 }
 
 /** What a controller gets while the ConfigMap is missing: every request is refused with that reason. */
-export function unavailableCatalog(why: string): { resolve(spec: VersionSpec): Resolution } {
-  return { resolve: () => ({ ok: false, reason: "CatalogUnavailable", message: why }) };
+export function unavailableCatalog(why: string): ReleaseCatalog {
+  return new ReleaseCatalog([], [], why);
 }
 
 export const configMapType = ConfigMapResource;
 
 export interface CatalogSource {
   /** The catalog as the ConfigMap says now (parsed again only when it changed). */
-  current(): { resolve(spec: VersionSpec): Resolution };
+  current(): ReleaseCatalog;
   /** The ConfigMaps of the namespace, for controllers that requeue when the catalog changes. */
   informer: Informer<KubeObject>;
 }
