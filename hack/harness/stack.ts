@@ -27,7 +27,7 @@ import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
-import { configMapType } from "../../operators/releases/catalog.ts";
+import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
@@ -90,10 +90,30 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The catalog ConfigMap from config/bases/operators, placed in `namespace`. */
-export async function catalogConfigMap(namespace: string): Promise<KubeObject> {
-  const cm = load(await readFile(CATALOG_FILE, "utf8")) as KubeObject;
-  return { ...cm, metadata: { ...cm.metadata, namespace } };
+/** How far past today the harness moves the shipped catalog's earliest end of life. */
+const END_OF_LIFE_HORIZON_MS = 365 * 24 * 3600 * 1000;
+
+/**
+ * The catalog text with its end-of-life dates moved, their spacing kept, so the earliest is at
+ * least a year from `now`: the shipped dates are real (4.18's has passed), and a local region or a
+ * test must not meet an end of life by the calendar. Tests of end of life write catalogs of their own.
+ */
+export function endOfLifeFromNow(catalogYaml: string, now: number): string {
+  const field = /(endOfLifeTimestamp:\s*["']?)(\d[\dT:.+Z-]*)/g;
+  const dates = [...catalogYaml.matchAll(field)].map((m) => Date.parse(m[2] ?? "")).filter((t) => t > 0);
+  if (dates.length === 0) return catalogYaml;
+  const shift = Math.max(0, now + END_OF_LIFE_HORIZON_MS - Math.min(...dates));
+  return catalogYaml.replace(field, (whole, key: string, value: string) => {
+    const t = Date.parse(value);
+    return Number.isNaN(t) ? whole : key + new Date(t + shift).toISOString().replace(/\.\d{3}Z$/, "Z");
+  });
+}
+
+/** The catalog ConfigMap from config/bases/operators, placed in `namespace`, its end-of-life dates a year or more away. */
+export async function catalogConfigMap(namespace: string, now = Date.now()): Promise<KubeObject> {
+  const cm = load(await readFile(CATALOG_FILE, "utf8")) as KubeObject & { data: Record<string, string> };
+  const data = { ...cm.data, [CATALOG_KEY]: endOfLifeFromNow(cm.data[CATALOG_KEY] ?? "", now) };
+  return { ...cm, metadata: { ...cm.metadata, namespace }, data };
 }
 
 /**
