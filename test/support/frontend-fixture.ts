@@ -57,7 +57,12 @@ export interface FrontendFixture {
   certs: FrontendCerts;
   catalogNamespace: string;
   /** `PUT /subscriptions/{id}?api-version=2.0` as ARM sends it. */
-  putSubscription(id: string, state: string, tenantId?: string): Promise<ArmResponse>;
+  putSubscription(
+    id: string,
+    state: string,
+    tenantId?: string,
+    properties?: Record<string, unknown>,
+  ): Promise<ArmResponse>;
   /**
    * Stops the frontend and starts a new one on the same certificates and catalog; returns a new
    * client for it (with the same headers). The earlier client stays open for its owner to close.
@@ -103,10 +108,10 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
     arm: await connect(fe),
     certs,
     catalogNamespace: catalog.name,
-    putSubscription: (id, state, tenantId = randomUUID()) =>
+    putSubscription: (id, state, tenantId = randomUUID(), properties = {}) =>
       fixture.arm.send("PUT", `/subscriptions/${id}`, {
         apiVersion: "2.0",
-        body: { state, registrationDate: new Date().toISOString(), properties: { tenantId } },
+        body: { state, registrationDate: new Date().toISOString(), properties: { ...properties, tenantId } },
       }),
     async restart() {
       await fixture.fe.stop();
