@@ -7,8 +7,8 @@ const DAY = 24 * 3600 * 1000;
 describe("the catalog the harness installs", () => {
   it("has every end of life a year or more from now, the minors as far apart as shipped", async () => {
     const now = Date.parse("2026-11-27T12:00:00Z");
-    const cm = (await catalogConfigMap("ns", now)) as { data: Record<string, string> };
-    const catalog = ReleaseCatalog.parse(cm.data[CATALOG_KEY]);
+    const data = (await catalogConfigMap("ns", now))["data"] as Record<string, string>;
+    const catalog = ReleaseCatalog.parse(data[CATALOG_KEY]);
     expect(catalog.problems).toEqual([]);
     const byMinor = new Map(
       catalog.releases.map((r) => [
