@@ -126,6 +126,9 @@ function userSettings(cluster: HcpCluster): Partial<HostedCluster["spec"]> {
   const { fips, clusterImageRegistry, imageDigestMirrors } = cluster.spec;
   const autoscaling = hostedAutoscaling(cluster.spec.autoscaling);
   return {
+    ...(cluster.spec.controllerAvailabilityPolicy === "SingleReplica"
+      ? { controllerAvailabilityPolicy: "SingleReplica" as const }
+      : {}),
     ...(fips ? { fips: true } : {}),
     ...(clusterImageRegistry?.state === "Disabled" ? { capabilities: { disabled: ["ImageRegistry"] } } : {}),
     ...(autoscaling ? { autoscaling } : {}),

@@ -5,6 +5,7 @@
  * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
  */
+import { wantsSingleReplica } from "./preview-features.ts";
 import {
   API_VERSION,
   HCP_CLUSTER_KIND,
@@ -296,6 +297,8 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
       source: m.source ?? "",
       mirrors: m.mirrors ?? [],
     })),
+    // Admitted by preview-features.ts; the tag itself stays in the envelope, for GET.
+    controllerAvailabilityPolicy: wantsSingleReplica(res.tags) ? "SingleReplica" : undefined,
   });
   return {
     apiVersion: API_VERSION,

@@ -75,6 +75,7 @@ import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
 import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
 import { notificationUriOf } from "./notification-uri.ts";
+import { checkPreviewFeatures } from "./preview-features.ts";
 
 export interface ResourceDeps {
   client: KubeClient;
@@ -197,6 +198,24 @@ function hubProperties(
   }
   const created = withHubDefaults(properties, id.kind);
   return id.kind === "cluster" ? defaultClusterProperties(id, created) : created;
+}
+
+const channelGroupOf = (p: HubProperties): string | undefined =>
+  "version" in p ? p.version?.channelGroup : undefined;
+
+/** Preview features the request asks for must be registered on its subscription. */
+function checkGated(
+  req: ArmRequest,
+  id: ResourceId,
+  [doc, properties]: [VersionedBody, HubProperties],
+  stored: ArmResource | undefined,
+): void {
+  checkPreviewFeatures(req.subscription, {
+    kind: id.kind,
+    channelGroup: channelGroupOf(properties),
+    tags: doc.tags,
+    ...(stored ? { stored: { channelGroup: channelGroupOf(stored.properties), tags: stored.tags } } : {}),
+  });
 }
 
 function checkIdentities(doc: VersionedBody, properties: HubProperties): void {
@@ -335,6 +354,7 @@ export class ResourceHandlers {
     stored: ArmResource | undefined,
   ): Promise<ArmResource> {
     const properties = hubProperties(req, id, doc, stored);
+    checkGated(req, id, [doc, properties], stored);
     if (id.kind === "cluster") checkIdentities(doc, properties);
     await this.#checkVersions(req, id, properties, stored);
     // Last, once the body is known good: a look-up across the region.

@@ -80,11 +80,19 @@ export interface HcpClusterSpec {
    * spec.secretEncryption when customer-managed.
    */
   etcd?: EtcdSpec;
+  /**
+   * HighlyAvailable (the default) or SingleReplica: how many replicas each control-plane component
+   * runs (HyperShift's controllerAvailabilityPolicy); immutable. Through ARM, an experimental tag
+   * on subscriptions with the experimental feature registered (frontend/preview-features.ts).
+   */
+  controllerAvailabilityPolicy?: AvailabilityPolicy;
   /** Read once at placement; changing it later does not move the control plane. */
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
   paused?: boolean;
 }
+
+export type AvailabilityPolicy = "HighlyAvailable" | "SingleReplica";
 
 export interface DnsSpec {
   /** Parent zone; when omitted the cluster controller uses the region's base domain. */
