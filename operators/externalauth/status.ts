@@ -4,7 +4,12 @@
  * configuration), then Ready, Progressing, Degraded and Deleting, the phase and
  * observedGeneration. Written once per reconcile through setCondition.
  */
-import type { ExternalAuth, ExternalAuthStatus, Phase } from "../api/v1alpha1/index.ts";
+import {
+  EXTERNAL_AUTH_STEPS,
+  type ExternalAuth,
+  type ExternalAuthStatus,
+  type Phase,
+} from "../api/v1alpha1/index.ts";
 import { degradedFromSteps, firstNotReady, heldBy, stepCondition, type Steps } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 
@@ -19,11 +24,8 @@ export const AUTH_CONDITIONS = {
 } as const;
 
 /** The steps in the order they run; a step that is not True holds the ones after it. */
-export const AUTH_STEPS = [
-  AUTH_CONDITIONS.ClusterReady,
-  AUTH_CONDITIONS.ProviderApplied,
-  AUTH_CONDITIONS.ProviderAccepted,
-] as const;
+export const AUTH_STEPS =
+  EXTERNAL_AUTH_STEPS satisfies readonly (typeof AUTH_CONDITIONS)[keyof typeof AUTH_CONDITIONS][];
 
 export type AuthStep = (typeof AUTH_STEPS)[number];
 

@@ -13,7 +13,8 @@ import { subscriptionNamespace } from "./names.ts";
 import type { FoundOperation, OperationDoc, OperationStore } from "./operations.ts";
 import { normalizeLocation, operationResultPath, operationStatusPath } from "./resource-id.ts";
 import { fromCR } from "./resource-handlers.ts";
-import { isTerminal } from "./provisioning-state.ts";
+import { isTerminal, type Observed } from "./provisioning-state.ts";
+import { operationProgress } from "./operation-progress.ts";
 import { credentialResult } from "./credentials.ts";
 
 export interface OperationDeps {
@@ -44,21 +45,32 @@ async function current(deps: OperationDeps, req: ArmRequest): Promise<FoundOpera
   return found;
 }
 
-/** The operation status ARM reads: the poll's answer, and the body of its notification (notifier.ts). */
-export function operationStatusBody(doc: OperationDoc, subscriptionId: string): Record<string, unknown> {
+/**
+ * The operation status ARM reads: the poll's answer, and the body of its notification (notifier.ts).
+ * With the CR it acts on, a running one also says how far it has come and what it waits on
+ * (operation-progress.ts).
+ */
+export function operationStatusBody(
+  doc: OperationDoc,
+  subscriptionId: string,
+  cr?: Observed,
+): Record<string, unknown> {
+  const { percentComplete, step, message } = operationProgress(doc, cr);
   return {
     id: operationStatusPath(subscriptionId, doc.location, doc.id),
     name: doc.id,
     status: doc.status,
     startTime: doc.startTime,
     ...(doc.endTime ? { endTime: doc.endTime } : {}),
+    ...(percentComplete !== undefined ? { percentComplete } : {}),
+    ...(message ? { properties: { ...(step ? { step } : {}), message } } : {}),
     ...(doc.error ? { error: doc.error } : {}),
   };
 }
 
 export async function getOperationStatus(deps: OperationDeps, req: ArmRequest): Promise<Reply> {
-  const { doc } = await current(deps, req);
-  return { status: 200, body: operationStatusBody(doc, req.params["subscriptionId"] ?? "") };
+  const { doc, cr } = await current(deps, req);
+  return { status: 200, body: operationStatusBody(doc, req.params["subscriptionId"] ?? "", cr) };
 }
 
 export async function getOperationResult(deps: OperationDeps, req: ArmRequest): Promise<Reply> {

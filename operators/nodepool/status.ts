@@ -6,7 +6,7 @@
  * is not Connected, a Ready that rests on its reports is Unknown (StatusStale, hcp/staleness.ts);
  * the phase stays what was last known.
  */
-import type { NodePool, NodePoolStatus, Phase } from "../api/v1alpha1/index.ts";
+import { NODE_POOL_STEPS, type NodePool, type NodePoolStatus, type Phase } from "../api/v1alpha1/index.ts";
 import type { PoolReport } from "../hcp/feedback.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
@@ -31,12 +31,8 @@ export const POOL_CONDITIONS = {
 } as const;
 
 /** The steps in the order they run; a step that is not True holds the ones after it. */
-export const POOL_STEPS = [
-  POOL_CONDITIONS.ClusterReady,
-  POOL_CONDITIONS.ValidVersion,
-  POOL_CONDITIONS.NodePoolApplied,
-  POOL_CONDITIONS.NodesReady,
-] as const;
+export const POOL_STEPS =
+  NODE_POOL_STEPS satisfies readonly (typeof POOL_CONDITIONS)[keyof typeof POOL_CONDITIONS][];
 
 export type PoolStep = (typeof POOL_STEPS)[number];
 

@@ -5,3 +5,4 @@ export * from "./nodepool.ts";
 export * from "./externalauth.ts";
 export * from "./managementcluster.ts";
 export * from "./breakglasscredential.ts";
+export * from "./steps.ts";
