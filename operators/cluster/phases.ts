@@ -8,16 +8,17 @@
  * and a restart converge.
  */
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
-import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
+import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
+import { feedbackOf, hostedReport, type HostedClusterReport } from "../hcp/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
 import { compareVersions, skippedMinor } from "../releases/catalog.ts";
-import { getCondition } from "../runtime/conditions.ts";
+import { getCondition, type Condition } from "../runtime/conditions.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
+import { carriedKeys, planKeys, wantedKey, type KeyPlan } from "./etcd-encryption.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
@@ -391,12 +392,32 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
 
 // ---- the HostedCluster ----------------------------------------------------------------------
 
+/**
+ * The etcd keys the HostedCluster carries next (etcd-encryption.ts), decided from what the cached
+ * work records it carries and what HyperShift reported on it; undefined while the cache has not
+ * caught up with this reconciler's own last write of the work (its watch event comes back).
+ */
+function etcdKeyPlan(scope: ClusterScope, current: ManifestWorkObject | undefined): KeyPlan | undefined {
+  const uid = scope.cluster.metadata.uid ?? "";
+  const wanted = wantedKey(scope.cluster)?.key;
+  const written = scope.memory.workGenerations.get(uid);
+  if (wanted && current && written !== undefined && (current.metadata.generation ?? 0) < written)
+    return undefined;
+  const name = scope.facts.names.hostedClusterName;
+  const report = current ? hostedReport(feedbackOf(current, { kind: "HostedCluster", name })) : undefined;
+  return planKeys(wanted, carriedKeys(current), report);
+}
+
 /** Applies the HostedCluster's work when it differs from this controller's last apply. */
 export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, facts, release, consumer, deps, signingKey } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady) || !release || !consumer) return {};
   // The key and URL alone: the HostedCluster need not wait for the documents to be published.
   if (!signingKey || !facts.issuerURL) return {};
+  const current = clusterWork(scope);
+  const keys = etcdKeyPlan(scope, current);
+  if (!keys) return {};
+  facts.etcdEncryption = keys.condition;
   const desired = hostedClusterWork({
     cluster,
     names: facts.names,
@@ -405,12 +426,14 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
     consumer,
     oidc: { issuerURL: facts.issuerURL, signingKey },
     externalAuths: externalAuthsCarried(externalAuthsOf(scope)),
+    etcdKeys: keys.keys,
   });
-  const current = clusterWork(scope);
   scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
     signal,
   });
   if (!scope.appliedWork) return {};
+  const generation = scope.appliedWork.metadata.generation;
+  if (generation !== undefined) scope.memory.workGenerations.set(cluster.metadata.uid ?? "", generation);
   failpoint("cluster/after-work-applied");
   const work = `${consumer}/${facts.names.workName}`;
   scope.log.info("Applied the HostedCluster ManifestWork", { work });
@@ -439,6 +462,43 @@ function hostedClusterAvailable(scope: ClusterScope): StepState {
   };
 }
 
+/** The verdicts that must be True: ValidConfiguration, and ValidAzureKMSConfig for a customer's key. */
+function verdictsOf(scope: ClusterScope, report: HostedClusterReport): Array<Condition | undefined> {
+  return wantedKey(scope.cluster)
+    ? [report.validConfiguration, report.validAzureKMSConfig]
+    : [report.validConfiguration];
+}
+
+/**
+ * HyperShift's verdict on the HostedCluster the agent applied (each condition about the generation
+ * the agent read back): its reason and message when it refuses the configuration or cannot use
+ * the customer's etcd key, which only the user can fix.
+ */
+function hostedClusterValid(scope: ClusterScope, report: HostedClusterReport): StepState {
+  const about = (c: Condition | undefined): c is Condition =>
+    c !== undefined && report.generation !== undefined && c.observedGeneration === report.generation;
+  const verdicts = verdictsOf(scope, report);
+  const refused = verdicts.find((c) => about(c) && c.status === "False");
+  if (refused)
+    return {
+      state: "failed",
+      reason: `HostedCluster${refused.reason || "InvalidConfiguration"}`,
+      message: refused.message || `HyperShift reports ${refused.type} False`,
+      userActionRequired: true,
+    };
+  if (verdicts.every((c) => about(c) && c.status === "True"))
+    return {
+      state: "ready",
+      reason: "AsExpected",
+      message: "HyperShift accepts the HostedCluster's configuration",
+    };
+  return {
+    state: "pending",
+    reason: "WaitingForHyperShift",
+    message: `Waiting for HyperShift to validate the HostedCluster${verdicts.length > 1 ? " and its etcd key" : ""}`,
+  };
+}
+
 /**
  * Turns the work's status and the HostedCluster's feedback into steps. Runs whatever came before:
  * a work that exists is observed even while an earlier step holds (a bad version, a quota), and
@@ -457,6 +517,7 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   if (wanted && !report.updatingTo && report.completedVersion && report.completedVersion !== wanted)
     report.updatingTo = wanted;
   facts.hosted = report;
+  facts.steps[CONDITIONS.HostedClusterValid] = hostedClusterValid(scope, report);
   facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
   return {};
 };

@@ -85,6 +85,12 @@ export interface ClusterMemory {
   verified: VerifiedSteps;
   /** When rechecks may begin, per subscription. */
   rechecks: RecheckBudget;
+  /**
+   * uid → the generation of the cluster's work this reconciler last wrote. A cached work older
+   * than that is one the watch has not caught up with: the etcd key rotation, decided from the
+   * keys the work records, waits for it (applyWork).
+   */
+  workGenerations: Map<string, number>;
 }
 
 export interface ClusterScope {

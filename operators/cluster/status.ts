@@ -33,6 +33,7 @@ export const CONDITIONS = {
   IngressReady: "IngressReady",
   OidcIssuerReady: "OidcIssuerReady",
   HostedClusterApplied: "HostedClusterApplied",
+  HostedClusterValid: "HostedClusterValid",
   HostedClusterAvailable: "HostedClusterAvailable",
   DnsRecordsReady: "DnsRecordsReady",
   Deleting: "Deleting",
@@ -49,15 +50,17 @@ export const STEP_CONDITIONS = [
   CONDITIONS.IngressReady,
   CONDITIONS.OidcIssuerReady,
   CONDITIONS.HostedClusterApplied,
+  CONDITIONS.HostedClusterValid,
   CONDITIONS.HostedClusterAvailable,
   CONDITIONS.DnsRecordsReady,
 ] as const;
 
 export type StepCondition = (typeof STEP_CONDITIONS)[number];
 
-/** Steps whose state the management cluster's agent reports: the HostedCluster applied, then available. */
+/** Steps whose state the management cluster's agent reports: the HostedCluster applied, valid, available. */
 const AGENT_STEPS: readonly StepCondition[] = [
   CONDITIONS.HostedClusterApplied,
+  CONDITIONS.HostedClusterValid,
   CONDITIONS.HostedClusterAvailable,
 ];
 
@@ -72,6 +75,11 @@ export interface ClusterFacts {
   azure: HcpClusterAzureStatus;
   /** The cluster's OIDC issuer URL, once its signing key is stored (reconcileOidcIssuer). */
   issuerURL?: string;
+  /**
+   * With a customer's etcd key: which key encrypts the data and how a rotation stands
+   * (etcd-encryption.ts, set by applyWork). Not a step: a rotation holds nothing up.
+   */
+  etcdEncryption?: ConditionInput;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -161,6 +169,11 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
   return "Provisioning";
 }
 
+/** How settings that are not steps stand: the customer's etcd key (a rotation holds nothing up). */
+function settingConditions(facts: ClusterFacts): ConditionInput[] {
+  return facts.etcdEncryption ? [facts.etcdEncryption] : [];
+}
+
 function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {
   const paused: ConditionInput = facts.cluster.spec.paused
     ? {
@@ -242,7 +255,7 @@ export function composeStatus(
     const s = facts.steps[type];
     if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
-  for (const c of [...summary(facts), ...lifecycleConditions(facts)])
+  for (const c of [...settingConditions(facts), ...summary(facts), ...lifecycleConditions(facts)])
     conditions = setCondition(conditions, c, stamp);
   const phase = phaseOf(facts, conditions);
   if (opts.stale) conditions = withStaleReady(conditions, facts, opts.stale);
