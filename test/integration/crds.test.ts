@@ -1611,3 +1611,149 @@ describe("customer-managed etcd encryption (spec.etcd.dataEncryption)", () => {
     expect(adopted.spec.etcd?.dataEncryption?.keyManagementMode).toBe("CustomerManaged");
   });
 });
+
+describe("the ingress and the VNet integration subnet (spec.ingress, spec.platform.azure.vnetIntegrationSubnetId)", () => {
+  const demoSubnet = (name: string, vnet = "demo-vnet", rg = "demo-customer", sub = SUB): string =>
+    `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${vnet}/subnets/${name}`;
+  /** The demo cluster with a VNet integration subnet beside its node subnet. */
+  function integrated(): HcpCluster {
+    const c = sample<HcpCluster>("demo");
+    c.spec.platform.azure.vnetIntegrationSubnetId = demoSubnet("integration");
+    return c;
+  }
+
+  it("defaults the ingress to Public and takes a Private API with a VNet integration subnet", async () => {
+    expect((await create(sample<HcpCluster>("demo"))).spec.ingress).toEqual({ type: "Public" });
+    const c = integrated();
+    c.metadata.name = "private";
+    c.spec.dns.baseDomainPrefix = "private";
+    c.spec.api = { visibility: "Private" };
+    c.spec.ingress = { type: "Private" };
+    const created = await create(c);
+    expect(created.spec.ingress).toEqual({ type: "Private" });
+    expect(created.spec.platform.azure.vnetIntegrationSubnetId).toBe(demoSubnet("integration"));
+    const disabled = integrated();
+    disabled.metadata.name = "disabled";
+    disabled.spec.dns.baseDomainPrefix = "disabled";
+    disabled.spec.version.id = "4.20";
+    disabled.spec.ingress = { type: "Disabled" };
+    expect((await create(disabled)).spec.ingress).toEqual({ type: "Disabled" });
+  });
+
+  it.each<CreateCase<HcpCluster>>([
+    {
+      name: "an ingress type ARO HCP does not know",
+      mutate: (c) => void (c.spec.ingress = { type: "Internal" as never }),
+      expected: ["spec.ingress.type", 'supported values: "Public", "Private", "Disabled"'],
+    },
+    {
+      name: "a disabled ingress before OpenShift 4.20",
+      mutate: (c) => void (c.spec.ingress = { type: "Disabled" }),
+      expected: [
+        "spec.ingress.type",
+        "spec.ingress.type Disabled needs OpenShift 4.20 or newer (HyperShift disables the Ingress and Console capabilities from 4.20 on), not spec.version.id 4.19",
+      ],
+    },
+    {
+      name: "a Private API without a VNet integration subnet",
+      mutate: (c) => {
+        delete c.spec.platform.azure.vnetIntegrationSubnetId;
+        c.spec.api = { visibility: "Private" };
+      },
+      expected: [
+        "spec.platform.azure.vnetIntegrationSubnetId",
+        "spec.platform.azure.vnetIntegrationSubnetId is required when spec.api.visibility is Private",
+      ],
+    },
+    {
+      name: "a VNet integration subnet that is not a subnet ID",
+      mutate: (c) => void (c.spec.platform.azure.vnetIntegrationSubnetId = "integration"),
+      expected: ["spec.platform.azure.vnetIntegrationSubnetId must be an Azure subnet resource ID"],
+    },
+    {
+      name: "the node subnet as the VNet integration subnet (in another casing)",
+      mutate: (c) =>
+        void (c.spec.platform.azure.vnetIntegrationSubnetId = c.spec.platform.azure.subnetId.toUpperCase()),
+      expected: [
+        "spec.platform.azure.vnetIntegrationSubnetId",
+        "must not be spec.platform.azure.subnetId: the VNet integration subnet is dedicated to the control plane",
+      ],
+    },
+    {
+      name: "a VNet integration subnet in another virtual network",
+      mutate: (c) =>
+        void (c.spec.platform.azure.vnetIntegrationSubnetId = demoSubnet("integration", "other")),
+      expected: [
+        "spec.platform.azure.vnetIntegrationSubnetId must be a subnet of the virtual network of spec.platform.azure.subnetId",
+      ],
+    },
+    {
+      name: "a VNet integration subnet in another subscription",
+      mutate: (c) =>
+        void (c.spec.platform.azure.vnetIntegrationSubnetId = demoSubnet(
+          "integration",
+          "demo-vnet",
+          "demo-customer",
+          OTHER_SUB,
+        )),
+      expected: [
+        `spec.platform.azure.vnetIntegrationSubnetId must be in the cluster's subscription ${SUB}, not in ${OTHER_SUB}`,
+      ],
+    },
+    {
+      name: "a VNet integration subnet in the managed resource group",
+      mutate: (c) => {
+        c.spec.platform.azure.subnetId = demoSubnet("nodes", "demo-vnet", "arohcp-demo-managed");
+        c.spec.platform.azure.vnetIntegrationSubnetId = demoSubnet(
+          "integration",
+          "demo-vnet",
+          "arohcp-demo-managed",
+        );
+      },
+      expected: [
+        "spec.platform.azure.vnetIntegrationSubnetId must not be in spec.platform.azure.managedResourceGroup",
+      ],
+    },
+  ])("refuses $name", async ({ mutate, expected }) => {
+    const c = integrated();
+    mutate(c);
+    await expectInvalid(create(c), expected);
+  });
+
+  it.each([
+    {
+      name: "the ingress type",
+      patch: { spec: { ingress: { type: "Private" } } },
+      expected: ["spec.ingress.type is immutable after creation"],
+    },
+    {
+      name: "the VNet integration subnet",
+      patch: { spec: { platform: { azure: { vnetIntegrationSubnetId: demoSubnet("other") } } } },
+      expected: ["spec.platform.azure.vnetIntegrationSubnetId is immutable after creation"],
+    },
+    {
+      name: "removing the VNet integration subnet",
+      patch: { spec: { platform: { azure: { vnetIntegrationSubnetId: null } } } },
+      expected: ["spec.platform.azure.vnetIntegrationSubnetId cannot be removed once set"],
+    },
+  ])("refuses changing $name", async ({ patch: body, expected }) => {
+    const created = await create(integrated());
+    await expectInvalid(patch(created, body), expected);
+  });
+
+  it("takes the subnet's casing changing, and a subnet set once on a cluster made before the field", async () => {
+    const created = await create(integrated());
+    const recased = await patch(created, {
+      spec: { platform: { azure: { vnetIntegrationSubnetId: demoSubnet("INTEGRATION") } } },
+    });
+    expect(recased.spec.platform.azure.vnetIntegrationSubnetId).toBe(demoSubnet("INTEGRATION"));
+    // An older frontend kept it in the ARM annotation; the frontend moves it into the spec.
+    const older = sample<HcpCluster>("demo");
+    older.metadata.name = "older";
+    older.spec.dns.baseDomainPrefix = "older";
+    const adopted = await patch(await create(older), {
+      spec: { platform: { azure: { vnetIntegrationSubnetId: demoSubnet("integration") } } },
+    });
+    expect(adopted.spec.platform.azure.vnetIntegrationSubnetId).toBe(demoSubnet("integration"));
+  });
+});

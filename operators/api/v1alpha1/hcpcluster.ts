@@ -60,6 +60,8 @@ export interface HcpClusterSpec {
   /** Immutable. Defaulted to DEFAULT_NETWORK field by field. */
   network?: NetworkSpec;
   api?: ApiSpec;
+  /** Defaulted to { type: Public }; immutable. */
+  ingress?: IngressSpec;
   /** Immutable except platform.azure.identities. */
   platform: PlatformSpec;
   /** 0..10080; 0 means no limit. */
@@ -123,6 +125,21 @@ export interface ApiSpec {
    * or empty, any address may. Updatable. HostedCluster spec.networking.apiServer.allowedCIDRBlocks.
    */
   authorizedCIDRs?: string[];
+}
+
+export const INGRESS_TYPES = ["Public", "Private", "Disabled"] as const;
+export type IngressType = (typeof INGRESS_TYPES)[number];
+
+/** The first OpenShift minor HyperShift can run without the Ingress and Console capabilities. */
+export const INGRESS_DISABLED_SINCE = { major: 4, minor: 20 } as const;
+
+export interface IngressSpec {
+  /**
+   * Public (the default): a load balancer with a public IP; Private: a load balancer frontend in
+   * the node subnet (HyperShift's ingress controller scope Internal); Disabled: no default ingress
+   * and no console (HostedCluster spec.capabilities.disabled; OpenShift ≥ INGRESS_DISABLED_SINCE).
+   */
+  type?: IngressType;
 }
 
 export interface ClusterImageRegistrySpec {
@@ -203,6 +220,11 @@ export interface AzurePlatformSpec {
   managedResourceGroup: string;
   /** ARM subnet ID in subscriptionId. */
   subnetId: string;
+  /**
+   * ARM subnet ID in subnetId's virtual network, not subnetId itself: the control plane's private
+   * link to the nodes (Swift). Required with a Private API; set once, then immutable.
+   */
+  vnetIntegrationSubnetId?: string;
   /** ARM network security group ID. */
   networkSecurityGroupId: string;
   /** Defaults to LoadBalancer, the only value. */
@@ -252,6 +274,11 @@ export interface HcpClusterStatus {
 export interface HcpClusterAzureStatus {
   /** The cluster's DNS zone and the name servers Azure gave it. */
   dnsZone?: { name: string; nameServers: string[] };
-  /** The public IP address in front of the cluster's ingress. */
+  /** The public IP address of the cluster's API (its api record). */
+  apiIP?: string;
+  /**
+   * The address of the cluster's ingress (its *.apps record): apiIP when the ingress is Public, a
+   * private address in the node subnet when Private; none when Disabled.
+   */
   ingressIP?: string;
 }
