@@ -6,8 +6,12 @@
  * the controller carries only the oldest (externalAuthsCarried), so a second made with kubectl
  * waits instead of breaking the HostedCluster.
  */
-import type { AuthenticationSpec, OIDCProvider } from "../api/hypershift/v1beta1.ts";
-import type { ExternalAuth } from "../api/v1alpha1/index.ts";
+import {
+  HOSTED_CLUSTER_SOURCED_ANNOTATION,
+  type AuthenticationSpec,
+  type OIDCProvider,
+} from "../api/hypershift/v1beta1.ts";
+import type { ExternalAuth, ExternalAuthClient } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
 
 /** HyperShift's key for an issuer CA in its ConfigMap. */
@@ -16,6 +20,15 @@ export const CA_BUNDLE_KEY = "ca-bundle.crt";
 /** The ConfigMap holding an ExternalAuth's issuer CA. */
 export function caConfigMapName(ea: ExternalAuth): string {
   return `${ea.metadata.name ?? ""}-issuer-ca`;
+}
+
+/**
+ * The Secret a Confidential client's secret lives in: created empty beside the HostedCluster and
+ * marked hosted-cluster-sourced, so HyperShift makes it in the hosted cluster's openshift-config and
+ * leaves it to the customer there (the secret never passes through the service).
+ */
+export function clientSecretName(ea: ExternalAuth, client: ExternalAuthClient): string {
+  return `${ea.metadata.name ?? ""}-${client.componentName}-client-secret`;
 }
 
 export function oidcProvider(ea: ExternalAuth): OIDCProvider {
@@ -36,6 +49,7 @@ export function oidcProvider(ea: ExternalAuth): OIDCProvider {
             componentName: c.componentName,
             componentNamespace: c.componentNamespace,
             clientID: c.clientId,
+            ...(c.type === "Confidential" ? { clientSecret: { name: clientSecretName(ea, c) } } : {}),
             ...(c.extraScopes?.length ? { extraScopes: [...c.extraScopes] } : {}),
           })),
         }
@@ -77,4 +91,22 @@ export function caConfigMaps(carried: readonly ExternalAuth[], namespace: string
       metadata: { name: caConfigMapName(ea), namespace },
       data: { [CA_BUNDLE_KEY]: ea.spec.issuer.ca ?? "" },
     }));
+}
+
+/** The empty Secrets the carried ExternalAuths' Confidential clients name (clientSecretName). */
+export function clientSecrets(carried: readonly ExternalAuth[], namespace: string): Manifest[] {
+  return carried.flatMap((ea) =>
+    (ea.spec.clients ?? [])
+      .filter((c) => c.type === "Confidential")
+      .map((c) => ({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: clientSecretName(ea, c),
+          namespace,
+          annotations: { [HOSTED_CLUSTER_SOURCED_ANNOTATION]: "true" },
+        },
+        type: "Opaque",
+      })),
+  );
 }

@@ -21,7 +21,7 @@ import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import { carriedAnnotation } from "../hcp/external-auths.ts";
-import { authenticationOf, caConfigMaps } from "./authentication.ts";
+import { authenticationOf, caConfigMaps, clientSecrets } from "./authentication.ts";
 import type { Release } from "../releases/catalog.ts";
 import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
@@ -297,6 +297,7 @@ export function hostedClusterWork({
       pullSecret,
       signingKey,
       ...caConfigMaps(externalAuths, names.hostedClusterNamespace),
+      ...clientSecrets(externalAuths, names.hostedClusterNamespace),
       asManifest(withAuthentication(hostedCluster, externalAuths)),
     ],
     feedback: {

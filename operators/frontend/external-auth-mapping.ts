@@ -6,7 +6,7 @@
  * CR (the CRD keys its client list by them, as HyperShift does).
  */
 import { X509Certificate } from "node:crypto";
-import { API_VERSION, EXTERNAL_AUTH_KIND, type ExternalAuth } from "../api/v1alpha1/index.ts";
+import { API_VERSION, CONSOLE_CLIENT, EXTERNAL_AUTH_KIND, type ExternalAuth } from "../api/v1alpha1/index.ts";
 import { HUB_VERSION, SCHEMAS, type ExternalAuthProperties } from "./api-version-schemas.ts";
 import { project } from "./body-schema.ts";
 import {
@@ -69,6 +69,24 @@ function issuerErrors(issuer: Issuer | undefined): FieldError[] {
   return errors;
 }
 
+/**
+ * ARO HCP's rule for a client's type: the console signs users in with a client secret, so it is
+ * Confidential; no other component may be, as only the console's secret has a place to live (an
+ * empty Secret the customer fills in on the hosted cluster, operators/cluster/authentication.ts).
+ */
+function clientTypeProblem(
+  name: string | undefined,
+  namespace: string | undefined,
+  type: string | undefined,
+): string | undefined {
+  const console = name === CONSOLE_CLIENT.name && namespace === CONSOLE_CLIENT.namespace;
+  if (console && type !== "Confidential")
+    return `must be Confidential when component name is ${CONSOLE_CLIENT.name} and component namespace is ${CONSOLE_CLIENT.namespace}`;
+  if (!console && type === "Confidential")
+    return "confidential client type is not allowed for this component";
+  return undefined;
+}
+
 function clientErrors(clients: readonly Client[], audiences: readonly string[]): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
@@ -84,6 +102,12 @@ function clientErrors(clients: readonly Client[], audiences: readonly string[]):
       errors.push({
         target: `properties.clients[${i}].clientId`,
         message: `Invalid value: "${c.clientId}": must match an audience in issuer audiences`,
+      });
+    const typeProblem = clientTypeProblem(c.component?.name, c.component?.authClientNamespace, c.type);
+    if (typeProblem)
+      errors.push({
+        target: `properties.clients[${i}].type`,
+        message: `Invalid value: "${c.type}": ${typeProblem}`,
       });
   });
   return errors;

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  HOSTED_CLUSTER_SOURCED_ANNOTATION,
   HostedClusterResource,
   type AuthenticationSpec,
   type HostedCluster,
@@ -20,7 +21,7 @@ import {
 } from "../../operators/api/v1alpha1/index.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
-import { clientFor, configMapType, eventually, namespaceType } from "../support/fixtures.ts";
+import { clientFor, configMapType, eventually, namespaceType, secretType } from "../support/fixtures.ts";
 import { ISSUER_CA_PEM } from "../support/oidc.ts";
 import { sampleCluster, sampleExternalAuth } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
@@ -92,6 +93,7 @@ describe("external auth", () => {
               componentName: "console",
               componentNamespace: "openshift-console",
               clientID: entra.spec.clients![0]!.clientId,
+              clientSecret: { name: "entra-console-client-secret" },
             },
             {
               componentName: "cli",
@@ -113,6 +115,14 @@ describe("external auth", () => {
       hcNamespace,
     );
     expect(ca?.data?.["ca-bundle.crt"]).toBe(ISSUER_CA_PEM);
+    // The console's secret is the customer's to put in on their cluster: HyperShift is handed an empty one.
+    const secret = await mgmt.find<KubeObject & { data?: Record<string, string> }>(
+      secretType,
+      "entra-console-client-secret",
+      hcNamespace,
+    );
+    expect(secret?.metadata.annotations?.[HOSTED_CLUSTER_SOURCED_ANNOTATION]).toBe("true");
+    expect(secret?.data ?? {}).toEqual({});
   });
 
   it("rolls an update out to the HostedCluster and observes it at the new generation", async () => {

@@ -108,7 +108,12 @@ describe("externalAuths through the frontend", () => {
           issuerCertificateAuthority: { name: `${providerName}-issuer-ca` },
         },
         oidcClients: [
-          { componentName: "console", componentNamespace: "openshift-console", clientID: APP },
+          {
+            componentName: "console",
+            componentNamespace: "openshift-console",
+            clientID: APP,
+            clientSecret: { name: `${providerName}-console-client-secret` },
+          },
           {
             componentName: "cli",
             componentNamespace: "openshift-console",
@@ -184,6 +189,7 @@ describe("externalAuths through the frontend", () => {
     body.properties.issuer.ca = "invalid";
     body.properties.clients[0].clientId = "not-an-audience";
     body.properties.clients[1].type = "NotEnum";
+    body.properties.clients[0].type = "Public";
     body.properties.claim.mappings.username = { claim: "email", prefix: "x:" };
     // The schema's errors come first, alone: an enum.
     const r = await arm.send("PATCH", entra, { body: { properties: body.properties } });
@@ -200,10 +206,14 @@ describe("externalAuths through the frontend", () => {
     expect(details.map((d) => d["target"] as string).sort()).toEqual([
       "properties.claim.mappings.username.prefix",
       "properties.clients[0].clientId",
+      "properties.clients[0].type",
       "properties.issuer.ca",
       "properties.issuer.url",
     ]);
     expect(details.find((d) => d.target === "properties.issuer.url")?.message).toContain("must be https URL");
+    expect(details.find((d) => d.target === "properties.clients[0].type")?.message).toContain(
+      "must be Confidential when component name is console",
+    );
     const none = await arm.send("PUT", externalAuthPath(sub, rg, "Auth-Cluster", "bad_name"), {
       body: externalAuthBody({ tenant: TENANT, app: APP }),
     });

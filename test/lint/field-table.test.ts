@@ -28,7 +28,6 @@ const GAPS = [
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.name",
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.version",
   "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.vaultName",
-  "externalAuth properties.clients[].type",
 ];
 
 type Kind = "cluster" | "nodePool" | "externalAuth";

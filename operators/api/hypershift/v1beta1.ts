@@ -39,6 +39,13 @@ export const NodePoolResource = {
 /** The finalizer the HyperShift operator puts on HostedClusters and NodePools. */
 export const HYPERSHIFT_FINALIZER = "hypershift.openshift.io/finalizer";
 
+/**
+ * On an empty Secret beside a HostedCluster that an OIDC client's clientSecret names: HyperShift
+ * (on ARO HCP) creates it empty in the hosted cluster's openshift-config and never overwrites it
+ * there, so the customer puts the secret in on their own cluster, not on the service's.
+ */
+export const HOSTED_CLUSTER_SOURCED_ANNOTATION = "hypershift.openshift.io/hosted-cluster-sourced";
+
 /** `<hcNamespace>-<hcName with "." → "-">`, HyperShift's `HostedControlPlaneNamespace`. */
 export function controlPlaneNamespaceName(namespace: string, name: string): string {
   return `${namespace}-${name.replaceAll(".", "-")}`;

@@ -43,6 +43,12 @@ export interface TokenIssuer {
 
 export type ExternalAuthClientType = "Confidential" | "Public";
 
+/**
+ * The OpenShift console's OIDC client: the one Confidential client ARO HCP allows (it signs users
+ * in with a client secret), and it must be Confidential.
+ */
+export const CONSOLE_CLIENT = { name: "console", namespace: "openshift-console" } as const;
+
 export interface ExternalAuthClient {
   componentName: string;
   componentNamespace: string;
