@@ -6,7 +6,13 @@
  * reconcile. While the management cluster's agent is not Connected, a Ready that rests on its
  * reports is Unknown (StatusStale, hcp/staleness.ts); the phase stays what was last known.
  */
-import type { HcpCluster, HcpClusterAzureStatus, HcpClusterStatus, Phase } from "../api/v1alpha1/index.ts";
+import {
+  HCP_CLUSTER_STEPS,
+  type HcpCluster,
+  type HcpClusterAzureStatus,
+  type HcpClusterStatus,
+  type Phase,
+} from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../hcp/feedback.ts";
 import type { ClusterNames } from "../hcp/names.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
@@ -41,19 +47,8 @@ export const CONDITIONS = {
 } as const;
 
 /** The steps in the order they run; a step that is not True holds the ones after it. */
-export const STEP_CONDITIONS = [
-  CONDITIONS.Placed,
-  CONDITIONS.ValidVersion,
-  CONDITIONS.ResourceGroupReady,
-  CONDITIONS.DnsZoneReady,
-  CONDITIONS.DnsDelegated,
-  CONDITIONS.IngressReady,
-  CONDITIONS.OidcIssuerReady,
-  CONDITIONS.HostedClusterApplied,
-  CONDITIONS.HostedClusterValid,
-  CONDITIONS.HostedClusterAvailable,
-  CONDITIONS.DnsRecordsReady,
-] as const;
+export const STEP_CONDITIONS =
+  HCP_CLUSTER_STEPS satisfies readonly (typeof CONDITIONS)[keyof typeof CONDITIONS][];
 
 export type StepCondition = (typeof STEP_CONDITIONS)[number];
 
