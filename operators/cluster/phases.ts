@@ -12,12 +12,12 @@ import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from
 import { feedbackOf, hostedReport, type HostedClusterReport } from "../hcp/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
-import { compareVersions, skippedMinor } from "../releases/catalog.ts";
 import { getCondition, type Condition } from "../runtime/conditions.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
-import type { Phase, PhaseResult } from "../runtime/phases.ts";
+import { lowestNonZero, type Phase, type PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
+import { resolveVersion } from "./version.ts";
 import { carriedKeys, planKeys, wantedKey, type KeyPlan } from "./etcd-encryption.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import type { InfraResult } from "./infrastructure.ts";
@@ -232,43 +232,16 @@ export const place: Phase<ClusterScope> = (_ctx, scope) => {
 };
 
 /**
- * The catalog's release for spec.version: never older than what runs (OpenShift does not
- * downgrade), never more than one minor ahead of it (the update graph).
+ * The release spec.version leads to on the update graph (version.ts): the next hop of an upgrade,
+ * held (ValidVersion False) where the graph, an end of life or a node pool forbids it. Looks again
+ * when a release's end of life passes: the plan may change then with no object changing.
  */
 export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
   if (!stepReady(scope, CONDITIONS.Placed)) return {};
-  const { cluster } = scope;
-  const resolution = scope.deps.releases().resolve(cluster.spec.version);
-  if (!resolution.ok)
-    return recordStep(scope, CONDITIONS.ValidVersion, {
-      state: "failed",
-      reason: resolution.reason,
-      message: resolution.message,
-      userActionRequired: resolution.reason === "UnknownVersion",
-    });
-  const { release } = resolution;
-  const running = cluster.status?.version;
-  if (running && compareVersions(release.version, running) < 0)
-    return recordStep(scope, CONDITIONS.ValidVersion, {
-      state: "failed",
-      reason: "DowngradeRefused",
-      message: `spec.version ${cluster.spec.version.id} resolves to ${release.version}, older than the running ${running}; OpenShift does not downgrade`,
-      userActionRequired: true,
-    });
-  const skip = running ? skippedMinor(running, release.version) : undefined;
-  if (skip)
-    return recordStep(scope, CONDITIONS.ValidVersion, {
-      state: "failed",
-      reason: "UpgradeSkipsMinor",
-      message: `spec.version ${cluster.spec.version.id} resolves to ${release.version}, but ${skip}`,
-      userActionRequired: true,
-    });
-  scope.release = release;
-  return recordStep(scope, CONDITIONS.ValidVersion, {
-    state: "ready",
-    reason: "VersionResolved",
-    message: `${cluster.spec.version.id} resolves to ${release.version} (${release.image})`,
-  });
+  const { step, recheckMs } = resolveVersion(scope);
+  const phase = recordStep(scope, CONDITIONS.ValidVersion, step);
+  const requeueAfterMs = lowestNonZero(phase.requeueAfterMs, recheckMs);
+  return requeueAfterMs ? { requeueAfterMs, periodic: !phase.requeueAfterMs } : {};
 };
 
 // ---- Azure --------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
 
 /** Events for every condition's transitions but Progressing, which restates the steps; an install told by its failures and its end. */
 export const CLUSTER_EVENTS: TransitionPolicy = {
-  negative: [CONDITIONS.Degraded],
+  negative: [CONDITIONS.Degraded, CONDITIONS.VersionEndOfLife],
   quiet: [CONDITIONS.Progressing],
   install: { ready: CONDITIONS.Ready, steps: STEP_CONDITIONS },
 };
@@ -38,9 +38,11 @@ export const CLUSTER_EVENTS: TransitionPolicy = {
 export class ClusterReconciler implements Reconciler {
   readonly #d: ClusterReconcilerDeps;
   readonly #memory: ClusterMemory;
+  readonly #now: () => number;
 
   constructor(deps: ClusterReconcilerDeps, now: () => number = Date.now) {
     this.#d = deps;
+    this.#now = now;
     this.#memory = {
       holds: new UserErrorHold(deps.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS, now),
       reservations: new Map(),
@@ -58,7 +60,10 @@ export class ClusterReconciler implements Reconciler {
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const cluster = this.#d.clusters.get(req.namespace, req.name);
     if (!cluster?.metadata.uid) return {};
-    const scope = newScope({ deps: this.#d, memory: this.#memory, log: requestLog(ctx, cluster) }, cluster);
+    const scope = newScope(
+      { deps: this.#d, memory: this.#memory, log: requestLog(ctx, cluster), now: this.#now() },
+      cluster,
+    );
     if (cluster.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     if (await this.#d.writer.addFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, ctx)) return {};
     if (cluster.spec.paused)
@@ -96,5 +101,13 @@ export class ClusterReconciler implements Reconciler {
       },
       CLUSTER_EVENTS,
     );
+    // Once the status says what the control plane is asked to run: one event per move.
+    if (scope.upgradeStarted)
+      await this.#d.events.record(cluster, {
+        type: "Normal",
+        reason: "Upgrading",
+        message: scope.upgradeStarted,
+        signal: ctx.signal,
+      });
   }
 }

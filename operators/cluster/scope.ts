@@ -3,17 +3,12 @@
  * a reconcile (user-error holds, placements not yet visible), and the scope the phases fill in.
  * Each scope field says which phase sets it; status.ts reads only `facts`.
  */
-import type {
-  ExternalAuth,
-  HcpCluster,
-  ManagementCluster,
-  NodePool,
-  VersionSpec,
-} from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { clusterNames, type RegionSettings } from "../hcp/names.ts";
 import { isClusterWork } from "./wakes.ts";
-import type { Release, Resolution } from "../releases/catalog.ts";
+import type { Release, ReleaseCatalog } from "../releases/catalog.ts";
+import type { VersionPlan } from "../releases/plan.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
@@ -48,7 +43,7 @@ export interface ClusterReconcilerDeps {
   /** ManifestWorks that carry a cluster label, indexed by CLUSTER_UID_INDEX. */
   works: Lister<CachedManifestWork>;
   /** The release catalog as it stands now. */
-  releases: () => { resolve(spec: VersionSpec): Resolution };
+  releases: () => ReleaseCatalog;
   infra: ClusterInfrastructure;
   parentZone: ParentZone;
   region: RegionSettings;
@@ -101,10 +96,16 @@ export interface ClusterScope {
   log: Logger;
   facts: ClusterFacts;
   infraSpec: ClusterInfraSpec;
+  /** The instant this reconcile judges ends of life at (milliseconds since the epoch). */
+  now: number;
   /** Set by place: the chosen ManagementCluster's consumer name. */
   consumer?: string;
-  /** Set by resolveRelease. */
+  /** Set by resolveRelease: the release the control plane is asked to run now (the plan's next). */
   release?: Release;
+  /** Set by resolveRelease: where spec.version leads on the update graph. */
+  plan?: VersionPlan;
+  /** Set by resolveRelease: the event message of an upgrade it starts (version.ts upgradeStarted). */
+  upgradeStarted?: string;
   /** Set by reconcileDnsZone: the zone's name servers, for the delegation. */
   nameServers?: string[];
   /** Set by reconcileIngress once the public IP has an address. */
@@ -116,7 +117,7 @@ export interface ClusterScope {
 }
 
 export function newScope(
-  base: Pick<ClusterScope, "deps" | "memory" | "log">,
+  base: Pick<ClusterScope, "deps" | "memory" | "log" | "now">,
   cluster: HcpCluster,
 ): ClusterScope {
   const names = clusterNames(cluster, base.deps.region);

@@ -42,6 +42,8 @@ export const CONDITIONS = {
   HostedClusterValid: "HostedClusterValid",
   HostedClusterAvailable: "HostedClusterAvailable",
   DnsRecordsReady: "DnsRecordsReady",
+  /** True once the release the control plane runs is past its end of life (not a step: it holds nothing). */
+  VersionEndOfLife: "VersionEndOfLife",
   Deleting: "Deleting",
   Paused: "Paused",
 } as const;
@@ -65,6 +67,10 @@ export interface ClusterFacts {
   managementCluster?: string;
   steps: Steps<StepCondition>;
   hosted?: HostedClusterReport;
+  /** The release the control plane is asked to run now (resolveRelease); status keeps the last one. */
+  desiredVersion?: string;
+  /** VersionEndOfLife, when resolveRelease ran (version.ts). */
+  versionEndOfLife?: ConditionInput;
   deleting?: { reason: string; message: string };
   /** What the Azure steps found ready in this reconcile; status keeps what they found before. */
   azure: HcpClusterAzureStatus;
@@ -164,9 +170,12 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
   return "Provisioning";
 }
 
-/** How settings that are not steps stand: the customer's etcd key (a rotation holds nothing up). */
+/**
+ * How settings that are not steps stand: the customer's etcd key (a rotation holds nothing up),
+ * the end of life of the release that runs (it keeps running).
+ */
 function settingConditions(facts: ClusterFacts): ConditionInput[] {
-  return facts.etcdEncryption ? [facts.etcdEncryption] : [];
+  return [facts.etcdEncryption, facts.versionEndOfLife].filter((c) => c !== undefined);
 }
 
 function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {
@@ -182,17 +191,24 @@ function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {
   return deleting ? [paused, { type: CONDITIONS.Deleting, status: "True", ...deleting }] : [paused];
 }
 
-/** Version and URLs: what HyperShift reported, else what the status already said. */
+/** The versions: what HyperShift reported running (else what the status said), and what it is asked to run. */
+function versionFields(facts: ClusterFacts): Pick<HcpClusterStatus, "version" | "desiredVersion"> {
+  const previous = facts.cluster.status ?? {};
+  const version = facts.hosted?.completedVersion ?? previous.version;
+  const desiredVersion = facts.desiredVersion ?? previous.desiredVersion;
+  return { ...(version ? { version } : {}), ...(desiredVersion ? { desiredVersion } : {}) };
+}
+
+/** Versions and URLs: what HyperShift reported, else what the status already said. */
 function observedFields(
   facts: ClusterFacts,
-): Pick<HcpClusterStatus, "version" | "apiURL" | "consoleURL" | "issuerURL"> {
+): Pick<HcpClusterStatus, "version" | "desiredVersion" | "apiURL" | "consoleURL" | "issuerURL"> {
   const previous = facts.cluster.status ?? {};
   const issuerURL = facts.issuerURL ?? previous.issuerURL;
-  const version = facts.hosted?.completedVersion ?? previous.version;
   const endpoint = facts.hosted?.endpoint;
   const apiURL = endpoint ? `https://${endpoint.host}:${endpoint.port}` : previous.apiURL;
   return {
-    ...(version ? { version } : {}),
+    ...versionFields(facts),
     ...(issuerURL ? { issuerURL } : {}),
     ...(apiURL
       ? {
