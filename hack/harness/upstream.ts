@@ -1,9 +1,10 @@
 /**
  * Upstream CRDs taken from their Go modules through the module proxy, pinned here. The module
- * cache keeps them, so only the first run downloads.
+ * cache keeps them, so only the first run downloads. One upstream the proxy lacks has a stand-in.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 const exec = promisify(execFile);
@@ -70,12 +71,28 @@ export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
 }
 
 /**
+ * Azure Container Networking's PodNetwork and PodNetworkInstance: a stand-in written here, since
+ * their module is not on the module proxy (see the file's header).
+ */
+export const ACN_STAND_IN_CRDS = fileURLToPath(
+  new URL("./stand-in-crds/multitenancy.acn.azure.com.yaml", import.meta.url),
+);
+
+/**
  * What a management cluster serves: HyperShift's HostedCluster, NodePool and certificate CRs
- * (break-glass approvals and revocations), OCM's AppliedManifestWork.
+ * (break-glass approvals and revocations), OCM's AppliedManifestWork, and the Swift networking
+ * kinds a cluster with a VNet integration subnet carries (ACN_STAND_IN_CRDS).
  */
 export async function managementClusterCrds(): Promise<string[]> {
   const p = await upstreamCrdPaths();
-  return [p.hostedClusters, p.nodePools, p.csrApprovals, p.revocationRequests, p.appliedManifestWorks];
+  return [
+    p.hostedClusters,
+    p.nodePools,
+    p.csrApprovals,
+    p.revocationRequests,
+    p.appliedManifestWorks,
+    ACN_STAND_IN_CRDS,
+  ];
 }
 
 /**

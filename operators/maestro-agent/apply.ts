@@ -62,6 +62,9 @@ export const DEFAULT_ALLOWED_KINDS = [
   // Break-glass credentials: a CSR for a HyperShift signer and HyperShift's approval or revocation.
   "CertificateSigningRequest.certificates.k8s.io",
   "*.certificates.hypershift.openshift.io",
+  // A cluster's VNet integration subnet (Swift): its PodNetwork and the control plane's instance of it.
+  "PodNetwork.multitenancy.acn.azure.com",
+  "PodNetworkInstance.multitenancy.acn.azure.com",
 ] as const;
 
 function configFor(

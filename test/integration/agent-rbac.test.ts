@@ -1,12 +1,18 @@
 /**
  * maestro-agent runs with only the RBAC of config/bases/agent/rbac: a ServiceAccount token bound to that
- * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, HyperShift objects), records
+ * ClusterRole applies a work of allowed kinds (namespace, ConfigMap, Swift's PodNetwork and
+ * PodNetworkInstance, HyperShift objects), records
  * it, and cleans it up; a kind outside the allow-list is refused with a condition; a HostedCluster's
  * status change reaches the work through the agent's watch (its status sync period is set far
  * beyond the test, so only the watch can bring it). The maestro-server across the broker runs with
  * only the operators' RBAC of config/bases/operators/rbac.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ACN_API_VERSION,
+  PodNetworkInstanceResource,
+  PodNetworkResource,
+} from "../../operators/api/acn/v1alpha1.ts";
 import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { asManifest } from "../../operators/hcp/work.ts";
@@ -30,6 +36,9 @@ async function creds(identity: string) {
   const c = await brokerCredentials(identity);
   return { url: region().broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
 }
+
+const SWIFT_SUBNET =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/integration";
 
 const condition = (w: ManifestWork | undefined, type: string) =>
   w?.status?.conditions?.find((c) => c.type === type);
@@ -106,6 +115,19 @@ describe("maestro-agent with its own RBAC only", () => {
               metadata: { name: "cm", namespace: target },
               data: { a: "1" },
             },
+            // A VNet integration subnet's Swift objects: one cluster-scoped, one namespaced.
+            {
+              apiVersion: ACN_API_VERSION,
+              kind: "PodNetwork",
+              metadata: { name: target },
+              spec: { subnetResourceID: SWIFT_SUBNET },
+            },
+            {
+              apiVersion: ACN_API_VERSION,
+              kind: "PodNetworkInstance",
+              metadata: { name: "pni", namespace: target },
+              spec: { podNetworkConfigs: [{ podNetwork: target }] },
+            },
           ],
         },
       },
@@ -118,6 +140,10 @@ describe("maestro-agent with its own RBAC only", () => {
       30_000,
     );
     expect(await admin.find(configMapType, "cm", target)).toBeDefined();
+    expect(await admin.find(PodNetworkResource, target)).toMatchObject({
+      spec: { subnetResourceID: SWIFT_SUBNET },
+    });
+    expect(await admin.find(PodNetworkInstanceResource, "pni", target)).toBeDefined();
     await service.delete(ManifestWorkResource, { name, namespace: consumer });
     await eventually(
       "deleted and confirmed",
@@ -125,6 +151,7 @@ describe("maestro-agent with its own RBAC only", () => {
       60_000,
     );
     expect(await admin.find(configMapType, "cm", target)).toBeUndefined();
+    expect(await admin.find(PodNetworkResource, target)).toBeUndefined();
   });
 
   it("brings a HostedCluster's status change back through its watch, with no status poll", async () => {
