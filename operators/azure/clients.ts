@@ -4,7 +4,11 @@
  * long-running operations a call stopped waiting for, so the next call resumes polling them
  * instead of starting another.
  */
+import { AuthorizationManagementClient } from "@azure/arm-authorization";
+import { ComputeManagementClient } from "@azure/arm-compute";
 import { DnsManagementClient } from "@azure/arm-dns";
+import { KeyVaultManagementClient } from "@azure/arm-keyvault";
+import { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import { NetworkManagementClient } from "@azure/arm-network";
 import { ResourceManagementClient } from "@azure/arm-resources";
 import type { TokenCredential } from "@azure/identity";
@@ -33,6 +37,10 @@ export class AzureClients {
   readonly #dns = new Map<string, DnsManagementClient>();
   readonly #network = new Map<string, NetworkManagementClient>();
   readonly #resources = new Map<string, ResourceManagementClient>();
+  readonly #identities = new Map<string, ManagedServiceIdentityClient>();
+  readonly #authorization = new Map<string, AuthorizationManagementClient>();
+  readonly #keyVault = new Map<string, KeyVaultManagementClient>();
+  readonly #compute = new Map<string, ComputeManagementClient>();
 
   constructor(config: ResolvedAzureConfig, credential: TokenCredential = createCredential(config)) {
     this.config = config;
@@ -55,6 +63,30 @@ export class AzureClients {
   resources(subscriptionId: string): ResourceManagementClient {
     return cached(this.#resources, subscriptionId, () =>
       this.#prepare(new ResourceManagementClient(this.credential, subscriptionId, this.#options())),
+    );
+  }
+
+  identities(subscriptionId: string): ManagedServiceIdentityClient {
+    return cached(this.#identities, subscriptionId, () =>
+      this.#prepare(new ManagedServiceIdentityClient(this.credential, subscriptionId, this.#options())),
+    );
+  }
+
+  authorization(subscriptionId: string): AuthorizationManagementClient {
+    return cached(this.#authorization, subscriptionId, () =>
+      this.#prepare(new AuthorizationManagementClient(this.credential, subscriptionId, this.#options())),
+    );
+  }
+
+  keyVault(subscriptionId: string): KeyVaultManagementClient {
+    return cached(this.#keyVault, subscriptionId, () =>
+      this.#prepare(new KeyVaultManagementClient(this.credential, subscriptionId, this.#options())),
+    );
+  }
+
+  compute(subscriptionId: string): ComputeManagementClient {
+    return cached(this.#compute, subscriptionId, () =>
+      this.#prepare(new ComputeManagementClient(this.credential, subscriptionId, this.#options())),
     );
   }
 

@@ -147,6 +147,11 @@ const KNOWN_TYPES = new Map(
     "Microsoft.Network/publicIPAddresses",
     "Microsoft.Network/loadBalancers",
     "Microsoft.Resources/resourceGroups",
+    "Microsoft.ManagedIdentity/userAssignedIdentities",
+    "Microsoft.Authorization/roleAssignments",
+    "Microsoft.KeyVault/vaults",
+    "Microsoft.Compute/skus",
+    "Microsoft.Compute/locations",
   ].map((t) => [t.toLowerCase(), t]),
 );
 const RECORD_TYPES = new Set(["A", "AAAA", "CAA", "CNAME", "MX", "NS", "PTR", "SOA", "SRV", "TXT"]);

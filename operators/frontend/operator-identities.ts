@@ -4,7 +4,12 @@
  * and the Azure built-in roles each identity must hold; served as
  * `locations/{loc}/hcpOperatorIdentityRoleSets[/{major.minor}]`. The facts are ARO HCP's (its
  * cluster-scoped identities configuration): every operator from OpenShift 4.19, the key
- * management one (KMS) on enablement of customer-managed etcd keys.
+ * management one (KMS) on enablement of customer-managed etcd keys. Each role is held on the
+ * customer's resources the operator acts on (ARO HCP's role assignments for a cluster: the
+ * subnet, its virtual network, the network security group, the key vault); an operator that acts
+ * only in the managed resource group has none to hold beforehand. The service managed identity
+ * holds its own role on the network, Reader over each control plane operator's identity and the
+ * federated credential role over each data plane operator's identity (azure-checks.ts).
  */
 import { CloudError, CODES } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
@@ -16,18 +21,23 @@ export const ROLE_SET_TYPE = `${PROVIDER}/locations/hcpOperatorIdentityRoleSets`
 
 export type IdentityRequired = "Always" | "OnEnablement";
 
-interface RoleDefinition {
+export interface RoleDefinition {
   name: string;
   resourceId: string;
 }
 
-interface OperatorIdentity {
+/** A customer's resource a role is held on; the vnet is the subnet's. */
+export type RoleScope = "subnet" | "vnet" | "networkSecurityGroup" | "keyVault";
+
+export interface OperatorIdentity {
   /** The key in controlPlaneOperators / dataPlaneOperators. */
   name: string;
   required: IdentityRequired;
   /** The first OpenShift major.minor that uses it. */
   since: string;
   role: RoleDefinition;
+  /** Where the customer assigns `role` to the identity before the create (or on a scope above). */
+  scopes: readonly RoleScope[];
 }
 
 const role = (name: string, guid: string): RoleDefinition => ({
@@ -57,32 +67,61 @@ const ROLES = {
   ),
   network: role("Azure Red Hat OpenShift Network Operator", "be7a6435-15ae-4171-8f30-4a343eff9e8f"),
   keyVaultCryptoUser: role("Key Vault Crypto User", "12338af0-0e69-4776-bea7-57ae8d297424"),
+  serviceManagedIdentity: role(
+    "Azure Red Hat OpenShift Hosted Control Planes Service Managed Identity",
+    "c0ff367d-66d8-445e-917c-583feb0ef0d4",
+  ),
+  reader: role("Reader", "acdd72a7-3385-48ef-bd42-f606fba81ae7"),
+  federatedCredential: role(
+    "Azure Red Hat OpenShift Federated Credential",
+    "ef318e2a-8334-4a05-9e4a-295a196c6a6e",
+  ),
 };
 
-const always = (name: string, r: RoleDefinition): OperatorIdentity => ({
+const always = (name: string, r: RoleDefinition, scopes: readonly RoleScope[] = []): OperatorIdentity => ({
   name,
   required: "Always",
   since: "4.19",
   role: r,
+  scopes,
 });
 
 export const CONTROL_PLANE_OPERATORS: readonly OperatorIdentity[] = [
-  always("cluster-api-azure", ROLES.clusterApi),
-  always("control-plane", ROLES.controlPlane),
-  always("cloud-controller-manager", ROLES.cloudControllerManager),
-  always("ingress", ROLES.ingress),
+  always("cluster-api-azure", ROLES.clusterApi, ["subnet"]),
+  always("control-plane", ROLES.controlPlane, ["vnet", "networkSecurityGroup"]),
+  always("cloud-controller-manager", ROLES.cloudControllerManager, ["subnet", "networkSecurityGroup"]),
+  always("ingress", ROLES.ingress, ["subnet"]),
   always("disk-csi-driver", ROLES.disk),
-  always("file-csi-driver", ROLES.file),
+  always("file-csi-driver", ROLES.file, ["subnet", "networkSecurityGroup"]),
   always("image-registry", ROLES.imageRegistry),
-  always("cloud-network-config", ROLES.network),
-  { name: "kms", required: "OnEnablement", since: "4.19", role: ROLES.keyVaultCryptoUser },
+  always("cloud-network-config", ROLES.network, ["subnet", "vnet"]),
+  {
+    name: "kms",
+    required: "OnEnablement",
+    since: "4.19",
+    role: ROLES.keyVaultCryptoUser,
+    scopes: ["keyVault"],
+  },
 ];
 
 export const DATA_PLANE_OPERATORS: readonly OperatorIdentity[] = [
   always("disk-csi-driver", ROLES.disk),
-  always("file-csi-driver", ROLES.file),
+  always("file-csi-driver", ROLES.file, ["subnet", "networkSecurityGroup"]),
   always("image-registry", ROLES.imageRegistry),
 ];
+
+/**
+ * The roles of the service managed identity: its own on the network, Reader over every control
+ * plane operator's identity, the federated credential role over every data plane operator's.
+ */
+export const SERVICE_MANAGED_IDENTITY_ROLES = {
+  network: {
+    role: ROLES.serviceManagedIdentity,
+    scopes: ["vnet", "subnet", "networkSecurityGroup"] as const,
+  },
+  controlPlaneIdentities: ROLES.reader,
+  dataPlaneIdentities: ROLES.federatedCredential,
+};
 
 /** The operators an OpenShift major.minor uses, as the role set lists them. */
 function operatorsOf(list: readonly OperatorIdentity[], minor: string) {

@@ -2,6 +2,7 @@
  * What every resource handler receives, and the checks ARM makes in front of every resource
  * provider: the resource group exists (and is not being deleted), names and locations are valid.
  */
+import type { ComputeCatalog } from "./compute.ts";
 import type { Faults } from "./faults.ts";
 import { cloudError, header, type ArmReply, type ArmRequest } from "./http.ts";
 import type { AsyncOperations, OperationStyle } from "./operations.ts";
@@ -12,6 +13,10 @@ export interface EmulatorContext {
   store: ResourceStore;
   ops: AsyncOperations;
   faults: Faults;
+  /** The tenant of the emulated subscriptions (and of the one service principal). */
+  tenantId: string;
+  /** VM sizes offered per location and zone, and each subscription's vCPU usage and quota. */
+  compute: ComputeCatalog;
   /** The next public IPv4 address to hand out. */
   nextIpAddress(): string;
 }

@@ -1,8 +1,9 @@
 /**
  * An Azure Resource Manager emulator for tests and the local region: one https server on
  * 127.0.0.1 that is both the ARM endpoint and the Entra ID authority host, with a CA made for the
- * run. It serves resource groups, DNS zones and record sets, public IPs and load balancers with
- * ARM's status codes, error bodies and long-running operations, and lets tests inject faults and
+ * run. It serves resource groups, DNS zones and record sets, public IPs and load balancers,
+ * user-assigned identities, role assignments, key vaults and their keys, VM sizes and vCPU usages
+ * with ARM's status codes, error bodies and long-running operations, and lets tests inject faults and
  * read the request log. The real Azure SDK clients talk to it unchanged (endpoint, authority host
  * and the CA are the only settings).
  */
@@ -30,11 +31,20 @@ import {
   throttledReply,
   type RequestLimits,
 } from "./limits.ts";
+import { ComputeCatalog, type SkuRestriction, type VcpuUsage, type VmSize } from "./compute.ts";
 import { AsyncOperations } from "./operations.ts";
 import { route } from "./router.ts";
 import { ResourceStore, snapshot, type ArmResourceRecord } from "./store.ts";
 
 export type { ArmResourceRecord } from "./store.ts";
+export {
+  DEFAULT_FAMILY_LIMIT,
+  DEFAULT_LOCATIONS,
+  DEFAULT_VCPU_LIMIT,
+  type SkuRestriction,
+  type VcpuUsage,
+  type VmSize,
+} from "./compute.ts";
 export { ARM_REQUEST_LIMITS, type RequestLimits } from "./limits.ts";
 export {
   USER_ERRORS,
@@ -57,6 +67,12 @@ export interface ArmEmulator {
   clientSecret: string;
   faults: FaultInjector;
   /**
+   * What Azure, not the customer, sets for Microsoft.Compute: the VM sizes offered per location and
+   * zone (default: common sizes in every zone of DEFAULT_LOCATIONS), restrictions per subscription,
+   * and each subscription's vCPU usage and quota per location (default: none used, a generous limit).
+   */
+  compute: ComputeControl;
+  /**
    * Checks a bearer token this emulator's Entra ID issued, for another service emulated beside it
    * (the storage emulator): undefined when it is good for `audience`, else why not.
    */
@@ -67,6 +83,17 @@ export interface ArmEmulator {
   requests(match?: RequestMatch): RequestLogEntry[];
   clearRequests(): void;
   stop(): Promise<void>;
+}
+
+export interface ComputeControl {
+  /** Offers a VM size (replacing one of the same name). */
+  offer(size: VmSize): void;
+  /** Stops offering a VM size anywhere. */
+  withdraw(name: string): void;
+  /** Keeps a VM size from a subscription (or every one) in a location or some of its zones. */
+  restrict(restriction: SkuRestriction): void;
+  /** Sets a usage line (`cores` or a family) of a subscription in a location. */
+  setUsage(subscriptionId: string, location: string, usage: VcpuUsage): void;
 }
 
 export interface StartArmEmulatorOptions {
@@ -105,6 +132,8 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
     store: new ResourceStore(),
     ops: new AsyncOperations(endpoint, opts.asyncDelayMs ?? 100),
     faults: new Faults(),
+    tenantId: principal.tenantId,
+    compute: new ComputeCatalog(),
     nextIpAddress: () => {
       const n = ipCounter++;
       return `20.60.${(n >> 8) & 255}.${n & 255}`;
@@ -122,6 +151,12 @@ export async function startArmEmulator(opts: StartArmEmulatorOptions): Promise<A
     caPath,
     ...principal,
     faults: ctx.faults,
+    compute: {
+      offer: (size) => ctx.compute.offer(size),
+      withdraw: (name) => ctx.compute.withdraw(name),
+      restrict: (restriction) => ctx.compute.restrict(restriction),
+      setUsage: (subscriptionId, location, usage) => ctx.compute.setUsage(subscriptionId, location, usage),
+    },
     verifyBearer: (authorization, audience) => {
       const check = authority.verifyBearer(authorization, [audience]);
       return check.ok ? undefined : asString(asObject(asObject(check.reply.body)["error"])["message"]);
@@ -148,7 +183,9 @@ interface Serving {
 
 async function serve(s: Serving, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const requestId = newRequestId();
-  const url = new URL(req.url ?? "/", s.ctx.endpoint);
+  // SDKs put a scope that starts with "/" after the path's own "/" (role assignments): "//subscriptions/…"
+  // would read as a host.
+  const url = new URL((req.url ?? "/").replace(/^\/+/, "/"), s.ctx.endpoint);
   const entry = s.log.start((req.method ?? "GET").toUpperCase(), url.pathname);
   let reply: ArmReply;
   try {

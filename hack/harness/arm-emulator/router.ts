@@ -2,11 +2,16 @@
  * Maps an authenticated ARM request to its handler. ARM paths are case-insensitive, so every
  * keyword is compared lowercased; names keep the casing they were sent with.
  */
+import { roleAssignments, roleAssignmentsAt } from "./authorization.ts";
+import { compute } from "./compute.ts";
 import type { EmulatorContext, Target } from "./context.ts";
 import { dns } from "./dns.ts";
 import { cloudError, type ArmReply, type ArmRequest } from "./http.ts";
+import { keyVault, subscriptionVaults } from "./keyvault.ts";
+import { identityKind } from "./managedidentity.ts";
 import { loadBalancerKind, publicIpKind } from "./network.ts";
 import { groupResources, listGroups, resourceGroup } from "./resourcegroups.ts";
+import { synchronous } from "./synchronous.ts";
 import { tracked } from "./tracked.ts";
 
 const SUBSCRIPTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,6 +40,11 @@ export function route(ctx: EmulatorContext, req: ArmRequest): ArmReply {
   }
   const operation = operationRequest(ctx, req, subscriptionId);
   if (operation) return operation;
+  // An extension resource at any scope: the scope is the path before it.
+  const assignments = roleAssignmentsAt(lower);
+  if (assignments !== undefined) return roleAssignments(ctx, req, subscriptionId, assignments);
+  if (lower[2] === "providers")
+    return subscriptionProviderRequest({ ctx, req, subscriptionId, apiVersion }, seg.slice(3));
   if (lower[2] !== "resourcegroups") return notFound(req);
   return groupRequest({ ctx, req, subscriptionId, apiVersion });
 }
@@ -62,12 +72,30 @@ function providerRequest(t: Target, providerPath: string[]): ArmReply {
       return rest.length === 0 ? tracked(t, publicIpKind, name) : notFound(t.req);
     case "microsoft.network/loadbalancers":
       return rest.length === 0 ? tracked(t, loadBalancerKind, name) : notFound(t.req);
+    case "microsoft.managedidentity/userassignedidentities":
+      return rest.length === 0 ? synchronous(t, identityKind, name) : notFound(t.req);
+    case "microsoft.keyvault/vaults":
+      return keyVault(t, name, rest);
     default:
       return cloudError(
         400,
         "InvalidResourceType",
         `The resource type '${type}' could not be found in the namespace '${namespace}' for api version '${t.apiVersion}'.`,
       );
+  }
+}
+
+/** /subscriptions/{s}/providers/{namespace}/...: what a provider serves across the subscription. */
+function subscriptionProviderRequest(t: Omit<Target, "resourceGroup">, providerPath: string[]): ArmReply {
+  const [namespace = "", ...rest] = providerPath;
+  const lower = rest.map((s) => s.toLowerCase());
+  switch (namespace.toLowerCase()) {
+    case "microsoft.compute":
+      return compute(t, rest);
+    case "microsoft.keyvault":
+      return lower.length === 1 && lower[0] === "vaults" ? subscriptionVaults(t) : notFound(t.req);
+    default:
+      return notFound(t.req);
   }
 }
 
