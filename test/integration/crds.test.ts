@@ -236,6 +236,16 @@ const authCreateCases: Array<CreateCase<ExternalAuth>> = [
     mutate: (a) => void a.spec.clients!.push({ ...a.spec.clients![0]!, clientId: "other" }),
     expected: ["spec.clients[2]", "Duplicate value"],
   },
+  {
+    name: "a Public console client",
+    mutate: (a) => void (a.spec.clients![0]!.type = "Public"),
+    expected: ["spec.clients[0].type", "must be Confidential for the console"],
+  },
+  {
+    name: "a Confidential client other than the console",
+    mutate: (a) => void (a.spec.clients![1]!.type = "Confidential"),
+    expected: ["spec.clients[1].type", "Public for every other component"],
+  },
 ];
 
 const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
