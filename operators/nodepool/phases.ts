@@ -10,7 +10,12 @@ import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../hcp/feedback.ts";
 import { clusterNames } from "../hcp/names.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
-import { compareVersions, poolTooFarBehind } from "../releases/catalog.ts";
+import {
+  compareVersions,
+  poolTooFarBehind,
+  type ReleaseCatalog,
+  type Resolution,
+} from "../releases/catalog.ts";
 import { getCondition } from "../runtime/conditions.ts";
 import { isTrue } from "../runtime/conditions.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -124,14 +129,28 @@ function notRequested(scope: PoolScope, wanted: string): string {
 }
 
 /**
- * The pool follows the cluster's version unless it names its own; never backwards, never ahead,
- * never more than two minors behind.
+ * The release a pool that names no version runs: the one its control plane is asked to run (the
+ * cluster's status.desiredVersion, a hop of the update graph), else what the cluster's version
+ * resolves to (a cluster the controller has not planned yet).
+ */
+function followedRelease(catalog: ReleaseCatalog, cluster: HcpCluster): Resolution {
+  const desired = cluster.status?.desiredVersion;
+  const release = desired ? catalog.releases.find((r) => r.version === desired) : undefined;
+  return release ? { ok: true, release } : catalog.resolve(cluster.spec.version);
+}
+
+/**
+ * The pool follows its control plane unless it names its own version; never backwards, never
+ * ahead, never more than two minors behind.
  */
 export const resolveRelease: Phase<PoolScope> = (_ctx, scope) => {
   const { pool, cluster, deps } = scope;
   if (!cluster || !stepReady(scope, POOL_CONDITIONS.ClusterReady)) return {};
   const spec = pool.spec.version ?? cluster.spec.version;
-  const resolution = deps.releases().resolve(spec);
+  const catalog = deps.releases();
+  const resolution = pool.spec.version
+    ? catalog.resolve(pool.spec.version)
+    : followedRelease(catalog, cluster);
   if (!resolution.ok)
     return record(scope, POOL_CONDITIONS.ValidVersion, {
       state: "failed",
@@ -148,7 +167,9 @@ export const resolveRelease: Phase<PoolScope> = (_ctx, scope) => {
   return record(scope, POOL_CONDITIONS.ValidVersion, {
     state: "ready",
     reason: "VersionResolved",
-    message: `${spec.id} resolves to ${wanted}`,
+    message: pool.spec.version
+      ? `${spec.id} resolves to ${wanted}`
+      : `${wanted}, the release the control plane is asked to run (the pool names no version of its own)`,
   });
 };
 

@@ -78,7 +78,14 @@ function workWith(conditions: WorkCondition[]): ManifestWork {
   };
 }
 
-function world(opts: { pool?: NodePool; cluster?: HcpCluster | null; works?: ManifestWork[] } = {}) {
+function world(
+  opts: {
+    pool?: NodePool;
+    cluster?: HcpCluster | null;
+    works?: ManifestWork[];
+    catalog?: ReleaseCatalog;
+  } = {},
+) {
   const writer = new RecordingWriter();
   const events = new RecordingEvents();
   const pools = new FakeLister([opts.pool ?? nodePool()]);
@@ -89,7 +96,7 @@ function world(opts: { pool?: NodePool; cluster?: HcpCluster | null; works?: Man
     works: new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
       [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""],
     }),
-    releases: () => catalog,
+    releases: () => opts.catalog ?? catalog,
     region: sampleRegion(),
     writer,
     events,
@@ -227,6 +234,27 @@ describe("NodePoolReconciler", () => {
     await w.reconcile();
     expect(w.writer.of("apply")).toEqual([]);
     expect(w.condition("ValidVersion")).toMatchObject({ status: "False", reason });
+  });
+
+  it("without a version of its own, runs the release its control plane is asked to run, not what the spec names", async () => {
+    // An automatic patch upgrade: the cluster's spec still names 4.19.7, its control plane runs 4.19.9.
+    const cluster = hcpCluster("4.19.9");
+    cluster.spec.version = { id: "4.19.7", upgradePolicy: "AutomaticPatch" };
+    cluster.status!.desiredVersion = "4.19.9";
+    const patched = new ReleaseCatalog([
+      ...catalog.releases,
+      { version: "4.19.9", image: "release:4.19.9", channelGroups: ["stable"] },
+    ]);
+    const pool = nodePool({}, { version: "4.19.7" });
+    delete pool.spec.version;
+    const w = world({ pool, cluster, catalog: patched });
+    await w.reconcile();
+    expect(w.condition("ValidVersion")).toMatchObject({
+      status: "True",
+      message: "4.19.9, the release the control plane is asked to run (the pool names no version of its own)",
+    });
+    const work = w.writer.of("apply", "ManifestWork")[0]?.body as ManifestWork;
+    expect(JSON.stringify(work.spec?.workload?.manifests)).toContain("release:4.19.9");
   });
 
   it.each<[string, WorkCondition[], { status: string; reason: string }, string]>([

@@ -2,10 +2,10 @@
  * What one NodePool reconcile works with: the dependencies and the scope the phases fill in. Each
  * field says which phase sets it; status.ts reads only `facts`.
  */
-import type { HcpCluster, ManagementCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
+import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
-import type { Release, Resolution } from "../releases/catalog.ts";
+import type { Release, ReleaseCatalog } from "../releases/catalog.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
@@ -21,7 +21,7 @@ export interface NodePoolReconcilerDeps {
   managementClusters: Lister<ManagementCluster>;
   /** Node pool works, indexed by NODE_POOL_UID_INDEX. */
   works: Lister<CachedManifestWork>;
-  releases: () => { resolve(spec: VersionSpec): Resolution };
+  releases: () => ReleaseCatalog;
   region: RegionSettings;
   writer: ObjectWriter;
   events: Pick<EventRecorder, "record">;
