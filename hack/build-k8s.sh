@@ -13,7 +13,9 @@ ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CACHE_ROOT="${HCP_CACHE_DIR:-$HOME/.cache/hcp-operators}"
 OUT="${CACHE_ROOT}/k8s/v${K8S_VERSION}"
 
-log() { echo "[build-k8s] $*" >&2; }
+# Stage lines go to the terminal's stderr, kept as fd 3 (a build step's own output goes to a log).
+exec 3>&2
+log() { echo "[build-k8s] $*" >&3; }
 
 if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   for bin in kube-apiserver etcd; do
@@ -30,6 +32,12 @@ fi
 
 command -v go >/dev/null || { log "go is not installed; it is needed to build kube-apiserver and etcd"; exit 1; }
 mkdir -p "${OUT}"
+# The go tool's own output (hundreds of "go: downloading" lines on a cold cache) goes to a log;
+# the terminal gets one line per stage, and the log's end if a stage fails.
+BUILD_LOG="${CACHE_ROOT}/build-k8s.log"
+: >"${BUILD_LOG}"
+log "first run: building Kubernetes ${K8S_VERSION} and etcd ${ETCD_VERSION} from the Go module proxy (about 25 minutes on 2 cores; details in ${BUILD_LOG})"
+trap 'status=$?; if ((status != 0)); then log "failed; the end of ${BUILD_LOG}:"; tail -n 30 "${BUILD_LOG}" >&3; fi' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 start=$(date +%s)
 
@@ -84,7 +92,8 @@ build_etcd() {
   mv "${OUT}/etcd.tmp" "${OUT}/etcd"
 }
 
-[[ -x "${OUT}/etcd" ]] || build_etcd
-[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kubectl" && -x "${OUT}/kube-controller-manager" ]] || build_kubernetes
+[[ -x "${OUT}/etcd" ]] || build_etcd >>"${BUILD_LOG}" 2>&1
+[[ -x "${OUT}/kube-apiserver" && -x "${OUT}/kubectl" && -x "${OUT}/kube-controller-manager" ]] ||
+  build_kubernetes >>"${BUILD_LOG}" 2>&1
 log "built in $(($(date +%s) - start))s into ${OUT}"
 echo "${OUT}"

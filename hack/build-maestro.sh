@@ -23,7 +23,9 @@ OCM_COMMON_VERSION="${OCM_COMMON_VERSION:-v0.0.38}"
 CACHE_ROOT="${HCP_CACHE_DIR:-$HOME/.cache/hcp-operators}"
 OUT="${CACHE_ROOT}/maestro/${MAESTRO_VERSION}"
 
-log() { echo "[build-maestro] $*" >&2; }
+# Stage lines go to the terminal's stderr, kept as fd 3 (the build's own output goes to a log).
+exec 3>&2
+log() { echo "[build-maestro] $*" >&3; }
 
 if [[ -n "${MAESTRO_BIN:-}" ]]; then
   [[ -x "${MAESTRO_BIN}" ]] || { log "MAESTRO_BIN=${MAESTRO_BIN} is not an executable file"; exit 1; }
@@ -42,7 +44,10 @@ mkdir -p "${OUT}"
 start=$(date +%s)
 work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
-log "building github.com/openshift-online/maestro/cmd/maestro@${MAESTRO_VERSION} (takes a while on 2 cores)"
+BUILD_LOG="${CACHE_ROOT}/build-maestro.log"
+: >"${BUILD_LOG}"
+trap 'status=$?; rm -rf "${work}"; if ((status != 0)); then log "failed; the end of ${BUILD_LOG}:"; tail -n 30 "${BUILD_LOG}" >&3; fi' EXIT
+log "building github.com/openshift-online/maestro/cmd/maestro@${MAESTRO_VERSION} (about 12 minutes on 2 cores; details in ${BUILD_LOG})"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 (
   cd "${work}"
@@ -50,7 +55,7 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
   go mod edit "-require=github.com/openshift-online/ocm-common@${OCM_COMMON_VERSION}"
   go get "github.com/openshift-online/maestro/cmd/maestro@${MAESTRO_VERSION}"
   go build -trimpath -ldflags '-s -w' -o "${OUT}/maestro.tmp" github.com/openshift-online/maestro/cmd/maestro
-)
+) >>"${BUILD_LOG}" 2>&1
 mv "${OUT}/maestro.tmp" "${OUT}/maestro"
 log "built in $(($(date +%s) - start))s into ${OUT}"
 echo "${OUT}"
