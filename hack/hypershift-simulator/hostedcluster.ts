@@ -29,6 +29,7 @@ import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
 import type { SimulatorMetrics } from "./metrics.ts";
 import { failureOf } from "./release.ts";
 import { computeHostedClusterStatus } from "./status.ts";
+import { azureKMS, ENCRYPTION_CONFIG_SECRET, MIGRATED_KEY_HASH_ANNOTATION } from "./etcd-encryption.ts";
 import { ensureRootCA } from "./signer.ts";
 
 export const namespaceType = NamespaceResource;
@@ -119,7 +120,11 @@ export class HostedClusterReconciler implements Reconciler {
       now: new Date(),
       provisionDelayMs: this.#d.provisionDelayMs,
       failure: failureOf(hc.metadata.annotations),
+      migratedKeyHash: azureKMS(hc) ? await this.#migratedKeyHash(hc) : undefined,
     });
+    // The key the data is under is recorded before the status says so: a crash in between
+    // re-encrypts nothing twice.
+    if (outcome.migratedKeyHash) await this.#recordMigratedKeyHash(ctx, hc, outcome.migratedKeyHash);
     if (outcome.status.kubeconfig) await this.#reconcileKubeconfig(ctx, hc, outcome.status);
     await this.#writeStatus(hc, outcome.status);
     return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
@@ -189,6 +194,35 @@ export class HostedClusterReconciler implements Reconciler {
     };
     await client.createIfAbsent(secretType, secret);
     this.#kubeconfigMade.add(uid);
+  }
+
+  /** The fingerprint of the key all etcd data is encrypted with, from the control plane's Secret. */
+  async #migratedKeyHash(hc: HostedCluster): Promise<string | undefined> {
+    const secret = await this.#d.applier.client.find(
+      secretType,
+      ENCRYPTION_CONFIG_SECRET,
+      controlPlaneNamespaceOf(hc),
+    );
+    return secret?.metadata.annotations?.[MIGRATED_KEY_HASH_ANNOTATION];
+  }
+
+  async #recordMigratedKeyHash(ctx: ReconcileContext, hc: HostedCluster, hash: string): Promise<void> {
+    const namespace = controlPlaneNamespaceOf(hc);
+    ctx.log.info("Recording the key etcd data is encrypted with", {
+      Secret: ENCRYPTION_CONFIG_SECRET,
+      Namespace: namespace,
+    });
+    const secret: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: ENCRYPTION_CONFIG_SECRET,
+        namespace,
+        annotations: { [MIGRATED_KEY_HASH_ANNOTATION]: hash },
+      },
+      type: "Opaque",
+    };
+    await this.#d.applier.apply(secretType, secret, { signal: ctx.signal });
   }
 
   /** Deletes the control-plane namespace unless it is going already; true while it still exists. */

@@ -26,6 +26,7 @@ import {
   type ConditionInput,
 } from "../../operators/runtime/conditions.ts";
 import { authenticationProblem } from "./authentication.ts";
+import { reEncryption, validAzureKMSConfig, type ReEncryption } from "./etcd-encryption.ts";
 import { apiServerHost, ignitionHost, parseReleaseImage, type Failure } from "./release.ts";
 
 /** HyperShift never keeps more than this many controlPlaneVersion.history entries (CRD maxItems). */
@@ -40,12 +41,16 @@ export interface Clock {
 export interface HostedClusterFacts extends Clock {
   /** The injected failure, if any: the control plane is Degraded and not Available; rollouts stall. */
   failure: Failure | undefined;
+  /** The fingerprint of the key all etcd data is encrypted with, as last recorded (etcd-encryption.ts). */
+  migratedKeyHash?: string;
 }
 
 export interface StatusOutcome<S> {
   status: S;
   /** When the next change is due (a rollout completing); undefined when nothing waits on time. */
   requeueAfterMs?: number;
+  /** A new fingerprint of the key all etcd data is encrypted with, to record before the status. */
+  migratedKeyHash?: string;
 }
 
 interface RolloutEntry {
@@ -264,13 +269,25 @@ function constantConditions(invalidImage: string | undefined): ConditionInput[] 
   ];
 }
 
-function hostedClusterConditions(hc: HostedCluster, f: ControlPlaneFacts, now: Date): Condition[] {
+/** ValidAzureKMSConfig on Azure, EtcdDataEncryptionUpToDate with a customer's key (etcd-encryption.ts). */
+function kmsConditions(hc: HostedCluster, encryption: ReEncryption): ConditionInput[] {
+  if (hc.spec.platform.type !== "Azure") return [];
+  return [validAzureKMSConfig(hc), ...(encryption.condition ? [encryption.condition] : [])];
+}
+
+function hostedClusterConditions(
+  hc: HostedCluster,
+  f: ControlPlaneFacts,
+  encryption: ReEncryption,
+  now: Date,
+): Condition[] {
   const inputs = [
     availableCondition(f),
     progressingCondition(f),
     degradedCondition(f),
     ...componentConditions(f.up),
     validConfiguration(hc),
+    ...kmsConditions(hc, encryption),
     ...constantConditions(f.invalidImage),
   ];
   const opts = { observedGeneration: hc.metadata.generation, now };
@@ -342,8 +359,9 @@ export function computeHostedClusterStatus(
     (h) => h?.state === "Partial",
   );
   const cf: ControlPlaneFacts = { up, rollingOut, invalidImage, failure: facts.failure };
+  const encryption = reEncryption(hc, facts.migratedKeyHash, facts);
   const status: HostedClusterStatus = {
-    conditions: hostedClusterConditions(hc, cf, facts.now),
+    conditions: hostedClusterConditions(hc, cf, encryption, facts.now),
     ...(version ? { version } : {}),
     ...(controlPlaneVersion ? { controlPlaneVersion } : {}),
     payloadArch: parseReleaseImage(hc.spec.release.image).arch,
@@ -353,5 +371,9 @@ export function computeHostedClusterStatus(
     status.kubeconfig = { name: adminKubeconfigSecretName(hc.metadata.name ?? "") };
     status.ignitionEndpoint = ignitionHost(hc);
   }
-  return { status, requeueAfterMs };
+  return {
+    status,
+    requeueAfterMs: minDue(requeueAfterMs, encryption.dueInMs),
+    migratedKeyHash: encryption.migratedKeyHash,
+  };
 }

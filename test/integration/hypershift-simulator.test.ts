@@ -14,6 +14,11 @@ import {
 } from "../../operators/api/hypershift/v1beta1.ts";
 import { SIMULATOR_NAME, HyperShiftSimulator } from "../../hack/hypershift-simulator/controller.ts";
 import { FAIL_ANNOTATION } from "../../hack/hypershift-simulator/release.ts";
+import {
+  ENCRYPTION_CONFIG_SECRET,
+  MIGRATED_KEY_HASH_ANNOTATION,
+  keyFingerprint,
+} from "../../hack/hypershift-simulator/etcd-encryption.ts";
 import { ClusterRegistry, type Cluster } from "../../operators/runtime/clusters.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { eventType } from "../../operators/runtime/events.ts";
@@ -273,6 +278,67 @@ describe("HyperShift simulator", () => {
       );
       expect(await mgmt.find(secretType, `${name}-admin-kubeconfig`, ns.name)).toBeUndefined();
     });
+  });
+
+  it("checks the Azure KMS key and re-encrypts etcd data after a rotation, recording the key on the control plane", async () => {
+    const ns = await tempNamespace(mgmt, "hs");
+    const key = (keyVersion: string) => ({ keyVaultName: "kv-demo", keyName: "etcd", keyVersion });
+    const [v1, v2] = ["0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"].map(key);
+    const hc = hostedClusterFixture(ns.name, "kms");
+    hc.spec.secretEncryption = {
+      type: "kms",
+      kms: {
+        provider: "Azure",
+        azure: { activeKey: v1!, kms: { credentialsSecretName: "kms-kms", objectEncoding: "utf-8" } },
+      },
+    };
+    await mgmt.create(HostedClusterResource, hc);
+    await eventually("the first key taken", async () => {
+      const c = await hcCondition(ns.name, "kms", "EtcdDataEncryptionUpToDate");
+      return c?.status === "True";
+    });
+    expect(await hcCondition(ns.name, "kms", "ValidAzureKMSConfig")).toMatchObject({ status: "True" });
+    const hashOnControlPlane = async () =>
+      (await mgmt.find(secretType, ENCRYPTION_CONFIG_SECRET, `${ns.name}-kms`))?.metadata.annotations?.[
+        MIGRATED_KEY_HASH_ANNOTATION
+      ];
+    expect(await hashOnControlPlane()).toBe(keyFingerprint(v1!));
+    // Rotate: version 2 active, version 1 the backup; the data moves to version 2.
+    const rotate = { spec: { secretEncryption: { kms: { azure: { activeKey: v2, backupKey: v1 } } } } };
+    const { metadata } = await mgmt.mergePatch<HostedCluster>(
+      HostedClusterResource,
+      { name: "kms", namespace: ns.name },
+      rotate,
+    );
+    await eventually("the re-encryption under way", async () => {
+      const c = await hcCondition(ns.name, "kms", "EtcdDataEncryptionUpToDate");
+      return c?.reason === "ReEncryptionInProgress" && c.observedGeneration === metadata.generation;
+    });
+    await eventually("the re-encryption done", async () => {
+      return (await hcCondition(ns.name, "kms", "EtcdDataEncryptionUpToDate"))?.status === "True";
+    });
+    expect(await hashOnControlPlane()).toBe(keyFingerprint(v2!));
+    // A version Key Vault never gave: HyperShift's AzureError, naming the key.
+    await mgmt.mergePatch(
+      HostedClusterResource,
+      { name: "kms", namespace: ns.name },
+      {
+        spec: { secretEncryption: { kms: { azure: { activeKey: key("v3"), backupKey: v2 } } } },
+      },
+    );
+    await eventually("the key refused", async () => {
+      return (await hcCondition(ns.name, "kms", "ValidAzureKMSConfig"))?.status === "False";
+    });
+    const refused = await hcCondition(ns.name, "kms", "ValidAzureKMSConfig");
+    expect(refused).toMatchObject({ reason: "AzureError" });
+    expect((refused as Condition).message).toContain("failed to encrypt data using KMS (key: etcd/v3)");
+    await mgmt.delete(HostedClusterResource, { name: "kms", namespace: ns.name });
+    await eventually(
+      "the HostedCluster gone",
+      async () => !(await mgmt.find(HostedClusterResource, "kms", ns.name)),
+      60_000,
+    );
+    await ns.remove();
   });
 
   it("picks a rollout up where the status says it was after a restart", async () => {
