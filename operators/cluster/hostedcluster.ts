@@ -1,6 +1,7 @@
 /**
  * The ManifestWork that carries one HcpCluster to its management cluster: the namespace
- * `ocm-<env>-<clusterID>`, the pull secret, the service-account signing key (oidc.ts) and the
+ * `ocm-<env>-<clusterID>`, the pull secret, the service-account signing key (oidc.ts), with a VNet
+ * integration subnet its Swift objects (networking.ts), and the
  * HyperShift HostedCluster with its issuer URL and customer-managed etcd keys
  * (etcd-encryption.ts), with feedback rules
  * that bring back the HostedCluster's conditions, version and endpoint. Names follow ARO HCP
@@ -23,6 +24,12 @@ import { asManifest, manifestWork } from "../hcp/work.ts";
 import { carriedAnnotation } from "../hcp/external-auths.ts";
 import { authenticationOf, caConfigMaps, clientSecrets } from "./authentication.ts";
 import type { Release } from "../releases/catalog.ts";
+import {
+  disabledCapabilities,
+  ingressOperatorConfiguration,
+  swiftMetadata,
+  swiftManifests,
+} from "./networking.ts";
 import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
 
@@ -119,18 +126,22 @@ export function hostedAutoscaling(
 }
 
 /**
- * What the user chose besides networking: FIPS, the image registry, the autoscaler, image mirrors;
- * each field only when set (the first two are immutable on both sides).
+ * What the user chose besides networking: FIPS, the image registry and the ingress (capabilities
+ * and the ingress operator, networking.ts), the autoscaler, image mirrors; each field only when set
+ * (the first three are immutable on both sides).
  */
 function userSettings(cluster: HcpCluster): Partial<HostedCluster["spec"]> {
-  const { fips, clusterImageRegistry, imageDigestMirrors } = cluster.spec;
+  const { fips, imageDigestMirrors } = cluster.spec;
   const autoscaling = hostedAutoscaling(cluster.spec.autoscaling);
+  const disabled = disabledCapabilities(cluster);
+  const operatorConfiguration = ingressOperatorConfiguration(cluster);
   return {
     ...(cluster.spec.controllerAvailabilityPolicy === "SingleReplica"
       ? { controllerAvailabilityPolicy: "SingleReplica" as const }
       : {}),
     ...(fips ? { fips: true } : {}),
-    ...(clusterImageRegistry?.state === "Disabled" ? { capabilities: { disabled: ["ImageRegistry"] } } : {}),
+    ...(disabled ? { capabilities: { disabled } } : {}),
+    ...(operatorConfiguration ? { operatorConfiguration } : {}),
     ...(autoscaling ? { autoscaling } : {}),
     ...(imageDigestMirrors?.length
       ? { imageContentSources: imageDigestMirrors.map((m) => ({ source: m.source, mirrors: m.mirrors })) }
@@ -179,6 +190,7 @@ export function hostedClusterManifest(
         "api.openshift.com/name": cluster.metadata.name ?? "",
         "api.openshift.com/environment": region.environment,
       },
+      ...swiftMetadata(cluster),
     },
     spec: {
       clusterID: names.clusterID,
@@ -296,6 +308,7 @@ export function hostedClusterWork({
       namespace,
       pullSecret,
       signingKey,
+      ...swiftManifests(cluster, names),
       ...caConfigMaps(externalAuths, names.hostedClusterNamespace),
       ...clientSecrets(externalAuths, names.hostedClusterNamespace),
       asManifest(withAuthentication(hostedCluster, externalAuths)),

@@ -1,17 +1,27 @@
 /**
  * Every shape of HostedCluster and NodePool the controllers produce is accepted by the real
  * HyperShift CRDs (OpenAPI schema and CEL rules) installed on a management cluster: public and
- * private clusters, fixed, autoscaling, labelled and tainted, and zero-sized node pools.
+ * private clusters, private and disabled ingresses, the Swift annotation, fixed, autoscaling,
+ * labelled and tainted, and zero-sized node pools; and a VNet integration subnet's PodNetwork and
+ * PodNetworkInstance by the (stand-in) Azure Container Networking CRDs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  PodNetworkInstanceResource,
+  PodNetworkResource,
+  type PodNetwork,
+  type PodNetworkInstance,
+} from "../../operators/api/acn/v1alpha1.ts";
+import {
   HostedClusterResource,
+  SWIFT_POD_NETWORK_INSTANCE_ANNOTATION,
   NodePoolResource as HyperShiftNodePoolResource,
   type HostedCluster,
   type NodePool as HyperShiftNodePool,
 } from "../../operators/api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import { hostedClusterManifest, SIGNING_KEY_SECRET_NAME } from "../../operators/cluster/hostedcluster.ts";
+import { swiftManifests, VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";
 import { issuerURL } from "../../operators/cluster/oidc.ts";
 import { clusterNames, type RegionSettings } from "../../operators/hcp/names.ts";
 import { hyperShiftNodePool } from "../../operators/nodepool/nodepool.ts";
@@ -29,6 +39,11 @@ const region: RegionSettings = {
 const release: Release = {
   version: "4.19.7",
   image: "quay.io/openshift-release-dev/ocp-release:4.19.7-multi",
+  channelGroups: ["stable"],
+};
+const release420: Release = {
+  version: "4.20.3",
+  image: "quay.io/openshift-release-dev/ocp-release:4.20.3-multi",
   channelGroups: ["stable"],
 };
 
@@ -175,5 +190,76 @@ describe("NodePool shapes", () => {
     const np = await accepted(hyperShiftNodePool(pool, c, names, release));
     expect(np.spec.autoScaling).toEqual(pool.spec.autoScaling);
     expect(np.spec.replicas).toBeUndefined();
+  });
+});
+
+describe("the ingress and the VNet integration subnet", () => {
+  const integration = (c: HcpCluster): string =>
+    c.spec.platform.azure.subnetId.replace(/nodes$/, "integration");
+
+  it("a private API and ingress with a VNet integration subnet: internal publishing, the Swift annotation", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "swift";
+      x.spec.api = { visibility: "Private" };
+      x.spec.ingress = { type: "Private" };
+      x.spec.platform.azure.vnetIntegrationSubnetId = integration(x);
+    });
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release, {
+        region,
+        issuerURL: issuerURL("https://oidc.example.com", c),
+      }),
+    );
+    expect(hc.spec.operatorConfiguration?.ingressOperator?.endpointPublishingStrategy).toEqual({
+      type: "LoadBalancerService",
+      loadBalancer: { scope: "Internal", dnsManagementPolicy: "Managed" },
+    });
+    expect(hc.metadata.annotations?.[SWIFT_POD_NETWORK_INSTANCE_ANNOTATION]).toBe(VNET_INTEGRATION_INSTANCE);
+  });
+
+  it("no ingress on 4.20: Ingress and Console disabled beside the image registry", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "noingress";
+      x.spec.version.id = "4.20";
+      x.spec.ingress = { type: "Disabled" };
+      x.spec.clusterImageRegistry = { state: "Disabled" };
+    });
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release420, {
+        region,
+        issuerURL: issuerURL("https://oidc.example.com", c),
+      }),
+    );
+    expect(hc.spec.capabilities).toEqual({ disabled: ["ImageRegistry", "Console", "Ingress"] });
+    // Why Console goes too: HyperShift refuses Ingress alone.
+    const alone = structuredClone(hc);
+    alone.metadata = { name: "ingress-alone" };
+    alone.spec.capabilities = { disabled: ["Ingress"] };
+    await expect(accepted(alone)).rejects.toThrow(
+      "Ingress capability can only be disabled if Console capability is also disabled",
+    );
+  });
+
+  it("the work's PodNetwork and PodNetworkInstance are taken by the management cluster", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "swiftobjs";
+      x.spec.platform.azure.vnetIntegrationSubnetId = integration(x);
+    });
+    const names = clusterNames(c, region);
+    const [, podNetwork, instance] = swiftManifests(c, { ...names, controlPlaneNamespace: ns.name });
+    const pn = await mgmt.create<PodNetwork>(PodNetworkResource, podNetwork as unknown as PodNetwork);
+    try {
+      expect(pn.spec).toMatchObject({
+        subnetResourceID: integration(c),
+        deviceType: "acn.azure.com/vnet-nic",
+      });
+      const pni = await mgmt.create<PodNetworkInstance>(
+        PodNetworkInstanceResource,
+        instance as unknown as PodNetworkInstance,
+      );
+      expect(pni.spec.podNetworkConfigs).toEqual([{ podNetwork: ns.name, podIPReservationSize: 0 }]);
+    } finally {
+      await mgmt.delete(PodNetworkResource, { name: ns.name });
+    }
   });
 });

@@ -36,6 +36,13 @@ export const NodePoolResource = {
   namespaced: true,
 } as const satisfies ResourceType;
 
+/**
+ * Swift networking for the control plane (ARO HCP): the name of a PodNetworkInstance in the hosted
+ * control plane's namespace (../acn/v1alpha1.ts) that HyperShift's router pods join. HyperShift's
+ * `SwiftPodNetworkInstanceAnnotation`; newer HyperShift has `spec.platform.azure.private.swift`.
+ */
+export const SWIFT_POD_NETWORK_INSTANCE_ANNOTATION = "hypershift.openshift.io/swift-pod-network-instance";
+
 /** The finalizer the HyperShift operator puts on HostedClusters and NodePools. */
 export const HYPERSHIFT_FINALIZER = "hypershift.openshift.io/finalizer";
 
@@ -157,8 +164,31 @@ export interface HostedClusterSpec {
   autoscaling?: ClusterAutoscaling;
   /** OpenShift configuration (apiServer, authentication incl. oidcProviders, ingress, oauth, proxy, …). */
   configuration?: ClusterConfiguration;
-  /** Operator settings (clusterNetworkOperator, ingressOperator, …); not typed here. */
-  operatorConfiguration?: Record<string, unknown>;
+  /** Operator settings: the ingress operator's typed here, the cluster network operator's not. */
+  operatorConfiguration?: OperatorConfiguration;
+}
+
+export interface OperatorConfiguration {
+  clusterNetworkOperator?: Record<string, unknown>;
+  ingressOperator?: {
+    /**
+     * How the default ingress controller is published (OpenShift's operator/v1 type). Unset on
+     * Azure: LoadBalancerService with scope External.
+     */
+    endpointPublishingStrategy?: EndpointPublishingStrategy;
+  };
+}
+
+/** The subset for a LoadBalancerService; `loadBalancer` only with that type. */
+export interface EndpointPublishingStrategy {
+  type: "LoadBalancerService" | "HostNetwork" | "Private" | "NodePortService";
+  loadBalancer?: {
+    /** Required. */
+    scope: "Internal" | "External";
+    /** Required; default Managed (the ingress operator keeps the *.apps record). */
+    dnsManagementPolicy: "Managed" | "Unmanaged";
+    allowedSourceRanges?: string[];
+  };
 }
 
 export interface PlatformSpec {
