@@ -143,14 +143,16 @@ export class HostedClusterReconciler implements Reconciler {
     }
     if (existing) return true;
     ctx.log.info("Creating the control-plane namespace", { Namespace: name });
-    // Absent from the informer may still exist: it has not seen our earlier create yet.
-    await this.#d.applier.client.createIfAbsent(namespaceType, {
-      metadata: {
-        name,
-        labels: { [CONTROL_PLANE_LABEL]: "true" },
-        annotations: { [CLUSTER_ANNOTATION]: `${hc.metadata.namespace ?? ""}/${hc.metadata.name ?? ""}` },
-      },
-    });
+    const marks = {
+      labels: { [CONTROL_PLANE_LABEL]: "true" },
+      annotations: { [CLUSTER_ANNOTATION]: `${hc.metadata.namespace ?? ""}/${hc.metadata.name ?? ""}` },
+    };
+    // Absent from the informer may still exist: it has not seen our earlier create yet, or someone
+    // made it first without our marks (a work's Swift objects live there), which HyperShift's
+    // create-or-update adds.
+    const client = this.#d.applier.client;
+    if (!(await client.createIfAbsent(namespaceType, { metadata: { name, ...marks } })))
+      await client.mergePatch(namespaceType, { name }, { metadata: marks });
     return true;
   }
 
