@@ -3,6 +3,7 @@
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
+import { LAYERS, layersOf, operatorFolders } from "./hack/lint/layers.js";
 
 // Import specifiers are relative paths, so each rule is a regular expression over the specifier
 // as written. No folder under operators/ is named hack or test, so any run of "../" that reaches
@@ -17,7 +18,8 @@ const onlyTestSupport = {
 };
 const noTransport = {
   regex: "(^|/)cloudevents/transport(/|$)",
-  message: "Controllers reach the broker through the cloudevents client layer, never the transport.",
+  message:
+    "Only cloudevents/ sees MQTT: other folders use its client, types, codec and store, never the transport.",
 };
 const noBroker = {
   regex: "(^|/)cloudevents(/|$)",
@@ -33,24 +35,19 @@ const onlyApi = (depth) => ({
   message: "The API layer depends on nothing outside operators/api/.",
 });
 
-const CONTROLLERS = [
-  "cluster",
-  "nodepool",
-  "managementcluster",
-  "maestro-server",
-  "maestro-agent",
-  "frontend",
-  "hcp",
-  "monitor",
-];
-/** Folders with rules of their own: the controllers, and the CLI. */
-const LAYERED = [...CONTROLLERS, "hcpctl"];
+const LAYERED = layersOf(operatorFolders(import.meta.dirname)).filter(([, layer]) => layer !== "api");
+const UPPER = Object.keys(LAYERS).filter((f) => LAYERS[f] === "controller" || LAYERS[f] === "cli");
+const noUpperLayer = {
+  regex: `^(\\.\\./)+(${UPPER.join("|")})(/|$)`,
+  message: "A library folder is what controllers are built from: it imports no controller and no CLI.",
+};
 
-/** The restricted patterns of one controller's folder (the rule takes one list per file). */
-function layerPatterns(folder) {
+/** The restricted patterns of one folder by its layer (the rule takes one list per file). */
+function layerPatterns(folder, layer) {
   const patterns = [];
-  if (CONTROLLERS.includes(folder)) patterns.push(noTransport);
-  if (folder === "hcpctl") patterns.push(noBroker);
+  if (layer === "library") patterns.push(noUpperLayer);
+  if (layer === "controller" || (layer === "library" && folder !== "cloudevents")) patterns.push(noTransport);
+  if (layer === "cli") patterns.push(noBroker);
   if (folder === "nodepool") patterns.push(notSibling("cluster"));
   if (folder === "cluster") patterns.push(notSibling("nodepool"));
   return patterns;
@@ -65,8 +62,8 @@ function layerBlocks() {
     { files: ["operators/**/*.ts"], ignores: ["**/*.test.ts"], patterns: [noDevTools] },
     { files: ["operators/**/*.test.ts"], patterns: [onlyTestSupport] },
   ];
-  for (const folder of LAYERED) {
-    const own = layerPatterns(folder);
+  for (const [folder, layer] of LAYERED) {
+    const own = layerPatterns(folder, layer);
     blocks.push(
       { files: [`operators/${folder}/**/*.ts`], ignores: ["**/*.test.ts"], patterns: [noDevTools, ...own] },
       { files: [`operators/${folder}/**/*.test.ts`], patterns: [onlyTestSupport, ...own] },
@@ -119,5 +116,7 @@ export default tseslint.config(
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
   },
+  // JavaScript has no annotations to write; its types, where TypeScript reads it, are a .d.ts beside it.
+  { files: ["**/*.js"], rules: { "@typescript-eslint/explicit-module-boundary-types": "off" } },
   prettier,
 );

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import tseslint from "typescript-eslint";
 import { beforeAll, describe, expect, it } from "vitest";
+import { LAYERS, layersOf, operatorFolders } from "../../hack/lint/layers.js";
 import { cycles, importGraph, sourceFiles } from "./import-graph.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -62,6 +63,12 @@ describe("layer rules", () => {
     ],
     ["operators/hcpctl/probe.ts", "../cloudevents/client/source.ts", "never reaches the broker"],
     ["operators/hcpctl/commands/probe.ts", "../../cloudevents/types.ts", "never reaches the broker"],
+    ["operators/breakglass/probe.ts", "../cloudevents/transport/mqtt.ts", "never the transport"],
+    ["operators/externalauth/probe.ts", "../cloudevents/transport/mqtt.ts", "never the transport"],
+    ["operators/runtime/probe.ts", "../cluster/status.ts", "imports no controller and no CLI"],
+    ["operators/hcp/probe.ts", "../frontend/names.ts", "imports no controller and no CLI"],
+    ["operators/releases/probe.ts", "../hcpctl/io.ts", "imports no controller and no CLI"],
+    ["operators/cloudevents/client/probe.ts", "../../maestro-server/status.ts", "imports no controller"],
   ])("%s may not import %s", async (filePath, specifier, message) => {
     const errors = await importErrors(filePath, specifier);
     expect(errors).toHaveLength(1);
@@ -87,6 +94,20 @@ describe("layer rules", () => {
     ["test/integration/probe.test.ts", "../../hack/hypershift-simulator/controller.ts"],
   ])("%s may import %s", async (filePath, specifier) => {
     expect(await importErrors(filePath, specifier)).toEqual([]);
+  });
+});
+
+describe("every folder has a layer", () => {
+  it("a folder the table does not know fails the config, named", () => {
+    expect(() => layersOf(["cluster", "billing", "runtime", "sre-portal"])).toThrow(
+      "operators/billing, operators/sre-portal: no layer",
+    );
+  });
+
+  it("every folder of the tree has one", () => {
+    const folders = operatorFolders(root);
+    expect(layersOf(folders).map(([f]) => f)).toEqual(folders);
+    expect(Object.keys(LAYERS).sort()).toEqual([...folders].sort());
   });
 });
 

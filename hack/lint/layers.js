@@ -1,0 +1,50 @@
+// The layers of operators/, read by eslint.config.js (which turns them into import rules) and by
+// test/lint/layers.test.ts. Plain JavaScript: the lint config loads it before any TypeScript.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * The layer of every folder under operators/. The list is checked against the tree when the
+ * config loads: a new folder without a layer fails lint until it is given one here.
+ *   api: the types and shared vocabulary; imports nothing outside itself.
+ *   library: what controllers are built from (the runtime, the protocol, Azure, releases, the
+ *     hosted-cluster helpers of hcp/); imports no controller and no CLI.
+ *   controller: one reconciler (or the frontend) each; reaches the broker through cloudevents/
+ *     client, types, codec and store, never the transport.
+ *   cli: hcpctl; reads the service cluster only, so it never reaches cloudevents/ at all.
+ */
+export const LAYERS = {
+  api: "api",
+  azure: "library",
+  cloudevents: "library",
+  hcp: "library",
+  releases: "library",
+  runtime: "library",
+  breakglass: "controller",
+  cluster: "controller",
+  externalauth: "controller",
+  frontend: "controller",
+  "maestro-agent": "controller",
+  "maestro-server": "controller",
+  managementcluster: "controller",
+  monitor: "controller",
+  nodepool: "controller",
+  hcpctl: "cli",
+};
+
+/** Each folder with its layer; throws naming every folder the table does not know. */
+export function layersOf(folders, table = LAYERS) {
+  const missing = folders.filter((f) => !Object.hasOwn(table, f));
+  if (missing.length > 0)
+    throw new Error(
+      `operators/${missing.join(", operators/")}: no layer; give each folder one in LAYERS (hack/lint/layers.js)`,
+    );
+  return folders.map((folder) => [folder, table[folder]]);
+}
+
+/** The folders directly under `<root>/operators`. */
+export function operatorFolders(root) {
+  return readdirSync(join(root, "operators"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
