@@ -27,13 +27,20 @@ import { createLogger } from "../operators/runtime/logger.ts";
 import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
-import { startArmEmulator } from "./harness/arm-emulator/index.ts";
+import { startArmEmulator, type ArmEmulator } from "./harness/arm-emulator/index.ts";
+import { setUpCustomerAzure } from "./harness/customer-azure.ts";
 import { startStorageEmulator } from "./harness/storage-emulator/index.ts";
 import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
 import { startStack } from "./harness/stack.ts";
 import { writeFile } from "node:fs/promises";
-import { clusterBody, frontendCerts, nodePoolBody, startTestFrontend } from "../test/support/frontend.ts";
+import {
+  clusterBody,
+  frontendAzure,
+  frontendCerts,
+  nodePoolBody,
+  startTestFrontend,
+} from "../test/support/frontend.ts";
 
 const exec = promisify(execFile);
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
@@ -76,7 +83,7 @@ async function main(): Promise<void> {
   lines.push(`  ARM emulator (Azure)  ${arm.endpoint}   CA ${arm.caPath}`);
   lines.push(`  OIDC issuers          ${storage.webEndpoint}<tenant>/<cluster>   CA ${storage.caPath}`);
   lines.push(...(await installBaseRbac(region.clusters, kubectl)));
-  const frontend = await startFrontend(region, stack.namespace);
+  const frontend = await startFrontend(region, stack.namespace, arm);
   lines.push("", ...frontend.lines);
   process.stdout.write(lines.join("\n") + "\n");
   const service = region.clusters.find((c) => c.role === "service");
@@ -116,9 +123,14 @@ const LOCAL_SUBSCRIPTION = "6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10";
 
 /**
  * The ARM frontend on a free port of 127.0.0.1, with a client certificate that stands for
- * ARM's, and example request bodies under .local/arm/ so that curl can drive it.
+ * ARM's, and example request bodies under .local/arm/ so that curl can drive it. It checks creates
+ * against the ARM emulator, where the example cluster's identities and their roles are made.
  */
-async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, catalogNamespace: string) {
+async function startFrontend(
+  region: Awaited<ReturnType<typeof startRegion>>,
+  catalogNamespace: string,
+  arm: ArmEmulator,
+) {
   const service = region.clusters.find((c) => c.role === "service");
   if (!service) throw new Error("no service cluster");
   const dir = join(stateDir, "arm");
@@ -131,6 +143,9 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
   const logPath = join(region.workDir || stateDir, "frontend.log");
   const logFile = createWriteStream(logPath, { flags: "a" });
   const log = createLogger({ component: "hcp-frontend" }, undefined, (line) => logFile.write(line));
+  const azure = await frontendAzure(arm);
+  const example = clusterBody(LOCAL_SUBSCRIPTION, { prefix: "armdemo" });
+  await setUpCustomerAzure(azure, LOCAL_SUBSCRIPTION, example);
   // Notifications may go to a receiver on this machine (ARM's hosts are not reachable from here).
   const fe = await startTestFrontend({
     client: new KubeClient("service", kc),
@@ -139,11 +154,9 @@ async function startFrontend(region: Awaited<ReturnType<typeof startRegion>>, ca
     log,
     notificationHosts: ["127.0.0.1", "localhost"],
     notifier: {},
+    azure,
   });
-  await writeFile(
-    join(dir, "cluster.json"),
-    JSON.stringify(clusterBody(LOCAL_SUBSCRIPTION, { prefix: "armdemo" }), null, 2),
-  );
+  await writeFile(join(dir, "cluster.json"), JSON.stringify(example, null, 2));
   await writeFile(join(dir, "nodepool.json"), JSON.stringify(nodePoolBody({ replicas: 2 }), null, 2));
   await writeFile(
     join(dir, "subscription.json"),

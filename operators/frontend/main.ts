@@ -17,10 +17,15 @@
  *                                (m or s; names as OperationDeadlines)
  *   --notification-hosts <list>  hosts an Azure-AsyncNotificationUri may name (default ARM's)
  *   --notification-ca <path>     a CA trusted for notification endpoints besides the system's
+ *   --azure-endpoint <url>       ARM endpoint where a create's customer resources are checked
+ *                                (default https://management.azure.com)
+ *   --azure-authority-host <url> Entra ID authority (default: the SDK's)
+ *   --azure-ca <path>            extra CA to trust for ARM and token calls (the emulator's)
  */
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
+import { createAzureClients } from "../azure/clients.ts";
 import { KubeClient } from "../runtime/kube.ts";
 import { loadClusterAccess } from "../runtime/kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -66,6 +71,9 @@ async function main(): Promise<void> {
       "operation-deadlines": { type: "string", default: "" },
       "notification-hosts": { type: "string", default: DEFAULT_NOTIFICATION_HOSTS.join(",") },
       "notification-ca": { type: "string" },
+      "azure-endpoint": { type: "string" },
+      "azure-authority-host": { type: "string" },
+      "azure-ca": { type: "string" },
     },
   });
   const cert = values["tls-cert"];
@@ -81,6 +89,14 @@ async function main(): Promise<void> {
   const client = new KubeClient("service", access);
   const notificationHosts = values["notification-hosts"].split(",").filter((h) => h.trim() !== "");
   const notificationCA = values["notification-ca"];
+  // A request waits on Azure: few retries, short timeouts, and a long Retry-After is ARM's to wait.
+  const azure = await createAzureClients({
+    armEndpoint: values["azure-endpoint"],
+    authorityHost: values["azure-authority-host"],
+    caFile: values["azure-ca"],
+    retry: { maxRetries: 2, maxRetryAfterMs: 2_000 },
+    requestTimeoutMs: 10_000,
+  });
   const frontend = new Frontend({
     client,
     tls: { cert: await readFile(cert), key: await readFile(key), clientCA: await readFile(clientCA) },
@@ -90,6 +106,7 @@ async function main(): Promise<void> {
     connections: { maxConnections },
     deadlines: parseDeadlines(values["operation-deadlines"]),
     notificationHosts,
+    azure,
     log,
   });
   const manager = new Manager({

@@ -39,6 +39,8 @@ import {
 import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
 import type { VersionedBody } from "./hub-conversion.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
+import { AzureCheckError, type AzureChecks } from "./azure-checks.ts";
+import type { HubProperties } from "./hub-conversion.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");
@@ -69,8 +71,15 @@ interface Candidate {
   version: ApiVersion;
 }
 
+/** What a create of the candidate would write: its hub body as read, and the CR it maps to. */
+interface CandidateCreate {
+  doc: VersionedBody;
+  properties: HubProperties;
+  cr: HcpCluster | NodePool;
+}
+
 /** The CR a create of the candidate would write: the request's validation, then the mapping. */
-function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
+function candidateCR({ id, body, version }: Candidate): CandidateCreate {
   checkResourceName("cluster", id.cluster);
   if (id.nodePool !== undefined) checkResourceName("nodePool", id.nodePool);
   const schema = schemaFor(version, id.kind);
@@ -90,14 +99,38 @@ function candidateCR({ id, body, version }: Candidate): HcpCluster | NodePool {
     annotations: {},
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  return id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+  return { doc, properties, cr: id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx) };
 }
 
-async function validate(client: KubeClient, candidate: Candidate): Promise<void> {
-  const cr = candidateCR(candidate);
+/** The customer's Azure resources the create relies on, as a create checks them. */
+async function checkAzure(azure: AzureChecks, candidate: Candidate, create: CandidateCreate): Promise<void> {
+  const { doc, properties } = create;
+  const subscriptionId = candidate.id.subscriptionId;
+  if (candidate.id.kind === "cluster")
+    await azure.cluster({ subscriptionId, identity: doc.identity, properties: properties });
+  else
+    await azure.nodePool({
+      subscriptionId,
+      location: doc.location ?? "",
+      properties: properties,
+    });
+}
+
+async function validate(
+  client: KubeClient,
+  candidate: Candidate,
+  azure: AzureChecks | undefined,
+): Promise<void> {
+  const create = candidateCR(candidate);
+  const { cr } = create;
   if ("dns" in cr.spec)
     await checkDnsPrefixFree(client, cr.spec.dns.baseDomainPrefix, targetOf(candidate.id));
-  if (cr.spec.version?.id === "") return; // 2024-06-10-preview: the version comes from the catalog
+  if (cr.spec.version?.id !== "") await dryRun(client, candidate, cr); // 2024-06-10-preview: the version comes from the catalog
+  // Last, once the body is known good, as on a create.
+  if (azure) await checkAzure(azure, candidate, create);
+}
+
+async function dryRun(client: KubeClient, candidate: Candidate, cr: HcpCluster | NodePool): Promise<void> {
   try {
     await dryRunCreate(client, crType(candidate.id.kind), cr);
   } catch (err) {
@@ -135,7 +168,11 @@ function listedResources(req: ArmRequest): unknown[] {
   return resources;
 }
 
-export async function preflight(client: KubeClient, req: ArmRequest): Promise<Reply> {
+export async function preflight(
+  client: KubeClient,
+  req: ArmRequest,
+  azure: AzureChecks | undefined,
+): Promise<Reply> {
   const resources = listedResources(req);
   const failures: CloudErrorBody[] = [];
   for (const r of resources) {
@@ -144,8 +181,10 @@ export async function preflight(client: KubeClient, req: ArmRequest): Promise<Re
     const id = resourceIdOf(req, r);
     if (!id || !isServedVersion(version)) continue;
     try {
-      await validate(client, { id, body: r, version });
+      await validate(client, { id, body: r, version }, azure);
     } catch (err) {
+      // Azure that could not answer fails no resource: ARM asks again after Retry-After.
+      if (err instanceof AzureCheckError && err.status >= 500) throw err;
       if (!(err instanceof CloudError)) req.log.error("Preflight validation failed unexpectedly", err);
       failures.push(failure(id, text(r["name"]), err));
     }

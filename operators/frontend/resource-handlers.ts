@@ -75,6 +75,7 @@ import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
 import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
 import { notificationUriOf } from "./notification-uri.ts";
+import { AzureCheckError, type AzureChecks } from "./azure-checks.ts";
 import { checkPreviewFeatures } from "./preview-features.ts";
 
 export interface ResourceDeps {
@@ -88,6 +89,8 @@ export interface ResourceDeps {
   /** Hosts an Azure-AsyncNotificationUri may name (notifier.ts). */
   notificationHosts: string[];
   log: Logger;
+  /** The customer's Azure resources a create relies on, checked before it is written (azure-checks.ts). */
+  azure?: AzureChecks;
 }
 
 type CR = ArmCR;
@@ -359,6 +362,7 @@ export class ResourceHandlers {
     await this.#checkVersions(req, id, properties, stored);
     // Last, once the body is known good: a look-up across the region.
     if (!stored) await this.#checkDnsPrefix(id, properties);
+    await this.#checkAzure(id, doc, properties, stored);
     const systemData = systemDataOf(req, stored?.systemData);
     return {
       id: stored?.id ?? formatResourceId(id),
@@ -403,6 +407,35 @@ export class ResourceHandlers {
           message: `Version ${to} would leave node pools too far behind; upgrade them first (${behind.join("; ")})`,
         },
       ]);
+  }
+
+  /**
+   * What the customer's Azure must hold: for a new cluster its identities, their roles and its KMS
+   * key (a changed key on an update); for a new node pool its VM size in its zone and the vCPU
+   * quota, for a growing one the quota.
+   */
+  async #checkAzure(
+    id: ResourceId,
+    doc: VersionedBody,
+    properties: HubProperties,
+    stored: ArmResource | undefined,
+  ): Promise<void> {
+    const azure = this.#d.azure;
+    if (!azure || id.kind === "externalAuth") return;
+    if (id.kind === "cluster")
+      await azure.cluster({
+        subscriptionId: id.subscriptionId,
+        identity: doc.identity,
+        properties,
+        ...(stored ? { stored: stored.properties } : {}),
+      });
+    else
+      await azure.nodePool({
+        subscriptionId: id.subscriptionId,
+        location: stored?.location ?? doc.location ?? "",
+        properties,
+        ...(stored ? { stored: stored.properties } : {}),
+      });
   }
 
   /** A new cluster's DNS prefix must be free in the region. */
@@ -479,7 +512,9 @@ export class ResourceHandlers {
     let hub: ArmResource;
     try {
       hub = await this.#toHub(req, id, readPutBody(req, id, undefined), undefined);
-    } catch {
+    } catch (err) {
+      // Azure's answer holds for a create; only an existing cluster (an update) is checked otherwise.
+      if (err instanceof AzureCheckError && !(await this.#find(id.kind, t))) throw err;
       return undefined;
     }
     const op = this.#newOperation(req, t, "Create", { location: hub.location });

@@ -20,6 +20,8 @@ import { CloudError, CODES, internalError, type CloudErrorBody } from "./errors.
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
 import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
 import { OperationStore } from "./operations.ts";
+import type { AzureClients } from "../azure/clients.ts";
+import { AzureChecks } from "./azure-checks.ts";
 import { preflight } from "./preflight.ts";
 import { resourceIdFromPath, type ResourceId } from "./resource-id.ts";
 import { ResourceHandlers } from "./resource-handlers.ts";
@@ -94,6 +96,11 @@ export interface FrontendOptions {
    * DEFAULT_NOTIFICATION_HOSTS. The OperationNotifier (notifier.ts) sends the notifications.
    */
   notificationHosts?: string[];
+  /**
+   * Azure, where a create's customer resources are checked first (azure-checks.ts): identities,
+   * their roles, the KMS key, VM sizes, vCPU quota. Without it nothing is checked in Azure.
+   */
+  azure?: AzureClients;
 }
 
 function requestMetrics(registry: Registry) {
@@ -286,6 +293,7 @@ export class Frontend implements Runnable {
   readonly #subscriptions: SubscriptionStore;
   readonly #resources: ResourceHandlers;
   readonly #catalog: CatalogReader;
+  readonly #azure: AzureChecks | undefined;
   #watches: AbortController | undefined;
   readonly #routes: Route[];
   readonly #registry: Registry;
@@ -301,6 +309,7 @@ export class Frontend implements Runnable {
     this.#operations = new OperationStore(opts.client);
     this.#subscriptions = new SubscriptionStore(opts.client);
     this.#catalog = new CatalogReader(opts.client, opts.catalogNamespace ?? "hcp-system");
+    this.#azure = opts.azure ? new AzureChecks({ clients: opts.azure, log: this.#log }) : undefined;
     this.#resources = new ResourceHandlers({
       client: opts.client,
       operations: this.#operations,
@@ -311,6 +320,7 @@ export class Frontend implements Runnable {
         ...(opts.notificationHosts ? { allowedHosts: opts.notificationHosts } : {}),
       }).allowedHosts,
       log: this.#log,
+      ...(this.#azure ? { azure: this.#azure } : {}),
     });
     this.#registry = opts.registry ?? metricsRegistry;
     this.#metrics = requestMetrics(this.#registry);
@@ -381,7 +391,7 @@ export class Frontend implements Runnable {
       route({
         pattern: PATTERNS.preflight,
         apiVersion: "none",
-        methods: { POST: (r) => preflight(this.#client, r) },
+        methods: { POST: (r) => preflight(this.#client, r, this.#azure) },
       }),
     ];
   }

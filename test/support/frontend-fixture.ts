@@ -15,10 +15,14 @@ import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alph
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { writeSummaryStatus } from "./summary-conditions.ts";
 import { namespaceType, scratchDir, tempNamespace } from "./fixtures.ts";
+import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { setUpCustomerAzure } from "../../hack/harness/customer-azure.ts";
+import type { AzureClients } from "../../operators/azure/clients.ts";
 import {
   ArmClient,
   clusterBody,
   clusterPath,
+  frontendAzure,
   frontendCerts,
   startTestFrontend,
   type ArmResponse,
@@ -47,6 +51,12 @@ export interface FrontendFixtureOptions {
   /** The notifier's options: one runs beside the frontend when given. */
   notifier?: NotificationOptions;
   registry?: Registry;
+  /**
+   * The ARM emulator where creates' customer resources are checked (azure-checks.ts); nothing is
+   * checked in Azure without it. A subscription registered through `putSubscription` then gets
+   * what `clusterBody` names: its identities and their role assignments.
+   */
+  arm?: ArmEmulator;
 }
 
 export interface FrontendFixture {
@@ -56,7 +66,9 @@ export interface FrontendFixture {
   arm: ArmClient;
   certs: FrontendCerts;
   catalogNamespace: string;
-  /** `PUT /subscriptions/{id}?api-version=2.0` as ARM sends it. */
+  /** The frontend's Azure clients, when it checks creates against the ARM emulator. */
+  azure?: AzureClients;
+  /** `PUT /subscriptions/{id}?api-version=2.0` as ARM sends it (with `arm`, a Registered one's customer Azure set up first). */
   putSubscription(
     id: string,
     state: string,
@@ -88,6 +100,7 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
     : await scratchDir(opts.name);
   const catalog = await catalogIn(opts.client, opts.catalogNamespace);
   const certs = await frontendCerts(scratch.path);
+  const azure = opts.arm ? await frontendAzure(opts.arm, opts.registry) : undefined;
   const start = (): Promise<TestFrontend> =>
     startTestFrontend({
       client: opts.client,
@@ -99,6 +112,7 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
       ...(opts.notificationHosts ? { notificationHosts: opts.notificationHosts } : {}),
       ...(opts.notifier ? { notifier: opts.notifier } : {}),
       ...(opts.registry ? { registry: opts.registry } : {}),
+      ...(azure ? { azure } : {}),
     });
   const connect = (fe: TestFrontend): Promise<ArmClient> =>
     ArmClient.create(fe.url, certs, opts.headers ? { headers: opts.headers } : {});
@@ -108,11 +122,14 @@ export async function startFrontendFixture(opts: FrontendFixtureOptions): Promis
     arm: await connect(fe),
     certs,
     catalogNamespace: catalog.name,
-    putSubscription: (id, state, tenantId = randomUUID(), properties = {}) =>
-      fixture.arm.send("PUT", `/subscriptions/${id}`, {
+    ...(azure ? { azure } : {}),
+    async putSubscription(id, state, tenantId = randomUUID(), properties = {}) {
+      if (azure && state === "Registered") await setUpCustomerAzure(azure, id, clusterBody(id), { tenantId });
+      return fixture.arm.send("PUT", `/subscriptions/${id}`, {
         apiVersion: "2.0",
         body: { state, registrationDate: new Date().toISOString(), properties: { ...properties, tenantId } },
-      }),
+      });
+    },
     async restart() {
       await fixture.fe.stop();
       fixture.fe = await start();

@@ -13,6 +13,8 @@ import { Frontend, type ConnectionLimits } from "../../operators/frontend/server
 import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
 import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
 import { OperationNotifier } from "../../operators/frontend/notifier.ts";
+import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
+import { createAzureClients, type AzureClients } from "../../operators/azure/clients.ts";
 
 export interface FrontendCerts {
   servingCA: string;
@@ -61,6 +63,8 @@ export async function startTestFrontend(opts: {
   notificationHosts?: string[];
   /** The notifier's options: one runs beside the frontend (without an election) when given. */
   notifier?: NotificationOptions;
+  /** Azure, where creates' customer resources are checked (frontendAzure); none checked without it. */
+  azure?: AzureClients;
 }): Promise<TestFrontend> {
   const frontend = new Frontend({
     client: opts.client,
@@ -78,6 +82,7 @@ export async function startTestFrontend(opts: {
     ...(opts.connections ? { connections: opts.connections } : {}),
     ...(opts.deadlines ? { deadlines: opts.deadlines } : {}),
     ...(opts.notificationHosts ? { notificationHosts: opts.notificationHosts } : {}),
+    ...(opts.azure ? { azure: opts.azure } : {}),
   });
   const port = await frontend.listen();
   const url = `https://127.0.0.1:${port}`;
@@ -97,6 +102,22 @@ export async function startTestFrontend(opts: {
     await frontend.close();
   };
   return { frontend, notifier, url, certs: opts.certs, stop };
+}
+
+/** Azure clients for the frontend against the ARM emulator, with the retries main.ts gives it. */
+export function frontendAzure(
+  arm: Pick<ArmEmulator, "endpoint" | "caPath" | "tenantId" | "clientId" | "clientSecret">,
+  registry?: Registry,
+): Promise<AzureClients> {
+  return createAzureClients({
+    armEndpoint: arm.endpoint,
+    authorityHost: arm.endpoint,
+    caFile: arm.caPath,
+    credential: { tenantId: arm.tenantId, clientId: arm.clientId, clientSecret: arm.clientSecret },
+    retry: { maxRetries: 2, retryDelayMs: 50, maxRetryDelayMs: 200, maxRetryAfterMs: 2_000 },
+    requestTimeoutMs: 10_000,
+    ...(registry ? { registry } : {}),
+  });
 }
 
 export interface ArmResponse {
