@@ -5,7 +5,7 @@
  * Failed, which takes the next request; a DELETE is refused only while Deleting). A PUT or PATCH is one CR write that carries its operation
  * (operations.ts); a DELETE stores its operation in a ConfigMap first, then deletes the CR.
  */
-import type { ExternalAuth, HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
+import type { ExternalAuth, HcpCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
 import {
@@ -69,8 +69,9 @@ import {
 } from "./cr-mapping.ts";
 import { externalAuthFromCR, externalAuthToCR } from "./external-auth-mapping.ts";
 import type { ExternalAuthProperties } from "./api-version-schemas.ts";
-import { compareVersions, poolTooFarBehind, skippedMinor } from "../releases/catalog.ts";
-import { checkVersion, defaultVersion, type CatalogReader } from "./openshift-versions.ts";
+import { compareVersions, poolTooFarBehind } from "../releases/catalog.ts";
+import { checkVersion, defaultVersion, type Catalog, type CatalogReader } from "./openshift-versions.ts";
+import { clusterVersionHold } from "./cluster-version.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
 import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
@@ -82,6 +83,8 @@ export interface ResourceDeps {
   client: KubeClient;
   operations: OperationStore;
   catalog: CatalogReader;
+  /** The clock ends of life are judged by (default Date.now). */
+  now?: () => number;
   /** Items per LIST page. */
   pageSize: number;
   /** How long each class of operation may run (deadlines.ts). */
@@ -377,36 +380,38 @@ export class ResourceHandlers {
   }
 
   /**
-   * A cluster's new version follows the update graph: the next z-stream or the next minor, never
-   * past one; and no node pool of it may fall more than two minors behind.
+   * A cluster's version on the update graph (cluster-version.ts): a new one offered and not past
+   * its end of life; a changed one reachable from what the cluster runs, leaving no node pool more
+   * than two minors behind. An unchanged version is not judged again: a cluster on a release past
+   * its end of life keeps running and takes other updates.
    */
-  async #checkUpgrade(id: ResourceId, stored: ArmResource, properties: HubProperties): Promise<void> {
-    const from = stored.properties.version?.id;
-    const to = properties.version?.id;
-    if (!from || !to || from === to) return;
-    const target = "properties.version.id";
-    const skip = skippedMinor(from, to);
-    if (skip)
-      throw fieldErrors([{ target, message: `Version ${to} cannot be reached from ${from}: ${skip}` }]);
+  async #checkClusterVersion(
+    id: ResourceId,
+    catalog: Catalog,
+    version: VersionSpec,
+    stored: ArmResource | undefined,
+  ): Promise<void> {
+    if (stored && sameVersion(stored.properties.version, version)) return;
+    const cluster = stored ? await this.#clusterAndPools(id) : undefined;
+    const hold = clusterVersionHold({
+      catalog: catalog.catalog,
+      version,
+      ...cluster,
+      now: (this.#d.now ?? Date.now)(),
+    });
+    if (hold) throw fieldErrors([{ target: "properties.version.id", message: hold.message }]);
+  }
+
+  /** The stored cluster and its node pools, which a change of its version is planned with. */
+  async #clusterAndPools(id: ResourceId): Promise<{ existing: HcpCluster; pools: NodePool[] } | undefined> {
     const t = targetOf(id);
+    const existing = await this.#find("cluster", t);
+    if (!existing || isNodePool(existing) || isExternalAuth(existing)) return undefined;
     const pools = await this.#d.client.list<NodePool>(crType("nodePool"), {
       namespace: t.namespace,
       labelSelector: `${LABELS.cluster}=${t.name}`,
     });
-    const behind = pools.items.flatMap((p) => {
-      const version = p.spec.version?.id;
-      const why = version ? poolTooFarBehind(version, to) : undefined;
-      return why
-        ? [`node pool ${p.metadata.annotations?.[ANNOTATIONS.resourceId]?.split("/").pop() ?? ""}: ${why}`]
-        : [];
-    });
-    if (behind.length > 0)
-      throw fieldErrors([
-        {
-          target,
-          message: `Version ${to} would leave node pools too far behind; upgrade them first (${behind.join("; ")})`,
-        },
-      ]);
+    return { existing, pools: pools.items };
   }
 
   /**
@@ -445,7 +450,7 @@ export class ResourceHandlers {
   }
 
   /**
-   * Versions must be in the catalog, and a cluster's new one on the update graph (#checkUpgrade);
+   * Versions must be in the catalog, and a cluster's on the update graph (#checkClusterVersion);
    * a 2024-06-10-preview cluster without one gets the newest stable.
    */
   async #checkVersions(
@@ -454,7 +459,6 @@ export class ResourceHandlers {
     properties: HubProperties,
     stored: ArmResource | undefined,
   ): Promise<void> {
-    if (stored && id.kind === "cluster") await this.#checkUpgrade(id, stored, properties);
     const catalog = await this.#d.catalog.read();
     const version = properties.version;
     if (id.kind === "cluster" && version?.id === undefined) {
@@ -467,6 +471,8 @@ export class ResourceHandlers {
       return;
     }
     if (version?.id === undefined) return;
+    if (id.kind === "cluster" && catalog)
+      return this.#checkClusterVersion(id, catalog, versionSpec(version), stored);
     const errors = checkVersion(catalog, versionSpec(version), "properties.version.id");
     if (errors.length > 0) throw fieldErrors(errors);
   }
@@ -859,10 +865,15 @@ function tenantOf(req: ArmRequest): string | undefined {
   return typeof tenant === "string" && tenant !== "" ? tenant : undefined;
 }
 
+/** The same version id and channel group (stable when none is named). */
+function sameVersion(a: { id?: string; channelGroup?: string } | undefined, b: VersionSpec): boolean {
+  return a?.id === b.id && (a.channelGroup ?? "stable") === (b.channelGroup ?? "stable");
+}
+
 /**
  * The CR to PUT: the new spec and ARM annotations on the stored object's metadata (finalizers,
  * other labels and annotations, resourceVersion for optimistic concurrency), keeping the spec
- * fields ARM has no say in (placement, paused, the DNS base domain).
+ * fields ARM has no say in (placement, paused, the DNS base domain, the upgrade policy).
  */
 function mergeExisting(existing: CR, next: CR): CR {
   // The last request's IDs go: this request's replace them, or none stays when it sent none.
@@ -877,8 +888,10 @@ function mergeExisting(existing: CR, next: CR): CR {
   if (isNodePool(next) || isNodePool(existing) || isExternalAuth(next) || isExternalAuth(existing))
     return { ...next, metadata };
   const old = existing.spec;
+  const upgradePolicy = old.version.upgradePolicy;
   const spec = {
     ...next.spec,
+    ...(upgradePolicy ? { version: { ...next.spec.version, upgradePolicy } } : {}),
     ...(old.placement ? { placement: old.placement } : {}),
     ...(old.paused !== undefined ? { paused: old.paused } : {}),
     dns: old.dns,

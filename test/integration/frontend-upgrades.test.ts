@@ -1,12 +1,16 @@
 /**
  * Versions through the ARM frontend move along the update graph, against the real service
  * apiserver and a catalog of four minors: a cluster's version moves to a newer z-stream or the
- * next minor, never past one; node pools run at most two minors behind their cluster, and the
- * cluster may not move on while one would fall further behind. Each refusal is a 400 naming
- * properties.version.id and saying what to do first.
+ * next minor, never past one, only along an edge the graph has and never to a release past its
+ * end of life (nor is a new cluster made on one); node pools run at most two minors behind their
+ * cluster, and the cluster may not move on while one would fall further behind. Each refusal is a
+ * 400 naming properties.version.id and saying why, in the words the cluster controller would hold
+ * the upgrade with.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import { clientFor, tempNamespace } from "../support/fixtures.ts";
 import {
@@ -19,6 +23,7 @@ import {
 import {
   createSettledCluster,
   removeSubscription,
+  settleCluster,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
@@ -30,6 +35,16 @@ let fixture: FrontendFixture;
 let catalog: { name: string; remove(): Promise<void> };
 
 const RELEASES = ["4.17.40", "4.18.22", "4.19.7", "4.20.2"];
+/** A month ago: the catalog's ends of life are relative to now, never the calendar. */
+const ENDED = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+/**
+ * The update graph's other releases: 4.16 past its end of life; 4.19.8 too (withdrawn); 4.21.0
+ * reached only from 4.20.9, which no cluster here runs.
+ */
+const GRAPH = `  - {version: 4.16.9, image: "release:4.16.9", endOfLifeTimestamp: "${ENDED}"}
+  - {version: 4.19.8, image: "release:4.19.8", endOfLifeTimestamp: "${ENDED}"}
+  - {version: 4.21.0, image: "release:4.21.0", upgradesFrom: [4.20.9]}
+`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
@@ -41,7 +56,7 @@ beforeAll(async () => {
   );
   await service.create(configMapType, {
     metadata: { name: CATALOG_CONFIGMAP, namespace: catalog.name },
-    data: { [CATALOG_KEY]: `releases:\n${releases.join("")}` },
+    data: { [CATALOG_KEY]: `releases:\n${releases.join("")}${GRAPH}` },
   });
   fixture = await startFrontendFixture({
     client: service,
@@ -98,5 +113,51 @@ describe("the update graph through ARM", () => {
       body: { properties: { version: { id: "4.20" } } },
     });
     expect(refusal(up)).toMatch(/upgrade them first.*node pool old/);
+  });
+});
+
+describe("the update graph's edges and ends of life through ARM", () => {
+  it("refuses a new cluster on a release past its end of life, naming the date and what is offered", async () => {
+    const r = await fixture.arm.send("PUT", clusterPath(sub, rg, "ended"), {
+      body: clusterBody(sub, { version: "4.16" }),
+    });
+    expect(refusal(r)).toBe(
+      `OpenShift 4.16 reached its end of life on ${ENDED.slice(0, 10)}: no new cluster runs it and no cluster moves to it; offered in channel group stable: 4.17, 4.18, 4.19, 4.20, 4.21`,
+    );
+  });
+
+  it("refuses an upgrade into a release past its end of life", async () => {
+    await settledCluster("withdrawn", "4.19.7");
+    const up = await fixture.arm.send("PATCH", clusterPath(sub, rg, "withdrawn"), {
+      body: { properties: { version: { id: "4.19.8" } } },
+    });
+    expect(refusal(up)).toBe(
+      `OpenShift 4.19.8 reached its end of life on ${ENDED.slice(0, 10)}: no cluster moves to it`,
+    );
+  });
+
+  it("refuses an upgrade the update graph has no edge for, naming the edges it has", async () => {
+    await settledCluster("noedge", "4.20");
+    const up = await fixture.arm.send("PATCH", clusterPath(sub, rg, "noedge"), {
+      body: { properties: { version: { id: "4.21" } } },
+    });
+    expect(refusal(up)).toBe(
+      "no release of 4.21 in channel group stable can be reached from 4.20.2: the update graph of channel group stable has no edge from 4.20.2 to 4.21.0 (it upgrades from 4.20.9)",
+    );
+  });
+
+  it("keeps the upgrade policy a kubectl user set through ARM updates, which cannot name it", async () => {
+    await settledCluster("policy", "4.19.7");
+    const ref = { name: clusterCRName(rg, "policy"), namespace: subscriptionNamespace(sub) };
+    await service.mergePatch(HcpClusterResource, ref, {
+      spec: { version: { upgradePolicy: "AutomaticPatch" } },
+    });
+    await settleCluster(service, { sub, rg, name: "policy" });
+    const tagged = await fixture.arm.send("PATCH", clusterPath(sub, rg, "policy"), {
+      body: { tags: { a: "b" } },
+    });
+    expect(tagged.status, JSON.stringify(tagged.body)).toBe(202);
+    const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(cr.spec.version).toMatchObject({ id: "4.19.7", upgradePolicy: "AutomaticPatch" });
   });
 });
