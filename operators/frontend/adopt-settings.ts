@@ -15,8 +15,11 @@ import { isObject, type JsonObject } from "./body-schema.ts";
 import { clusterToCR, parseJson } from "./cr-mapping.ts";
 import { ANNOTATIONS } from "./names.ts";
 
-/** The ARM properties adopted, top-level keys and the one nested path. */
-const ADOPTED = ["autoscaling", "imageDigestMirrors"] as const;
+/**
+ * The ARM properties adopted, top-level keys and the one nested path. Etcd encryption is fixed at
+ * creation in ARM, but HyperShift takes a key on a running cluster and encrypts what is stored.
+ */
+const ADOPTED = ["autoscaling", "imageDigestMirrors", "etcd"] as const;
 
 /** The settings of `props` to adopt into the spec, and the annotation's properties without them. */
 export function settingsToAdopt(
@@ -50,6 +53,7 @@ function specOf(cluster: HcpCluster, adopt: ClusterProperties): Partial<HcpClust
     ...(cidrs ? { api: { ...cluster.spec.api, authorizedCIDRs: cidrs } } : {}),
     ...(mapped.autoscaling ? { autoscaling: mapped.autoscaling } : {}),
     ...(mapped.imageDigestMirrors ? { imageDigestMirrors: mapped.imageDigestMirrors } : {}),
+    ...(mapped.etcd ? { etcd: mapped.etcd } : {}),
   };
 }
 

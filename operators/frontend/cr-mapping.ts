@@ -1,6 +1,6 @@
 /**
  * ARM resources (in the hub version's shape) to CRs and back. Properties with a CR field go to
- * the spec; the rest (ARM-only: ingress, etcd encryption, ...) and the envelope
+ * the spec; the rest (ARM-only: ingress, ...) and the envelope
  * (tags, systemData, identity) go to annotations, so GET returns what was sent. Read-only
  * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
@@ -14,6 +14,8 @@ import {
   type AzureNodePoolPlatform,
   type ChannelGroup,
   type HcpCluster,
+  type KeyManagementMode,
+  type KmsEncryptionSpec,
   type NodePool,
   type OsDiskType,
   type VersionSpec,
@@ -134,6 +136,7 @@ const CLUSTER_MAPPED = [
   "clusterImageRegistry",
   "imageDigestMirrors",
   "autoscaling",
+  "etcd",
   "status",
 ];
 
@@ -281,6 +284,34 @@ function identitiesSpec(identities: ArmIdentities): HcpCluster["spec"]["platform
   });
 }
 
+type ArmDataEncryption = NonNullable<NonNullable<ClusterProperties["etcd"]>["dataEncryption"]>;
+type ArmKms = NonNullable<NonNullable<ArmDataEncryption["customerManaged"]>["kms"]>;
+
+/** Required fields ARM's schema already demanded; an empty one is refused by the CRD, naming it. */
+function kmsSpec(kms: ArmKms | undefined): KmsEncryptionSpec {
+  return compact({
+    vaultName: kms?.vaultName ?? "",
+    visibility: kms?.visibility,
+    activeKey: { name: kms?.activeKey?.name ?? "", version: kms?.activeKey?.version ?? "" },
+  });
+}
+
+/** ARM's etcd encryption is the spec's, field for field (the vault at the hub's place). */
+function etcdSpec(etcd: ClusterProperties["etcd"]): HcpCluster["spec"]["etcd"] {
+  const encryption = etcd?.dataEncryption;
+  if (!encryption) return undefined;
+  const customer = encryption.customerManaged;
+  return {
+    dataEncryption: compact({
+      // ARM's modes are the CRD's enum (2026-06-30-preview's one among them).
+      keyManagementMode: (encryption.keyManagementMode ?? "PlatformManaged") as KeyManagementMode,
+      customerManaged: customer
+        ? compact({ encryptionType: customer.encryptionType, kms: kmsSpec(customer.kms) })
+        : undefined,
+    }),
+  };
+}
+
 export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContext): HcpCluster {
   const p = res.properties;
   const spec: HcpCluster["spec"] = compact({
@@ -297,6 +328,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
       source: m.source ?? "",
       mirrors: m.mirrors ?? [],
     })),
+    etcd: etcdSpec(p.etcd),
     // Admitted by preview-features.ts; the tag itself stays in the envelope, for GET.
     controllerAvailabilityPolicy: wantsSingleReplica(res.tags) ? "SingleReplica" : undefined,
   });
@@ -512,6 +544,7 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "clusterImageRegistry.state", spec.clusterImageRegistry?.state);
   set(p, "imageDigestMirrors", spec.imageDigestMirrors);
   set(p, "autoscaling", spec.autoscaling);
+  set(p, "etcd", spec.etcd);
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "cluster", azure.location, azure.tenantId),

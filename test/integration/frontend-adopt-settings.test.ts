@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ANNOTATIONS, clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { clientFor } from "../support/fixtures.ts";
-import { clusterBody, clusterPath } from "../support/frontend.ts";
+import { clusterBody, clusterPath, withCustomerKey } from "../support/frontend.ts";
 import {
   removeSubscription,
   startFrontendFixture,
@@ -70,5 +70,34 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     expect(left.api?.authorizedCidrs).toBeUndefined();
     const got = (await arm.send("GET", path)).body as Json;
     expect(got.properties.api.authorizedCidrs).toEqual(adopted.spec.api?.authorizedCIDRs);
+  });
+
+  it("a customer's etcd key is moved into the spec, where HyperShift gets it", async () => {
+    const kms = { vaultName: "kv-legacy", visibility: "Public", activeKey: { name: "etcd", version: "v1" } };
+    const body = withCustomerKey(clusterBody(sub, { prefix: "legacy-kms" }), sub, kms) as Json;
+    const etcd = body.properties.etcd as Json;
+    delete body.properties.etcd;
+    const path = clusterPath(sub, rg, "legacy-kms");
+    const created = await fixture.arm.send("PUT", path, { body });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // An older frontend kept the key in the annotation alone: not in effect, and not shown.
+    const ref = { name: clusterCRName(rg, "legacy-kms"), namespace: subscriptionNamespace(sub) };
+    const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    await service.mergePatch(HcpClusterResource, ref, {
+      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify({ ...props, etcd }) } },
+    });
+    expect(((await fixture.arm.send("GET", path)).body as Json).properties.etcd).toBeUndefined();
+
+    const arm = await fixture.restart();
+    expect(await fixture.fe.frontend.adopted).toBe(1);
+    const adopted = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(adopted.spec.etcd?.dataEncryption).toEqual({
+      keyManagementMode: "CustomerManaged",
+      customerManaged: { encryptionType: "KMS", kms },
+    });
+    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    expect(left.etcd).toBeUndefined();
+    expect(((await arm.send("GET", path)).body as Json).properties.etcd).toEqual(etcd);
   });
 });

@@ -18,6 +18,7 @@ import {
   clusterPath,
   nodePoolBody,
   nodePoolPath,
+  withCustomerKey,
   type TestFrontend,
 } from "../support/frontend.ts";
 import { settleCluster, startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
@@ -286,16 +287,13 @@ describe("validation", () => {
   });
 
   it("accepts 2024-06-10-preview bodies: no version (the catalog's newest stable), kms.activeKey.vaultName", async () => {
-    const body = clusterBody(sub);
+    const body = withCustomerKey(clusterBody(sub), sub, {
+      activeKey: { name: "key", vaultName: "vault", version: "1" },
+    });
     const p = body["properties"] as Json;
     delete p.version;
     delete p.platform.vnetIntegrationSubnetId;
-    p.etcd = {
-      dataEncryption: {
-        keyManagementMode: "CustomerManaged",
-        customerManaged: { kms: { activeKey: { name: "key", vaultName: "vault", version: "1" } } },
-      },
-    };
+    delete p.etcd.dataEncryption.customerManaged.encryptionType;
     const path = clusterPath(sub, rg, "old-version");
     const r = await arm.send("PUT", path, { body, apiVersion: "2024-06-10-preview" });
     expect(r.status, JSON.stringify(r.body)).toBe(201);

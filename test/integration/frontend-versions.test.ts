@@ -79,6 +79,8 @@ function exampleCluster(v: ApiVersion, prefix: string): Json {
     "file-csi-driver": uami(sub, `${prefix}-file`),
     "image-registry": uami(sub, `${prefix}-registry`),
     "cloud-network-config": uami(sub, `${prefix}-cnc`),
+    // The key management plugin's identity: its examples encrypt etcd with a customer's key.
+    kms: uami(sub, `${prefix}-kms`),
   };
   const service = uami(sub, `${prefix}-service`);
   return {
@@ -505,7 +507,7 @@ describe("identities", () => {
     }
     const noIdentity = exampleCluster("2026-06-30-preview", "none");
     delete noIdentity.identity;
-    expect(targets(await put("2026-06-30-preview", "no-identity", noIdentity))).toHaveLength(9);
+    expect(targets(await put("2026-06-30-preview", "no-identity", noIdentity))).toHaveLength(10);
   });
 
   it("refuses an assigned identity no operator uses, one used twice, and an assigned data plane identity", async () => {
@@ -541,7 +543,7 @@ describe("identities", () => {
     const created = expect2xx(await put(v, "details", body), 201);
     expect(created.identity.tenantId).toBe(TENANT);
     const entries = Object.entries(assigned(created));
-    expect(entries).toHaveLength(9);
+    expect(entries).toHaveLength(10);
     const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/;
     for (const [id, e] of entries) {
       expect(e.principalId).toMatch(uuid);
@@ -711,7 +713,7 @@ describe.each(API_VERSIONS)("api-version %s: every other operation", (v) => {
 
   it("requests an admin credential: 202, then {kubeconfig, expirationTimestamp} at the operation's result", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const csr = certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
+    const csr = await certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
     // 2026-09-01-preview's action takes the client's own request; earlier ones take no body.
     const body = v === "2026-09-01-preview" ? { certificateSigningRequest: csr } : undefined;
     const r = await arm.send("POST", `${cluster}/requestAdminCredential`, {

@@ -21,13 +21,6 @@ const GAPS = [
   "cluster properties.ingress.type",
   "cluster properties.platform.vnetIntegrationSubnetId",
   "cluster properties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity",
-  "cluster properties.etcd.dataEncryption.keyManagementMode",
-  "cluster properties.etcd.dataEncryption.customerManaged.encryptionType",
-  "cluster properties.etcd.dataEncryption.customerManaged.kms.vaultName",
-  "cluster properties.etcd.dataEncryption.customerManaged.kms.visibility",
-  "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.name",
-  "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.version",
-  "cluster properties.etcd.dataEncryption.customerManaged.kms.activeKey.vaultName",
 ];
 
 type Kind = "cluster" | "nodePool" | "externalAuth";

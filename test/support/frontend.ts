@@ -295,6 +295,35 @@ export function clusterBody(
   };
 }
 
+/**
+ * The body with etcd encrypted by the customer's key (`kms`, in the body's api-version's shape)
+ * and the kms operator identity that uses it, assigned to the cluster as ARO HCP wants.
+ */
+export function withCustomerKey(
+  body: Record<string, unknown>,
+  sub: string,
+  kms: Record<string, unknown>,
+): Record<string, unknown> {
+  const out = structuredClone(body) as {
+    identity: { userAssignedIdentities: Record<string, unknown> };
+    properties: {
+      etcd?: unknown;
+      platform: {
+        operatorsAuthentication: {
+          userAssignedIdentities: { controlPlaneOperators: Record<string, string> };
+        };
+      };
+    };
+  };
+  const id = uami(sub, "cp-kms");
+  out.properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators.kms = id;
+  out.identity.userAssignedIdentities[id] = {};
+  out.properties.etcd = {
+    dataEncryption: { keyManagementMode: "CustomerManaged", customerManaged: { encryptionType: "KMS", kms } },
+  };
+  return out;
+}
+
 /** A valid 2026-06-30-preview node pool body. */
 export function nodePoolBody(opts: { replicas?: number; version?: string } = {}): Record<string, unknown> {
   return {
