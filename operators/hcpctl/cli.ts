@@ -15,6 +15,7 @@ import { runDescribe, parseShowConditions, type DescribeOptions } from "./comman
 import { runGet, type GetOptions } from "./commands/get.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
+import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
 import { runWait, type WaitOptions } from "./commands/wait.ts";
 import { CliError } from "./errors.ts";
 import type { Io } from "./io.ts";
@@ -201,6 +202,33 @@ function addBreakglass(program: Command, io: Io): void {
     });
 }
 
+function addUpgrade(program: Command, io: Io): void {
+  const upgrade = program
+    .command("upgrade")
+    .description("an HcpCluster's upgrades on the region's update graph");
+  upgrade
+    .command("plan")
+    .description(
+      "the path an upgrade takes (each hop), the node pools that roll or must go first, and what holds it; exit 1 when refused",
+    )
+    .argument("<cluster>", "the HcpCluster")
+    .addOption(namespaceOption())
+    .option(
+      "--to <version>",
+      "the version to plan for, 4.20 or 4.20.2 (default: the cluster's spec.version.id)",
+    )
+    .option("--channel-group <group>", "plan in this channel group (default: the cluster's)")
+    .option("--catalog-namespace <namespace>", "where the release catalog ConfigMap lives", "hcp-system")
+    .addOption(
+      new Option("-o, --output <format>", "json or yaml: the plan as data").argParser(
+        parser((v) => parseOutput(v, ["json", "yaml"])),
+      ),
+    )
+    .action(async (cluster: string, opts: UpgradePlanOptions, cmd: Command) => {
+      await runUpgradePlan(io, connector(cmd), { name: cluster, opts });
+    });
+}
+
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description(
@@ -220,6 +248,7 @@ export function buildProgram(io: Io, name: string): Command {
   addTrace(program, io);
   addMustGather(program, io);
   addBreakglass(program, io);
+  addUpgrade(program, io);
   return program;
 }
 
