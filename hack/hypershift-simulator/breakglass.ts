@@ -3,7 +3,7 @@
  * CertificateSigningRequest for `hypershift.openshift.io/<control-plane namespace>.customer-break-glass`
  * is approved only when a CertificateSigningRequestApproval of the same name exists in that
  * namespace and the request passes HyperShift's checks (CommonName prefix, client auth usage, no
- * DNS names), then signed by the control plane's signer (signer.ts) for the duration requested.
+ * DNS, email, IP or URI subjectAltNames), then signed by the control plane's signer (signer.ts) for the duration requested.
  * A CertificateRevocationRequest rotates the signer, so every certificate issued before it stops
  * chaining to what the API server trusts, and reports so in its conditions.
  */
@@ -46,7 +46,14 @@ function refusal(csr: CertificateSigningRequest, request: ParsedRequest): string
   if (!usages.includes("client auth")) return "missing required usages: client auth";
   const extra = usages.filter((u) => !["client auth", "digital signature", "key encipherment"].includes(u));
   if (extra.length > 0) return `invalid usages: ${extra.join(", ")}`;
-  if (request.dnsNames.length > 0) return "invalid certificate request: DNS subjectAltNames are not allowed";
+  const { altNames } = request;
+  for (const [kind, names] of [
+    ["DNS", altNames.dns],
+    ["Email", altNames.email],
+    ["IP", altNames.ip],
+    ["URI", altNames.uri],
+  ] as const)
+    if (names.length > 0) return `invalid certificate request: ${kind} subjectAltNames are not allowed`;
   return undefined;
 }
 
@@ -129,9 +136,9 @@ export class BreakglassSigner {
       await this.#decide(ctx, csr);
       return {};
     }
-    const request = parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8"));
+    const request = await parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8"));
     const signer = await ensureSigner(this.#client, namespace);
-    const certificate = sign(signer, request, csr.spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS);
+    const certificate = await sign(signer, request, csr.spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS);
     await this.#client.mergePatch(
       CertificateSigningRequestResource,
       { name: req.name },
@@ -148,7 +155,7 @@ export class BreakglassSigner {
     try {
       problem = refusal(
         csr,
-        parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8")),
+        await parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8")),
       );
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);

@@ -3,9 +3,21 @@
  * keeps them in the control plane's namespace: the break-glass signer of each signer class, the
  * Secret `customer-system-admin-signer` (tls.crt, tls.key) and its trust bundle ConfigMap
  * `customer-system-admin-signer-ca` (ca-bundle.crt); and the root CA the API server's serving
- * certificate chains to, the ConfigMap `root-ca` (ca.crt). Certificates are built with node:crypto and the DER writer the
- * product uses for its requests.
+ * certificate chains to, the ConfigMap `root-ca` (ca.crt). Certificates are made with
+ * @peculiar/x509, as the product makes its requests (operators/hcp/pkcs10.ts).
  */
+// @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata API loaded first.
+import "reflect-metadata";
+import {
+  BasicConstraintsExtension,
+  ExtendedKeyUsage,
+  ExtendedKeyUsageExtension,
+  KeyUsageFlags,
+  KeyUsagesExtension,
+  X509Certificate as Certificate,
+  X509CertificateGenerator,
+  type Extension,
+} from "@peculiar/x509";
 import {
   generateKeyPairSync,
   randomBytes,
@@ -15,20 +27,7 @@ import {
 } from "node:crypto";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
 import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
-import {
-  bitString,
-  context,
-  encodeName,
-  integer,
-  oid,
-  pem,
-  seq,
-  signatureAlgorithm,
-  signWith,
-  tlv,
-  type ParsedRequest,
-  type Subject,
-} from "../../operators/hcp/pkcs10.ts";
+import { subjectName, webKeys, type ParsedRequest, type Subject } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 
 export const SIGNER_SECRET = "customer-system-admin-signer";
@@ -44,69 +43,59 @@ export interface Signer {
   cert: X509Certificate;
 }
 
-function time(d: Date): Buffer {
-  const iso = d.toISOString().replace(/[-:T]/g, "").slice(0, 14);
-  return d.getUTCFullYear() < 2050
-    ? tlv(0x17, Buffer.from(`${iso.slice(2)}Z`))
-    : tlv(0x18, Buffer.from(`${iso}Z`));
-}
+/** A CA's extensions: it signs certificates (and CRLs), and nothing else. */
+const caExtensions = (): Extension[] => [
+  new BasicConstraintsExtension(true, undefined, true),
+  new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true),
+];
 
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
-  return seq(oid(id), ...(critical ? [tlv(0x01, Buffer.from([0xff]))] : []), tlv(0x04, value));
-}
+/** A break-glass client certificate's extensions: no CA, a signing key, client authentication. */
+const clientExtensions = (): Extension[] => [
+  new BasicConstraintsExtension(false, undefined, true),
+  new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
+  new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth], false),
+];
 
-interface CertificateInput {
-  subject: Subject;
-  spki: Buffer;
-  issuer: Subject;
-  issuerKey: KeyObject;
-  notBefore: Date;
-  notAfter: Date;
-  ca: boolean;
-}
+/** A random positive 128-bit serial number, in hex. */
+const serialNumber = (): string => {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+  return bytes.toString("hex");
+};
 
-function certificate(input: CertificateInput): string {
-  const extensions = input.ca
-    ? [
-        extension("2.5.29.19", true, seq(tlv(0x01, Buffer.from([0xff])))),
-        extension("2.5.29.15", true, tlv(0x03, Buffer.from([0x01, 0x06]))),
-      ]
-    : [
-        extension("2.5.29.19", true, seq()),
-        extension("2.5.29.15", true, tlv(0x03, Buffer.from([0x07, 0x80]))),
-        extension("2.5.29.37", false, seq(oid("1.3.6.1.5.5.7.3.2"))),
-      ];
-  const algorithm = signatureAlgorithm(input.issuerKey);
-  const tbs = seq(
-    context(0, integer(2)),
-    integer(randomBytes(16)),
-    algorithm,
-    encodeName(input.issuer),
-    seq(time(input.notBefore), time(input.notAfter)),
-    encodeName(input.subject),
-    input.spki,
-    context(3, seq(...extensions)),
-  );
-  return pem("CERTIFICATE", seq(tbs, algorithm, bitString(signWith(input.issuerKey, tbs))));
+/** A self-signed CA certificate for a new EC P-256 key, as PEM, with the key as PKCS#8 PEM. */
+async function selfSignedCA(
+  subject: Subject,
+  notBefore: Date,
+  validityMs: number,
+): Promise<{ certificate: string; key: string }> {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const { algorithm, keys } = webKeys(privateKey);
+  const cert = await X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: subjectName(subject),
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + validityMs),
+    keys,
+    signingAlgorithm: algorithm,
+    extensions: caExtensions(),
+  });
+  return {
+    certificate: cert.toString("pem"),
+    key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  };
 }
 
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined): string => Buffer.from(s ?? "", "base64").toString("utf8");
 
 /** A new self-signed signer CA for a control plane, valid from `notBefore`. */
-function newSigner(namespace: string, notBefore: Date): { certificate: string; key: string } {
-  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const subject = { commonName: "customer-break-glass-signer", organizations: [namespace] };
-  const cert = certificate({
-    subject,
-    issuer: subject,
-    spki: publicKey.export({ type: "spki", format: "der" }),
-    issuerKey: privateKey,
+function newSigner(namespace: string, notBefore: Date): Promise<{ certificate: string; key: string }> {
+  return selfSignedCA(
+    { commonName: "customer-break-glass-signer", organizations: [namespace] },
     notBefore,
-    notAfter: new Date(notBefore.getTime() + CA_VALIDITY_MS),
-    ca: true,
-  });
-  return { certificate: cert, key: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
+    CA_VALIDITY_MS,
+  );
 }
 
 function signerOf(secret: KubeObject | undefined): Signer | undefined {
@@ -124,7 +113,7 @@ function signerOf(secret: KubeObject | undefined): Signer | undefined {
 export async function ensureSigner(client: KubeClient, namespace: string): Promise<Signer> {
   const existing = signerOf(await client.find(SecretResource, SIGNER_SECRET, namespace));
   if (existing) return existing;
-  await writeSigner(client, namespace, newSigner(namespace, new Date(Date.now() - BACKDATE_MS)), false);
+  await writeSigner(client, namespace, await newSigner(namespace, new Date(Date.now() - BACKDATE_MS)), false);
   const made = signerOf(await client.find(SecretResource, SIGNER_SECRET, namespace));
   if (!made) throw new Error(`Secret ${namespace}/${SIGNER_SECRET} holds no signer`);
   return made;
@@ -163,35 +152,34 @@ async function writeSigner(
  * the trust bundle, so nothing the old one signed chains to what the API server trusts.
  */
 export async function rotateSigner(client: KubeClient, namespace: string, revokedAt: Date): Promise<void> {
-  await writeSigner(client, namespace, newSigner(namespace, revokedAt), true);
+  await writeSigner(client, namespace, await newSigner(namespace, revokedAt), true);
 }
 
 /**
- * Signs a checked request: notBefore backdated, notAfter `expirationSeconds` from now, never past
- * the signer's own notAfter.
+ * Signs a checked request: its subject and public key as sent, the signer's subject as issuer,
+ * notBefore backdated, notAfter `expirationSeconds` from now, never past the signer's own notAfter.
  */
-export function sign(
+export async function sign(
   signer: Signer,
   request: ParsedRequest,
   expirationSeconds: number,
   now = new Date(),
-): string {
+): Promise<string> {
   const caEnd = new Date(signer.cert.validTo).getTime();
   const notAfter = new Date(Math.min(now.getTime() + expirationSeconds * 1000, caEnd));
-  return certificate({
-    subject: request.subject,
-    spki: request.spki,
-    issuer: { commonName: "customer-break-glass-signer", organizations: [signerNamespace(signer)] },
-    issuerKey: signer.key,
+  const { algorithm, keys } = webKeys(signer.key);
+  const cert = await X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: request.request.subjectName,
+    issuer: new Certificate(signer.certificate).subjectName,
     notBefore: new Date(Math.max(now.getTime() - BACKDATE_MS, new Date(signer.cert.validFrom).getTime())),
     notAfter,
-    ca: false,
+    publicKey: request.request.publicKey,
+    signingKey: keys.privateKey,
+    signingAlgorithm: algorithm,
+    extensions: clientExtensions(),
   });
-}
-
-/** The O of the signer's subject (the control plane's namespace). */
-function signerNamespace(signer: Signer): string {
-  return /O=([^\n]+)/.exec(signer.cert.subject)?.[1] ?? "";
+  return cert.toString("pem");
 }
 
 /** How long the control plane's root CA lives (HyperShift: ten years). */
@@ -213,18 +201,11 @@ export async function ensureRootCA(client: KubeClient, namespace: string): Promi
     )?.data?.[ROOT_CA_KEY];
   // Made first and created if absent: one request when it is new (the usual case, once per
   // control plane), a read of the one that stays when it is not.
-  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const subject = { commonName: "root-ca", organizations: ["openshift"] };
-  const notBefore = new Date(Date.now() - BACKDATE_MS);
-  const ca = certificate({
-    subject,
-    issuer: subject,
-    spki: publicKey.export({ type: "spki", format: "der" }),
-    issuerKey: privateKey,
-    notBefore,
-    notAfter: new Date(notBefore.getTime() + ROOT_CA_VALIDITY_MS),
-    ca: true,
-  });
+  const { certificate: ca } = await selfSignedCA(
+    { commonName: "root-ca", organizations: ["openshift"] },
+    new Date(Date.now() - BACKDATE_MS),
+    ROOT_CA_VALIDITY_MS,
+  );
   const created = await client.createIfAbsent(ConfigMapResource, {
     apiVersion: "v1",
     kind: "ConfigMap",

@@ -76,12 +76,12 @@ function keyOf(secret: KubeObject | undefined): { key: string; request: string }
  * A new key and its request, in a Secret of the operators' namespace (an owner reference cannot
  * cross namespaces: the reconciler deletes it); the first one written stays.
  */
-function keySecret(
+async function keySecret(
   credential: BreakglassCredential,
   namespace: string,
-): KubeObject & { type: string; data: Record<string, string> } {
+): Promise<KubeObject & { type: string; data: Record<string, string> }> {
   const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const request = certificateRequest(privateKey, {
+  const request = await certificateRequest(privateKey, {
     commonName: `${commonNamePrefix(CUSTOMER_BREAK_GLASS)}${credential.spec.requester}`,
     organizations: ["system:masters"],
   });
@@ -119,7 +119,7 @@ async function serviceKey(scope: CredentialScope, signal: AbortSignal): Promise<
   let found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
   if (!found && credential.status?.certificate) return;
   if (!found) {
-    await deps.client.createIfAbsent(SecretResource, keySecret(credential, namespace), { signal });
+    await deps.client.createIfAbsent(SecretResource, await keySecret(credential, namespace), { signal });
     found = keyOf(await deps.client.find(SecretResource, name, namespace, { signal }));
   }
   if (!found) throw new Error(`Secret ${namespace}/${name} holds no key and request`);
@@ -133,7 +133,7 @@ export const prepareRequest: Phase<CredentialScope> = async ({ signal }, scope) 
   if (!stepReady(scope, CREDENTIAL_CONDITIONS.ClusterReady)) return {};
   const given = credential.spec.certificateSigningRequest;
   if (given) {
-    const problem = breakGlassRequestProblem(given, CUSTOMER_BREAK_GLASS);
+    const problem = await breakGlassRequestProblem(given, CUSTOMER_BREAK_GLASS);
     if (problem)
       return record(scope, CREDENTIAL_CONDITIONS.RequestValid, {
         state: "failed",

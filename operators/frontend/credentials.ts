@@ -31,7 +31,9 @@ const badField = (target: string, message: string): CloudError =>
   new CloudError(400, { code: CODES.InvalidRequestContent, message, target });
 
 /** The client's PEM request, when the body of this api-version carries one; checked as HyperShift would. */
-export function requestedCsr(req: Pick<ArmRequest, "body" | "apiVersion">): string | undefined {
+export async function requestedCsr(
+  req: Pick<ArmRequest, "body" | "apiVersion">,
+): Promise<string | undefined> {
   const body = req.body ?? {};
   if (!isObject(body)) throw badField("", "The request body must be a JSON object.");
   const unknown = Object.keys(body).filter((k) => k !== "certificateSigningRequest");
@@ -49,7 +51,7 @@ export function requestedCsr(req: Pick<ArmRequest, "body" | "apiVersion">): stri
       "certificateSigningRequest",
       "'certificateSigningRequest' must be a PEM certificate request.",
     );
-  const problem = breakGlassRequestProblem(csr, CUSTOMER_BREAK_GLASS);
+  const problem = await breakGlassRequestProblem(csr, CUSTOMER_BREAK_GLASS);
   if (problem)
     throw badField("certificateSigningRequest", `Invalid 'certificateSigningRequest': ${problem}.`);
   return csr;

@@ -739,7 +739,7 @@ export class ResourceHandlers {
    */
   async requestAdminCredential(req: ArmRequest, id: ResourceId): Promise<Reply> {
     const { cluster, t } = await this.#settledCluster(id);
-    const csr = requestedCsr(req);
+    const csr = await requestedCsr(req);
     const op = this.#newOperation(req, t, "RequestCredential", {
       location: fromCR("cluster", cluster).location,
     });

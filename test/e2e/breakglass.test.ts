@@ -227,7 +227,7 @@ describe("break-glass credentials", () => {
 
   it("signs a client's own request without ever seeing its key", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const csr = certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
+    const csr = await certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
     await service.create(
       BreakglassCredentialResource,
       credential("own", { requester: "alice", certificateSigningRequest: csr, expirationSeconds: 600 }),
@@ -254,7 +254,7 @@ describe("break-glass credentials", () => {
     await service.create(
       BreakglassCredentialResource,
       credential("wrong-cn", {
-        certificateSigningRequest: certificateRequest(privateKey, { commonName: "admin" }),
+        certificateSigningRequest: await certificateRequest(privateKey, { commonName: "admin" }),
       }),
     );
     for (const name of ["garbage", "wrong-cn"]) {
@@ -276,7 +276,9 @@ describe("break-glass credentials", () => {
 
   it("never signs a break-glass CSR without a matching approval", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const request = certificateRequest(privateKey, { commonName: "system:customer-break-glass:mallory" });
+    const request = await certificateRequest(privateKey, {
+      commonName: "system:customer-break-glass:mallory",
+    });
     const name = `unapproved-${process.pid}`;
     await mgmt.create<CertificateSigningRequest>(CertificateSigningRequestResource, {
       metadata: { name },

@@ -161,7 +161,7 @@ describe("admin credentials through ARM", () => {
 
   it("2026-09-01-preview: signs the client's CSR; the kubeconfig carries no key", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const csr = certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
+    const csr = await certificateRequest(privateKey, { commonName: "system:customer-break-glass:alice" });
     const { result } = await act("requestAdminCredential", {
       apiVersion: "2026-09-01-preview",
       body: { certificateSigningRequest: csr },
@@ -185,13 +185,13 @@ describe("admin credentials through ARM", () => {
       { apiVersion: "2026-09-01-preview", body: { certificateSigningRequest: "garbage" }, message: /PEM/ },
       {
         apiVersion: "2026-09-01-preview",
-        body: { certificateSigningRequest: certificateRequest(privateKey, { commonName: "root" }) },
+        body: { certificateSigningRequest: await certificateRequest(privateKey, { commonName: "root" }) },
         message: /system:customer-break-glass:/,
       },
       {
         apiVersion: "2026-06-30-preview",
         body: {
-          certificateSigningRequest: certificateRequest(privateKey, {
+          certificateSigningRequest: await certificateRequest(privateKey, {
             commonName: "system:customer-break-glass:x",
           }),
         },
