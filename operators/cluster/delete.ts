@@ -127,7 +127,7 @@ export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) =
   memory.reservations.delete(uid);
   memory.holds.forget(uid);
   memory.verified.forget(uid);
-  memory.workGenerations.delete(uid);
+  memory.worksWritten.delete(uid);
   await deps.events.record(cluster, {
     type: "Normal",
     reason: "Deleted",

@@ -5,8 +5,10 @@ import {
   carriedKeys,
   ETCD_KEYS_ANNOTATION,
   keysAnnotation,
+  lagsBehind,
   planKeys,
   reEncrypted,
+  writtenOf,
   type EtcdKeys,
 } from "./etcd-encryption.ts";
 
@@ -98,6 +100,44 @@ describe("the etcd keys the HostedCluster carries through a rotation", () => {
     );
     expect(failed.condition).toMatchObject({ status: "False", reason: "ReEncryptionFailed" });
     expect(failed.condition?.message).toMatch(/: migration failed$/);
+  });
+
+  it("a key HyperShift refuses and never found usable gives way to the next; one it used becomes the backup", () => {
+    const refused = (keys: EtcdKeys): HostedClusterReport => ({
+      ...report(keys, undefined),
+      validAzureKMSConfig: {
+        type: "ValidAzureKMSConfig",
+        status: "False" as const,
+        reason: "AzureError",
+        message: "failed to encrypt data using KMS",
+        lastTransitionTime: "2026-08-01T00:00:00Z",
+        observedGeneration: 5,
+      },
+    });
+    expect(planKeys(v3, { active: v2, backup: v1 }, refused({ active: v2, backup: v1 })).keys).toEqual({
+      active: v3,
+      backup: v1,
+    });
+    expect(planKeys(v3, { active: v2 }, refused({ active: v2 })).keys).toEqual({ active: v3 });
+    // Once HyperShift used it, data may be encrypted with it: it is kept.
+    const used = { active: v2, backup: v1, activeUsable: true };
+    expect(planKeys(v3, used, refused({ active: v2, backup: v1 })).keys).toEqual(used);
+    // HyperShift's word is recorded with the keys.
+    const valid = report({ active: v2, backup: v1 }, "False");
+    valid.validAzureKMSConfig = { ...refused({ active: v2 }).validAzureKMSConfig!, status: "True" };
+    expect(planKeys(v2, { active: v2, backup: v1 }, valid).keys).toEqual(used);
+  });
+
+  it("a cached work behind the controller's own last write of it is not decided from", () => {
+    const work = (generation: number, keys?: EtcdKeys) => ({
+      metadata: { generation, annotations: keysAnnotation(keys) },
+    });
+    const written = writtenOf(work(4, { active: v2, backup: v1, activeUsable: true }));
+    expect(lagsBehind(work(3, { active: v2, backup: v1 }), written)).toBe(true);
+    expect(lagsBehind(work(4, { active: v2, backup: v1 }), written)).toBe(true);
+    expect(lagsBehind(work(4, { active: v2, backup: v1, activeUsable: true }), written)).toBe(false);
+    expect(lagsBehind(work(5, { active: v3 }), written)).toBe(false);
+    expect(lagsBehind(work(1), undefined)).toBe(false);
   });
 
   it("platform-managed keys: nothing to carry, no condition", () => {

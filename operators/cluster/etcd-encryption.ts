@@ -26,6 +26,11 @@ export const ETCD_ENCRYPTION_CONDITION = "EtcdDataEncryptionUpToDate";
 export interface EtcdKeys {
   active: AzureKMSKey;
   backup?: AzureKMSKey;
+  /**
+   * HyperShift has found the active key usable (ValidAzureKMSConfig True about a HostedCluster
+   * carrying it): data may be encrypted with it, so it is never replaced without becoming the backup.
+   */
+  activeUsable?: boolean;
 }
 
 /** The customer's key as the spec wants it, or undefined when the platform's keys encrypt etcd. */
@@ -59,16 +64,45 @@ export function carriedKeys(work: KubeObject | undefined): EtcdKeys | undefined 
   const raw = work?.metadata.annotations?.[ETCD_KEYS_ANNOTATION];
   if (!raw) return undefined;
   try {
-    const v = JSON.parse(raw) as { active?: unknown; backup?: unknown };
+    const v = JSON.parse(raw) as { active?: unknown; backup?: unknown; activeUsable?: unknown };
     if (!isKey(v.active)) return undefined;
-    return { active: v.active, ...(isKey(v.backup) ? { backup: v.backup } : {}) };
+    return {
+      active: v.active,
+      ...(isKey(v.backup) ? { backup: v.backup } : {}),
+      ...(v.activeUsable === true ? { activeUsable: true } : {}),
+    };
   } catch {
     return undefined;
   }
 }
 
+/** The record of `keys` on the work (the flag with it: it is about the work, not HyperShift's spec). */
 export function keysAnnotation(keys: EtcdKeys | undefined): Record<string, string> {
   return keys ? { [ETCD_KEYS_ANNOTATION]: JSON.stringify(keys) } : {};
+}
+
+/** What this controller last wrote of a cluster's work: its generation and the keys it recorded. */
+export interface WorkWritten {
+  generation: number;
+  keys: string | undefined;
+}
+
+export function writtenOf(work: KubeObject): WorkWritten {
+  return {
+    generation: work.metadata.generation ?? 0,
+    keys: work.metadata.annotations?.[ETCD_KEYS_ANNOTATION],
+  };
+}
+
+/**
+ * The cached work is behind this controller's own last write of it: an older generation, or the
+ * same one with another record of the keys (a change of the record alone keeps the generation).
+ */
+export function lagsBehind(current: KubeObject | undefined, written: WorkWritten | undefined): boolean {
+  if (!current || !written) return false;
+  const generation = current.metadata.generation ?? 0;
+  if (generation !== written.generation) return generation < written.generation;
+  return current.metadata.annotations?.[ETCD_KEYS_ANNOTATION] !== written.keys;
 }
 
 /**
@@ -89,6 +123,13 @@ export function reEncrypted(report: HostedClusterReport | undefined, keys: EtcdK
   return sameKey(confirmedKey(report), keys.active) && sameKey(report?.kmsKeys?.backup, keys.backup);
 }
 
+/** HyperShift's ValidAzureKMSConfig about a HostedCluster that carried `key` as its active key. */
+function verdictOn(report: HostedClusterReport | undefined, key: AzureKMSKey): string | undefined {
+  const c = report?.validAzureKMSConfig;
+  if (!c || report?.generation === undefined || c.observedGeneration !== report.generation) return undefined;
+  return sameKey(report.kmsKeys?.active, key) ? c.status : undefined;
+}
+
 const describeKey = (k: AzureKMSKey): string => `${k.keyVaultName}/${k.keyName} version ${k.keyVersion}`;
 
 export interface KeyPlan {
@@ -107,6 +148,8 @@ export interface KeyPlan {
  *   carried active ≠ wanted, no backup           wanted active, the carried active as backup
  *   a backup carried, not yet re-encrypted       unchanged (a newer version waits)
  *   a backup carried, re-encrypted               the backup dropped; rotate again if wanted moved on
+ *   an active key HyperShift refuses and never   replaced by the wanted one, the backup kept: it
+ *   found usable, another one wanted             encrypted nothing (a mistyped version is fixed)
  */
 export function planKeys(
   wanted: AzureKMSKey | undefined,
@@ -116,12 +159,35 @@ export function planKeys(
   // secretEncryption cannot be removed (the CRDs refuse it); what is carried stays.
   if (!wanted) return carried ? { keys: carried, condition: encrypting(carried, report) } : {};
   if (!carried) return { keys: { active: wanted }, condition: encrypting({ active: wanted }, report) };
-  let settled = carried;
-  if (carried.backup) {
-    if (!reEncrypted(report, carried)) return { keys: carried, condition: rotating(carried, wanted, report) };
-    settled = { active: carried.active };
-  }
-  const keys = sameKey(settled.active, wanted) ? settled : { active: wanted, backup: settled.active };
+  const current = withUsable(carried, report);
+  if (refusedUnused(current, report) && !sameKey(wanted, current.active))
+    return planned(
+      { active: wanted, ...(current.backup ? { backup: current.backup } : {}) },
+      wanted,
+      undefined,
+    );
+  if (current.backup && !reEncrypted(report, current))
+    return { keys: current, condition: rotating(current, wanted, report) };
+  const settled: EtcdKeys = {
+    active: current.active,
+    ...(current.activeUsable ? { activeUsable: true } : {}),
+  };
+  if (sameKey(settled.active, wanted)) return planned(settled, wanted, report);
+  return planned({ active: wanted, backup: settled.active }, wanted, report);
+}
+
+/** The carried keys with the active one marked usable once HyperShift found it so. */
+function withUsable(carried: EtcdKeys, report: HostedClusterReport | undefined): EtcdKeys {
+  if (carried.activeUsable || verdictOn(report, carried.active) !== "True") return carried;
+  return { ...carried, activeUsable: true };
+}
+
+/** HyperShift refuses the active key and never found it usable: nothing is encrypted with it. */
+function refusedUnused(keys: EtcdKeys, report: HostedClusterReport | undefined): boolean {
+  return !keys.activeUsable && verdictOn(report, keys.active) === "False";
+}
+
+function planned(keys: EtcdKeys, wanted: AzureKMSKey, report: HostedClusterReport | undefined): KeyPlan {
   return { keys, condition: keys.backup ? rotating(keys, wanted, undefined) : encrypting(keys, report) };
 }
 

@@ -18,7 +18,7 @@ import { failpoint } from "../runtime/failpoints.ts";
 import { lowestNonZero, type Phase, type PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
 import { resolveVersion } from "./version.ts";
-import { carriedKeys, planKeys, wantedKey, type KeyPlan } from "./etcd-encryption.ts";
+import { carriedKeys, lagsBehind, planKeys, wantedKey, writtenOf, type KeyPlan } from "./etcd-encryption.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { place as choosePlacement } from "./placement.ts";
@@ -373,9 +373,7 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
 function etcdKeyPlan(scope: ClusterScope, current: ManifestWorkObject | undefined): KeyPlan | undefined {
   const uid = scope.cluster.metadata.uid ?? "";
   const wanted = wantedKey(scope.cluster)?.key;
-  const written = scope.memory.workGenerations.get(uid);
-  if (wanted && current && written !== undefined && (current.metadata.generation ?? 0) < written)
-    return undefined;
+  if (wanted && lagsBehind(current, scope.memory.worksWritten.get(uid))) return undefined;
   const name = scope.facts.names.hostedClusterName;
   const report = current ? hostedReport(feedbackOf(current, { kind: "HostedCluster", name })) : undefined;
   return planKeys(wanted, carriedKeys(current), report);
@@ -405,8 +403,7 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
     signal,
   });
   if (!scope.appliedWork) return {};
-  const generation = scope.appliedWork.metadata.generation;
-  if (generation !== undefined) scope.memory.workGenerations.set(cluster.metadata.uid ?? "", generation);
+  scope.memory.worksWritten.set(cluster.metadata.uid ?? "", writtenOf(scope.appliedWork));
   failpoint("cluster/after-work-applied");
   const work = `${consumer}/${facts.names.workName}`;
   scope.log.info("Applied the HostedCluster ManifestWork", { work });

@@ -36,6 +36,7 @@ import type { HostedCluster } from "../api/hypershift/v1beta1.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import { BlobIssuerDocuments, publicJwk } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
+import { carriedKeys, keysAnnotation } from "./etcd-encryption.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
 import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX, INFRA_RECHECK_MS } from "./scope.ts";
@@ -785,14 +786,15 @@ describe("customer-managed etcd keys", () => {
     // Still re-encrypting, and a third version asked for meanwhile: nothing moves (one backup key).
     w.works.set(summariseWorkSpec(applied(rotating, 2, { generation: 2 })));
     w.clusters.set(encrypted("3", 3));
-    const before = w.writer.of("apply", "ManifestWork").length;
     await w.reconcile();
-    expect(w.writer.of("apply", "ManifestWork")).toHaveLength(before);
+    // The work only records that HyperShift found version 2 usable; the HostedCluster is unchanged.
+    expect(keysIn(lastWork(w))).toEqual(keysIn(rotating));
+    expect(carriedKeys(lastWork(w))).toEqual({ active: key("2"), backup: key("1"), activeUsable: true });
     expect(condition(w.writer.lastStatus(), "EtcdDataEncryptionUpToDate")?.message).toContain(
       "version 3 rotates in once it is done",
     );
     // Re-encrypted with version 2: version 3 rotates in, 2 its backup; 1 is gone.
-    w.works.set(summariseWorkSpec(applied(rotating, 2, { generation: 2, reEncrypted: true })));
+    w.works.set(summariseWorkSpec(applied(lastWork(w), 3, { generation: 2, reEncrypted: true })));
     await w.reconcile();
     expect(keysIn(lastWork(w))).toMatchObject({
       activeKey: key("3"),
@@ -810,6 +812,38 @@ describe("customer-managed etcd keys", () => {
     expect(condition(restarted.writer.lastStatus(), "EtcdDataEncryptionUpToDate")).toMatchObject({
       status: "True",
     });
+  });
+
+  it("replaces a key HyperShift refuses and never found usable, keeping the backup: a mistyped version is fixed", async () => {
+    const w = world({ clusters: [encrypted("1")] });
+    await w.reconcile();
+    w.works.set(summariseWorkSpec(applied(lastWork(w), 1, { generation: 1, reEncrypted: true })));
+    w.clusters.set(encrypted("2x", 2));
+    await w.reconcile();
+    const mistyped = lastWork(w);
+    expect(keysIn(mistyped)).toMatchObject({ activeKey: key("2x"), backupKey: key("1") });
+    const refused: [string, string, string] = ["False", "AzureError", "failed to encrypt data using KMS"];
+    w.works.set(summariseWorkSpec(applied(mistyped, 2, { generation: 2, kmsValid: refused })));
+    w.clusters.set(encrypted("2", 3));
+    await w.reconcile();
+    expect(keysIn(lastWork(w))).toMatchObject({ activeKey: key("2"), backupKey: key("1") });
+    // A key HyperShift did use is another matter: it becomes the backup, never dropped.
+    const usable = world({
+      clusters: [encrypted("3", 4)],
+      works: [applied(lastWork(w), 3, { generation: 3, kmsValid: refused })],
+    });
+    usable.works.set(
+      summariseWorkSpec({
+        ...applied(lastWork(w), 3, { generation: 3, kmsValid: refused }),
+        metadata: {
+          ...lastWork(w).metadata,
+          generation: 3,
+          annotations: keysAnnotation({ active: key("2"), backup: key("1"), activeUsable: true }),
+        },
+      }),
+    );
+    await usable.reconcile();
+    expect(keysIn(lastWork(usable))).toMatchObject({ activeKey: key("2"), backupKey: key("1") });
   });
 
   it("decides nothing from a cached work older than its own last write", async () => {

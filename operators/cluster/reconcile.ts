@@ -48,7 +48,7 @@ export class ClusterReconciler implements Reconciler {
       reservations: new Map(),
       verified: new VerifiedSteps(deps.infraRecheckMs ?? INFRA_RECHECK_MS, now),
       rechecks: new RecheckBudget(deps.infraRecheckBudget ?? INFRA_RECHECK_BUDGET, now),
-      workGenerations: new Map(),
+      worksWritten: new Map(),
     };
   }
 

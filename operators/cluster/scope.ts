@@ -15,6 +15,7 @@ import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import type { ClusterOidc } from "./oidc.ts";
+import type { WorkWritten } from "./etcd-encryption.ts";
 import type { ClusterFacts } from "./status.ts";
 import type { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 
@@ -81,11 +82,11 @@ export interface ClusterMemory {
   /** When rechecks may begin, per subscription. */
   rechecks: RecheckBudget;
   /**
-   * uid → the generation of the cluster's work this reconciler last wrote. A cached work older
-   * than that is one the watch has not caught up with: the etcd key rotation, decided from the
-   * keys the work records, waits for it (applyWork).
+   * uid → the generation of the cluster's work this reconciler last wrote and the etcd keys it
+   * recorded (etcd-encryption.ts). A cached work behind that is one the watch has not caught up
+   * with: the key rotation, decided from what the work records, waits for it (applyWork).
    */
-  workGenerations: Map<string, number>;
+  worksWritten: Map<string, WorkWritten>;
 }
 
 export interface ClusterScope {
