@@ -296,7 +296,7 @@ describe("translation", () => {
           kms: { vaultName: "kv-demo", visibility: "Private", activeKey: { name: "etcd", version: "v1" } },
         },
       },
-    };
+    } as const;
     const cr = clusterToCR({ ...hub, properties: { etcd } }, ctx);
     expect(cr.spec.etcd).toEqual(etcd);
     expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
