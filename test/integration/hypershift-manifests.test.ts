@@ -146,6 +146,41 @@ describe("HostedCluster shapes", () => {
       podPriorityThreshold: -5,
     });
   });
+
+  it("a customer's etcd key during a rotation: HyperShift's CRD takes the active and backup keys as sent", async () => {
+    const c = cluster((x) => {
+      x.spec.dns.baseDomainPrefix = "kms";
+      x.spec.etcd = {
+        dataEncryption: {
+          keyManagementMode: "CustomerManaged",
+          customerManaged: {
+            kms: { vaultName: "kv-demo", visibility: "Private", activeKey: { name: "etcd", version: "2" } },
+          },
+        },
+      };
+    });
+    const key = (keyVersion: string) => ({ keyVaultName: "kv-demo", keyName: "etcd", keyVersion });
+    const issuer = issuerURL("https://oidc.example.com", c);
+    const hc = await accepted(
+      hostedClusterManifest(c, clusterNames(c, region), release, {
+        region,
+        issuerURL: issuer,
+        etcdKeys: { active: key("2"), backup: key("1") },
+      }),
+    );
+    expect(hc.spec.secretEncryption).toEqual({
+      type: "kms",
+      kms: {
+        provider: "Azure",
+        azure: {
+          activeKey: key("2"),
+          backupKey: key("1"),
+          kms: { credentialsSecretName: "kms-kms", objectEncoding: "utf-8" },
+          keyVaultAccess: "Private",
+        },
+      },
+    });
+  });
 });
 
 describe("NodePool shapes", () => {
