@@ -13,6 +13,7 @@ import { loadBalancerKind, publicIpKind } from "./network.ts";
 import { groupResources, listGroups, resourceGroup } from "./resourcegroups.ts";
 import { synchronous } from "./synchronous.ts";
 import { tracked } from "./tracked.ts";
+import { virtualNetworks } from "./virtualnetworks.ts";
 
 const SUBSCRIPTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_SEGMENTS = ["operations", "dnsoperationstatuses"];
@@ -72,6 +73,8 @@ function providerRequest(t: Target, providerPath: string[]): ArmReply {
       return rest.length === 0 ? tracked(t, publicIpKind, name) : notFound(t.req);
     case "microsoft.network/loadbalancers":
       return rest.length === 0 ? tracked(t, loadBalancerKind, name) : notFound(t.req);
+    case "microsoft.network/virtualnetworks":
+      return virtualNetworks(t, name, rest);
     case "microsoft.managedidentity/userassignedidentities":
       return rest.length === 0 ? synchronous(t, identityKind, name) : notFound(t.req);
     case "microsoft.keyvault/vaults":
