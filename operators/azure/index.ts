@@ -53,7 +53,9 @@ export {
   ensureLoadBalancer,
   ensurePublicIp,
   FRONTEND_NAME,
+  type FrontendAddress,
   type LoadBalancerParams,
+  type LoadBalancerReady,
   type NetworkResourceParams,
   type PublicIpParams,
 } from "./network.ts";

@@ -1,8 +1,9 @@
 /**
- * The cluster's public IP (Standard, static IPv4) and the load balancer whose frontend uses it.
- * Both are long-running in ARM: a call waits a bounded time, then reports "in progress" and the
- * next call resumes the same operation. Updates start from what exists, so fields others set
- * (rules, pools, extra frontends, tags) survive.
+ * The cluster's public IP (Standard, static IPv4) and the load balancer whose frontend uses it, or
+ * whose frontend is a private address in a subnet (Azure picks it). Both are long-running in ARM:
+ * a call waits a bounded time, then reports "in progress" and the next call resumes the same
+ * operation. Updates start from what exists, so fields others set (rules, pools, extra frontends,
+ * tags) survive.
  */
 import type { LoadBalancer, PublicIPAddress } from "@azure/arm-network";
 import type { AzureCallOptions } from "./cancel.ts";
@@ -25,10 +26,10 @@ export interface PublicIpParams extends NetworkResourceParams {
   location: string;
 }
 
-export interface LoadBalancerParams extends NetworkResourceParams {
-  location: string;
-  publicIpId: string;
-}
+/** The frontend's address: a public IP's, or a private one Azure gives from a subnet. */
+export type FrontendAddress = { publicIpId: string } | { subnetId: string };
+
+export type LoadBalancerParams = NetworkResourceParams & { location: string } & FrontendAddress;
 
 function networkId(p: NetworkResourceParams, type: string): string {
   return `/subscriptions/${p.subscriptionId}/resourceGroups/${p.resourceGroup}/providers/Microsoft.Network/${type}/${p.name}`;
@@ -78,35 +79,62 @@ export async function ensurePublicIp(
   });
 }
 
-function frontendOf(lb: LoadBalancer): { id?: string; publicIpId?: string } | undefined {
+interface Frontend {
+  id?: string;
+  publicIpId?: string;
+  subnetId?: string;
+  privateIpAddress?: string;
+}
+
+function frontendOf(lb: LoadBalancer): Frontend | undefined {
   const fe = lb.frontendIPConfigurations?.find((f) => f.name === FRONTEND_NAME);
   return fe
     ? {
         ...(fe.id ? { id: fe.id } : {}),
         ...(fe.publicIPAddress?.id ? { publicIpId: fe.publicIPAddress.id } : {}),
+        ...(fe.subnet?.id ? { subnetId: fe.subnet.id } : {}),
+        ...(fe.privateIPAddress ? { privateIpAddress: fe.privateIPAddress } : {}),
       }
     : undefined;
 }
 
+/** Whether the frontend is the one asked for: on the public IP, or in the subnet with its address. */
+function frontendMatches(fe: Frontend | undefined, p: FrontendAddress): boolean {
+  const same = (a: string | undefined, b: string): boolean => a?.toLowerCase() === b.toLowerCase();
+  if ("publicIpId" in p) return same(fe?.publicIpId, p.publicIpId) && fe?.subnetId === undefined;
+  return same(fe?.subnetId, p.subnetId) && fe?.publicIpId === undefined && !!fe?.privateIpAddress;
+}
+
 function desiredLoadBalancer(p: LoadBalancerParams, existing: LoadBalancer | undefined): LoadBalancer {
   const others = (existing?.frontendIPConfigurations ?? []).filter((f) => f.name !== FRONTEND_NAME);
+  const frontend =
+    "publicIpId" in p
+      ? { name: FRONTEND_NAME, publicIPAddress: { id: p.publicIpId } }
+      : { name: FRONTEND_NAME, subnet: { id: p.subnetId }, privateIPAllocationMethod: "Dynamic" };
   return {
     ...existing,
     location: p.location,
     sku: { name: "Standard", tier: "Regional" },
     tags: withOwnerTags(existing?.tags, p.owner),
-    frontendIPConfigurations: [{ name: FRONTEND_NAME, publicIPAddress: { id: p.publicIpId } }, ...others],
+    frontendIPConfigurations: [frontend, ...others],
   };
 }
 
-/** The load balancer with frontend "frontend" on `publicIpId`. */
+export interface LoadBalancerReady {
+  id: string;
+  frontendIpConfigurationId: string;
+  /** A frontend in a subnet: the private address Azure gave it. */
+  privateIpAddress?: string;
+}
+
+/** The load balancer with frontend "frontend" on `publicIpId`, or in `subnetId`. */
 export async function ensureLoadBalancer(
   azure: AzureClients,
   p: LoadBalancerParams,
   opts: AzureCallOptions = {},
-): Promise<Outcome<{ id: string; frontendIpConfigurationId: string }>> {
+): Promise<Outcome<LoadBalancerReady>> {
   const lbs = azure.network(p.subscriptionId).loadBalancers;
-  return ensureLro<LoadBalancer, { id: string; frontendIpConfigurationId: string }>({
+  return ensureLro<LoadBalancer, LoadBalancerReady>({
     azure,
     what: `load balancer ${p.resourceGroup}/${p.name}`,
     key: networkId(p, "loadBalancers"),
@@ -119,7 +147,7 @@ export async function ensureLoadBalancer(
       hasOwnerTags(lb.tags, p.owner) &&
       sameLocation(lb.location, p.location) &&
       lb.sku?.name === "Standard" &&
-      frontendOf(lb)?.publicIpId?.toLowerCase() === p.publicIpId.toLowerCase(),
+      frontendMatches(frontendOf(lb), p),
     begin: (existing, resumeFrom, o) =>
       lbs.beginCreateOrUpdate(
         p.resourceGroup,
@@ -128,8 +156,10 @@ export async function ensureLoadBalancer(
         lroOptions(azure, resumeFrom, o),
       ),
     value: (lb) => {
-      const frontendId = frontendOf(lb)?.id;
-      return lb.id && frontendId ? { id: lb.id, frontendIpConfigurationId: frontendId } : undefined;
+      const fe = frontendOf(lb);
+      if (!lb.id || !fe?.id) return undefined;
+      const privateIp = fe.privateIpAddress ? { privateIpAddress: fe.privateIpAddress } : {};
+      return { id: lb.id, frontendIpConfigurationId: fe.id, ...privateIp };
     },
   });
 }

@@ -33,9 +33,13 @@ import type {
   InfraOptions,
   InfraResult,
   ParentZone,
+  RecordAddresses,
 } from "./infrastructure.ts";
 
-/** The A records every cluster gets, pointing at its ingress address. */
+/**
+ * The A records a cluster gets: `api` at the public IP, `*.apps` at the ingress (public or
+ * private); a cluster without an ingress has no `*.apps`.
+ */
 export const CLUSTER_RECORDS = ["api", "*.apps"] as const;
 
 /** The owner of the region's own resources (the parent zone and its group). */
@@ -167,29 +171,60 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     );
   }
 
+  /**
+   * The public IP (the API's address), then the ingress's load balancer: its frontend on the public
+   * IP (Public) or in the node subnet, where Azure gives it a private address (Private); no load
+   * balancer at all when the ingress is Disabled.
+   */
   async ensureIngress(spec: ClusterInfraSpec, opts: InfraOptions = {}): Promise<InfraResult> {
     const common = { ...this.#rg(spec), location: spec.location };
+    const { publicIpName, ingress } = spec;
     const ip = await step(
-      `Public IP ${spec.ingressName}-pip`,
-      () => ensurePublicIp(this.#azure, { ...common, name: `${spec.ingressName}-pip` }, opts),
+      `Public IP ${publicIpName}`,
+      () => ensurePublicIp(this.#azure, { ...common, name: publicIpName }, opts),
       "cluster/after-public-ip-created",
     );
     if (ip.step.state !== "ready" || !ip.value) return { step: ip.step };
-    const publicIpId = ip.value.id;
+    const apiIp = ip.value.ipAddress;
+    if (ingress.type === "Disabled")
+      return {
+        step: { state: "ready", message: `No ingress (disabled); the API at ${apiIp} (${publicIpName})` },
+        apiIp,
+      };
+    const lbName = `${spec.ingressName}-lb`;
+    const frontend =
+      ingress.type === "Private" ? { subnetId: ingress.subnetId } : { publicIpId: ip.value.id };
     const lb = await step(
-      `Load balancer ${spec.ingressName}-lb`,
-      () => ensureLoadBalancer(this.#azure, { ...common, name: `${spec.ingressName}-lb`, publicIpId }, opts),
+      `Load balancer ${lbName}`,
+      () => ensureLoadBalancer(this.#azure, { ...common, name: lbName, ...frontend }, opts),
       "cluster/after-load-balancer-created",
     );
-    if (lb.step.state !== "ready") return { step: lb.step };
+    if (lb.step.state !== "ready" || !lb.value) return { step: lb.step };
+    const privateIp = lb.value.privateIpAddress;
+    if (ingress.type === "Public" || !privateIp)
+      return {
+        step: { state: "ready", message: `Ingress at ${apiIp} through ${lbName}` },
+        apiIp,
+        ingressIp: apiIp,
+      };
     return {
-      step: { state: "ready", message: `Ingress at ${ip.value.ipAddress} through ${spec.ingressName}-lb` },
-      ingressIp: ip.value.ipAddress,
+      step: {
+        state: "ready",
+        message: `Ingress at ${privateIp} (private) through ${lbName}; the API at ${apiIp} (${publicIpName})`,
+      },
+      apiIp,
+      ingressIp: privateIp,
     };
   }
 
-  async ensureRecords(spec: ClusterInfraSpec, ip: string, opts: InfraOptions = {}): Promise<InfraResult> {
-    for (const name of CLUSTER_RECORDS) {
+  async ensureRecords(
+    spec: ClusterInfraSpec,
+    addresses: RecordAddresses,
+    opts: InfraOptions = {},
+  ): Promise<InfraResult> {
+    const wanted: Array<[string, string]> = [["api", addresses.api]];
+    if (addresses.apps) wanted.push(["*.apps", addresses.apps]);
+    for (const [name, ip] of wanted) {
       const record = { ...this.#rg(spec), zoneName: spec.zoneName, name, ipv4Addresses: [ip] };
       const r = await step(
         `A record ${name}.${spec.zoneName}`,
@@ -198,7 +233,13 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
       );
       if (r.step.state !== "ready") return { step: r.step };
     }
-    return { step: { state: "ready", message: `${CLUSTER_RECORDS.join(" and ")} point at ${ip}` } };
+    const message =
+      addresses.apps === undefined
+        ? `api points at ${addresses.api}; no *.apps without an ingress`
+        : addresses.apps === addresses.api
+          ? `${CLUSTER_RECORDS.join(" and ")} point at ${addresses.api}`
+          : `api points at ${addresses.api}, *.apps at ${addresses.apps}`;
+    return { step: { state: "ready", message } };
   }
 
   /**
@@ -230,10 +271,11 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
     return { step: { state: "ready", message } };
   }
 
+  /** Every kind of ingress's resources (deleting one that was never made costs one call, no harm). */
   #contents(spec: ClusterInfraSpec, opts: InfraOptions): Deletion[] {
     const azure = this.#azure;
     const rg = this.#rg(spec);
-    const { ingressName, zoneName } = spec;
+    const { ingressName, publicIpName, zoneName } = spec;
     return [
       ...CLUSTER_RECORDS.map((name): Deletion => [
         `A record ${name}`,
@@ -243,10 +285,7 @@ export class AzureClusterInfrastructure implements ClusterInfrastructure {
         `Load balancer ${ingressName}-lb`,
         () => deleteLoadBalancer(azure, { ...rg, name: `${ingressName}-lb` }, opts),
       ],
-      [
-        `Public IP ${ingressName}-pip`,
-        () => deletePublicIp(azure, { ...rg, name: `${ingressName}-pip` }, opts),
-      ],
+      [`Public IP ${publicIpName}`, () => deletePublicIp(azure, { ...rg, name: publicIpName }, opts)],
       [`DNS zone ${zoneName}`, () => deleteDnsZone(azure, { ...rg, zoneName }, opts)],
     ];
   }

@@ -19,8 +19,18 @@ export interface ClusterInfraSpec {
   zoneName: string;
   /** The DNS prefix: the NS record's name in the parent zone. */
   delegationLabel: string;
+  /** The ingress load balancer is `<ingressName>-lb`. */
   ingressName: string;
+  /** The public IP: the API's address, and the ingress's when the ingress is Public. */
+  publicIpName: string;
+  ingress: IngressPlan;
 }
+
+/**
+ * How the cluster's ingress is exposed: a load balancer frontend on the public IP (Public) or in
+ * the node subnet (Private), or no load balancer at all (Disabled).
+ */
+export type IngressPlan = { type: "Public" } | { type: "Private"; subnetId: string } | { type: "Disabled" };
 
 export interface ParentZone {
   subscriptionId: string;
@@ -31,8 +41,16 @@ export interface ParentZone {
 
 export interface InfraResult {
   step: StepState;
-  /** Set by ensureIngress once the public IP has an address. */
+  /** Set by ensureIngress once the public IP has an address: where the api record points. */
+  apiIp?: string;
+  /** Set by ensureIngress once the ingress has an address (none when Disabled): the *.apps record's. */
   ingressIp?: string;
+}
+
+/** Where the cluster's records point: `api` always, `*.apps` when there is an ingress. */
+export interface RecordAddresses {
+  api: string;
+  apps?: string;
 }
 
 /**
@@ -50,10 +68,14 @@ export interface ClusterInfrastructure {
     opts?: InfraOptions,
   ): Promise<InfraResult & { nameServers?: string[] }>;
   ensureDelegation(spec: ClusterInfraSpec, nameServers: string[], opts?: InfraOptions): Promise<InfraResult>;
-  /** Public IP and the load balancer in front of the cluster's ingress. */
+  /** The public IP and, unless the ingress is Disabled, the load balancer in front of the ingress. */
   ensureIngress(spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult>;
-  /** `api` and `*.apps` A records in the cluster's zone. */
-  ensureRecords(spec: ClusterInfraSpec, ip: string, opts?: InfraOptions): Promise<InfraResult>;
+  /** `api` and (with an ingress) `*.apps` A records in the cluster's zone. */
+  ensureRecords(
+    spec: ClusterInfraSpec,
+    addresses: RecordAddresses,
+    opts?: InfraOptions,
+  ): Promise<InfraResult>;
   /**
    * Removes everything in reverse order. Ready when nothing of the cluster is left; pending while a
    * deletion runs; never touches a resource another owner tagged.

@@ -7,7 +7,7 @@
  * condition keeps saying why. Every phase reads the world before it writes, so a crash at any line
  * and a restart converge.
  */
-import type { ManagementCluster } from "../api/v1alpha1/index.ts";
+import { INGRESS_DISABLED_SINCE, type ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport, type HostedClusterReport } from "../hcp/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
@@ -17,6 +17,7 @@ import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import { lowestNonZero, type Phase, type PhaseResult } from "../runtime/phases.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
+import { runsWithoutIngress } from "./networking.ts";
 import { resolveVersion } from "./version.ts";
 import { carriedKeys, lagsBehind, planKeys, wantedKey, writtenOf, type KeyPlan } from "./etcd-encryption.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
@@ -301,9 +302,42 @@ export const reconcileDelegation: Phase<ClusterScope> = async ({ signal }, scope
   ).phase;
 };
 
-/** The public IP and load balancer in front of the cluster's ingress. */
+/** The addresses the status recorded for the ingress step; a status from before apiIP had one IP. */
+function recordedAddresses(scope: ClusterScope): { apiIp: string; ingressIp?: string } | undefined {
+  const azure = scope.cluster.status?.azure;
+  const type = scope.infraSpec.ingress.type;
+  const apiIp = azure?.apiIP ?? (type === "Public" ? azure?.ingressIP : undefined);
+  if (!apiIp) return undefined;
+  if (type === "Disabled") return { apiIp };
+  return azure?.ingressIP ? { apiIp, ingressIp: azure.ingressIP } : undefined;
+}
+
+/**
+ * A Disabled ingress on a release HyperShift cannot run without one. The CRD refuses it for the
+ * spec's version at creation; this holds the release the version resolved to, so that no
+ * HostedCluster is made that HyperShift would fail on.
+ */
+function ingressUnsupported(scope: ClusterScope): StepState | undefined {
+  const { release, cluster } = scope;
+  if (scope.infraSpec.ingress.type !== "Disabled" || !release || runsWithoutIngress(release.version))
+    return undefined;
+  const { major, minor } = INGRESS_DISABLED_SINCE;
+  return {
+    state: "failed",
+    reason: "IngressCannotBeDisabled",
+    message: `spec.ingress.type Disabled needs OpenShift ${major}.${minor} or newer; spec.version.id ${cluster.spec.version.id} resolves to ${release.version}`,
+    userActionRequired: true,
+  };
+}
+
+/**
+ * The public IP (the API's address) and the ingress: a load balancer frontend on that IP (Public)
+ * or in the node subnet (Private), or none (Disabled).
+ */
 export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.DnsDelegated)) return {};
+  const unsupported = ingressUnsupported(scope);
+  if (unsupported) return recordStep(scope, CONDITIONS.IngressReady, unsupported);
   const { infra } = scope.deps;
   const ingress = await azureStep(
     scope,
@@ -311,12 +345,14 @@ export const reconcileIngress: Phase<ClusterScope> = async ({ signal }, scope) =
     () => infra.ensureIngress(scope.infraSpec, { signal }),
     {
       recorded: (step) => {
-        const ip = scope.cluster.status?.azure?.ingressIP;
-        return ip ? { step, ingressIp: ip } : undefined;
+        const addresses = recordedAddresses(scope);
+        return addresses ? { step, ...addresses } : undefined;
       },
     },
   );
+  scope.apiIp = ingress.ready?.apiIp;
   scope.ingressIp = ingress.ready?.ingressIp;
+  if (scope.apiIp) scope.facts.azure.apiIP = scope.apiIp;
   if (scope.ingressIp) scope.facts.azure.ingressIP = scope.ingressIp;
   return ingress.phase;
 };
@@ -492,11 +528,14 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   return {};
 };
 
-/** `api` and `*.apps` A records once the HostedCluster reports its endpoint. */
+/**
+ * `api` (at the public IP) and `*.apps` (at the ingress, when there is one) A records once the
+ * HostedCluster reports its endpoint.
+ */
 export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) => {
-  const { facts, ingressIp } = scope;
+  const { facts, apiIp, ingressIp } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady)) return {};
-  if (!facts.hosted?.endpoint || !ingressIp) {
+  if (!facts.hosted?.endpoint || !apiIp) {
     facts.steps[CONDITIONS.DnsRecordsReady] = {
       state: "pending",
       reason: "WaitingForEndpoint",
@@ -504,20 +543,21 @@ export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) =
     };
     return {};
   }
-  // Records found ready are trusted like the other steps, for the address they point at.
+  // Records found ready are trusted like the other steps, for the addresses they point at.
   const records = await azureStep(
     scope,
     CONDITIONS.DnsRecordsReady,
     async () => ({
-      ...(await scope.deps.infra.ensureRecords(scope.infraSpec, ingressIp, { signal })),
+      ...(await scope.deps.infra.ensureRecords(scope.infraSpec, { api: apiIp, apps: ingressIp }, { signal })),
+      apiIp,
       ingressIp,
     }),
     {
       recorded: (step) => {
-        const ip = scope.cluster.status?.azure?.ingressIP;
-        return ip ? { step, ingressIp: ip } : undefined;
+        const addresses = recordedAddresses(scope);
+        return addresses ? { step, apiIp: addresses.apiIp, ingressIp: addresses.ingressIp } : undefined;
       },
-      stillHolds: (result) => result.ingressIp === ingressIp,
+      stillHolds: (result) => result.apiIp === apiIp && result.ingressIp === ingressIp,
     },
   );
   return records.phase;

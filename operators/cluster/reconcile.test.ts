@@ -322,6 +322,7 @@ describe("ClusterReconciler", () => {
     const recorded = before.writer.lastStatus<HcpClusterStatus>()!;
     expect(recorded.azure).toEqual({
       dnsZone: { name: "demo.hcp.example.com", nameServers: ["ns1.example.net"] },
+      apiIP: "20.0.0.1",
       ingressIP: "20.0.0.1",
     });
 

@@ -13,7 +13,8 @@ import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { ClusterInfraSpec, ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
+import type { ClusterInfraSpec, ClusterInfrastructure, IngressPlan, ParentZone } from "./infrastructure.ts";
+import { ingressTypeOf } from "./networking.ts";
 import type { ClusterOidc } from "./oidc.ts";
 import type { WorkWritten } from "./etcd-encryption.ts";
 import type { ClusterFacts } from "./status.ts";
@@ -109,7 +110,9 @@ export interface ClusterScope {
   upgradeStarted?: string;
   /** Set by reconcileDnsZone: the zone's name servers, for the delegation. */
   nameServers?: string[];
-  /** Set by reconcileIngress once the public IP has an address. */
+  /** Set by reconcileIngress once the public IP has an address: the API's. */
+  apiIp?: string;
+  /** Set by reconcileIngress once the ingress has an address (never when Disabled). */
   ingressIp?: string;
   /** Set by reconcileOidcIssuer once the cluster's signing key is stored: the key (PEM). */
   signingKey?: string;
@@ -136,8 +139,22 @@ export function newScope(
       zoneName: names.zoneName,
       delegationLabel: cluster.spec.dns.baseDomainPrefix,
       ingressName: `${cluster.spec.dns.baseDomainPrefix}-ingress`,
+      ...publicAddressOf(cluster),
     },
   };
+}
+
+/**
+ * The public IP and the ingress plan. A Public ingress shares the public IP with the API, named for
+ * the ingress as it always was; otherwise the IP is the API's alone and named for it.
+ */
+function publicAddressOf(cluster: HcpCluster): Pick<ClusterInfraSpec, "publicIpName" | "ingress"> {
+  const prefix = cluster.spec.dns.baseDomainPrefix;
+  const type = ingressTypeOf(cluster);
+  if (type === "Public") return { publicIpName: `${prefix}-ingress-pip`, ingress: { type } };
+  const ingress: IngressPlan =
+    type === "Private" ? { type, subnetId: cluster.spec.platform.azure.subnetId } : { type };
+  return { publicIpName: `${prefix}-api-pip`, ingress };
 }
 
 export function infraRecheckMs(scope: ClusterScope): number {

@@ -26,6 +26,7 @@ import {
   type Steps,
 } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
+import { ingressTypeOf } from "./networking.ts";
 
 export const CONDITIONS = {
   Ready: "Ready",
@@ -207,14 +208,14 @@ function observedFields(
   const issuerURL = facts.issuerURL ?? previous.issuerURL;
   const endpoint = facts.hosted?.endpoint;
   const apiURL = endpoint ? `https://${endpoint.host}:${endpoint.port}` : previous.apiURL;
+  // Without an ingress HyperShift disables the console too: there is no console URL to give.
+  const console = ingressTypeOf(facts.cluster) !== "Disabled";
   return {
     ...versionFields(facts),
     ...(issuerURL ? { issuerURL } : {}),
-    ...(apiURL
-      ? {
-          apiURL,
-          consoleURL: endpoint ? facts.names.consoleURL : (previous.consoleURL ?? facts.names.consoleURL),
-        }
+    ...(apiURL ? { apiURL } : {}),
+    ...(apiURL && console
+      ? { consoleURL: endpoint ? facts.names.consoleURL : (previous.consoleURL ?? facts.names.consoleURL) }
       : {}),
   };
 }
@@ -222,9 +223,13 @@ function observedFields(
 function azureFields(facts: ClusterFacts): Pick<HcpClusterStatus, "azure"> {
   const before = facts.cluster.status?.azure;
   const dnsZone = facts.azure.dnsZone ?? before?.dnsZone;
-  const ingressIP = facts.azure.ingressIP ?? before?.ingressIP;
-  if (!dnsZone && !ingressIP) return {};
-  return { azure: { ...(dnsZone ? { dnsZone } : {}), ...(ingressIP ? { ingressIP } : {}) } };
+  const azure: HcpClusterAzureStatus = {
+    dnsZone,
+    apiIP: facts.azure.apiIP ?? before?.apiIP,
+    ingressIP: facts.azure.ingressIP ?? before?.ingressIP,
+  };
+  const set = Object.entries(azure).filter(([, v]) => v !== undefined);
+  return set.length > 0 ? { azure: Object.fromEntries(set) } : {};
 }
 
 /**

@@ -47,7 +47,7 @@ import {
 } from "../../operators/azure/index.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import type { StepState } from "../../operators/hcp/steps.ts";
-import type { InfraResult } from "../../operators/cluster/infrastructure.ts";
+import type { InfraResult, IngressPlan } from "../../operators/cluster/infrastructure.ts";
 import { rejection } from "../support/rejection.ts";
 
 const location = "eastus";
@@ -618,6 +618,8 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
     zoneName: `${label}.${parent.name}`,
     delegationLabel: label,
     ingressName: label,
+    publicIpName: `${label}-pip`,
+    ingress: { type: "Public" } as IngressPlan,
   });
   type Spec = ReturnType<typeof specFor>;
 
@@ -634,7 +636,7 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
     expect(delegation.step.state).toBe("ready");
     const ingress = await untilSettled(() => infra.ensureIngress(spec));
     expect(ingress.step.state).toBe("ready");
-    const records = await infra.ensureRecords(spec, ingress.ingressIp ?? "");
+    const records = await infra.ensureRecords(spec, { api: ingress.apiIp ?? "", apps: ingress.ingressIp });
     expect(records.step.state).toBe("ready");
     return [group, zone, delegation, ingress, records].map((r) => r.step);
   }
@@ -701,6 +703,201 @@ describe("a cluster's infrastructure, deleted through ClusterInfrastructure", ()
     const left = env.emu.resources().filter((r) => r.resourceGroup === "shared-rg");
     expect(left.map((r) => [r.type, r.name, r.tags[OWNER_TAG]])).toEqual([
       ["Microsoft.Resources/resourceGroups", "shared-rg", host.id],
+    ]);
+  });
+});
+
+describe("virtual networks, and a cluster's ingress in the node subnet or none at all", () => {
+  let env: Env;
+  let infra: AzureClusterInfrastructure;
+  const parent = { resourceGroup: "region", name: "net.example.com" };
+  const customer: Owner = { id: randomUUID(), cluster: "customer" };
+  const netRg = "customer-net";
+  const subnet = (name: string): string =>
+    `/subscriptions/${env.sub}/resourceGroups/${netRg}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/${name}`;
+  const specFor = (label: string, group: string, ingress: IngressPlan) => ({
+    owner: randomUUID(),
+    ownerName: `ns/${label}`,
+    subscriptionId: env.sub,
+    location,
+    managedResourceGroup: group,
+    zoneName: `${label}.${parent.name}`,
+    delegationLabel: label,
+    ingressName: `${label}-ingress`,
+    publicIpName: `${label}-api-pip`,
+    ingress,
+  });
+  type Spec = ReturnType<typeof specFor>;
+  const untilSettled = (call: () => Promise<InfraResult>): Promise<InfraResult> =>
+    callWhilePending(call, ({ step }) => (step.state === "pending" ? (step.retryAfterMs ?? 0) : undefined));
+
+  /** The clusters made here, for the deletion test. */
+  const made: Spec[] = [];
+
+  /** The cluster's group, zone, delegation, ingress and records; the ingress step's result. */
+  async function createAll(spec: Spec): Promise<InfraResult> {
+    made.push(spec);
+    expect((await infra.ensureResourceGroup(spec)).step.state).toBe("ready");
+    const zone = await infra.ensureDnsZone(spec);
+    expect((await infra.ensureDelegation(spec, zone.nameServers ?? [])).step.state).toBe("ready");
+    const ingress = await untilSettled(() => infra.ensureIngress(spec));
+    expect(ingress.step.state, ingress.step.message).toBe("ready");
+    const records = await infra.ensureRecords(spec, { api: ingress.apiIp ?? "", apps: ingress.ingressIp });
+    expect(records.step.state).toBe("ready");
+    return ingress;
+  }
+  const aRecord = (spec: Spec, name: string): string[] | undefined => {
+    const found = env.emu
+      .resources()
+      .find((r) => r.type === "Microsoft.Network/dnszones/A" && r.id.includes(`/${spec.zoneName}/A/${name}`));
+    return found
+      ? (found.properties["ARecords"] as Array<{ ipv4Address: string }>).map((a) => a.ipv4Address)
+      : undefined;
+  };
+  const ofCluster = (spec: Spec) =>
+    env.emu.resources().filter((r) => r.resourceGroup === spec.managedResourceGroup && r.name !== "@");
+
+  beforeAll(async () => {
+    env = await startEnv();
+    infra = new AzureClusterInfrastructure(env.azure, { subscriptionId: env.sub, ...parent });
+    await infra.ensureParentZone(location);
+    // The customer's network, made before the cluster as a customer does.
+    await ensureResourceGroup(env.azure, { subscriptionId: env.sub, name: netRg, location, owner: customer });
+    await env.azure.network(env.sub).virtualNetworks.beginCreateOrUpdateAndWait(netRg, "vnet", {
+      location,
+      addressSpace: { addressPrefixes: ["10.0.0.0/16"] },
+      subnets: [
+        { name: "nodes", addressPrefix: "10.0.0.0/24" },
+        {
+          name: "integration",
+          addressPrefix: "10.0.1.0/24",
+          delegations: [{ name: "aro-hcp", serviceName: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" }],
+        },
+      ],
+    });
+  });
+  afterAll(() => env.stop());
+
+  it("a network's subnets and their delegations read back through the SDK", async () => {
+    const got = await env.azure.network(env.sub).subnets.get(netRg, "vnet", "integration");
+    expect(got.id).toBe(subnet("integration"));
+    expect(got.addressPrefix).toBe("10.0.1.0/24");
+    expect(got.delegations?.map((d) => d.serviceName)).toEqual([
+      "Microsoft.RedHatOpenShift/hcpOpenShiftClusters",
+    ]);
+    await expect(env.azure.network(env.sub).subnets.get(netRg, "vnet", "missing")).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+
+  it("a subnet outside the network's space or overlapping another is refused as Azure refuses it", async () => {
+    const put = (subnets: Array<{ name: string; addressPrefix: string }>) =>
+      rejection(
+        env.azure.network(env.sub).virtualNetworks.beginCreateOrUpdateAndWait(netRg, "other", {
+          location,
+          addressSpace: { addressPrefixes: ["10.1.0.0/16"] },
+          subnets,
+        }),
+      );
+    expect(await put([{ name: "out", addressPrefix: "10.2.0.0/24" }])).toMatchObject({
+      code: "NetcfgSubnetRangeOutsideVnet",
+    });
+    expect(
+      await put([
+        { name: "a", addressPrefix: "10.1.0.0/24" },
+        { name: "b", addressPrefix: "10.1.0.128/25" },
+      ]),
+    ).toMatchObject({ code: "NetcfgSubnetRangesOverlap" });
+  });
+
+  it("Private: the load balancer's frontend gets the node subnet's next free address; *.apps points there, api at the API's public IP", async () => {
+    const first = specFor("priv1", "priv1-rg", { type: "Private", subnetId: subnet("nodes") });
+    const ingress = await createAll(first);
+    // Azure reserves the subnet's first four addresses.
+    expect(ingress.ingressIp).toBe("10.0.0.4");
+    expect(ingress.step.message).toBe(
+      `Ingress at 10.0.0.4 (private) through priv1-ingress-lb; the API at ${ingress.apiIp} (priv1-api-pip)`,
+    );
+    const lb = await env.azure.network(env.sub).loadBalancers.get("priv1-rg", "priv1-ingress-lb");
+    expect(
+      lb.frontendIPConfigurations?.map((f) => [f.subnet?.id, f.privateIPAddress, f.publicIPAddress]),
+    ).toEqual([[subnet("nodes"), "10.0.0.4", undefined]]);
+    const pip = await env.azure.network(env.sub).publicIPAddresses.get("priv1-rg", "priv1-api-pip");
+    expect(pip.ipConfiguration, "the public IP is in front of no load balancer").toBeUndefined();
+    expect(aRecord(first, "*.apps")).toEqual(["10.0.0.4"]);
+    expect(aRecord(first, "api")).toEqual([ingress.apiIp]);
+
+    // Another cluster in the same subnet gets the next address; a recheck keeps each address and writes nothing.
+    const second = specFor("priv2", "priv2-rg", { type: "Private", subnetId: subnet("nodes") });
+    expect((await createAll(second)).ingressIp).toBe("10.0.0.5");
+    env.emu.clearRequests();
+    expect((await infra.ensureIngress(first)).ingressIp).toBe("10.0.0.4");
+    expect(env.emu.requests(writes)).toEqual([]);
+  });
+
+  it("Disabled: the API's public IP and its record, no load balancer and no *.apps record", async () => {
+    const spec = specFor("off", "off-rg", { type: "Disabled" });
+    const ingress = await createAll(spec);
+    expect(ingress.ingressIp).toBeUndefined();
+    expect(ingress.step.message).toBe(`No ingress (disabled); the API at ${ingress.apiIp} (off-api-pip)`);
+    expect(
+      ofCluster(spec)
+        .map((r) => r.type)
+        .sort(),
+    ).toEqual(
+      [
+        "Microsoft.Network/dnszones",
+        "Microsoft.Network/dnszones/A",
+        "Microsoft.Network/publicIPAddresses",
+        "Microsoft.Resources/resourceGroups",
+      ].sort(),
+    );
+    expect(aRecord(spec, "api")).toEqual([ingress.apiIp]);
+    expect(aRecord(spec, "*.apps")).toBeUndefined();
+  });
+
+  it("a subnet in use cannot go; deleting the clusters leaves nothing of theirs, then it can", async () => {
+    const vnets = env.azure.network(env.sub).virtualNetworks;
+    expect(await rejection(vnets.beginDeleteAndWait(netRg, "vnet"))).toMatchObject({
+      code: "InUseSubnetCannotBeDeleted",
+    });
+    for (const spec of made.splice(0)) {
+      expect((await untilSettled(() => infra.deleteAll(spec))).step.state).toBe("ready");
+      expect(ofCluster(spec)).toEqual([]);
+    }
+    await vnets.beginDeleteAndWait(netRg, "vnet");
+    expect(env.emu.resources().filter((r) => r.type === "Microsoft.Network/virtualNetworks")).toEqual([]);
+  });
+
+  it("in a group that is not the cluster's, a private ingress's load balancer and the API's IP go one by one", async () => {
+    await env.azure.network(env.sub).virtualNetworks.beginCreateOrUpdateAndWait(netRg, "vnet2", {
+      location,
+      addressSpace: { addressPrefixes: ["10.9.0.0/16"] },
+      subnets: [{ name: "nodes", addressPrefix: "10.9.0.0/24" }],
+    });
+    const host: Owner = { id: randomUUID(), cluster: "ns/host" };
+    await ensureResourceGroup(env.azure, {
+      subscriptionId: env.sub,
+      name: "shared-net-rg",
+      location,
+      owner: host,
+    });
+    const nodes = subnet("nodes").replace("/vnet/", "/vnet2/");
+    const spec = specFor("guest", "shared-net-rg", { type: "Private", subnetId: nodes });
+    // What the cluster made there before it found the group was not its own.
+    const at = {
+      subscriptionId: env.sub,
+      resourceGroup: "shared-net-rg",
+      owner: { id: spec.owner, cluster: spec.ownerName },
+      location,
+    };
+    await settle(() => ensurePublicIp(env.azure, { ...at, name: spec.publicIpName }));
+    await settle(() => ensureLoadBalancer(env.azure, { ...at, name: "guest-ingress-lb", subnetId: nodes }));
+
+    const done = await untilSettled(() => infra.deleteAll(spec));
+    expect(done.step.message).toContain("shared-net-rg is not the cluster's and stays");
+    expect(ofCluster(spec).map((r) => [r.type, r.name])).toEqual([
+      ["Microsoft.Resources/resourceGroups", "shared-net-rg"],
     ]);
   });
 });
@@ -772,6 +969,8 @@ describe("long-running operations", () => {
       zoneName: "p.lro.example.com",
       delegationLabel: "p",
       ingressName: "pending",
+      publicIpName: "pending-pip",
+      ingress: { type: "Public" } as const,
     };
     expect((await infra.ensureIngress(spec)).step).toMatchObject({
       state: "pending",
@@ -1038,6 +1237,8 @@ describe("cancellation", () => {
       zoneName: "c.cancel.example.com",
       delegationLabel: "c",
       ingressName: "c",
+      publicIpName: "c-pip",
+      ingress: { type: "Public" } as const,
     };
     const hold = env.emu.faults.hangRequest({ method: "GET", path: "/resourcegroups/cancel-infra" });
     const abort = new AbortController();

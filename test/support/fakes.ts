@@ -9,6 +9,7 @@ import type {
   ClusterInfrastructure,
   InfraOptions,
   InfraResult,
+  RecordAddresses,
 } from "../../operators/cluster/infrastructure.ts";
 import type { BlobStore, BlobStoreError } from "../../operators/azure/blob.ts";
 import { newSigningKey, type KeyOwner, type SigningKeyStore } from "../../operators/cluster/oidc.ts";
@@ -168,12 +169,23 @@ export class ScriptedInfra implements ClusterInfrastructure {
     return Promise.resolve(this.#answer("ensureDelegation", opts));
   }
 
-  ensureIngress(_spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult> {
+  /** The API at 20.0.0.1; the ingress there too (Public), at 10.0.0.4 (Private), or nowhere (Disabled). */
+  ensureIngress(spec: ClusterInfraSpec, opts?: InfraOptions): Promise<InfraResult> {
     const r = this.#answer("ensureIngress", opts);
-    return Promise.resolve(r.step.state === "ready" ? { ...r, ingressIp: "20.0.0.1" } : r);
+    if (r.step.state !== "ready") return Promise.resolve(r);
+    const ingressIp = { Public: "20.0.0.1", Private: "10.0.0.4", Disabled: undefined }[spec.ingress.type];
+    return Promise.resolve({ ...r, apiIp: "20.0.0.1", ...(ingressIp ? { ingressIp } : {}) });
   }
 
-  ensureRecords(_spec: ClusterInfraSpec, _ip: string, opts?: InfraOptions): Promise<InfraResult> {
+  /** Where each call asked the records to point, in call order. */
+  readonly recordAddresses: RecordAddresses[] = [];
+
+  ensureRecords(
+    _spec: ClusterInfraSpec,
+    addresses: RecordAddresses,
+    opts?: InfraOptions,
+  ): Promise<InfraResult> {
+    this.recordAddresses.push(addresses);
     return Promise.resolve(this.#answer("ensureRecords", opts));
   }
 
