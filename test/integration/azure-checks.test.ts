@@ -190,6 +190,30 @@ describe("a cluster's identities and their roles", () => {
   });
 });
 
+describe("role assignments in the emulator", () => {
+  it("are extension resources: not among a group's resources, gone with the group", async () => {
+    const sub = randomUUID();
+    const group = `/subscriptions/${sub}/resourceGroups/scope`;
+    await azure.resources(sub).resourceGroups.createOrUpdate("scope", { location: "eastus" });
+    const name = randomUUID();
+    const roleDefinitionId = `/subscriptions/${sub}/providers/Microsoft.Authorization/roleDefinitions/${CCM_ROLE}`;
+    const principalId = randomUUID();
+    await azure.authorization(sub).roleAssignments.create(group, name, { roleDefinitionId, principalId });
+    const again = azure
+      .authorization(sub)
+      .roleAssignments.create(group, randomUUID(), { roleDefinitionId, principalId });
+    await expect(again).rejects.toMatchObject({ code: "RoleAssignmentExists", statusCode: 409 });
+    expect((await azure.authorization(sub).roleAssignments.get(group, name)).principalId).toBe(principalId);
+    const listed = [];
+    for await (const r of azure.resources(sub).resources.listByResourceGroup("scope")) listed.push(r);
+    expect(listed).toEqual([]);
+    await azure.resources(sub).resourceGroups.beginDeleteAndWait("scope", { updateIntervalInMs: 10 });
+    await expect(azure.authorization(sub).roleAssignments.get(group, name)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+});
+
 describe("a customer-managed etcd key", () => {
   it("passes when the vault, key and version exist and the KMS identity may use them", async () => {
     expect(await checkCluster(await customerCluster({ kms: true }))).toBeUndefined();

@@ -20,9 +20,7 @@ import {
 } from "./http.ts";
 import { methodNotAllowed } from "./resourcegroups.ts";
 import type { EmulatorContext } from "./context.ts";
-import type { StoredResource } from "./store.ts";
-
-export const ROLE_ASSIGNMENT_TYPE = "Microsoft.Authorization/roleAssignments";
+import { ROLE_ASSIGNMENT_TYPE, type StoredResource } from "./store.ts";
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLE_DEFINITION_ID =

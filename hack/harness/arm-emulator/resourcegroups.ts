@@ -10,7 +10,13 @@ import {
 } from "./context.ts";
 import type { Target } from "./context.ts";
 import { asObject, asString, cloudError, noContent, ok, type ArmReply, type JsonObject } from "./http.ts";
-import { groupId, parseTags, RESOURCE_GROUP_TYPE, type StoredResource } from "./store.ts";
+import {
+  groupId,
+  parseTags,
+  RESOURCE_GROUP_TYPE,
+  ROLE_ASSIGNMENT_TYPE,
+  type StoredResource,
+} from "./store.ts";
 
 export function renderGroup(g: StoredResource): JsonObject {
   return {
@@ -46,11 +52,16 @@ export function resourceGroup(t: Target): ArmReply {
   }
 }
 
-/** /subscriptions/{s}/resourcegroups/{rg}/resources: the top-level resources in the group. */
+/**
+ * /subscriptions/{s}/resourcegroups/{rg}/resources: the top-level resources in the group; not the
+ * extension resources on it (role assignments), which ARM does not list there.
+ */
 export function groupResources(t: Target): ArmReply {
   const group = t.ctx.store.group(t.subscriptionId, t.resourceGroup);
   if (!group) return resourceGroupNotFound(t.resourceGroup);
-  const topLevel = t.ctx.store.under(group.id).filter((r) => r.id.split("/").length === 9);
+  const topLevel = t.ctx.store
+    .under(group.id)
+    .filter((r) => r.id.split("/").length === 9 && r.type !== ROLE_ASSIGNMENT_TYPE);
   return ok({
     value: topLevel.map((r) => ({
       id: r.id,

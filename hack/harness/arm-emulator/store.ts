@@ -43,6 +43,8 @@ export interface ArmResourceRecord {
 }
 
 export const RESOURCE_GROUP_TYPE = "Microsoft.Resources/resourceGroups";
+/** An extension resource at any scope (authorization.ts). */
+export const ROLE_ASSIGNMENT_TYPE = "Microsoft.Authorization/roleAssignments";
 
 export function groupId(subscriptionId: string, resourceGroup: string): string {
   return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}`;
