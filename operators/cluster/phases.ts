@@ -468,6 +468,14 @@ function hostedClusterAvailable(scope: ClusterScope): StepState {
   };
 }
 
+/** HyperShift's message, saying which etcd key it cannot use (the customer's vault, key and version). */
+function refusalMessage(refused: Condition, report: HostedClusterReport): string {
+  const message = refused.message || `HyperShift reports ${refused.type} False`;
+  const key = report.kmsKeys?.active;
+  if (refused.type !== "ValidAzureKMSConfig" || !key) return message;
+  return `The etcd encryption key ${key.keyVaultName}/${key.keyName} version ${key.keyVersion} cannot be used: ${message}`;
+}
+
 /** The verdicts that must be True: ValidConfiguration, and ValidAzureKMSConfig for a customer's key. */
 function verdictsOf(scope: ClusterScope, report: HostedClusterReport): Array<Condition | undefined> {
   return wantedKey(scope.cluster)
@@ -489,7 +497,7 @@ function hostedClusterValid(scope: ClusterScope, report: HostedClusterReport): S
     return {
       state: "failed",
       reason: `HostedCluster${refused.reason || "InvalidConfiguration"}`,
-      message: refused.message || `HyperShift reports ${refused.type} False`,
+      message: refusalMessage(refused, report),
       userActionRequired: true,
     };
   if (verdicts.every((c) => about(c) && c.status === "True"))

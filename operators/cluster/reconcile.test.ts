@@ -877,7 +877,7 @@ describe("customer-managed etcd keys", () => {
     expect(condition(status, "HostedClusterValid")).toMatchObject({
       status: "False",
       reason: "HostedClusterAzureError",
-      message,
+      message: `The etcd encryption key kv-demo/etcd version 0000 cannot be used: ${message}`,
     });
     expect(condition(status, "Degraded")).toMatchObject({
       status: "True",
