@@ -62,6 +62,8 @@ beforeAll(async () => {
     scratchPath: scratch.path,
     catalogNamespace: stack.namespace,
     headers: { "x-ms-home-tenant-id": "72f988bf-86f1-41af-91ab-2d7cd011db47" },
+    // Creates are checked against the customer's Azure, as ARO HCP's are; the fixture sets it up.
+    arm: armEmulator,
   });
   arm = fixture.arm;
   const r = await fixture.putSubscription(sub, "Registered", "72f988bf-86f1-41af-91ab-2d7cd011db47");
