@@ -108,6 +108,22 @@ describe("PKCS#10 requests", () => {
     );
   });
 
+  it("refuses signature algorithm parameters the algorithm does not take", async () => {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const der = derOf(
+      await certificateRequest(privateKey, { commonName: "system:customer-break-glass:rsa" }),
+    );
+    // sha256WithRSAEncryption's NULL parameters made an empty OCTET STRING: the signature still
+    // verifies (it covers the info alone), and re-encoding gives the same bytes.
+    const sha256WithRsa = Buffer.from("06092a864886f70d01010b0500", "hex");
+    const at = der.indexOf(sha256WithRsa);
+    expect(at).toBeGreaterThan(0);
+    der[at + sha256WithRsa.length - 2] = 0x04;
+    expect(await breakGlassRequestProblem(pemOf(der), CLASS)).toBe(
+      "malformed certificate request: the signature algorithm's parameters are not those it takes (none for ECDSA, NULL for RSA)",
+    );
+  });
+
   it("refuses other PEM blocks, more than one block, and an oversized text", async () => {
     const pem = await certificateRequest(ec(), { commonName: "system:customer-break-glass:erin" });
     expect(await breakGlassRequestProblem(pemOf(derOf(pem), "CERTIFICATE"), CLASS)).toBe(

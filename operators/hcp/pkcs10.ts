@@ -240,17 +240,29 @@ function subjectOf(request: Pkcs10CertificateRequest): Pick<ParsedRequest, "subj
   };
 }
 
+/** The request's signature algorithm, SHA-256 with ECDSA or RSA, with the parameters they take. */
+function checkSignatureAlgorithm(asn: CertificationRequest): string {
+  const { algorithm, parameters } = asn.signatureAlgorithm;
+  if (algorithm !== OID.ecdsaWithSHA256 && algorithm !== OID.sha256WithRSA)
+    throw new RequestError(
+      `unsupported signature algorithm ${quoted(algorithm)} (want SHA-256 with ECDSA or RSA)`,
+    );
+  // RFC 5758: ECDSA's have no parameters; RFC 4055: RSA's are NULL (the library reads it as null).
+  const allowed = algorithm === OID.ecdsaWithSHA256 ? parameters === undefined : !parameters;
+  if (!allowed)
+    throw new RequestError(
+      "malformed certificate request: the signature algorithm's parameters are not those it takes (none for ECDSA, NULL for RSA)",
+    );
+  return algorithm;
+}
+
 /**
  * Reads a PEM certificate request and checks its form, key, signature algorithm and signature.
  * Throws a RequestError saying what is wrong.
  */
 export async function parseCertificateRequest(text: string): Promise<ParsedRequest> {
   const asn = requestAsn(requestDer(text));
-  const signatureOid = asn.signatureAlgorithm.algorithm;
-  if (signatureOid !== OID.ecdsaWithSHA256 && signatureOid !== OID.sha256WithRSA)
-    throw new RequestError(
-      `unsupported signature algorithm ${quoted(signatureOid)} (want SHA-256 with ECDSA or RSA)`,
-    );
+  const signatureOid = checkSignatureAlgorithm(asn);
   let request: Pkcs10CertificateRequest;
   let parsed: Omit<ParsedRequest, "request">;
   try {
