@@ -224,6 +224,16 @@ describe("the cluster's release on the update graph", () => {
     ]);
   });
 
+  it("says nothing of an end of life until the control plane reports its version, and makes no event of a supported one", async () => {
+    const w = world(cluster({ id: "4.19" }));
+    await w.reconcile();
+    expect(condition(w.writer.lastStatus(), "VersionEndOfLife")).toBeUndefined();
+    w.observe("4.19.7");
+    await w.reconcile();
+    expect(condition(w.writer.lastStatus(), "VersionEndOfLife")).toMatchObject({ status: "False" });
+    expect(w.events.reasons()).not.toContain("Recovered");
+  });
+
   it("refuses to install a new cluster on a release past its end of life", async () => {
     const w = world(cluster({ id: "4.19" }));
     w.tick(11 * DAY);

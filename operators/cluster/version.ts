@@ -25,20 +25,18 @@ function poolsOf(scope: ClusterScope): PoolInput[] {
     .map((p) => ({ name: p.metadata.name ?? "", ...(p.spec.version ? { version: p.spec.version.id } : {}) }));
 }
 
-/** VersionEndOfLife: True once the release the control plane runs is past its end of life. */
+/**
+ * VersionEndOfLife: True once the release the control plane runs is past its end of life. None
+ * until the control plane reports what it runs: Unknown then False would make an event of every
+ * install, where a first False is no news.
+ */
 export function endOfLifeCondition(
   catalog: ReleaseCatalog,
   running: string | undefined,
   plan: VersionPlan,
-): ConditionInput {
+): ConditionInput | undefined {
   const type = CONDITIONS.VersionEndOfLife;
-  if (!running)
-    return {
-      type,
-      status: "Unknown",
-      reason: "VersionUnknown",
-      message: "The control plane has not reported the version it runs yet",
-    };
+  if (!running) return undefined;
   if (plan.endOfLife)
     return {
       type,
@@ -115,7 +113,8 @@ export function resolveVersion(scope: ClusterScope): { step: StepState; recheckM
     now,
   });
   scope.plan = plan;
-  scope.facts.versionEndOfLife = endOfLifeCondition(catalog, running, plan);
+  const endOfLife = endOfLifeCondition(catalog, running, plan);
+  if (endOfLife) scope.facts.versionEndOfLife = endOfLife;
   const eol = nextEndOfLife(catalog, now);
   const recheckMs = eol === undefined ? undefined : Math.min(eol - now, END_OF_LIFE_RECHECK_MS);
   const [hold] = plan.holds;
