@@ -1,9 +1,10 @@
 /**
  * Stand-ins for what Azure knows of a user-assigned managed identity. The real service reads an
- * identity's client and principal IDs from Microsoft.ManagedIdentity, which is outside this
- * region's emulator; stable UUIDs derived from the identity's ARM ID keep the HostedCluster and
- * the frontend's answers valid and the same on every read. Shared by the cluster controller and
- * the frontend, so both give one identity the same IDs.
+ * identity's client and principal IDs from Microsoft.ManagedIdentity; stable UUIDs derived from
+ * the identity's ARM ID keep the HostedCluster and the frontend's answers valid and the same on
+ * every read without a read per identity. Shared by the cluster controller and the frontend, so
+ * both give one identity the same IDs, and by the ARM emulator, whose identities have them too
+ * (the frontend's checks read the principal ID from Azure itself, azure-checks.ts).
  */
 import { createHash } from "node:crypto";
 
