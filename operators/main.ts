@@ -41,6 +41,7 @@ import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
 import { BreakglassController } from "./breakglass/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
+import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
@@ -183,6 +184,7 @@ async function lifecycleControllers(
   return [
     new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
+    new ReleaseGraphController({ cluster: service, namespace, log }),
     new ExternalAuthController({ cluster: service, region, log }),
     new BreakglassController({
       cluster: service,

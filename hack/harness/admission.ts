@@ -1,8 +1,9 @@
 /**
- * The service cluster's admission policy (config/bases/operators/admission.yaml: the controllers'
- * finalizers set on every HcpCluster and NodePool at creation), installed where the region's
- * controllers run and removed again by whoever installed it: the tests share one apiserver, and
- * tests that run no controllers must be able to delete what they create.
+ * The service cluster's admission policies (config/bases/operators/admission.yaml: the controllers'
+ * finalizers set on every HcpCluster and NodePool at creation; the update graph, its parameters
+ * read from the namespace the operators run in), installed where the region's controllers run and
+ * removed again by whoever installed it: the tests share one apiserver, and tests that run no
+ * controllers must be able to delete what they create.
  */
 import { readFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
@@ -29,14 +30,28 @@ const TYPES: Record<string, ResourceType> = {
     "mutatingadmissionpolicybindings",
     "MutatingAdmissionPolicyBinding",
   ),
+  ValidatingAdmissionPolicy: admissionType("validatingadmissionpolicies", "ValidatingAdmissionPolicy"),
+  ValidatingAdmissionPolicyBinding: admissionType(
+    "validatingadmissionpolicybindings",
+    "ValidatingAdmissionPolicyBinding",
+  ),
 };
 
-async function policyObjects(): Promise<Array<{ type: ResourceType; obj: KubeObject }>> {
+/** A binding's parameters are read from the namespace the region's operators run in. */
+function inNamespace(obj: KubeObject, namespace: string): KubeObject {
+  const spec = obj["spec"] as { paramRef?: { namespace?: string } } | undefined;
+  if (!spec?.paramRef) return obj;
+  return { ...obj, spec: { ...spec, paramRef: { ...spec.paramRef, namespace } } };
+}
+
+async function policyObjects(
+  namespace = "hcp-system",
+): Promise<Array<{ type: ResourceType; obj: KubeObject }>> {
   const docs = loadAll(await readFile(ADMISSION_FILE, "utf8")) as KubeObject[];
   return docs.map((obj) => {
     const type = TYPES[obj.kind ?? ""];
     if (!type) throw new Error(`${ADMISSION_FILE.pathname}: unexpected kind ${obj.kind}`);
-    return { type, obj };
+    return { type, obj: inNamespace(obj, namespace) };
   });
 }
 
@@ -45,7 +60,7 @@ async function policyObjects(): Promise<Array<{ type: ResourceType; obj: KubeObj
  * after they are stored): a probe NodePool in `namespace` must come back with its finalizer.
  */
 export async function installAdmission(service: KubeClient, namespace: string): Promise<void> {
-  for (const { type, obj } of await policyObjects())
+  for (const { type, obj } of await policyObjects(namespace))
     await service.apply(type, obj, { fieldManager: "hcp-harness", force: true });
   const sample = (loadAll(await readFile(SAMPLE_POOL, "utf8")) as NodePool[])[0];
   if (!sample) throw new Error(`${SAMPLE_POOL.pathname} holds no NodePool`);

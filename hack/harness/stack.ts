@@ -25,6 +25,7 @@ import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
+import { ReleaseGraphController } from "../../operators/releasegraph/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
 import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
@@ -252,6 +253,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         userErrorRecheckMs: opts.userErrorRecheckMs,
       }),
       new NodePoolController({ cluster: service, namespace, region, log }),
+      new ReleaseGraphController({ cluster: service, namespace, log }),
       new ExternalAuthController({ cluster: service, region, log }),
       new BreakglassController({ cluster: service, region, namespace, log, ...opts.breakglass }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),

@@ -29,6 +29,7 @@ export const LAYERS = {
   managementcluster: "controller",
   monitor: "controller",
   nodepool: "controller",
+  releasegraph: "controller",
   hcpctl: "cli",
 };
 
