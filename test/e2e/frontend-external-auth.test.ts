@@ -53,6 +53,7 @@ beforeAll(async () => {
     name: "frontend-extauth",
     catalogNamespace: running.stack.namespace,
     headers: { "x-ms-home-tenant-id": TENANT },
+    arm: running.arm,
   });
   arm = fixture.arm;
   expect((await fixture.putSubscription(sub, "Registered", TENANT)).status).toBe(200);
