@@ -127,6 +127,8 @@ function requestDer(text: string): ArrayBuffer {
   return block.rawData;
 }
 
+const trailing = (n: number): string => (n === 1 ? "1 byte follows" : `${n} bytes follow`);
+
 /** The request's ASN.1, when `der` is exactly one DER-encoded CertificationRequest. */
 function requestAsn(der: ArrayBuffer): CertificationRequest {
   let asn: CertificationRequest;
@@ -141,7 +143,7 @@ function requestAsn(der: ArrayBuffer): CertificationRequest {
   const encoded = Buffer.from(AsnConvert.serialize(asn));
   if (sent.length > encoded.length && sent.subarray(0, encoded.length).equals(encoded))
     throw new RequestError(
-      `malformed certificate request: ${sent.length - encoded.length} bytes follow the request's DER encoding`,
+      `malformed certificate request: ${trailing(sent.length - encoded.length)} the request's DER encoding`,
     );
   if (!sent.equals(encoded))
     throw new RequestError("malformed certificate request: not in DER (distinguished) encoding");

@@ -181,6 +181,14 @@ describe("admin credentials through ARM", () => {
 
   it("answers bad input with a 400 CloudError naming the field", async () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const alice = { commonName: "system:customer-break-glass:alice" };
+    const withTrailingByte = (pem: string): string => {
+      const der = Buffer.concat([
+        Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ""), "base64"),
+        Buffer.from([0]),
+      ]);
+      return `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString("base64")}\n-----END CERTIFICATE REQUEST-----\n`;
+    };
     const cases: Array<{ apiVersion: string; body: unknown; message: RegExp }> = [
       { apiVersion: "2026-09-01-preview", body: { certificateSigningRequest: "garbage" }, message: /PEM/ },
       {
@@ -196,6 +204,28 @@ describe("admin credentials through ARM", () => {
           }),
         },
         message: /not accepted in api-version '2026-06-30-preview'/,
+      },
+      {
+        apiVersion: "2026-09-01-preview",
+        body: { certificateSigningRequest: withTrailingByte(await certificateRequest(privateKey, alice)) },
+        message: /1 byte follows the request's DER encoding/,
+      },
+      {
+        apiVersion: "2026-09-01-preview",
+        body: {
+          certificateSigningRequest: await certificateRequest(
+            generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey,
+            alice,
+          ),
+        },
+        message: /unsupported key: RSA of 1024 bits/,
+      },
+      {
+        apiVersion: "2026-09-01-preview",
+        body: {
+          certificateSigningRequest: (await certificateRequest(privateKey, alice)).repeat(2),
+        },
+        message: /holds 2 PEM blocks/,
       },
     ];
     for (const c of cases) {
