@@ -164,6 +164,7 @@ describe("samples", () => {
     expect(c.spec.fips).toBe(false);
     expect(c.spec.clusterImageRegistry).toEqual({ state: "Enabled" });
     expect(c.spec.version.channelGroup).toBe("stable");
+    expect(c.spec.version.upgradePolicy).toBe("Manual");
     expect(c.spec.platform.azure.outboundType).toBe("LoadBalancer");
 
     // A partial network keeps what was given and defaults the rest.
@@ -331,6 +332,11 @@ const clusterCreateCases: Array<CreateCase<HcpCluster>> = [
     name: "an unknown channel group",
     mutate: (c) => void (c.spec.version.channelGroup = "beta" as "stable"),
     expected: ["spec.version.channelGroup", 'Unsupported value: "beta"'],
+  },
+  {
+    name: "an unknown upgrade policy",
+    mutate: (c) => void (c.spec.version.upgradePolicy = "Automatic" as "Manual"),
+    expected: ["spec.version.upgradePolicy", 'Unsupported value: "Automatic"'],
   },
   {
     name: "a subscription ID that is not a UUID",
@@ -981,7 +987,7 @@ const allowedUpdates: Array<{
     check: (o) => {
       const c = o as HcpCluster;
       expect(c.spec.api).toEqual({ visibility: "Public", authorizedCIDRs: ["203.0.113.7", "2001:db8::/32"] });
-      expect(c.spec.version).toEqual({ id: "4.20", channelGroup: "fast" });
+      expect(c.spec.version).toEqual({ id: "4.20", channelGroup: "fast", upgradePolicy: "Manual" });
       expect(c.spec.platform.azure.identities.controlPlaneOperators.kms).toBe(identity("kms"));
       expect(c.spec.paused).toBe(true);
     },

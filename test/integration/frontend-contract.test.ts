@@ -9,7 +9,12 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { CATALOG_CONFIGMAP, CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
+import {
+  CATALOG_CONFIGMAP,
+  CATALOG_KEY,
+  ReleaseCatalog,
+  configMapType,
+} from "../../operators/releases/catalog.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {
@@ -352,9 +357,11 @@ describe("credentials, versions and preflight", () => {
       ns,
     );
     const base = `/subscriptions/${sub}/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions`;
-    // As shipped: the end of Red Hat's standard support of 4.19.
+    // As the harness installs the shipped catalog: its end of life moved a year or more from today.
+    const installed = ReleaseCatalog.parse(cm.data[CATALOG_KEY]).releases.find((r) => r.version === "4.19.7");
+    expect(Date.parse(installed?.endOfLifeTimestamp ?? "")).toBeGreaterThan(Date.now());
     expect(((await arm.send("GET", `${base}/4.19.7`)).body as Json).properties).toMatchObject({
-      endOfLifeTimestamp: "2026-12-17T00:00:00Z",
+      endOfLifeTimestamp: installed?.endOfLifeTimestamp,
     });
     const yaml = (cm.data[CATALOG_KEY] ?? "").replace(
       /(- version: 4\.19\.7\n(?:\s+\w+: .*\n)*?\s+endOfLifeTimestamp: )\S+/,
