@@ -76,7 +76,7 @@ import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
 import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
 import { notificationUriOf } from "./notification-uri.ts";
-import { AzureCheckError, type AzureChecks } from "./azure-checks.ts";
+import type { AzureChecks } from "./azure-checks.ts";
 import { checkPreviewFeatures } from "./preview-features.ts";
 
 export interface ResourceDeps {
@@ -500,7 +500,9 @@ export class ResourceHandlers {
   }
 
   async put(req: ArmRequest, id: ResourceId): Promise<Reply> {
-    if (id.kind === "cluster") {
+    // With the customer's Azure to check, reading first is cheaper: a PUT of an existing cluster
+    // would otherwise pay for a create's checks (tens of ARM calls) before learning it is an update.
+    if (id.kind === "cluster" && !this.#d.azure) {
       const created = await this.#createFirst(req, id);
       if (created) return created;
     }
@@ -518,9 +520,7 @@ export class ResourceHandlers {
     let hub: ArmResource;
     try {
       hub = await this.#toHub(req, id, readPutBody(req, id, undefined), undefined);
-    } catch (err) {
-      // Azure's answer holds for a create; only an existing cluster (an update) is checked otherwise.
-      if (err instanceof AzureCheckError && !(await this.#find(id.kind, t))) throw err;
+    } catch {
       return undefined;
     }
     const op = this.#newOperation(req, t, "Create", { location: hub.location });

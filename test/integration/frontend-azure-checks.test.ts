@@ -29,6 +29,7 @@ import {
 import {
   createSettledCluster,
   removeSubscription,
+  settleCluster,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
@@ -85,10 +86,16 @@ const clusterCR = (sub: string, name: string) =>
   service.find(HcpClusterResource, clusterCRName(rg, name), subscriptionNamespace(sub));
 
 describe("a cluster create", () => {
-  it("is accepted when the customer's identities exist and hold their roles", async () => {
+  it("is accepted when the customer's identities exist and hold their roles; a PUT of it again reads nothing in Azure", async () => {
     const sub = await customer();
     const r = await fixture.arm.send("PUT", clusterPath(sub, rg, "ok"), { body: clusterBody(sub) });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(emu.requests({ method: "GET", path: `/subscriptions/${sub}/` }).length).toBeGreaterThan(0);
+    await settleCluster(service, { sub, rg, name: "ok" });
+    emu.clearRequests();
+    const again = await fixture.arm.send("PUT", clusterPath(sub, rg, "ok"), { body: clusterBody(sub) });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(emu.requests({ path: `/subscriptions/${sub}/` })).toEqual([]);
   });
 
   it("is refused naming an operator whose identity does not exist, and writes nothing", async () => {
