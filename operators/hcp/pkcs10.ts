@@ -286,7 +286,7 @@ export async function parseCertificateRequest(text: string): Promise<ParsedReque
 }
 
 /** Why HyperShift's signer would refuse these subjectAltNames (its wording), if it would. */
-export function altNamesProblem(names: AltNames): string | undefined {
+function altNamesProblem(names: AltNames): string | undefined {
   const kinds: [string, string[]][] = [
     ["DNS", names.dns],
     ["Email", names.email],
