@@ -3,9 +3,11 @@
  * annotation, where nothing honoured them (a customer's authorized CIDRs left the API open). At
  * start the frontend moves the ones that may still change into the spec, where the cluster
  * controller carries them to the HostedCluster: the customer's request takes effect, late. Those
- * fixed at creation (FIPS, the image registry) cannot be adopted: the hosted cluster was made
- * without them, and GET shows what it has. Every replica may run it: a write is conditional on
- * the resourceVersion read, so one replica moves a cluster's settings and the others find them moved.
+ * fixed at creation (FIPS, the image registry, the ingress type) cannot be adopted: the hosted
+ * cluster was made without them (HyperShift's capabilities never change; a public ingress is not
+ * made private in place), and GET shows what it has. Every replica may run it: a write is
+ * conditional on the resourceVersion read, so one replica moves a cluster's settings and the
+ * others find them moved.
  */
 import { HcpClusterResource, type HcpCluster } from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
@@ -16,10 +18,17 @@ import { clusterToCR, parseJson } from "./cr-mapping.ts";
 import { ANNOTATIONS } from "./names.ts";
 
 /**
- * The ARM properties adopted, top-level keys and the one nested path. Etcd encryption is fixed at
+ * The ARM properties adopted, top-level keys and the nested paths. Etcd encryption is fixed at
  * creation in ARM, but HyperShift takes a key on a running cluster and encrypts what is stored.
+ * So is the VNet integration subnet, which every api-version that knows it requires (a cluster
+ * without it in the spec could never be PUT again): the CRD takes it once, and HyperShift's router
+ * joins the subnet on a running cluster.
  */
 const ADOPTED = ["autoscaling", "imageDigestMirrors", "etcd"] as const;
+const ADOPTED_NESTED = [
+  ["api", "authorizedCidrs"],
+  ["platform", "vnetIntegrationSubnetId"],
+] as const;
 
 /** The settings of `props` to adopt into the spec, and the annotation's properties without them. */
 export function settingsToAdopt(
@@ -32,11 +41,12 @@ export function settingsToAdopt(
       adopt[key] = rest[key];
       delete rest[key];
     }
-  const api = rest["api"];
-  if (isObject(api) && api["authorizedCidrs"] !== undefined) {
-    adopt["api"] = { authorizedCidrs: api["authorizedCidrs"] };
-    delete api["authorizedCidrs"];
-    if (Object.keys(api).length === 0) delete rest["api"];
+  for (const [parent, key] of ADOPTED_NESTED) {
+    const within = rest[parent];
+    if (!isObject(within) || within[key] === undefined) continue;
+    adopt[parent] = { [key]: within[key] };
+    delete within[key];
+    if (Object.keys(within).length === 0) delete rest[parent];
   }
   // The annotation held a request's properties as the frontend had read them: of the schema's shape.
   return Object.keys(adopt).length > 0 ? { adopt, rest } : undefined;
@@ -49,8 +59,12 @@ function specOf(cluster: HcpCluster, adopt: ClusterProperties): Partial<HcpClust
   const resource = { id: "", name: "", type: "", location: "", properties: adopt };
   const mapped = clusterToCR(resource, { id, namespace: "", name: "", annotations: {} }).spec;
   const cidrs = mapped.api?.authorizedCIDRs;
+  const vnetIntegrationSubnetId = mapped.platform.azure.vnetIntegrationSubnetId;
   return {
     ...(cidrs ? { api: { ...cluster.spec.api, authorizedCIDRs: cidrs } } : {}),
+    ...(vnetIntegrationSubnetId
+      ? { platform: { azure: { ...cluster.spec.platform.azure, vnetIntegrationSubnetId } } }
+      : {}),
     ...(mapped.autoscaling ? { autoscaling: mapped.autoscaling } : {}),
     ...(mapped.imageDigestMirrors ? { imageDigestMirrors: mapped.imageDigestMirrors } : {}),
     ...(mapped.etcd ? { etcd: mapped.etcd } : {}),

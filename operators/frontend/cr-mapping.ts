@@ -1,6 +1,6 @@
 /**
  * ARM resources (in the hub version's shape) to CRs and back. Properties with a CR field go to
- * the spec; the rest (ARM-only: ingress, ...) and the envelope
+ * the spec; the rest (ARM-only ones, and those no field holds yet) and the envelope
  * (tags, systemData, identity) go to annotations, so GET returns what was sent. Read-only
  * properties come from the CR's status: provisioningState (provisioning-state.ts), API and console URLs,
  * base domain, conditions.
@@ -125,8 +125,10 @@ const CLUSTER_MAPPED = [
   "api.url",
   "api.visibility",
   "api.authorizedCidrs",
+  "ingress.type",
   "platform.managedResourceGroup",
   "platform.subnetId",
+  "platform.vnetIntegrationSubnetId",
   "platform.networkSecurityGroupId",
   "platform.outboundType",
   "platform.operatorsAuthentication",
@@ -266,6 +268,7 @@ function clusterAzure(
     location: normalizeLocation(res.location),
     managedResourceGroup: platform.managedResourceGroup ?? "",
     subnetId: platform.subnetId ?? "",
+    vnetIntegrationSubnetId: platform.vnetIntegrationSubnetId,
     networkSecurityGroupId: platform.networkSecurityGroupId ?? "",
     outboundType: platform.outboundType,
     identities: identitiesSpec(platform.operatorsAuthentication?.userAssignedIdentities ?? {}),
@@ -319,6 +322,7 @@ export function clusterToCR(res: ArmResource<ClusterProperties>, ctx: ToCRContex
     dns: { baseDomainPrefix: p.dns?.baseDomainPrefix ?? "" },
     network: p.network ? compact({ ...p.network }) : undefined,
     api: compact({ visibility: p.api?.visibility, authorizedCIDRs: p.api?.authorizedCidrs }),
+    ingress: ingressSpec(p.ingress),
     platform: { azure: clusterAzure(res, ctx) },
     nodeDrainTimeoutMinutes: p.nodeDrainTimeoutMinutes,
     fips: p.cryptoRestrictions === undefined ? undefined : p.cryptoRestrictions === "FIPS",
@@ -370,6 +374,11 @@ function labelsToMap(
  */
 const zone = (name: string | undefined): AzureNodePoolPlatform["availabilityZone"] =>
   name as AzureNodePoolPlatform["availabilityZone"];
+
+/** ARM's ingress types are the CRD's (the schema's enum checked the value). */
+function ingressSpec(ingress: ClusterProperties["ingress"]): HcpCluster["spec"]["ingress"] {
+  return ingress?.type === undefined ? undefined : { type: ingress.type };
+}
 
 /** ARM's disk types are the CRD's enum; another value is refused there, naming the field. */
 const osDiskType = (t: string | undefined): OsDiskType | undefined => t as OsDiskType | undefined;
@@ -533,8 +542,10 @@ export function clusterFromCR(cr: HcpCluster): ArmResource<ClusterProperties> {
   set(p, "api.url", status?.apiURL);
   set(p, "api.visibility", spec.api?.visibility);
   set(p, "api.authorizedCidrs", spec.api?.authorizedCIDRs);
+  set(p, "ingress.type", spec.ingress?.type);
   set(p, "platform.managedResourceGroup", azure.managedResourceGroup);
   set(p, "platform.subnetId", azure.subnetId);
+  set(p, "platform.vnetIntegrationSubnetId", azure.vnetIntegrationSubnetId);
   set(p, "platform.outboundType", azure.outboundType);
   set(p, "platform.networkSecurityGroupId", azure.networkSecurityGroupId);
   set(p, "platform.operatorsAuthentication.userAssignedIdentities", compact({ ...azure.identities }));

@@ -1,8 +1,9 @@
 /**
  * A cluster whose settings a frontend from before their spec fields kept only in the ARM-only
  * annotation, on the real service apiserver: GET shows only what is in effect, and a frontend that
- * starts moves the settings that may still change into the spec, where the cluster controller
- * carries them to the HostedCluster.
+ * starts moves the settings that may still change (and the VNet integration subnet, which the
+ * served schemas require) into the spec, where the cluster controller carries them to the
+ * HostedCluster.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import { clientFor } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, withCustomerKey } from "../support/frontend.ts";
 import {
   removeSubscription,
+  settleCluster,
   startFrontendFixture,
   type FrontendFixture,
 } from "../support/frontend-fixture.ts";
@@ -99,5 +101,41 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
     expect(left.etcd).toBeUndefined();
     expect(((await arm.send("GET", path)).body as Json).properties.etcd).toEqual(etcd);
+  });
+
+  it("the VNet integration subnet is moved into the spec; an ingress type fixed at creation is not", async () => {
+    const path = clusterPath(sub, rg, "legacy-net");
+    // A 2024-06-10-preview PUT leaves the spec without the subnet, as an older frontend did.
+    const body = clusterBody(sub, { prefix: "legacy-net" }) as Json;
+    const subnet = body.properties.platform.vnetIntegrationSubnetId as string;
+    delete body.properties.platform.vnetIntegrationSubnetId;
+    const created = await fixture.arm.send("PUT", path, { body, apiVersion: "2024-06-10-preview" });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const ref = { name: clusterCRName(rg, "legacy-net"), namespace: subscriptionNamespace(sub) };
+    const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(cr.spec.platform.azure.vnetIntegrationSubnetId).toBeUndefined();
+    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const legacy = { ...props, ingress: { type: "Private" }, platform: { vnetIntegrationSubnetId: subnet } };
+    await service.mergePatch(HcpClusterResource, ref, {
+      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify(legacy) } },
+    });
+    // Neither is in effect, so GET shows neither: the ingress is the Public the cluster has.
+    const before = ((await fixture.arm.send("GET", path)).body as Json).properties;
+    expect(before.platform.vnetIntegrationSubnetId).toBeUndefined();
+    expect(before.ingress).toEqual({ type: "Public" });
+
+    const arm = await fixture.restart();
+    expect(await fixture.fe.frontend.adopted).toBe(1);
+    const adopted = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(adopted.spec.platform.azure.vnetIntegrationSubnetId).toBe(subnet);
+    expect(adopted.spec.ingress).toEqual({ type: "Public" });
+    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    expect(left.platform).toBeUndefined();
+    const after = ((await arm.send("GET", path)).body as Json).properties;
+    expect(after.platform.vnetIntegrationSubnetId).toBe(subnet);
+    // The cluster can be PUT again: the subnet the served schemas require is there, unchanged.
+    await settleCluster(service, { sub, rg, name: "legacy-net" });
+    const again = await arm.send("PUT", path, { body: clusterBody(sub, { prefix: "legacy-net" }) });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
 });
