@@ -404,7 +404,7 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
 /**
  * The etcd keys the HostedCluster carries next (etcd-encryption.ts), decided from what the cached
  * work records it carries and what HyperShift reported on it; undefined while the cache has not
- * caught up with this reconciler's own last write of the work (its watch event comes back).
+ * caught up with this reconciler's own last write of the work.
  */
 function etcdKeyPlan(scope: ClusterScope, current: ManifestWorkObject | undefined): KeyPlan | undefined {
   const uid = scope.cluster.metadata.uid ?? "";
@@ -423,7 +423,11 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!signingKey || !facts.issuerURL) return {};
   const current = clusterWork(scope);
   const keys = etcdKeyPlan(scope, current);
-  if (!keys) return {};
+  // Not this generation's reconcile yet: observedGeneration stays, the retry finds the cache caught up.
+  if (!keys)
+    throw new RetryableStepError(
+      "The cached HostedCluster work is behind this controller's last write of it",
+    );
   facts.etcdEncryption = keys.condition;
   const desired = hostedClusterWork({
     cluster,
@@ -489,9 +493,14 @@ function verdictsOf(scope: ClusterScope, report: HostedClusterReport): Array<Con
  * the customer's etcd key, which only the user can fix.
  */
 function hostedClusterValid(scope: ClusterScope, report: HostedClusterReport): StepState {
-  const about = (c: Condition | undefined): c is Condition =>
-    c !== undefined && report.generation !== undefined && c.observedGeneration === report.generation;
   const verdicts = verdictsOf(scope, report);
+  // A verdict on the HostedCluster before the work's last change is not about this spec.
+  const applied = isReady(scope.facts.steps[CONDITIONS.HostedClusterApplied]);
+  const about = (c: Condition | undefined): c is Condition =>
+    applied &&
+    c !== undefined &&
+    report.generation !== undefined &&
+    c.observedGeneration === report.generation;
   const refused = verdicts.find((c) => about(c) && c.status === "False");
   if (refused)
     return {

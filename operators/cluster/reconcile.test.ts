@@ -857,8 +857,10 @@ describe("customer-managed etcd keys", () => {
     // The informer still shows generation 1 (with version 1 alone, re-encrypted): a rotation to 3
     // decided from it would drop version 2, which may already encrypt data.
     w.clusters.set(encrypted("3", 3));
-    await w.reconcile();
+    // Retried with backoff (the watch brings it back too); generation 3 is not observed meanwhile.
+    await expect(w.reconcile()).rejects.toBeInstanceOf(RetryableStepError);
     expect(w.writer.of("apply", "ManifestWork")).toHaveLength(2);
+    expect(w.writer.lastStatus<HcpClusterStatus>()?.observedGeneration).not.toBe(3);
   });
 
   it("a key HyperShift cannot use holds Ready and degrades the cluster with HyperShift's reason and message", async () => {
