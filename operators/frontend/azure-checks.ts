@@ -363,21 +363,36 @@ export class AzureChecks {
     this.#concurrency = opts.concurrency ?? 8;
   }
 
-  /** Throws an AzureCheckError: 400 naming every field Azure does not back, or 503. */
+  /**
+   * Throws an AzureCheckError: 400 naming every field Azure does not back, or 503. An update is
+   * checked for what it changes: identities it names anew and the roles they (or the service
+   * managed identity over them) must hold, a new KMS key or version.
+   */
   async cluster(c: ClusterCheck): Promise<void> {
+    const change = clusterChange(c);
+    if (!change.identities && !change.key) return;
     await this.#checked(async (run) => {
-      if (c.stored) return (await this.#kms(run, c)).errors;
-      const [identities, kms] = await Promise.all([this.#identities(run, c), this.#kms(run, c)]);
+      if (!change.identities) return (await this.#kms(run, c, true)).errors;
+      const before = new Set(c.stored ? identityUses(undefined, c.stored).map(useKey) : []);
+      const isNew = (u: IdentityUse): boolean => !before.has(useKey(u));
+      const [identities, kms] = await Promise.all([
+        this.#identities(run, c, isNew),
+        this.#kms(run, c, change.key),
+      ]);
       // A vault of access policies grants nothing by roles: kmsIdentityErrors checks its policies.
       const rbacVault = kms.vault?.properties?.enableRbacAuthorization !== false ? kms.vault?.id : undefined;
       const scopes = clusterScopes(c.properties, rbacVault);
+      const held = new Set(c.stored ? roleNeeds(c.stored, scopes).map(needKey) : []);
       // A role over an identity that does not exist is not asked for: the identity is refused already.
       const needs = roleNeeds(c.properties, scopes).filter(
-        (n) => !identities.missing.has(n.scope.toLowerCase()),
+        (n) => !identities.missing.has(n.scope.toLowerCase()) && !held.has(needKey(n)),
       );
       const roles = await this.#roles(run, needs, identities.principals);
       const principalOf = (id: string): string | undefined => identities.principals.get(id.toLowerCase());
-      const access = kms.vault ? kmsIdentityErrors(c.properties, kms.vault, principalOf) : [];
+      const kmsTarget = `${OPERATORS}.controlPlaneOperators.kms`;
+      const kmsChanged =
+        change.key || identityUses(undefined, c.properties).some((u) => u.target === kmsTarget && isNew(u));
+      const access = kms.vault && kmsChanged ? kmsIdentityErrors(c.properties, kms.vault, principalOf) : [];
       return [...identities.errors, ...kms.errors, ...roles, ...access];
     });
   }
@@ -443,6 +458,7 @@ export class AzureChecks {
   async #identities(
     run: Run,
     c: ClusterCheck,
+    reported: (use: IdentityUse) => boolean,
   ): Promise<{ principals: Map<string, string>; missing: Set<string>; errors: FieldError[] }> {
     const uses = identityUses(c.identity, c.properties);
     const principals = new Map<string, string>();
@@ -470,7 +486,8 @@ export class AzureChecks {
       }),
     );
     const missing = new Set(uses.map((u) => u.id.toLowerCase()).filter((id) => !principals.has(id)));
-    return { principals, missing, errors: sortByTarget(errors) };
+    const shown = new Set(uses.filter(reported).map((u) => u.target));
+    return { principals, missing, errors: sortByTarget(errors.filter((e) => shown.has(e.target))) };
   }
 
   /** Every principal's assignments in the subscriptions of the scopes it needs roles on; then what is missing. */
@@ -515,15 +532,13 @@ export class AzureChecks {
   async #kms(
     run: Run,
     c: ClusterCheck,
+    checkKey: boolean,
   ): Promise<{ vault?: VaultAccess & { id: string }; errors: FieldError[] }> {
     const kms = kmsOf(c.properties);
     if (!kms) return { errors: [] };
-    if (c.stored) {
-      const before = kmsOf(c.stored);
-      if (before?.vaultName === kms.vaultName && before.key === kms.key && before.version === kms.version)
-        return { errors: [] };
-    }
     const vault = await this.#vault(run, c.subscriptionId, kms.vaultName);
+    // An unchanged key is not judged again; its vault is still the KMS identity's scope.
+    if (!checkKey) return vault ? { vault, errors: [] } : { errors: [] };
     if (!vault)
       return {
         errors: [
@@ -624,6 +639,23 @@ export function keyErrors(kms: KmsKey, key: KeyState, version: KeyState): FieldE
     ];
   return [];
 }
+
+/** Whether a cluster check has identities or a key to look at: a create has both, an update what it changes. */
+export function clusterChange(c: ClusterCheck): { identities: boolean; key: boolean } {
+  if (!c.stored) return { identities: true, key: true };
+  const uses = (p: ClusterProperties): string => identityUses(undefined, p).map(useKey).sort().join("\n");
+  const before = kmsOf(c.stored);
+  const after = kmsOf(c.properties);
+  const sameKey =
+    before?.vaultName === after?.vaultName &&
+    before?.key === after?.key &&
+    before?.version === after?.version;
+  return { identities: uses(c.stored) !== uses(c.properties), key: after !== undefined && !sameKey };
+}
+
+const useKey = (u: IdentityUse): string => `${u.target}\n${u.id.toLowerCase()}`;
+const needKey = (n: RoleNeed): string =>
+  `${n.identity.toLowerCase()}\n${roleGuid(n.role.resourceId)}\n${n.scope.toLowerCase()}`;
 
 export interface KmsKey {
   vaultName: string;

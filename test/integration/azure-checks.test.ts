@@ -190,6 +190,40 @@ describe("a cluster's identities and their roles", () => {
   });
 });
 
+describe("a cluster update", () => {
+  it("checks an identity it names anew, and the roles it and the service managed identity over it need", async () => {
+    const c = await customerCluster();
+    const stored = structuredClone(c.properties);
+    const update = { subscriptionId: c.sub, identity: c.identity, properties: c.properties, stored };
+    // An identity deleted since the create is not this update's business.
+    await azure.identities(c.sub).userAssignedIdentities.delete("identities", "cp-disk");
+    expect(await refusal(checks.cluster(update))).toBeUndefined();
+
+    const operators =
+      c.properties.platform!.operatorsAuthentication!.userAssignedIdentities!.controlPlaneOperators!;
+    operators["ingress"] = uamiId(c.sub, "cp-ingress-2");
+    const missing = await refusal(checks.cluster(update));
+    expect(missing?.body).toMatchObject({
+      target: `${OPERATORS}.controlPlaneOperators.ingress`,
+      message: expect.stringContaining("cp-ingress-2' does not exist"),
+    });
+
+    await azure
+      .identities(c.sub)
+      .userAssignedIdentities.createOrUpdate("identities", "cp-ingress-2", { location: "eastus" });
+    const roles = await refusal(checks.cluster(update));
+    expect(roles?.status).toBe(400);
+    expect(targets(roles!.body)).toEqual([
+      `${OPERATORS}.controlPlaneOperators.ingress`,
+      `${OPERATORS}.serviceManagedIdentity`,
+    ]);
+    expect(roles?.body.details?.map((d) => d.message).join("\n")).toContain("Reader");
+
+    await setUpCustomerAzure(azure, c.sub, c);
+    expect(await refusal(checks.cluster(update))).toBeUndefined();
+  });
+});
+
 describe("role assignments in the emulator", () => {
   it("are extension resources: not among a group's resources, gone with the group", async () => {
     const sub = randomUUID();
