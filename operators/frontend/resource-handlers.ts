@@ -416,8 +416,8 @@ export class ResourceHandlers {
 
   /**
    * What the customer's Azure must hold: for a new cluster its identities, their roles and its KMS
-   * key (a changed key on an update); for a new node pool its VM size in its zone and the vCPU
-   * quota, for a growing one the quota.
+   * key (on an update, the identities it names anew and a changed key); for a new node pool its VM
+   * size in its zone and the vCPU quota, for a growing one the quota.
    */
   async #checkAzure(
     id: ResourceId,
