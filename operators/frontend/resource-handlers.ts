@@ -286,11 +286,12 @@ export class ResourceHandlers {
       throw fieldErrors([
         { target: "properties.version.id", message: `Node pool version ${wanted} is too old: ${behind}` },
       ]);
-    if (!isNew || compareVersions(wanted, clusterVersion) <= 0) return;
+    const ceiling = controlPlaneCeiling(parent, clusterVersion);
+    if (!isNew || compareVersions(wanted, ceiling) <= 0) return;
     throw fieldErrors([
       {
         target: "properties.version.id",
-        message: `Node pool version ${wanted} is newer than its cluster's version ${clusterVersion}; a node pool cannot run ahead of its control plane`,
+        message: `Node pool version ${wanted} is newer than its cluster's version ${ceiling}; a node pool cannot run ahead of its control plane`,
       },
     ]);
   }
@@ -863,6 +864,16 @@ function idAsCreated(existing: CR, id: ResourceId): ResourceId {
 function tenantOf(req: ArmRequest): string | undefined {
   const tenant = header(req, "x-ms-home-tenant-id") ?? req.subscription?.properties?.tenantId;
   return typeof tenant === "string" && tenant !== "" ? tenant : undefined;
+}
+
+/**
+ * The newest version a new node pool may ask for: its cluster's, or the release its control plane
+ * is asked to run when that is newer (upgradePolicy AutomaticPatch moves it past the spec).
+ */
+function controlPlaneCeiling(parent: CR | undefined, clusterVersion: string): string {
+  const cluster = parent && !isNodePool(parent) && !isExternalAuth(parent) ? parent : undefined;
+  const desired = cluster?.status?.desiredVersion;
+  return desired && compareVersions(desired, clusterVersion) > 0 ? desired : clusterVersion;
 }
 
 /** The same version id and channel group (stable when none is named). */

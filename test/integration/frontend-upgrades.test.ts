@@ -38,10 +38,11 @@ const RELEASES = ["4.17.40", "4.18.22", "4.19.7", "4.20.2"];
 /** A month ago: the catalog's ends of life are relative to now, never the calendar. */
 const ENDED = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString().replace(/\.\d+Z$/, "Z");
 /**
- * The update graph's other releases: 4.16 past its end of life; 4.19.8 too (withdrawn); 4.21.0
- * reached only from 4.20.9, which no cluster here runs.
+ * The update graph's other releases: 4.16 past its end of life; 4.18.30 a newer patch; 4.19.8 past
+ * its end of life (withdrawn); 4.21.0 reached only from 4.20.9, which no cluster here runs.
  */
 const GRAPH = `  - {version: 4.16.9, image: "release:4.16.9", endOfLifeTimestamp: "${ENDED}"}
+  - {version: 4.18.30, image: "release:4.18.30"}
   - {version: 4.19.8, image: "release:4.19.8", endOfLifeTimestamp: "${ENDED}"}
   - {version: 4.21.0, image: "release:4.21.0", upgradesFrom: [4.20.9]}
 `;
@@ -159,5 +160,26 @@ describe("the update graph's edges and ends of life through ARM", () => {
     expect(tagged.status, JSON.stringify(tagged.body)).toBe(202);
     const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
     expect(cr.spec.version).toMatchObject({ id: "4.19.7", upgradePolicy: "AutomaticPatch" });
+  });
+
+  it("lets a new node pool run what an automatic patch moved the control plane to, not beyond", async () => {
+    await settledCluster("patched", "4.18.22");
+    const ref = { name: clusterCRName(rg, "patched"), namespace: subscriptionNamespace(sub) };
+    await service.mergePatch(HcpClusterResource, ref, {
+      spec: { version: { upgradePolicy: "AutomaticPatch" } },
+    });
+    await settleCluster(service, { sub, rg, name: "patched" });
+    // As the cluster controller leaves it once it has moved the control plane to 4.18.30.
+    await service.mergePatch(HcpClusterResource, ref, { status: { desiredVersion: "4.18.30" } }, "status");
+    const ok = await fixture.arm.send("PUT", nodePoolPath(sub, rg, "patched", "np"), {
+      body: nodePoolBody({ version: "4.18.30" }),
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    const ahead = await fixture.arm.send("PUT", nodePoolPath(sub, rg, "patched", "ahead"), {
+      body: nodePoolBody({ version: "4.19.7" }),
+    });
+    expect(refusal(ahead)).toBe(
+      "Node pool version 4.19.7 is newer than its cluster's version 4.18.30; a node pool cannot run ahead of its control plane",
+    );
   });
 });
