@@ -152,6 +152,33 @@ describe("buildTree of a Ready cluster", () => {
     ]);
     expect(azure.every((n) => n.summary?.ready === "True")).toBe(true);
     expect(azure[1]?.details).toEqual({ condition: "DnsZoneReady" });
+    expect(azure[3]?.details).toEqual({
+      condition: "IngressReady",
+      type: "Public",
+      publicIp: "demo-ingress-pip",
+      loadBalancer: "demo-ingress-lb",
+    });
+  });
+
+  it("names what a private ingress and no ingress have instead: the API's public IP, no load balancer or *.apps", () => {
+    const azureOf = (type: "Private" | "Disabled") => {
+      const s = readySnapshot();
+      s.cluster.spec.ingress = { type };
+      return at(tree(s), "Azure").children;
+    };
+    expect(azureOf("Private")[3]?.details).toEqual({
+      condition: "IngressReady",
+      type: "Private",
+      publicIp: "demo-api-pip",
+      loadBalancer: "demo-ingress-lb",
+    });
+    const none = azureOf("Disabled");
+    expect(none[3]?.details).toEqual({
+      condition: "IngressReady",
+      type: "Disabled",
+      publicIp: "demo-api-pip",
+    });
+    expect(none[4]?.name).toBe("api.demo.hcp.example.com");
   });
 });
 

@@ -432,6 +432,11 @@ function azureNodes(s: ClusterSnapshot): TreeNode[] {
   const prefix = s.cluster.spec.dns.baseDomainPrefix;
   const zone = zoneOf(s);
   const ingress = `${prefix}-ingress`;
+  // The public IP is the ingress's only for a Public ingress; without an ingress there is no *.apps.
+  const type = s.cluster.spec.ingress?.type ?? "Public";
+  const publicIp = type === "Public" ? `${ingress}-pip` : `${prefix}-api-pip`;
+  const made = type === "Disabled" ? { type, publicIp } : { type, publicIp, loadBalancer: `${ingress}-lb` };
+  const records = type === "Disabled" ? `api.${zone}` : `{api,*.apps}.${zone}`;
   const rows: Array<[kind: string, name: string, condition: string, extra: Details]> = [
     [
       "ResourceGroup",
@@ -441,8 +446,8 @@ function azureNodes(s: ClusterSnapshot): TreeNode[] {
     ],
     ["DnsZone", zone, "DnsZoneReady", {}],
     ["NsDelegation", prefix, "DnsDelegated", { parentZone: zone.slice(prefix.length + 1) }],
-    ["Ingress", ingress, "IngressReady", { publicIp: `${ingress}-pip`, loadBalancer: `${ingress}-lb` }],
-    ["DnsRecords", `{api,*.apps}.${zone}`, "DnsRecordsReady", {}],
+    ["Ingress", ingress, "IngressReady", made],
+    ["DnsRecords", records, "DnsRecordsReady", {}],
   ];
   const views = viewsOf(s.cluster.status?.conditions);
   return rows.map(([kind, name, condition, extra]) => ({
