@@ -1,8 +1,8 @@
 /**
  * An Azure Resource Manager emulator for tests and the local region: one https server on
  * 127.0.0.1 that is both the ARM endpoint and the Entra ID authority host, with a CA made for the
- * run. It serves resource groups, DNS zones and record sets, public IPs and load balancers,
- * user-assigned identities, role assignments, key vaults and their keys, VM sizes and vCPU usages
+ * run. It serves resource groups, DNS zones and record sets, public IPs, load balancers (private
+ * frontends in a subnet too), virtual networks and their subnets, user-assigned identities, role assignments, key vaults and their keys, VM sizes and vCPU usages
  * with ARM's status codes, error bodies and long-running operations, and lets tests inject faults and
  * read the request log. The real Azure SDK clients talk to it unchanged (endpoint, authority host
  * and the CA are the only settings).
