@@ -435,7 +435,8 @@ function azureNodes(s: ClusterSnapshot): TreeNode[] {
   // The public IP is the ingress's only for a Public ingress; without an ingress there is no *.apps.
   const type = s.cluster.spec.ingress?.type ?? "Public";
   const publicIp = type === "Public" ? `${ingress}-pip` : `${prefix}-api-pip`;
-  const made = type === "Disabled" ? { type, publicIp } : { type, publicIp, loadBalancer: `${ingress}-lb` };
+  const made: Details =
+    type === "Disabled" ? { type, publicIp } : { type, publicIp, loadBalancer: `${ingress}-lb` };
   const records = type === "Disabled" ? `api.${zone}` : `{api,*.apps}.${zone}`;
   const rows: Array<[kind: string, name: string, condition: string, extra: Details]> = [
     [
