@@ -99,6 +99,36 @@ export interface PlanInput {
 const minorOf = (version: string): string => version.split(".").slice(0, 2).join(".");
 const dateOf = (timestamp: string): string => timestamp.slice(0, 10);
 
+/** A release of the group with what its edges are judged by, worked out once. */
+interface Node {
+  release: Release;
+  major: number;
+  minor: number;
+  patch: number;
+  /** Past its end of life at the graph's instant: no edge leads to it. */
+  ended: boolean;
+  /** upgradesFrom as a set; undefined: the minor rule alone. */
+  from?: ReadonlySet<string>;
+}
+
+type Parsed = readonly [number, number, number];
+
+/** major.minor.patch as numbers (a major.minor as patch 0); undefined when it is neither. */
+function parsed(version: string): Parsed | undefined {
+  const [major, minor, patch = 0] = parseVersion(version) ?? [];
+  return major === undefined || minor === undefined ? undefined : [major, minor, patch];
+}
+
+/** The edge rule in numbers: newer, the same major, the same or the next minor, not ended, listed. */
+function hasEdge(from: Parsed, fromVersion: string, to: Node): boolean {
+  if (to.ended || to.major !== from[0] || (to.from && !to.from.has(fromVersion))) return false;
+  if (to.minor === from[1]) return to.patch > from[2];
+  return to.minor === from[1] + 1;
+}
+
+/** Graphs by catalog (a catalog object is never changed: a new ConfigMap makes a new one). */
+const graphs = new WeakMap<ReleaseCatalog, Map<string, UpdateGraph>>();
+
 /** One channel group's graph at one instant. */
 export class UpdateGraph {
   readonly group: ChannelGroup;
@@ -106,12 +136,38 @@ export class UpdateGraph {
   readonly releases: readonly Release[];
   readonly #catalog: ReleaseCatalog;
   readonly #now: number;
+  readonly #nodes: readonly Node[];
+  /** explore's answers, by the release it starts from. */
+  readonly #reach = new Map<string, Map<string, string>>();
 
   constructor(catalog: ReleaseCatalog, group: ChannelGroup, now: number) {
     this.#catalog = catalog;
     this.group = group;
     this.#now = now;
     this.releases = catalog.releases.filter((r) => r.channelGroups.includes(group));
+    this.#nodes = this.releases.flatMap((release) => {
+      const [major, minor, patch] = parsed(release.version) ?? [];
+      if (major === undefined || minor === undefined || patch === undefined) return [];
+      const ended = this.endedOn(release) !== undefined;
+      const from = release.upgradesFrom ? new Set(release.upgradesFrom) : undefined;
+      return [{ release, major, minor, patch, ended, ...(from ? { from } : {}) }];
+    });
+  }
+
+  /**
+   * The graph of a group at `now`, shared while no end of life passes: the same catalog and the
+   * same ends of life passed give the same edges, so what explore found is kept.
+   */
+  static of(catalog: ReleaseCatalog, group: ChannelGroup, now: number): UpdateGraph {
+    const passed = catalog.releases.filter(
+      (r) => r.endOfLifeTimestamp && Date.parse(r.endOfLifeTimestamp) <= now,
+    );
+    const key = `${group}/${passed.length}`;
+    let byKey = graphs.get(catalog);
+    if (!byKey) graphs.set(catalog, (byKey = new Map<string, UpdateGraph>()));
+    let graph = byKey.get(key);
+    if (!graph) byKey.set(key, (graph = new UpdateGraph(catalog, group, now)));
+    return graph;
   }
 
   /** The group's release of that exact version. */
@@ -159,23 +215,28 @@ export class UpdateGraph {
    * Breadth first, newest neighbours first: of the shortest paths, the one through newer releases.
    */
   explore(from: string): Map<string, string> {
+    const known = this.#reach.get(from);
+    if (known) return known;
     const before = new Map<string, string>();
     let frontier = [from];
     while (frontier.length > 0) {
       const next: string[] = [];
       for (const at of frontier)
-        for (const r of this.#unseenSuccessors(at, from, before)) {
-          before.set(r.version, at);
-          next.push(r.version);
+        for (const n of this.#unseenSuccessors(at, from, before)) {
+          before.set(n.release.version, at);
+          next.push(n.release.version);
         }
       frontier = next;
     }
+    this.#reach.set(from, before);
     return before;
   }
 
-  #unseenSuccessors(at: string, from: string, seen: Map<string, string>): Release[] {
-    return this.releases.filter(
-      (r) => r.version !== from && !seen.has(r.version) && !this.edgeRefusal(at, r),
+  #unseenSuccessors(at: string, from: string, seen: Map<string, string>): Node[] {
+    const p = parsed(at);
+    if (!p) return [];
+    return this.#nodes.filter(
+      (n) => n.release.version !== from && !seen.has(n.release.version) && hasEdge(p, at, n),
     );
   }
 
@@ -400,7 +461,7 @@ export function planVersion(input: PlanInput): VersionPlan {
   const { catalog } = input;
   if (catalog.unavailable !== undefined)
     return emptyPlan(input, group, from, { reason: "CatalogUnavailable", message: catalog.unavailable });
-  const g = new UpdateGraph(catalog, group, input.now);
+  const g = UpdateGraph.of(catalog, group, input.now);
   const endOfLife = runningEndOfLife(g, input.running);
   const withEol = (plan: VersionPlan): VersionPlan => (endOfLife ? { ...plan, endOfLife } : plan);
   const routed = route(g, input, from);
