@@ -174,9 +174,15 @@ describe("the update graph for kubectl users", () => {
       LIFECYCLE_MS,
     );
     expect((await getCluster("graph"))?.status).toMatchObject({ desiredVersion: "4.19.7" });
+    // Judged once the status says what runs: the reconcile after the one that wrote it.
+    await eventually(
+      "VersionEndOfLife on the release that runs",
+      async () => cond(await getCluster("graph"), "VersionEndOfLife")?.reason === "Supported",
+      LIFECYCLE_MS,
+    );
     expect(cond(await getCluster("graph"), "VersionEndOfLife")).toMatchObject({
       status: "False",
-      reason: "Supported",
+      message: "The release catalog gives OpenShift 4.19.7 no end of life",
     });
   });
 
