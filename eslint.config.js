@@ -1,5 +1,5 @@
 // Lint rules follow docs/style.md: small functions, explicit boundaries, no floating promises, and
-// the layers of the tree (README "How it is built") enforced rather than described.
+// the layers of the tree (docs/architecture.md, "Layout and layers") enforced rather than described.
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";

@@ -42,7 +42,7 @@ export interface FaultContext {
 
 export interface Fault {
   name: string;
-  /** One line for the README and --help. */
+  /** One line for docs/reliability.md and --help. */
   what: string;
   /** Operators replicas the fault needs (leader election with more than one). Default 1. */
   replicas?: number;

@@ -35,7 +35,7 @@ export function summarize(fault: string, results: RunResult[]): Row {
 export const clean = (r: Row): boolean =>
   !r.notRun && r.converged === r.runs && r.lost + r.duplicated + r.orphaned === 0;
 
-/** The table as Markdown, as the README shows it. */
+/** The table as Markdown, as docs/reliability.md shows it. */
 export function formatTable(rows: Row[]): string {
   const lines = [
     "| fault | runs | converged | time to converge | lost | duplicated | orphaned |",
