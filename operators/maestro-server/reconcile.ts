@@ -243,8 +243,8 @@ export class ManifestWorkReconciler implements Reconciler {
       if (!sent) return;
       if (isNew) this.#statusHeldSince.set(uid, this.#now());
       // An event only when publishing recovers (the work showed Published False or Unknown): the
-      // Published condition already tells of every generation sent, and an event per work and
-      // generation was a quarter of the apiserver writes a work cost.
+      // Published condition already tells of every generation sent, and each event is a write
+      // (docs/decisions/0002-one-status-write-per-reconcile.md).
       if (isNew && recovered(work))
         await this.#d.events.event(
           work,

@@ -141,9 +141,9 @@ export interface TransitionPolicy {
   quiet: readonly string[];
   /**
    * An install told as one story: until the object's `ready` condition has been True, its `steps`
-   * make an event only when they fail, and `ready` only when it turns True. Each step that became
-   * True and each new reason Ready was held by were an event per step (a quarter of the writes a
-   * new cluster cost) and said nothing a failure or the end of the install does not.
+   * make an event only when they fail, and `ready` only when it turns True: a step turning True,
+   * or a new reason Ready is held by, says nothing a failure or the end of the install does not,
+   * and each event is a write (docs/decisions/0002-one-status-write-per-reconcile.md).
    */
   install?: { ready: string; steps: readonly string[] };
 }
