@@ -36,7 +36,7 @@ mkdir -p "${OUT}"
 # the terminal gets one line per stage, and the log's end if a stage fails.
 BUILD_LOG="${CACHE_ROOT}/build-k8s.log"
 : >"${BUILD_LOG}"
-log "first run: building Kubernetes ${K8S_VERSION} and etcd ${ETCD_VERSION} from the Go module proxy (about 25 minutes on 2 cores; details in ${BUILD_LOG})"
+log "first run: building Kubernetes ${K8S_VERSION} and etcd ${ETCD_VERSION} from the Go module proxy (8 to 10 minutes on 2 cores; details in ${BUILD_LOG})"
 trap 'status=$?; if ((status != 0)); then log "failed; the end of ${BUILD_LOG}:"; tail -n 30 "${BUILD_LOG}" >&3; fi' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 start=$(date +%s)

@@ -47,7 +47,7 @@ trap 'rm -rf "${work}"' EXIT
 BUILD_LOG="${CACHE_ROOT}/build-maestro.log"
 : >"${BUILD_LOG}"
 trap 'status=$?; rm -rf "${work}"; if ((status != 0)); then log "failed; the end of ${BUILD_LOG}:"; tail -n 30 "${BUILD_LOG}" >&3; fi' EXIT
-log "building github.com/openshift-online/maestro/cmd/maestro@${MAESTRO_VERSION} (about 12 minutes on 2 cores; details in ${BUILD_LOG})"
+log "building github.com/openshift-online/maestro/cmd/maestro@${MAESTRO_VERSION} (about 8 minutes on 2 cores; details in ${BUILD_LOG})"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 (
   cd "${work}"
