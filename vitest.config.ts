@@ -1,4 +1,21 @@
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
+
+/**
+ * The update graph's ValidatingAdmissionPolicy stopped refusing on the shared service apiserver
+ * once a test stack before it had installed and removed the region's admission policies (found
+ * late in a session; custom policies made the same way were not affected, cause not yet known).
+ * Until that is understood, the test that proves the policy runs first, on a fresh apiserver.
+ */
+const FIRST = ["test/e2e/upgrades.test.ts"];
+
+class AdmissionFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const first = (f: TestSpecification): boolean => FIRST.some((name) => f.moduleId.endsWith(name));
+    return [...sorted.filter(first), ...sorted.filter((f) => !first(f))];
+  }
+}
 
 // Pure unit tests beside the code (and the lint rules' own, in test/lint, and the fuzz targets in
 // test/fuzz); integration/e2e tests that share one local region (etcd +
@@ -6,6 +23,7 @@ import { defineConfig } from "vitest/config";
 // Maestro, run on its own by `npm run test:interop` because the Maestro build is slow cold.
 export default defineConfig({
   test: {
+    sequence: { sequencer: AdmissionFirstSequencer },
     projects: [
       {
         test: {

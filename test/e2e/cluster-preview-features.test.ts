@@ -187,6 +187,8 @@ describe("preview features need the subscription's registered feature", () => {
     c.metadata = { name: "single", namespace: customer };
     c.spec.dns.baseDomainPrefix = `pk${pid}`;
     c.spec.controllerAvailabilityPolicy = "SingleReplica";
+    // Its own managed resource group: clusters other tests leave behind are reconciled here too.
+    c.spec.platform.azure.managedResourceGroup = `preview-${pid}-managed`;
     delete c.spec.placement;
     const file = join(scratch.path, "single.yaml");
     await writeFile(file, dump(c));

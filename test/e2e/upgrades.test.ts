@@ -134,6 +134,18 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // The cluster and its pools go while the controllers still run, so that their finalizers are
+  // released and no later test's controllers find them (the service apiserver is shared).
+  for (const name of ["ancient", "behind"])
+    await service.delete(NodePoolResource, { name, namespace: customer }).catch(() => undefined);
+  await service.delete(HcpClusterResource, { name: "graph", namespace: customer }).catch(() => undefined);
+  await eventually(
+    "the test's cluster and pools gone",
+    async () =>
+      (await service.list(HcpClusterResource, { namespace: customer })).items.length === 0 &&
+      (await service.list(NodePoolResource, { namespace: customer })).items.length === 0,
+    LIFECYCLE_MS,
+  ).catch(() => undefined);
   await running?.stop();
   await service.delete(namespaceType, { name: customer }).catch(() => undefined);
   await scratch?.remove();
