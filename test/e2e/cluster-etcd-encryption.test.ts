@@ -5,31 +5,26 @@
  * stays the backup key until the simulated HyperShift has re-encrypted the data, then goes); a key
  * HyperShift cannot use fails the ARM operation naming it, and the next version replaces it.
  */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  HostedClusterResource,
   type AzureKMSKey,
   type AzureKMSSpec,
   type HostedCluster,
 } from "../../operators/api/hypershift/v1beta1.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, withCustomerKey, type ArmClient } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
-import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
-import { startTestStack, type TestStack } from "../support/stack.ts";
+import {
+  hostedClusterOf,
+  kubectlApply,
+  LIFECYCLE_MS,
+  startSettingsE2e,
+  type SettingsE2e,
+} from "../support/settings-e2e.ts";
 
-const exec = promisify(execFile);
-const LIFECYCLE_MS = 90_000;
-const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const service = clientFor("service");
 const sub = randomUUID();
 const armNamespace = subscriptionNamespace(sub);
@@ -43,39 +38,13 @@ const V2 = "1123456789abcdef0123456789abcdef";
 const V3 = "2123456789abcdef0123456789abcdef";
 const VAULT = "kv-e2e";
 
-let scratch: { path: string; remove(): Promise<void> };
-let running: TestStack | undefined;
-let fixture: FrontendFixture | undefined;
+let e2e: SettingsE2e | undefined;
 let arm: ArmClient;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
 
 const key = (keyVersion: string): AzureKMSKey => ({ keyVaultName: VAULT, keyName: "etcd", keyVersion });
-
-/** The HostedCluster of an HcpCluster that is Ready, and a reader of it on its management cluster. */
-async function hostedClusterOf(
-  name: string,
-  namespace: string,
-): Promise<{ read: () => Promise<HostedCluster | undefined>; cr: HcpCluster }> {
-  let cr: HcpCluster | undefined;
-  await eventually(
-    `HcpCluster ${namespace}/${name} Ready`,
-    async () => {
-      cr = await service.find<HcpCluster>(HcpClusterResource, name, namespace);
-      return cr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    },
-    LIFECYCLE_MS,
-  );
-  const mgmt = clientFor(cr!.status!.managementCluster!);
-  const read = () =>
-    mgmt.find<HostedCluster>(
-      HostedClusterResource,
-      cr!.spec.dns.baseDomainPrefix,
-      cr!.status!.hostedClusterNamespace,
-    );
-  return { read, cr: cr! };
-}
 
 const kmsOf = (hc: HostedCluster | undefined): AzureKMSSpec | undefined =>
   hc?.spec.secretEncryption?.kms?.azure;
@@ -86,12 +55,6 @@ const keysOf = (hc: HostedCluster | undefined) => ({
 const condition = (o: { status?: { conditions?: Array<{ type: string }> } } | undefined, type: string) =>
   o?.status?.conditions?.find((c) => c.type === type) as
     { status: string; reason: string; message: string } | undefined;
-
-async function kubectlApply(obj: HcpCluster): Promise<void> {
-  const file = join(scratch.path, `apply-${Date.now()}.yaml`);
-  await writeFile(file, dump(obj));
-  await exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, "apply", "-f", file]);
-}
 
 /**
  * Waits for the cluster's provisioning state to be terminal again: dropping a backup key changes
@@ -122,27 +85,18 @@ async function rotateTo(version: string): Promise<Json> {
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("cluster-etcd-encryption");
   // Re-encryption takes a rollout's delay: long enough to see the backup key on the HostedCluster.
-  running = await startTestStack("kms", { simulator: { provisionDelayMs: 1_500, deleteDelayMs: 300 } });
-  fixture = await startFrontendFixture({
-    client: service,
-    name: "kms-e2e",
-    scratchPath: scratch.path,
-    catalogNamespace: running.stack.namespace,
-    headers: { "x-ms-home-tenant-id": TENANT },
+  e2e = await startSettingsE2e({
+    name: "kms",
+    sub,
+    customer,
+    simulator: { provisionDelayMs: 1_500, deleteDelayMs: 300 },
   });
-  arm = fixture.arm;
-  expect((await fixture.putSubscription(sub, "Registered", TENANT)).status).toBe(200);
-  await service.create(namespaceType, { metadata: { name: customer } });
+  arm = e2e.arm;
 }, 120_000);
 
 afterAll(async () => {
-  await fixture?.stop();
-  await running?.stop();
-  await service.delete(namespaceType, { name: armNamespace }).catch(() => undefined);
-  await service.delete(namespaceType, { name: customer }).catch(() => undefined);
-  await scratch?.remove();
+  await e2e?.stop();
 });
 
 describe("customer-managed etcd encryption reaches the HostedCluster", () => {
@@ -204,7 +158,7 @@ describe("customer-managed etcd encryption reaches the HostedCluster", () => {
         customerManaged: { kms: { vaultName: VAULT, activeKey: { name: "etcd", version: V1 } } },
       },
     };
-    await kubectlApply(c);
+    await kubectlApply(e2e!.scratch.path, c);
     const { read } = await hostedClusterOf("kms", customer);
     expect(kmsOf(await read())).toMatchObject({ activeKey: key(V1), keyVaultAccess: "Public" });
     expect(kmsOf(await read())?.backupKey).toBeUndefined();

@@ -24,7 +24,6 @@ import {
   type PodNetworkInstance,
 } from "../../operators/api/acn/v1alpha1.ts";
 import {
-  HostedClusterResource,
   SWIFT_POD_NETWORK_INSTANCE_ANNOTATION,
   controlPlaneNamespaceName,
   type HostedCluster,
@@ -34,16 +33,19 @@ import { createAzureClients, OWNER_TAG, type AzureClients } from "../../operator
 import { VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
 import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
-import { startTestStack, type TestStack } from "../support/stack.ts";
+import {
+  hostedClusterOf,
+  LIFECYCLE_MS,
+  startSettingsE2e,
+  type SettingsE2e,
+} from "../support/settings-e2e.ts";
+import type { TestStack } from "../support/stack.ts";
 
 const exec = promisify(execFile);
-const LIFECYCLE_MS = 90_000;
-const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const service = clientFor("service");
 const sub = randomUUID();
 const armNamespace = subscriptionNamespace(sub);
@@ -54,7 +56,7 @@ const kubectlPrefix = `nk${process.pid % 100000}`;
 
 let scratch: { path: string; remove(): Promise<void> };
 let running: TestStack;
-let fixture: FrontendFixture | undefined;
+let e2e: SettingsE2e | undefined;
 let arm: ArmClient;
 let azure: AzureClients;
 
@@ -86,23 +88,8 @@ async function settled(
   name: string,
   namespace: string,
 ): Promise<{ cr: HcpCluster; mgmt: KubeClient; hc: HostedCluster }> {
-  let cr: HcpCluster | undefined;
-  await eventually(
-    `HcpCluster ${namespace}/${name} Ready`,
-    async () => {
-      cr = await service.find<HcpCluster>(HcpClusterResource, name, namespace);
-      return cr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    },
-    LIFECYCLE_MS,
-  );
-  const mgmt = clientFor(cr!.status!.managementCluster!);
-  const hc = await mgmt.find<HostedCluster>(
-    HostedClusterResource,
-    cr!.spec.dns.baseDomainPrefix,
-    cr!.status!.hostedClusterNamespace,
-  );
-  expect(hc, "the HostedCluster on the management cluster").toBeDefined();
-  return { cr: cr!, mgmt, hc: hc! };
+  const { cr, mgmt, read } = await hostedClusterOf(name, namespace);
+  return { cr, mgmt, hc: (await read())! };
 }
 
 /** The Swift objects on the management cluster: the PodNetwork for the subnet and its instance. */
@@ -166,41 +153,35 @@ function kubectlCluster(version = "4.20"): HcpCluster {
 }
 
 beforeAll(async () => {
-  scratch = await scratchDir("cluster-network");
-  running = await startTestStack("network", { simulator: { provisionDelayMs: 500, deleteDelayMs: 300 } });
-  azure = await createAzureClients({
-    armEndpoint: running.arm.endpoint,
-    authorityHost: running.arm.endpoint,
-    caFile: running.arm.caPath,
-    credential: {
-      tenantId: running.arm.tenantId,
-      clientId: running.arm.clientId,
-      clientSecret: running.arm.clientSecret,
+  e2e = await startSettingsE2e({
+    name: "network",
+    sub,
+    customer,
+    async beforeFrontend(stack) {
+      running = stack;
+      azure = await createAzureClients({
+        armEndpoint: stack.arm.endpoint,
+        authorityHost: stack.arm.endpoint,
+        caFile: stack.arm.caPath,
+        credential: {
+          tenantId: stack.arm.tenantId,
+          clientId: stack.arm.clientId,
+          clientSecret: stack.arm.clientSecret,
+        },
+        registry: new Registry(),
+      });
+      await customerNetwork(sub, "customer-net", "vnet");
+      const sample = sampleCluster().spec.platform.azure;
+      const [, , sampleSub = "", , sampleGroup = "", , , , sampleVnet = ""] = sample.subnetId.split("/");
+      await customerNetwork(sampleSub, sampleGroup, sampleVnet);
     },
-    registry: new Registry(),
   });
-  await customerNetwork(sub, "customer-net", "vnet");
-  const sample = sampleCluster().spec.platform.azure;
-  const [, , sampleSub = "", , sampleGroup = "", , , , sampleVnet = ""] = sample.subnetId.split("/");
-  await customerNetwork(sampleSub, sampleGroup, sampleVnet);
-  fixture = await startFrontendFixture({
-    client: service,
-    name: "network-e2e",
-    scratchPath: scratch.path,
-    catalogNamespace: running.stack.namespace,
-    headers: { "x-ms-home-tenant-id": TENANT },
-  });
-  arm = fixture.arm;
-  expect((await fixture.putSubscription(sub, "Registered", TENANT)).status).toBe(200);
-  await service.create(namespaceType, { metadata: { name: customer } });
+  scratch = e2e.scratch;
+  arm = e2e.arm;
 }, 180_000);
 
 afterAll(async () => {
-  await fixture?.stop();
-  await running?.stop();
-  await service.delete(namespaceType, { name: armNamespace }).catch(() => undefined);
-  await service.delete(namespaceType, { name: customer }).catch(() => undefined);
-  await scratch?.remove();
+  await e2e?.stop();
 });
 
 describe("the ingress type and the VNet integration subnet reach the far ends", () => {

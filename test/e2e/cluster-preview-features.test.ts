@@ -5,30 +5,27 @@
  * single-replica tag reaches the HostedCluster on the management cluster, as the same setting does
  * through `kubectl apply`.
  */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import {
   EXPERIMENTAL_RELEASE_FEATURES,
   SINGLE_REPLICA_TAG,
 } from "../../operators/frontend/preview-features.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
-import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
-import { startTestStack, type TestStack } from "../support/stack.ts";
+import {
+  kubectl,
+  kubectlApply,
+  LIFECYCLE_MS,
+  readyHostedCluster,
+  startSettingsE2e,
+  TEST_TENANT,
+  type SettingsE2e,
+} from "../support/settings-e2e.ts";
 
-const exec = promisify(execFile);
-const LIFECYCLE_MS = 90_000;
-const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const service = clientFor("service");
 const plainSub = randomUUID();
 const enrolledSub = randomUUID();
@@ -36,9 +33,7 @@ const customer = `preview-${process.pid}`;
 const rg = "E2E-Preview";
 const pid = process.pid % 100000;
 
-let scratch: { path: string; remove(): Promise<void> };
-let running: TestStack | undefined;
-let fixture: FrontendFixture | undefined;
+let e2e: SettingsE2e | undefined;
 let arm: ArmClient;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
@@ -64,64 +59,23 @@ function refusals(r: { status: number; body: unknown }): Record<string, string> 
   return Object.fromEntries(details.map((d) => [String(d["target"]), String(d["message"])]));
 }
 
-/** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
-async function hostedClusterOf(name: string, namespace: string): Promise<HostedCluster> {
-  let cr: HcpCluster | undefined;
-  await eventually(
-    `HcpCluster ${namespace}/${name} Ready`,
-    async () => {
-      cr = await service.find<HcpCluster>(HcpClusterResource, name, namespace);
-      return cr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    },
-    LIFECYCLE_MS,
-  );
-  const hc = await clientFor(cr!.status!.managementCluster!).find<HostedCluster>(
-    HostedClusterResource,
-    cr!.spec.dns.baseDomainPrefix,
-    cr!.status!.hostedClusterNamespace,
-  );
-  expect(hc, "the HostedCluster on the management cluster").toBeDefined();
-  return hc!;
-}
-
-async function kubectl(...args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    await exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, ...args]);
-    return { code: 0, stderr: "" };
-  } catch (err) {
-    const e = err as { code?: number; stderr?: string };
-    return { code: e.code ?? 1, stderr: e.stderr ?? "" };
-  }
-}
-
 beforeAll(async () => {
-  scratch = await scratchDir("cluster-preview");
-  running = await startTestStack("preview", { simulator: { provisionDelayMs: 300, deleteDelayMs: 300 } });
-  fixture = await startFrontendFixture({
-    client: service,
-    name: "preview-e2e",
-    scratchPath: scratch.path,
-    catalogNamespace: running.stack.namespace,
-    headers: { "x-ms-home-tenant-id": TENANT },
-  });
-  arm = fixture.arm;
-  expect((await fixture.putSubscription(plainSub, "Registered", TENANT)).status).toBe(200);
-  const features = {
-    registeredFeatures: [
+  e2e = await startSettingsE2e({
+    name: "preview",
+    sub: enrolledSub,
+    customer,
+    features: [
       { name: "Microsoft.Compute/EncryptionAtHost", state: "Registered" },
       { name: EXPERIMENTAL_RELEASE_FEATURES.toLowerCase(), state: "Registered" },
     ],
-  };
-  expect((await fixture.putSubscription(enrolledSub, "Registered", TENANT, features)).status).toBe(200);
-  await service.create(namespaceType, { metadata: { name: customer } });
+  });
+  arm = e2e.arm;
+  expect((await e2e.fixture.putSubscription(plainSub, "Registered", TEST_TENANT)).status).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
-  await fixture?.stop();
-  await running?.stop();
-  for (const name of [subscriptionNamespace(plainSub), subscriptionNamespace(enrolledSub), customer])
-    await service.delete(namespaceType, { name }).catch(() => undefined);
-  await scratch?.remove();
+  await e2e?.stop();
+  await service.delete(namespaceType, { name: subscriptionNamespace(plainSub) }).catch(() => undefined);
 });
 
 describe("preview features need the subscription's registered feature", () => {
@@ -157,7 +111,7 @@ describe("preview features need the subscription's registered feature", () => {
     const op = await arm.poll(r.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250);
     expect(op, JSON.stringify(op)).toMatchObject({ status: "Succeeded" });
 
-    const hc = await hostedClusterOf(clusterCRName(rg, "Enrolled"), subscriptionNamespace(enrolledSub));
+    const hc = await readyHostedCluster(clusterCRName(rg, "Enrolled"), subscriptionNamespace(enrolledSub));
     expect(hc.spec.controllerAvailabilityPolicy).toBe("SingleReplica");
     expect(hc.spec.channel).toBe("candidate-4.20");
     const got = (await arm.send("GET", path)).body as Json;
@@ -190,10 +144,8 @@ describe("preview features need the subscription's registered feature", () => {
     // Its own managed resource group: clusters other tests leave behind are reconciled here too.
     c.spec.platform.azure.managedResourceGroup = `preview-${pid}-managed`;
     delete c.spec.placement;
-    const file = join(scratch.path, "single.yaml");
-    await writeFile(file, dump(c));
-    expect((await kubectl("apply", "-f", file)).code).toBe(0);
-    expect((await hostedClusterOf("single", customer)).spec.controllerAvailabilityPolicy).toBe(
+    await kubectlApply(e2e!.scratch.path, c);
+    expect((await readyHostedCluster("single", customer)).spec.controllerAvailabilityPolicy).toBe(
       "SingleReplica",
     );
 

@@ -4,26 +4,22 @@
  * `kubectl apply` of an HcpCluster carry the same settings, each under HyperShift's own field,
  * and an updatable one (authorized CIDRs) follows a PATCH.
  */
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
-import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";
-import { clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
-import { startTestStack, type TestStack } from "../support/stack.ts";
+import {
+  kubectlApply,
+  LIFECYCLE_MS,
+  readyHostedCluster,
+  startSettingsE2e,
+  type SettingsE2e,
+} from "../support/settings-e2e.ts";
 
-const exec = promisify(execFile);
-const LIFECYCLE_MS = 90_000;
-const TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const service = clientFor("service");
 const sub = randomUUID();
 const armNamespace = subscriptionNamespace(sub);
@@ -32,9 +28,7 @@ const rg = "E2E-Settings";
 const armPrefix = `st${process.pid % 100000}`;
 const kubectlPrefix = `sk${process.pid % 100000}`;
 
-let scratch: { path: string; remove(): Promise<void> };
-let running: TestStack | undefined;
-let fixture: FrontendFixture | undefined;
+let e2e: SettingsE2e | undefined;
 let arm: ArmClient;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
@@ -85,54 +79,13 @@ function expectSettings(hc: HostedCluster): void {
   });
 }
 
-/** The HostedCluster of a Ready HcpCluster, read on its management cluster. */
-async function hostedClusterOf(name: string, namespace: string): Promise<HostedCluster> {
-  let cr: HcpCluster | undefined;
-  await eventually(
-    `HcpCluster ${namespace}/${name} Ready`,
-    async () => {
-      cr = await service.find<HcpCluster>(HcpClusterResource, name, namespace);
-      return cr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    },
-    LIFECYCLE_MS,
-  );
-  const mgmt = clientFor(cr!.status!.managementCluster!);
-  const hc = await mgmt.find<HostedCluster>(
-    HostedClusterResource,
-    cr!.spec.dns.baseDomainPrefix,
-    cr!.status!.hostedClusterNamespace,
-  );
-  expect(hc, "the HostedCluster on the management cluster").toBeDefined();
-  return hc!;
-}
-
-async function kubectlApply(obj: HcpCluster): Promise<void> {
-  const file = join(scratch.path, `apply-${Date.now()}.yaml`);
-  await writeFile(file, dump(obj));
-  await exec(kubectlPath(), ["--kubeconfig", clusterInfo("service").kubeconfigPath, "apply", "-f", file]);
-}
-
 beforeAll(async () => {
-  scratch = await scratchDir("cluster-settings");
-  running = await startTestStack("settings", { simulator: { provisionDelayMs: 500, deleteDelayMs: 300 } });
-  fixture = await startFrontendFixture({
-    client: service,
-    name: "settings-e2e",
-    scratchPath: scratch.path,
-    catalogNamespace: running.stack.namespace,
-    headers: { "x-ms-home-tenant-id": TENANT },
-  });
-  arm = fixture.arm;
-  expect((await fixture.putSubscription(sub, "Registered", TENANT)).status).toBe(200);
-  await service.create(namespaceType, { metadata: { name: customer } });
+  e2e = await startSettingsE2e({ name: "settings", sub, customer });
+  arm = e2e.arm;
 }, 120_000);
 
 afterAll(async () => {
-  await fixture?.stop();
-  await running?.stop();
-  await service.delete(namespaceType, { name: armNamespace }).catch(() => undefined);
-  await service.delete(namespaceType, { name: customer }).catch(() => undefined);
-  await scratch?.remove();
+  await e2e?.stop();
 });
 
 describe("cluster settings reach the HostedCluster", () => {
@@ -146,7 +99,7 @@ describe("cluster settings reach the HostedCluster", () => {
     const op = await arm.poll(r.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250);
     expect(op, JSON.stringify(op)).toMatchObject({ status: "Succeeded" });
 
-    expectSettings(await hostedClusterOf(clusterCRName(rg, "Settings"), armNamespace));
+    expectSettings(await readyHostedCluster(clusterCRName(rg, "Settings"), armNamespace));
     const got = (await arm.send("GET", path)).body as Json;
     expect(got.properties).toMatchObject(ARM_SETTINGS);
   });
@@ -156,8 +109,8 @@ describe("cluster settings reach the HostedCluster", () => {
     c.metadata = { name: "settings", namespace: customer };
     c.spec.dns.baseDomainPrefix = kubectlPrefix;
     delete c.spec.placement;
-    await kubectlApply(c);
-    expectSettings(await hostedClusterOf("settings", customer));
+    await kubectlApply(e2e!.scratch.path, c);
+    expectSettings(await readyHostedCluster("settings", customer));
   });
 
   it("a PATCH of the updatable settings reaches the HostedCluster; clearing the CIDRs opens the API again", async () => {

@@ -5,18 +5,11 @@
  * The resource-specific parts (name rules, the body, what the service computes) come from a
  * `SyncKind`.
  */
-import {
-  conditionalHeaders,
-  idIn,
-  isReply,
-  normalizeLocation,
-  requireGroup,
-  resourceNotFound,
-  type Target,
-} from "./context.ts";
-import { asObject, asString, cloudError, noContent, ok, type ArmReply, type JsonObject } from "./http.ts";
+import { conditionalHeaders, idIn, isReply, requireGroup, resourceNotFound, type Target } from "./context.ts";
+import { asObject, asString, noContent, ok, type ArmReply, type JsonObject } from "./http.ts";
 import { methodNotAllowed } from "./resourcegroups.ts";
 import { parseTags, preconditionFailed, type StoredResource } from "./store.ts";
+import { validLocation } from "./tracked.ts";
 
 export interface SyncKind {
   /** Canonical type, e.g. Microsoft.ManagedIdentity/userAssignedIdentities. */
@@ -122,28 +115,11 @@ function checkPut(t: Target, kind: SyncKind, name: string): CheckedPut | ArmRepl
   const failed = preconditionFailed(existing, ifMatch, ifNoneMatch);
   if (failed) return failed;
   const body = asObject(t.req.body);
-  const location = locationOf(asString(body["location"]), existing, name);
+  const location = validLocation(asString(body["location"]), existing, name);
   if (isReply(location)) return location;
   const tags = parseTags(body["tags"]);
   if ("error" in tags) return tags.error;
   return { id: existing?.id ?? idIn(t, kind.type, name), group, existing, location, tags: tags.tags };
-}
-
-function locationOf(
-  location: string | undefined,
-  existing: StoredResource | undefined,
-  name: string,
-): string | ArmReply {
-  if (!location)
-    return cloudError(400, "LocationRequired", "The location property is required for this definition.");
-  const normalized = normalizeLocation(location);
-  if (existing && existing.location !== normalized)
-    return cloudError(
-      400,
-      "InvalidResourceLocation",
-      `The resource '${name}' already exists in location '${existing.location ?? ""}' in resource group '${existing.resourceGroup}'. A resource with the same name cannot be created in location '${normalized}'. Please select a new resource name.`,
-    );
-  return normalized;
 }
 
 function deleteSync(t: Target, kind: SyncKind, name: string): ArmReply {

@@ -161,7 +161,8 @@ function settle(t: Target, kind: Kind, id: string, state: "Succeeded" | "Failed"
   if (state === "Succeeded") kind.succeeded?.(t, r);
 }
 
-function validLocation(
+/** The location a PUT gives, normalized; refused when missing or not where the resource already is. */
+export function validLocation(
   location: string | undefined,
   existing: StoredResource | undefined,
   name: string,
