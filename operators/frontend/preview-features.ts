@@ -71,13 +71,20 @@ function channelGroupError(enrolled: boolean, r: GatedRequest): FieldError[] {
   return [{ target: "properties.version.channelGroup", message: `Channel group '${asked}' ${NEEDS}` }];
 }
 
+/** An experimental tag of the request, by its lower-case name, and its value before, if any. */
+interface AskedTag {
+  name: string;
+  key: string;
+  value: string;
+  was: string | undefined;
+}
+
 /** What is wrong with one experimental tag that is new or changed, if anything. */
 function tagError(
   enrolled: boolean,
   r: GatedRequest,
-  [name, key, value]: [name: string, key: string, value: string],
+  { name, key, value, was }: AskedTag,
 ): string | undefined {
-  const was = experimentalTags(r.stored?.tags).get(name)?.[1];
   const values = EXPERIMENTAL_TAGS[name];
   if (was === value) return undefined;
   // Saying "false" of a cluster that never had the tag changes nothing; anything else would.
@@ -97,11 +104,12 @@ export function checkPreviewFeatures(sub: Subscription | undefined, r: GatedRequ
   const enrolled = hasFeature(sub, EXPERIMENTAL_RELEASE_FEATURES);
   const errors = channelGroupError(enrolled, r);
   const now = experimentalTags(r.tags);
+  const before = experimentalTags(r.stored?.tags);
   for (const [name, [key, value]] of now) {
-    const message = tagError(enrolled, r, [name, key, value]);
+    const message = tagError(enrolled, r, { name, key, value, was: before.get(name)?.[1] });
     if (message) errors.push({ target: `tags[${key}]`, message });
   }
-  const removed = experimentalTags(r.stored?.tags).get(SINGLE_REPLICA_TAG);
+  const removed = before.get(SINGLE_REPLICA_TAG);
   if (removed?.[1] === "true" && !now.has(SINGLE_REPLICA_TAG))
     errors.push({ target: `tags[${removed[0]}]`, message: `The tag '${removed[0]}' ${CREATION_ONLY}` });
   if (errors.length > 0) throw fieldErrors(errors);
