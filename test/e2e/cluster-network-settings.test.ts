@@ -84,14 +84,6 @@ async function customerNetwork(subscription: string, group: string, vnet: string
 }
 
 /** A Ready HcpCluster, its management cluster's client, and its HostedCluster read there. */
-async function settled(
-  name: string,
-  namespace: string,
-): Promise<{ cr: HcpCluster; mgmt: KubeClient; hc: HostedCluster }> {
-  const { cr, mgmt, read } = await hostedClusterOf(name, namespace);
-  return { cr, mgmt, hc: (await read())! };
-}
-
 /** The Swift objects on the management cluster: the PodNetwork for the subnet and its instance. */
 async function expectSwift(mgmt: KubeClient, hc: HostedCluster, subnet: string): Promise<void> {
   expect(hc.metadata.annotations?.[SWIFT_POD_NETWORK_INSTANCE_ANNOTATION]).toBe(VNET_INTEGRATION_INSTANCE);
@@ -198,7 +190,7 @@ describe("the ingress type and the VNet integration subnet reach the far ends", 
     const op = await arm.poll(r.headers["azure-asyncoperation"]!, LIFECYCLE_MS, 250);
     expect(op, JSON.stringify(op)).toMatchObject({ status: "Succeeded" });
 
-    const { cr, mgmt, hc } = await settled(clusterCRName(rg, "Private"), armNamespace);
+    const { cr, mgmt, hc } = await hostedClusterOf(clusterCRName(rg, "Private"), armNamespace);
     expect(hc.spec.operatorConfiguration?.ingressOperator?.endpointPublishingStrategy).toEqual({
       type: "LoadBalancerService",
       loadBalancer: { scope: "Internal", dnsManagementPolicy: "Managed" },
@@ -238,7 +230,7 @@ describe("the ingress type and the VNet integration subnet reach the far ends", 
   it("with kubectl, no ingress on 4.20: Ingress and Console disabled, Swift, no load balancer and no *.apps record", async () => {
     const c = kubectlCluster();
     await kubectlApply(c);
-    const { cr, mgmt, hc } = await settled("no-ingress", customer);
+    const { cr, mgmt, hc } = await hostedClusterOf("no-ingress", customer);
     expect(hc.spec.capabilities).toEqual({ disabled: ["Console", "Ingress"] });
     expect(hc.spec.operatorConfiguration).toBeUndefined();
     await expectSwift(mgmt, hc, c.spec.platform.azure.vnetIntegrationSubnetId!);

@@ -15,6 +15,7 @@ import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../oper
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor } from "../support/fixtures.ts";
+import { summaryConditions, writeSummaryStatus } from "../support/summary-conditions.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
 import {
   removeSubscription,
@@ -45,26 +46,18 @@ async function writeSteps(
 ): Promise<void> {
   const cr = await service.get<KubeObject>(type, name, ns);
   const generation = cr.metadata.generation ?? 1;
-  const c = (t: string, status: "True" | "False", reason: string, message: string): Condition => ({
+  const step = (t: string, status: "True" | "False", message: string): Condition => ({
     type: t,
     status,
-    reason,
+    reason: status === "True" ? "AsExpected" : "Waiting",
     message,
     lastTransitionTime: now(),
     observedGeneration: generation,
   });
-  const stepConditions = steps.flatMap((t, i) =>
-    i < at.done
-      ? [c(t, "True", "AsExpected", `${t} done`)]
-      : i === at.done
-        ? [c(t, "False", "Waiting", at.message)]
-        : [],
-  );
   const conditions = [
-    c("Ready", "False", "Waiting", at.message),
-    c("Progressing", "True", "Waiting", at.message),
-    c("Degraded", "False", "AsExpected", "AsExpected"),
-    ...stepConditions,
+    ...summaryConditions("progressing", generation, { reason: "Waiting", message: at.message }),
+    ...steps.slice(0, at.done).map((t) => step(t, "True", `${t} done`)),
+    ...steps.slice(at.done, at.done + 1).map((t) => step(t, "False", at.message)),
   ];
   await service.mergePatch(
     type,
@@ -148,31 +141,8 @@ describe("an operation says how far it has come and what it waits on", () => {
       body: { properties: { api: { authorizedCidrs: ["192.0.2.0/24"] } } },
     });
     expect(patched.status, JSON.stringify(patched.body)).toBe(202);
-    const cr = await service.get<KubeObject>(HcpClusterResource, name, ns);
-    const generation = cr.metadata.generation ?? 1;
-    const c = (type: string, status: "True" | "False", reason: string): Condition => ({
-      type,
-      status,
-      reason,
-      message: "the subnet does not exist",
-      lastTransitionTime: now(),
-      observedGeneration: generation,
-    });
-    await service.mergePatch(
-      HcpClusterResource,
-      { name, namespace: ns },
-      {
-        status: {
-          observedGeneration: generation,
-          conditions: [
-            c("Ready", "False", "InvalidSubnet"),
-            c("Progressing", "False", "UserActionRequired"),
-            c("Degraded", "True", "InvalidSubnet"),
-          ],
-        },
-      },
-      "status",
-    );
+    // HcpCluster Degraded by a user error: InvalidSubnet, "the subnet does not exist".
+    await writeSummaryStatus(service, HcpClusterResource, { name, namespace: ns }, { state: "degraded" });
     const failed = await poll(patched.headers["azure-asyncoperation"]!);
     expect(failed).toMatchObject({ status: "Failed", error: { code: "InvalidSubnet" } });
     expect(failed["percentComplete"]).toBeUndefined();

@@ -83,6 +83,8 @@ export interface HostedClusterOf {
   cr: HcpCluster;
   /** The management cluster the control plane was placed on. */
   mgmt: KubeClient;
+  /** The HostedCluster as found once the HcpCluster was Ready. */
+  hc: HostedCluster;
   /** The HostedCluster as it is now. */
   read: () => Promise<HostedCluster | undefined>;
 }
@@ -106,13 +108,14 @@ export async function hostedClusterOf(name: string, namespace: string): Promise<
       ready.spec.dns.baseDomainPrefix,
       ready.status!.hostedClusterNamespace,
     );
-  expect(await read(), "the HostedCluster on the management cluster").toBeDefined();
-  return { cr: ready, mgmt, read };
+  const hc = await read();
+  expect(hc, "the HostedCluster on the management cluster").toBeDefined();
+  return { cr: ready, mgmt, hc: hc!, read };
 }
 
-/** The HostedCluster of a Ready HcpCluster, read once. */
+/** The HostedCluster of a Ready HcpCluster. */
 export async function readyHostedCluster(name: string, namespace: string): Promise<HostedCluster> {
-  return (await (await hostedClusterOf(name, namespace)).read())!;
+  return (await hostedClusterOf(name, namespace)).hc;
 }
 
 /** `kubectl <args>` against the service cluster; resolves with its exit code and stderr, never throws. */
