@@ -8,8 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { loadAll } from "js-yaml";
-import { NodePoolResource, type NodePool } from "../../operators/api/v1alpha1/index.ts";
-import { NODE_POOL_FINALIZER } from "../../operators/nodepool/scope.ts";
+import { NODE_POOL_FINALIZER, NodePoolResource, type NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { waitFor } from "./ports.ts";
 

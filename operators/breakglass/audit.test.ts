@@ -11,7 +11,8 @@ import { FakeLister } from "../../test/support/lister.ts";
 import { sampleCluster, sampleManagementCluster, sampleRegion } from "../../test/support/samples.ts";
 import { observeExpiry } from "./expiry.ts";
 import { recordIssue } from "./phases.ts";
-import { REVOCATION_FINALIZER, RevocationReconciler } from "./revocation.ts";
+import { REVOCATION_FINALIZER } from "../api/v1alpha1/index.ts";
+import { RevocationReconciler } from "./revocation.ts";
 import { BREAKGLASS_UID_INDEX, type BreakglassReconcilerDeps, type CredentialScope } from "./scope.ts";
 
 /** A logger that keeps its info lines. */

@@ -8,8 +8,12 @@
  * credential, goes with it by garbage collection.
  */
 import { SecretResource } from "../api/core.ts";
-import { BreakglassCredentialResource, type BreakglassCredential } from "../api/v1alpha1/index.ts";
-import { clusterNames } from "../hcp/names.ts";
+import {
+  BREAKGLASS_FINALIZER,
+  BreakglassCredentialResource,
+  type BreakglassCredential,
+} from "../api/v1alpha1/index.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
@@ -17,7 +21,6 @@ import { deleteIfRetentionOver } from "./expiry.ts";
 import { CREDENTIAL_PHASES } from "./phases.ts";
 import { workName } from "./work.ts";
 import {
-  BREAKGLASS_FINALIZER,
   credentialWorkOf,
   keySecretName,
   type BreakglassReconcilerDeps,

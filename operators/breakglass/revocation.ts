@@ -14,13 +14,15 @@ import {
 import {
   BreakglassRevocationResource,
   CUSTOMER_BREAK_GLASS,
+  REVOCATION_FINALIZER,
   type HcpCluster,
   type BreakglassRevocation,
   type BreakglassRevocationStatus,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
-import { feedbackOf } from "../hcp/feedback.ts";
-import { clusterNames, LABELS, workLabels, type ClusterNames } from "../hcp/names.ts";
+import { feedbackOf } from "../api/v1alpha1/feedback.ts";
+import { clusterNames, type ClusterNames } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { isReady, stepCondition, workStep, type StepState } from "../hcp/steps.ts";
 import { asManifest, deleteWorks, manifestWork } from "../hcp/work.ts";
 import { isTrue, setCondition, type Condition } from "../runtime/conditions.ts";
@@ -28,7 +30,6 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/c
 import { BREAKGLASS_UID_INDEX, type BreakglassReconcilerDeps } from "./scope.ts";
 import { stepSummary } from "./status.ts";
 
-export const REVOCATION_FINALIZER = "hcp.aro.dev/breakglass-revocation";
 export const REVOCATION_STEPS = ["ClusterReady", "PreviousCertificatesRevoked"] as const;
 type RevocationStep = (typeof REVOCATION_STEPS)[number];
 

@@ -9,7 +9,7 @@ import type {
   ManagementCluster,
 } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
-import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
+import type { ClusterNames, RegionSettings } from "../api/v1alpha1/clusternames.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
@@ -17,7 +17,6 @@ import type { KubeClient } from "../runtime/kube.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { CredentialFacts } from "./status.ts";
 
-export const BREAKGLASS_FINALIZER = "hcp.aro.dev/breakglass";
 export const BREAKGLASS_UID_INDEX = "breakglass-uid";
 
 export interface BreakglassReconcilerDeps {

@@ -5,8 +5,13 @@
  * and key, then the finalizer. A phase that is still waiting records why in `facts.deleting`,
  * which holds the phases after it.
  */
-import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
-import { clusterNames } from "../hcp/names.ts";
+import {
+  CLUSTER_FINALIZER,
+  ExternalAuthResource,
+  HcpClusterResource,
+  NodePoolResource,
+} from "../api/v1alpha1/index.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -15,7 +20,6 @@ import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
 import {
   AZURE_POLL_MS,
-  CLUSTER_FINALIZER,
   externalAuthsOf,
   recheckMs,
   worksOf,

@@ -12,7 +12,7 @@ import type {
   NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWork } from "../api/work/v1.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import type { StepState } from "../hcp/steps.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { FakeLister } from "../../test/support/lister.ts";
@@ -39,7 +39,8 @@ import { RetryableStepError } from "./phases.ts";
 import { carriedKeys, keysAnnotation } from "./etcd-encryption.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import { AZURE_POLL_MS, CLUSTER_FINALIZER, CLUSTER_UID_INDEX, INFRA_RECHECK_MS } from "./scope.ts";
+import { AZURE_POLL_MS, CLUSTER_UID_INDEX, INFRA_RECHECK_MS } from "./scope.ts";
+import { CLUSTER_FINALIZER } from "../api/v1alpha1/index.ts";
 
 const RECHECK_MS = 60_000;
 const ISSUER_BASE = "https://oidc.example.com/";

@@ -6,7 +6,7 @@
  * so the queue backs off.
  */
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
-import { HcpClusterResource } from "../api/v1alpha1/index.ts";
+import { CLUSTER_FINALIZER, HcpClusterResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps, stepsFromConditions } from "../hcp/steps.ts";
@@ -17,7 +17,6 @@ import { DELETE_PHASES } from "./delete.ts";
 import { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 import { CLUSTER_PHASES, PAUSED_PHASES } from "./phases.ts";
 import {
-  CLUSTER_FINALIZER,
   newScope,
   INFRA_RECHECK_BUDGET,
   INFRA_RECHECK_MS,

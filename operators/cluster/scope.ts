@@ -5,7 +5,7 @@
  */
 import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
-import { clusterNames, type RegionSettings } from "../hcp/names.ts";
+import { clusterNames, type RegionSettings } from "../api/v1alpha1/clusternames.ts";
 import { isClusterWork } from "./wakes.ts";
 import type { Release, ReleaseCatalog } from "../releases/catalog.ts";
 import type { VersionPlan } from "../releases/plan.ts";
@@ -20,7 +20,6 @@ import type { WorkWritten } from "./etcd-encryption.ts";
 import type { ClusterFacts } from "./status.ts";
 import type { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 
-export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
 export { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
 import { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
 

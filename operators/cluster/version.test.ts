@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ExternalAuth, HcpCluster, HcpClusterStatus, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWork } from "../api/work/v1.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
@@ -26,7 +26,8 @@ import {
 } from "../../test/support/samples.ts";
 import { BlobIssuerDocuments } from "./oidc.ts";
 import { ClusterReconciler } from "./reconcile.ts";
-import { CLUSTER_FINALIZER, CLUSTER_UID_INDEX } from "./scope.ts";
+import { CLUSTER_UID_INDEX } from "./scope.ts";
+import { CLUSTER_FINALIZER } from "../api/v1alpha1/index.ts";
 import { END_OF_LIFE_RECHECK_MS } from "./version.ts";
 
 const NOW = Date.parse("2026-11-27T12:00:00Z");

@@ -5,14 +5,14 @@
  * carries the provider (deletionHold), then the finalizer goes.
  */
 import type { ExternalAuth } from "../api/v1alpha1/index.ts";
-import { ExternalAuthResource } from "../api/v1alpha1/index.ts";
+import { EXTERNAL_AUTH_FINALIZER, ExternalAuthResource } from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { failedSteps } from "../hcp/steps.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, timed } from "../runtime/phases.ts";
 import { AUTH_PHASES, deletionHold } from "./phases.ts";
-import { EXTERNAL_AUTH_FINALIZER, type AuthScope, type ExternalAuthReconcilerDeps } from "./scope.ts";
+import { type AuthScope, type ExternalAuthReconcilerDeps } from "./scope.ts";
 import { AUTH_CONDITIONS, AUTH_STEPS, composeAuthStatus } from "./status.ts";
 
 /** The same rule as the cluster's and the node pool's: every condition's transitions but Progressing. */

@@ -5,14 +5,14 @@
 import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
-import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { AuthFacts } from "./status.ts";
 
-export const EXTERNAL_AUTH_FINALIZER = "hcp.aro.dev/externalauth";
 
 export interface ExternalAuthReconcilerDeps {
   externalAuths: Lister<ExternalAuth>;

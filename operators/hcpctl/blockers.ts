@@ -4,12 +4,15 @@
  * confirms Deleted), then for Azure; a node pool waits for its work. A finalizer no controller of
  * this service owns is named as such: nobody here will ever remove it.
  */
-import type { ExternalAuth, NodePool } from "../api/v1alpha1/index.ts";
+import {
+  CLUSTER_FINALIZER,
+  EXTERNAL_AUTH_FINALIZER,
+  NODE_POOL_FINALIZER,
+  type ExternalAuth,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
 import { MANIFEST_WORK_CLEANUP_FINALIZER, type ManifestWork } from "../api/work/v1.ts";
-import { CLUSTER_FINALIZER } from "../cluster/scope.ts";
-import { EXTERNAL_AUTH_FINALIZER } from "../externalauth/scope.ts";
-import { LABELS } from "../hcp/names.ts";
-import { NODE_POOL_FINALIZER } from "../nodepool/scope.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { find } from "./conditions.ts";
 import type { Blocker, ClusterSnapshot, Deletion } from "./model.ts";
 
@@ -64,7 +67,7 @@ function poolBlocker(pool: NodePool): Blocker {
 
 /** The works of one node pool (their nodepool label holds its uid). */
 export function worksOfPool(pool: NodePool, works: readonly ManifestWork[]): ManifestWork[] {
-  return works.filter((w) => w.metadata.labels?.[LABELS.nodePool] === pool.metadata.uid);
+  return works.filter((w) => w.metadata.labels?.[WORK_LABELS.nodePool] === pool.metadata.uid);
 }
 
 function clusterBlockers(s: ClusterSnapshot): Blocker[] {

@@ -11,7 +11,7 @@ import {
   type ManifestWork,
   type WorkCondition,
 } from "../api/work/v1.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
@@ -22,7 +22,8 @@ import {
   sampleRegion,
 } from "../../test/support/samples.ts";
 import { NodePoolReconciler } from "./reconcile.ts";
-import { NODE_POOL_FINALIZER, NODE_POOL_UID_INDEX } from "./scope.ts";
+import { NODE_POOL_UID_INDEX } from "./scope.ts";
+import { NODE_POOL_FINALIZER } from "../api/v1alpha1/index.ts";
 
 const catalog = new ReleaseCatalog([
   { version: "4.19.7", image: "release:4.19.7", channelGroups: ["stable"] },

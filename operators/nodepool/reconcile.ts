@@ -5,8 +5,8 @@
  * and waits for the agent to confirm before the finalizer goes.
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";
-import { NodePoolResource } from "../api/v1alpha1/index.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { NODE_POOL_FINALIZER, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps } from "../hcp/steps.ts";
@@ -16,7 +16,7 @@ import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
 import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
 import { poolNames } from "./nodepool.ts";
 import { POOL_PHASES } from "./phases.ts";
-import { NODE_POOL_FINALIZER, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
+import { poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
 
 /** The same rule as the cluster's: every condition's transitions but Progressing. */

@@ -4,7 +4,7 @@
  */
 import type { HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
-import type { ClusterNames, RegionSettings } from "../hcp/names.ts";
+import type { ClusterNames, RegionSettings } from "../api/v1alpha1/clusternames.ts";
 import type { Release, ReleaseCatalog } from "../releases/catalog.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -12,7 +12,6 @@ import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { PoolFacts } from "./status.ts";
 
-export const NODE_POOL_FINALIZER = "hcp.aro.dev/nodepool";
 export const NODE_POOL_UID_INDEX = "nodepool-uid";
 
 export interface NodePoolReconcilerDeps {

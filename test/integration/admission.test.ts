@@ -8,6 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installAdmission, removeAdmission } from "../../hack/harness/admission.ts";
 import {
+  BREAKGLASS_FINALIZER,
+  CLUSTER_FINALIZER,
+  EXTERNAL_AUTH_FINALIZER,
+  NODE_POOL_FINALIZER,
+  REVOCATION_FINALIZER,
   BreakglassCredentialResource,
   BreakglassRevocationResource,
   ExternalAuthResource,
@@ -18,11 +23,6 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { BREAKGLASS_FINALIZER } from "../../operators/breakglass/scope.ts";
-import { REVOCATION_FINALIZER } from "../../operators/breakglass/revocation.ts";
-import { CLUSTER_FINALIZER } from "../../operators/cluster/scope.ts";
-import { EXTERNAL_AUTH_FINALIZER } from "../../operators/externalauth/scope.ts";
-import { NODE_POOL_FINALIZER } from "../../operators/nodepool/scope.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
 import { sampleCluster, sampleExternalAuth, sampleFixedPool } from "../support/samples.ts";

@@ -10,6 +10,9 @@ import { GROUP, VERSION } from "./meta.ts";
 
 export const BREAKGLASS_CREDENTIAL_KIND = "BreakglassCredential";
 
+/** Held by the breakglass controller until the credential's work and the key's Secret are gone. */
+export const BREAKGLASS_FINALIZER = "hcp.aro.dev/breakglass";
+
 export const BreakglassCredentialResource = {
   group: GROUP,
   version: VERSION,
@@ -67,6 +70,9 @@ export interface BreakglassCredentialStatus {
 }
 
 export const BREAKGLASS_REVOCATION_KIND = "BreakglassRevocation";
+
+/** Held by the breakglass controller until the revocation's work is gone. */
+export const REVOCATION_FINALIZER = "hcp.aro.dev/breakglass-revocation";
 
 export const BreakglassRevocationResource = {
   group: GROUP,

@@ -8,6 +8,9 @@ import { GROUP, VERSION } from "./meta.ts";
 
 export const EXTERNAL_AUTH_KIND = "ExternalAuth";
 
+/** Held by the external auth controller until the HostedCluster no longer carries the provider. */
+export const EXTERNAL_AUTH_FINALIZER = "hcp.aro.dev/externalauth";
+
 export const ExternalAuthResource = {
   group: GROUP,
   version: VERSION,

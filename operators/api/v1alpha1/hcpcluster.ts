@@ -5,6 +5,9 @@ import { GROUP, VERSION } from "./meta.ts";
 
 export const HCP_CLUSTER_KIND = "HcpCluster";
 
+/** Held by the cluster controller until node pools, HostedCluster, Azure resources and the OIDC issuer are gone. */
+export const CLUSTER_FINALIZER = "hcp.aro.dev/cluster";
+
 export const HcpClusterResource = {
   group: GROUP,
   version: VERSION,

@@ -5,6 +5,9 @@ import { GROUP, VERSION } from "./meta.ts";
 
 export const NODE_POOL_KIND = "NodePool";
 
+/** Held by the node pool controller until the pool's ManifestWork is gone. */
+export const NODE_POOL_FINALIZER = "hcp.aro.dev/nodepool";
+
 export const NodePoolResource = {
   group: GROUP,
   version: VERSION,
