@@ -3,6 +3,7 @@
  * `X-Ms-Error-Code` header. Every failure the frontend returns is one of these; handlers throw a
  * CloudError and the router writes it. Codes and messages follow ARO HCP's frontend.
  */
+import type { CloudErrorBody } from "../api/v1alpha1/index.ts";
 
 export const CODES = {
   InternalServerError: "InternalServerError",
@@ -30,12 +31,7 @@ export const CODES = {
   RequestHeaderFieldsTooLarge: "RequestHeaderFieldsTooLarge",
 } as const;
 
-export interface CloudErrorBody {
-  code: string;
-  message: string;
-  target?: string;
-  details?: CloudErrorBody[];
-}
+export type { CloudErrorBody };
 
 /**
  * The longest message and target an answer carries. Messages quote what they refuse, cut short

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { SCHEMAS } from "./api-version-schemas.ts";
 import { carryHidden, propertiesToHub, toVersioned } from "./hub-conversion.ts";
 import { clusterCRName, defaultDnsPrefix, nodePoolCRName } from "./names.ts";
-import { evaluate, newOperationId, operationKey, type OperationDoc } from "./operations.ts";
+import type { OperationDoc } from "../api/v1alpha1/index.ts";
+import { newOperationId, operationKey } from "./operations/document.ts";
+import { evaluate } from "./operations/status.ts";
 import { formatResourceId, type ResourceId } from "./resource-id.ts";
 import {
   applyDefaults,

@@ -30,9 +30,9 @@ import { KubeClient } from "../runtime/kube.ts";
 import { loadClusterAccess } from "../runtime/kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager, signalHandler } from "../runtime/manager.ts";
-import { DEFAULT_DEADLINES, type OperationDeadlines } from "./deadlines.ts";
-import { DEFAULT_NOTIFICATION_HOSTS } from "./notification-uri.ts";
-import { OperationNotifier } from "./notifier.ts";
+import { DEFAULT_DEADLINES, type OperationDeadlines } from "./operations/deadlines.ts";
+import { DEFAULT_NOTIFICATION_HOSTS } from "./operations/notification-uri.ts";
+import { OperationNotifier } from "./operations/notifier.ts";
 import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./server.ts";
 
 function hostPort(address: string, flag: string): { host: string; port: number } {

@@ -18,7 +18,7 @@ import type { Condition } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { CloudErrorBody } from "./errors.ts";
 import { ANNOTATIONS } from "./names.ts";
-import { isPast } from "./deadlines.ts";
+import { isPast } from "./operations/deadlines.ts";
 
 export const TERMINAL_STATES = ["Succeeded", "Failed", "Canceled"] as const;
 export const STATES = ["Accepted", "Provisioning", "Updating", "Deleting", ...TERMINAL_STATES] as const;

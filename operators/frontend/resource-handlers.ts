@@ -29,13 +29,9 @@ import {
   resourceGroupLabel,
   subscriptionNamespace,
 } from "./names.ts";
-import {
-  currentOnCR,
-  newOperationId,
-  operationKey,
-  type OperationDoc,
-  type OperationStore,
-} from "./operations.ts";
+import type { OperationDoc } from "../api/v1alpha1/index.ts";
+import { currentOnCR, newOperationId, operationKey } from "./operations/document.ts";
+import type { OperationStore } from "./operations/store.ts";
 import {
   clusterOf,
   formatResourceId,
@@ -74,8 +70,8 @@ import { checkVersion, defaultVersion, type Catalog, type CatalogReader } from "
 import { clusterVersionHold } from "./cluster-version.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 import { credentialCR, credentialTypes, requestedCsr, requesterOf, revocationCR } from "./credentials.ts";
-import { boundOf, deadlineAfter, type OperationDeadlines } from "./deadlines.ts";
-import { notificationUriOf } from "./notification-uri.ts";
+import { boundOf, deadlineAfter, type OperationDeadlines } from "./operations/deadlines.ts";
+import { notificationUriOf } from "./operations/notification-uri.ts";
 import type { AzureChecks } from "./azure-checks.ts";
 import { checkPreviewFeatures } from "./preview-features.ts";
 

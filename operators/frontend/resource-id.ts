@@ -2,6 +2,7 @@
  * ARM resource IDs of the three resource types (clusters and their node pools and external auths), the name rules of their path segments, and the
  * links (operation status and result, nextLink) built from them.
  */
+import type { ArmResourceKind } from "../api/v1alpha1/index.ts";
 import { shorten } from "./body-schema.ts";
 import { CODES, CloudError } from "./errors.ts";
 
@@ -17,7 +18,7 @@ export const EXTERNAL_AUTH_NAME = NODE_POOL_NAME;
 const UUID = /^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
 const RESOURCE_GROUP = /^[-\w.()]{0,89}[-\w()]$/;
 
-export type ResourceKind = "cluster" | "nodePool" | "externalAuth";
+export type ResourceKind = ArmResourceKind;
 
 /** A cluster, node pool or external auth, by its ARM coordinates (casing as the caller sent it). */
 export interface ResourceId {

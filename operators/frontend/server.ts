@@ -18,8 +18,9 @@ import type { Runnable } from "../runtime/manager.ts";
 import { SUBSCRIPTION_API_VERSION, isServedVersion } from "./api-version-schemas.ts";
 import { CloudError, CODES, internalError, type CloudErrorBody } from "./errors.ts";
 import { header, type ArmRequest, type Reply } from "./arm-request.ts";
-import { getOperationResult, getOperationStatus } from "./operation-endpoints.ts";
-import { OperationStore } from "./operations.ts";
+import { getOperationResult, getOperationStatus } from "./operations/endpoints.ts";
+import { OperationStore } from "./operations/store.ts";
+import { collectUntil } from "./operations/garbage-collection.ts";
 import type { AzureClients } from "../azure/clients.ts";
 import { AzureChecks } from "./azure-checks.ts";
 import { preflight } from "./preflight.ts";
@@ -38,15 +39,14 @@ import {
 import { CatalogReader, getVersions } from "./openshift-versions.ts";
 import { getRoleSets } from "./operator-identities.ts";
 import { listProviderOperations } from "./provider-operations.ts";
-import { resolveDeadlines, type OperationDeadlines } from "./deadlines.ts";
-import { resolveNotificationOptions } from "./notification-uri.ts";
+import { resolveDeadlines, type OperationDeadlines } from "./operations/deadlines.ts";
+import { resolveNotificationOptions } from "./operations/notification-uri.ts";
 
 /**
  * The largest request body read: below the service API server's 3 MiB request limit (and etcd's
  * 1.5 MiB object limit), so that a body too large to store is refused here, naming the limit.
  */
 export const MAX_BODY_BYTES = 1024 * 1024;
-const OPERATION_CLEANUP_MS = 3600_000;
 /** The route label of requests no route matches (real 404s); see `#routeLabel`. */
 export const UNMATCHED_ROUTE = "unmatched";
 const SPECIAL_PATHS = ["/healthz", "/metrics"];
@@ -590,14 +590,7 @@ export class Frontend implements Runnable {
   /** Runnable: serves until the signal aborts, removing expired operation documents hourly. */
   async start(signal: AbortSignal): Promise<void> {
     await this.listen();
-    const collect = (): void =>
-      void this.#operations
-        .collectExpired()
-        .catch((err: unknown) => this.#log.error("Operation cleanup failed", err));
-    const timer = setInterval(collect, OPERATION_CLEANUP_MS);
-    collect();
-    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-    clearInterval(timer);
+    await collectUntil(this.#client, this.#log, signal);
     await this.close();
   }
 }

@@ -12,7 +12,7 @@ import type { Logger } from "../runtime/logger.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
-import type { OperationStore } from "./operations.ts";
+import type { OperationStore } from "./operations/store.ts";
 import { crType, kubeWrite, namespaceType } from "./service-cluster.ts";
 import { isObject, type JsonObject } from "./body-schema.ts";
 

@@ -9,7 +9,8 @@
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { ANNOTATIONS } from "../frontend/names.ts";
-import { currentOnCR, fromConfigMap, historyOnCR, type OperationDoc } from "../frontend/operations.ts";
+import type { OperationDoc } from "../api/v1alpha1/index.ts";
+import { currentOnCR, fromConfigMap, historyOnCR } from "../frontend/operations/document.ts";
 
 export type CRKind = "HcpCluster" | "NodePool";
 

@@ -6,7 +6,7 @@
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 import { ANNOTATIONS } from "../frontend/names.ts";
-import type { OperationDoc } from "../frontend/operations.ts";
+import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import type { MatchedBy, OperationMatch } from "./trace-find.ts";
 
 export type HopName =

@@ -11,7 +11,7 @@
  * one's annotations) is Unknown, with why. Pure.
  */
 import type { ManifestWork } from "../api/work/v1.ts";
-import { settle } from "../frontend/operations.ts";
+import { settle } from "../frontend/operations/status.ts";
 import { isTerminal } from "../frontend/provisioning-state.ts";
 import { find } from "./conditions.ts";
 import { workDeletionWhy } from "./blockers.ts";

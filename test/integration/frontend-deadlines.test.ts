@@ -16,7 +16,7 @@ import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { Registry } from "prom-client";
 import { leaseType } from "../../operators/runtime/leaderelection.ts";
 import { Manager } from "../../operators/runtime/manager.ts";
-import { OperationNotifier } from "../../operators/frontend/notifier.ts";
+import { OperationNotifier } from "../../operators/frontend/operations/notifier.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";

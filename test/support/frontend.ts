@@ -10,9 +10,9 @@ import type { KubeClient } from "../../operators/runtime/kube.ts";
 import type { Registry } from "prom-client";
 import type { Logger } from "../../operators/runtime/logger.ts";
 import { Frontend, type ConnectionLimits } from "../../operators/frontend/server.ts";
-import type { OperationDeadlines } from "../../operators/frontend/deadlines.ts";
-import type { NotificationOptions } from "../../operators/frontend/notification-uri.ts";
-import { OperationNotifier } from "../../operators/frontend/notifier.ts";
+import type { OperationDeadlines } from "../../operators/frontend/operations/deadlines.ts";
+import type { NotificationOptions } from "../../operators/frontend/operations/notification-uri.ts";
+import { OperationNotifier } from "../../operators/frontend/operations/notifier.ts";
 import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { createAzureClients, type AzureClients } from "../../operators/azure/clients.ts";
 

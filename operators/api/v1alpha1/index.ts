@@ -6,3 +6,4 @@ export * from "./externalauth.ts";
 export * from "./managementcluster.ts";
 export * from "./breakglasscredential.ts";
 export * from "./steps.ts";
+export * from "./operation.ts";

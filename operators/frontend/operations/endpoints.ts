@@ -4,18 +4,19 @@
  * (operations.ts); an operation is visible only to the tenant, client and subscription that
  * started it.
  */
-import type { KubeClient } from "../runtime/kube.ts";
-import type { ApiVersion } from "./api-version-schemas.ts";
-import { toVersioned } from "./hub-conversion.ts";
-import { CloudError, CODES, internalError } from "./errors.ts";
-import { header, type ArmRequest, type Reply } from "./arm-request.ts";
-import { subscriptionNamespace } from "./names.ts";
-import type { FoundOperation, OperationDoc, OperationStore } from "./operations.ts";
-import { normalizeLocation, operationResultPath, operationStatusPath } from "./resource-id.ts";
-import { fromCR } from "./resource-handlers.ts";
-import { isTerminal, type Observed } from "./provisioning-state.ts";
-import { operationProgress } from "./operation-progress.ts";
-import { credentialResult } from "./credentials.ts";
+import type { KubeClient } from "../../runtime/kube.ts";
+import type { ApiVersion } from "../api-version-schemas.ts";
+import { toVersioned } from "../hub-conversion.ts";
+import { CloudError, CODES, internalError } from "../errors.ts";
+import { header, type ArmRequest, type Reply } from "../arm-request.ts";
+import { subscriptionNamespace } from "../names.ts";
+import type { OperationDoc } from "../../api/v1alpha1/index.ts";
+import type { FoundOperation, OperationStore } from "./store.ts";
+import { normalizeLocation, operationResultPath, operationStatusPath } from "../resource-id.ts";
+import { fromCR } from "../resource-handlers.ts";
+import { isTerminal, type Observed } from "../provisioning-state.ts";
+import { operationProgress } from "./progress.ts";
+import { credentialResult } from "../credentials.ts";
 
 export interface OperationDeps {
   client: KubeClient;

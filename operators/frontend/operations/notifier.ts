@@ -19,25 +19,27 @@
 import { rootCertificates } from "node:tls";
 import type { Registry } from "prom-client";
 import { Agent, request } from "undici";
-import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../api/v1alpha1/index.ts";
-import { Controller, type ReconcileContext, type Request, type Result } from "../runtime/controller.ts";
-import { errorMessage } from "../runtime/errors.ts";
-import { Informer } from "../runtime/informer.ts";
-import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
-import { silentLogger, type Logger } from "../runtime/logger.ts";
-import type { Runnable } from "../runtime/manager.ts";
-import { counter, metricsRegistry } from "../runtime/metrics.ts";
+import { ExternalAuthResource, HcpClusterResource, NodePoolResource } from "../../api/v1alpha1/index.ts";
+import { Controller, type ReconcileContext, type Request, type Result } from "../../runtime/controller.ts";
+import { errorMessage } from "../../runtime/errors.ts";
+import { Informer } from "../../runtime/informer.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../runtime/kube.ts";
+import { silentLogger, type Logger } from "../../runtime/logger.ts";
+import type { Runnable } from "../../runtime/manager.ts";
+import { counter, metricsRegistry } from "../../runtime/metrics.ts";
 import {
   refusalOf,
   resolveNotificationOptions,
   type NotificationOptions,
   type ResolvedNotificationOptions,
 } from "./notification-uri.ts";
-import { LABELS } from "./names.ts";
-import { operationStatusBody } from "./operation-endpoints.ts";
-import { OperationStore, type NotificationRecord, type OperationDoc } from "./operations.ts";
-import { isTerminal } from "./provisioning-state.ts";
-import { configMapType } from "./service-cluster.ts";
+import { LABELS } from "../names.ts";
+import { operationStatusBody } from "./endpoints.ts";
+import type { OperationDoc } from "../../api/v1alpha1/index.ts";
+import type { NotificationRecord } from "./document.ts";
+import { OperationStore } from "./store.ts";
+import { isTerminal } from "../provisioning-state.ts";
+import { configMapType } from "../service-cluster.ts";
 
 /** How often a running operation is looked at again when no watch tells (credential actions). */
 const RECHECK_MS = 15_000;

@@ -4,8 +4,8 @@
  * the local region and tests add their receiver's) is taken, anything else is a 400 naming the
  * header. The notifier (notifier.ts) checks it again before each POST, as the list may change.
  */
-import { header, type ArmRequest } from "./arm-request.ts";
-import { CloudError, CODES } from "./errors.ts";
+import { header, type ArmRequest } from "../arm-request.ts";
+import { CloudError, CODES } from "../errors.ts";
 
 export const NOTIFICATION_URI_HEADER = "Azure-AsyncNotificationUri";
 export const MAX_NOTIFICATION_URI_LENGTH = 2048;

@@ -1,6 +1,6 @@
 /** Deadlines and the notification URI check as pure functions; the frontend's use of them is in test/integration. */
 import { describe, expect, it } from "vitest";
-import type { Condition } from "../runtime/conditions.ts";
+import type { Condition } from "../../runtime/conditions.ts";
 import {
   boundOf,
   DEFAULT_DEADLINES,
@@ -10,8 +10,9 @@ import {
   resolveDeadlines,
 } from "./deadlines.ts";
 import { refusalOf } from "./notification-uri.ts";
-import { evaluate, type OperationDoc } from "./operations.ts";
-import { resourceState, type Observed } from "./provisioning-state.ts";
+import type { OperationDoc } from "../../api/v1alpha1/index.ts";
+import { evaluate } from "./status.ts";
+import { resourceState, type Observed } from "../provisioning-state.ts";
 
 const MINUTE = 60_000;
 const START = "2026-01-01T00:00:00.000Z";

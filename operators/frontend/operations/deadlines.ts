@@ -6,9 +6,9 @@
  * GET and the notifier all judge by the same instant. It is an ARM verdict only: the controllers
  * go on reconciling, and a resource that settles later shows so on GET.
  */
-import type { Condition } from "../runtime/conditions.ts";
-import { CODES, type CloudErrorBody } from "./errors.ts";
-import type { ResourceKind } from "./resource-id.ts";
+import type { Condition } from "../../runtime/conditions.ts";
+import { CODES, type CloudErrorBody } from "../errors.ts";
+import type { ResourceKind } from "../resource-id.ts";
 
 /** Milliseconds each class of operation may run. */
 export interface OperationDeadlines {
