@@ -1,19 +1,17 @@
 /**
- * Reconciles one NodePool in the same fixed order as the cluster: get by key; deletion or the
- * finalizer first; the scope; the phases (phases.ts) through runPhases; one status write, with
- * `observedGeneration` moved only when every phase got through. Deletion removes the pool's work
- * and waits for the agent to confirm before the finalizer goes.
+ * Reconciles one NodePool through the runtime's skeleton (runtime/reconciler.ts): the phases of
+ * phases.ts, one status write (status.ts). Deletion removes the pool's work and waits for the
+ * agent to confirm before the finalizer goes.
  */
-import type { NodePool } from "../api/v1alpha1/index.ts";
-import { NODE_POOL_FINALIZER, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { NODE_POOL_FINALIZER, NodePoolResource, type NodePool } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps } from "../hcp/steps.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
-import { phasesResult, runPhases, timed, type Phase } from "../runtime/phases.ts";
+import type { TransitionPolicy } from "../runtime/events.ts";
+import type { Phase } from "../runtime/phases.ts";
+import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { poolNames } from "./nodepool.ts";
 import { POOL_PHASES } from "./phases.ts";
 import { poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
@@ -52,54 +50,32 @@ export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
   return {};
 };
 
-export const releaseFinalizer: Phase<PoolScope> = async ({ signal }, scope) => {
-  if (scope.facts.deleting) return {};
-  await scope.deps.writer.removeFinalizer(NodePoolResource, scope.pool, NODE_POOL_FINALIZER, { signal });
-  return {};
-};
-
-export class NodePoolReconciler implements Reconciler {
-  readonly #d: NodePoolReconcilerDeps;
-
+export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
   constructor(deps: NodePoolReconcilerDeps) {
-    this.#d = deps;
-  }
-
-  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
-    const pool = this.#d.pools.get(req.namespace, req.name);
-    if (!pool?.metadata.uid) return {};
-    const scope: PoolScope = { deps: this.#d, pool, log: requestLog(ctx, pool), facts: { pool, steps: {} } };
-    if (pool.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.writer.addFinalizer(NodePoolResource, pool, NODE_POOL_FINALIZER, ctx)) return {};
-    const outcome = await runPhases(ctx, scope, POOL_PHASES);
-    await timed(ctx, "writeStatus", () => this.#writeStatus(ctx, scope, outcome.errors.length === 0));
-    return phasesResult(outcome);
-  }
-
-  async #reconcileDelete(ctx: ReconcileContext, scope: PoolScope): Promise<Result> {
-    if (!scope.pool.metadata.finalizers?.includes(NODE_POOL_FINALIZER)) return {};
-    const outcome = await runPhases(ctx, scope, [deleteWork, releaseFinalizer]);
-    if (scope.facts.deleting) await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
-    return phasesResult(outcome);
-  }
-
-  async #writeStatus(ctx: ReconcileContext, scope: PoolScope, succeeded: boolean): Promise<void> {
-    const { pool } = scope;
-    const placed = scope.cluster?.status?.managementCluster;
-    const mc = placed ? this.#d.managementClusters.get("", placed) : undefined;
-    const status = composePoolStatus(scope.facts, { succeeded, stale: staleness(mc) });
-    const written = await this.#d.writer.applyStatus<NodePool>(NodePoolResource, pool, status, ctx);
-    if (!written) return;
-    await recordTransitions(
-      this.#d.events,
-      pool,
-      {
-        before: pool.status?.conditions ?? [],
-        after: status.conditions ?? [],
-        failedSteps: failedSteps(scope.facts.steps),
-        signal: ctx.signal,
+    super({
+      resource: NodePoolResource,
+      finalizer: NODE_POOL_FINALIZER,
+      get: (namespace, name) => deps.pools.get(namespace, name),
+      writer: deps.writer,
+      scope: (ctx, pool) => ({ deps, pool, log: requestLog(ctx, pool), facts: { pool, steps: {} } }),
+      phases: () => POOL_PHASES,
+      deletion: {
+        phases: [deleteWork],
+        waiting: (scope) => Boolean(scope.facts.deleting),
+        reportsWaiting: true,
       },
-      POOL_EVENTS,
-    );
+      status: {
+        compose: (scope, succeeded) => {
+          const placed = scope.cluster?.status?.managementCluster;
+          const mc = placed ? deps.managementClusters.get("", placed) : undefined;
+          return composePoolStatus(scope.facts, { succeeded, stale: staleness(mc) });
+        },
+        events: {
+          recorder: deps.events,
+          policy: POOL_EVENTS,
+          failedSteps: (scope) => failedSteps(scope.facts.steps),
+        },
+      },
+    });
   }
 }
