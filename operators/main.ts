@@ -45,7 +45,7 @@ import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
-import type { AgentLivenessSource } from "./monitor/liveness.ts";
+import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
 
 const SERVICE_CLUSTER = "service";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
-import { LABELS } from "../../operators/hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import { judge, namespaceOwner, type Snapshot } from "./invariants.ts";
 import type { Expected } from "./workload.ts";

@@ -17,7 +17,7 @@ import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
 import { ClusterController } from "../../operators/cluster/controller.ts";
 import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
-import type { RegionSettings } from "../../operators/hcp/names.ts";
+import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
 import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";

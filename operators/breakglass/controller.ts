@@ -15,7 +15,8 @@ import {
   type ManagementCluster,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
-import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller, type Request } from "../runtime/controller.ts";

@@ -26,8 +26,9 @@ import {
   type HcpCluster,
 } from "../api/v1alpha1/index.ts";
 import type { JsonPath, ManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
-import { feedbackOf } from "../hcp/feedback.ts";
-import { LABELS, workLabels, type ClusterNames } from "../hcp/names.ts";
+import { feedbackOf } from "../api/v1alpha1/feedback.ts";
+import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 
 /** The CSR's (and its approval's) name: global on the management cluster, so the credential's uid. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AzureKMSKey } from "../api/hypershift/v1beta1.ts";
-import type { HostedClusterReport } from "../hcp/feedback.ts";
+import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
 import {
   carriedKeys,
   ETCD_KEYS_ANNOTATION,

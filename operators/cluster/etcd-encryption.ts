@@ -12,7 +12,7 @@
  */
 import type { AzureKMSKey, SecretEncryptionSpec } from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster, KmsEncryptionSpec } from "../api/v1alpha1/index.ts";
-import type { HostedClusterReport } from "../hcp/feedback.ts";
+import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { ConditionInput } from "../runtime/conditions.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
 import { allowedCIDRBlocks, hostedAutoscaling, hostedClusterManifest } from "./hostedcluster.ts";

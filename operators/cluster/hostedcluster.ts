@@ -16,9 +16,10 @@ import {
 import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
-import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../hcp/feedback.ts";
+import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../api/v1alpha1/feedback.ts";
 import { identityClientId } from "../hcp/identities.ts";
-import { workLabels, type ClusterNames, type RegionSettings } from "../hcp/names.ts";
+import type { ClusterNames, RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { workLabels } from "../api/v1alpha1/labels.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import { carriedAnnotation } from "../hcp/external-auths.ts";

@@ -3,7 +3,7 @@ import { PodNetworkInstanceResource, PodNetworkResource } from "../api/acn/v1alp
 import { SWIFT_POD_NETWORK_INSTANCE_ANNOTATION, type HostedCluster } from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";

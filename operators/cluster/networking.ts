@@ -20,7 +20,7 @@ import {
 } from "../api/hypershift/v1beta1.ts";
 import { INGRESS_DISABLED_SINCE, type HcpCluster, type IngressType } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
-import type { ClusterNames } from "../hcp/names.ts";
+import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
 import { asManifest } from "../hcp/work.ts";
 
 /** The PodNetworkInstance of a cluster's VNet integration subnet, in its control plane's namespace. */

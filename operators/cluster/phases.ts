@@ -9,7 +9,7 @@
  */
 import { INGRESS_DISABLED_SINCE, type ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
-import { feedbackOf, hostedReport, type HostedClusterReport } from "../hcp/feedback.ts";
+import { feedbackOf, hostedReport, type HostedClusterReport } from "../api/v1alpha1/feedback.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type ReadyStep, type StepState } from "../hcp/steps.ts";
 import { getCondition, type Condition } from "../runtime/conditions.ts";

@@ -13,8 +13,8 @@ import {
   type HcpClusterStatus,
   type Phase,
 } from "../api/v1alpha1/index.ts";
-import type { HostedClusterReport } from "../hcp/feedback.ts";
-import type { ClusterNames } from "../hcp/names.ts";
+import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
+import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
   degradedByUserFailure,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { isClusterWork, poolChangeWakesCluster, workChangeWakesCluster } from "./wakes.ts";
 
 const clusterLabels = {

@@ -8,7 +8,7 @@
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { workChangeWakesSender, workMetadataMoved } from "../hcp/work.ts";
 
 /** The cluster's own work: node pool and break-glass works carry its uid label and one of their own. */

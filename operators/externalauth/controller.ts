@@ -11,7 +11,8 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec } from "../api/work/v1.ts";
 import { CLUSTER_UID_INDEX, byClusterUid } from "../hcp/indexes.ts";
-import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller, type Request } from "../runtime/controller.ts";

@@ -6,8 +6,8 @@
  * requeues: the ExternalAuth's, the cluster's and the work's watches bring it back.
  */
 import { externalAuthsCarried, carriedBy } from "../hcp/external-auths.ts";
-import { feedbackOf, hostedReport } from "../hcp/feedback.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { feedbackOf, hostedReport } from "../api/v1alpha1/feedback.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { workStep, type StepState } from "../hcp/steps.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { clusterWorkOf, type AuthScope } from "./scope.ts";

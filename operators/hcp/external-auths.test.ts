@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ExternalAuth } from "../api/v1alpha1/index.ts";
-import {
-  carriedAnnotation,
-  carriedBy,
-  externalAuthsCarried,
-  EXTERNAL_AUTHS_ANNOTATION,
-} from "./external-auths.ts";
+import { EXTERNAL_AUTHS_ANNOTATION } from "../api/v1alpha1/labels.ts";
+import { carriedAnnotation, carriedBy, externalAuthsCarried } from "./external-auths.ts";
 
 const ea = (name: string, created: string, generation = 1, deleting = false): ExternalAuth => ({
   metadata: {

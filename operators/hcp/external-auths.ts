@@ -4,10 +4,8 @@
  * ManifestWork that records each one's generation as the work carries it.
  */
 import type { ExternalAuth } from "../api/v1alpha1/index.ts";
+import { EXTERNAL_AUTHS_ANNOTATION } from "../api/v1alpha1/labels.ts";
 import type { KubeObject } from "../runtime/kube.ts";
-
-/** On a cluster's work: `name=generation,…` of the ExternalAuths its HostedCluster carries. */
-export const EXTERNAL_AUTHS_ANNOTATION = "hcp.aro.dev/external-auths";
 
 /** At most one provider: HyperShift's CRD says so (oidcProviders maxItems 1), and so does ARO HCP. */
 export const MAX_OIDC_PROVIDERS = 1;

@@ -4,7 +4,7 @@
  */
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { LABELS } from "./names.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 
 /** HcpClusters by the ManagementCluster their status names ("" for not placed yet). */
 export const MANAGEMENT_CLUSTER_INDEX = "management-cluster";
@@ -13,6 +13,6 @@ export const byManagementCluster = (c: HcpCluster): string[] => [c.status?.manag
 /** ManifestWorks by the uid of the HcpCluster they belong to (its own and its node pools'). */
 export const CLUSTER_UID_INDEX = "cluster-uid";
 export const byClusterUid = (w: ManifestWorkObject): string[] => {
-  const uid = w.metadata.labels?.[LABELS.clusterUid];
+  const uid = w.metadata.labels?.[WORK_LABELS.clusterUid];
   return uid ? [uid] : [];
 };

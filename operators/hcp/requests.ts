@@ -3,13 +3,9 @@
  * every log line about it, so that one request can be followed from the ARM call to the
  * management cluster.
  */
+import { REQUEST_ID_ANNOTATIONS } from "../api/v1alpha1/labels.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { Logger } from "../runtime/logger.ts";
-
-export const REQUEST_ID_ANNOTATIONS = [
-  "hcp.aro.dev/correlation-request-id",
-  "hcp.aro.dev/client-request-id",
-] as const;
 
 /** The longest request ID carried; ARM's are GUIDs (36 characters). */
 export const MAX_REQUEST_ID_LENGTH = 256;

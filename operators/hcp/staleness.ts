@@ -7,19 +7,8 @@
  * Unknown Connected (an agent that sends no heartbeat, liveness not tracked in this process) is
  * not staleness: the service cannot tell, so it keeps what the agent last said.
  */
-import type { ManagementCluster } from "../api/v1alpha1/index.ts";
+import { CONNECTED, STATUS_STALE, type ManagementCluster } from "../api/v1alpha1/index.ts";
 import { getCondition, type ConditionInput } from "../runtime/conditions.ts";
-
-export const STATUS_STALE = "StatusStale";
-
-/** The ManagementCluster condition this follows (managementcluster/connected.ts). */
-const CONNECTED = "Connected";
-
-/**
- * Heartbeats an agent may miss before its management cluster is no longer Connected (the bound is
- * this many of the intervals the agent announces; monitor/liveness.ts says why three).
- */
-export const MISSED_HEARTBEATS = 3;
 
 export interface Staleness {
   managementCluster: string;

@@ -6,7 +6,7 @@
  * for that very reason (only the user can fix it).
  */
 import type { ConditionStatus } from "../api/meta/v1.ts";
-import { isProgressReason } from "../hcp/feedback.ts";
+import { isProgressReason } from "../api/v1alpha1/feedback.ts";
 import type { ConditionView, Severity, Summary } from "./model.ts";
 
 /** Conditions that are healthy when False. */

@@ -14,14 +14,14 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { LABELS } from "../hcp/names.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { CliError } from "./errors.ts";
 import type { Connection } from "./kube.ts";
 import type { ClusterSnapshot } from "./model.ts";
 
 /** The works of a cluster by name, across namespaces; filtered to its uid by `assemble`. */
 export function workSelector(name: string, namespace: string): string {
-  return `${LABELS.clusterName}=${name},${LABELS.clusterNamespace}=${namespace}`;
+  return `${WORK_LABELS.clusterName}=${name},${WORK_LABELS.clusterNamespace}=${namespace}`;
 }
 
 const byName = <T extends { metadata: { name?: string } }>(a: T, b: T): number =>
@@ -47,7 +47,7 @@ export function assemble(read: ReadObjects): ClusterSnapshot {
     nodePools: read.pools.filter(ofCluster).sort(byName),
     externalAuths: read.externalAuths.filter(ofCluster).sort(byName),
     ...(managementCluster ? { managementCluster } : {}),
-    works: works.filter((w) => !uid || w.metadata.labels?.[LABELS.clusterUid] === uid).sort(byName),
+    works: works.filter((w) => !uid || w.metadata.labels?.[WORK_LABELS.clusterUid] === uid).sort(byName),
   };
 }
 

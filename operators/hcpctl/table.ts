@@ -5,7 +5,7 @@
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
-import { MISSED_HEARTBEATS } from "../hcp/staleness.ts";
+import { MISSED_HEARTBEATS } from "../api/v1alpha1/managementcluster.ts";
 import { find } from "./conditions.ts";
 import type { ResourceKey } from "./resources.ts";
 import { staleOf } from "./stale.ts";

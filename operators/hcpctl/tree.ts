@@ -14,8 +14,8 @@
  */
 import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestCondition, ManifestWork } from "../api/work/v1.ts";
-import { feedbackOf, hostedReport, poolReport } from "../hcp/feedback.ts";
-import { LABELS } from "../hcp/names.ts";
+import { feedbackOf, hostedReport, poolReport } from "../api/v1alpha1/feedback.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { authDeletion, clusterDeletion, poolDeletion, workDeletion, workDeletionWhy } from "./blockers.ts";
 import { find, summaryOf, unknownSummary, viewsOf } from "./conditions.ts";
 import { specWrittenAt } from "./stale.ts";
@@ -242,7 +242,7 @@ const trueAt = (c: ConditionView | undefined): number | undefined =>
   c?.status === "True" ? c.observedGeneration : undefined;
 
 function poolNameOf(work: ManifestWork, pools: readonly NodePool[]): string | undefined {
-  const uid = work.metadata.labels?.[LABELS.nodePool];
+  const uid = work.metadata.labels?.[WORK_LABELS.nodePool];
   if (!uid) return undefined;
   return pools.find((p) => p.metadata.uid === uid)?.metadata.name ?? `(uid ${uid}, gone)`;
 }

@@ -9,7 +9,7 @@
  * has no shared subscriptions. A follower keeps no broker connection.
  *
  * Everything heard on a consumer's topic, and its agent's heartbeats, feed `agents`, the
- * in-memory liveness the management cluster controller shows as Connected (monitor/liveness.ts).
+ * in-memory liveness the management cluster controller shows as Connected (liveness.ts).
  */
 import {
   ManifestWorkResource,
@@ -24,7 +24,7 @@ import { SourceClient } from "../cloudevents/client/source.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { SOURCE_ID, topics } from "../cloudevents/types.ts";
-import { AgentLiveness } from "../monitor/liveness.ts";
+import { AgentLiveness } from "./liveness.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller } from "../runtime/controller.ts";

@@ -1,6 +1,6 @@
 /**
  * A ManagementCluster's Connected condition and `status.agent`, from what maestro-server heard of
- * its agent (monitor/liveness.ts) and what the status said before. Pure: the clock is an input.
+ * its agent (maestro-server/liveness.ts) and what the status said before. Pure: the clock is an input.
  *
  * - True (AgentConnected): the agent was heard within three of its heartbeat intervals.
  * - False (AgentNotHeard): an agent that beats has been silent beyond that bound. The silence is
@@ -18,20 +18,15 @@
  * is written exactly at each change of the condition's status and otherwise at most every
  * `lastHeardRefreshMs` (5 minutes by default): a heartbeat costs no write.
  */
-import type { ManagementClusterAgentStatus } from "../api/v1alpha1/index.ts";
-import { silenceBoundMs, MISSED_HEARTBEATS, type LivenessSnapshot } from "../monitor/liveness.ts";
+import {
+  CONNECTED,
+  CONNECTED_REASONS,
+  MISSED_HEARTBEATS,
+  type LivenessSnapshot,
+  type ManagementClusterAgentStatus,
+} from "../api/v1alpha1/index.ts";
+import { silenceBoundMs } from "../cloudevents/codec/heartbeat.ts";
 import { conditionTime, type Condition, type ConditionInput } from "../runtime/conditions.ts";
-
-export const CONNECTED = "Connected";
-
-export const CONNECTED_REASONS = {
-  connected: "AgentConnected",
-  notHeard: "AgentNotHeard",
-  sourceDisconnected: "SourceDisconnected",
-  noHeartbeat: "NoHeartbeat",
-  waiting: "WaitingForAgent",
-  notTracked: "LivenessNotTracked",
-} as const;
 
 /**
  * How often `status.agent.lastHeardTime` is refreshed while Connected does not change. It is a

@@ -10,7 +10,7 @@ import {
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube.ts";
 import { silentLogger } from "../runtime/logger.ts";
-import { AgentLiveness } from "../monitor/liveness.ts";
+import { AgentLiveness } from "../maestro-server/liveness.ts";
 import {
   LoadReconciler,
   managementClusterStatus,

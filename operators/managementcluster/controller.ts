@@ -11,17 +11,18 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import {
+  CONNECTED,
   HcpClusterResource,
   MANAGEMENT_CLUSTER_FINALIZER,
   ManagementClusterResource,
   PLACEMENT_FIELD,
+  type AgentLivenessSource,
   type HcpCluster,
   type ManagementCluster,
   type ManagementClusterPhase,
   type ManagementClusterStatus,
 } from "../api/v1alpha1/index.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import type { AgentLivenessSource } from "../monitor/liveness.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
@@ -38,7 +39,7 @@ import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
-import { CONNECTED, connectedStatus, type ConnectedOutcome } from "./connected.ts";
+import { connectedStatus, type ConnectedOutcome } from "./connected.ts";
 
 export const MANAGEMENT_CLUSTER_CONTROLLER = "managementcluster-controller";
 

@@ -36,7 +36,7 @@ import type { Informer } from "../runtime/informer.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { gauge, metricsRegistry } from "../runtime/metrics.ts";
-import type { AgentLivenessSource } from "./liveness.ts";
+import type { AgentLivenessSource } from "../api/v1alpha1/managementcluster.ts";
 import { isStale, OPERATIONS, operationStats, UnreconciledAges, type Tracked } from "./operations.ts";
 
 export interface RegionMonitorOptions {

@@ -6,7 +6,7 @@
  */
 import type { Condition } from "../api/meta/v1.ts";
 import type { KubeObject } from "../runtime/kube.ts";
-import { STATUS_STALE } from "../hcp/staleness.ts";
+import { STATUS_STALE } from "../api/v1alpha1/managementcluster.ts";
 
 export type Operation = "create" | "upgrade" | "delete";
 export const OPERATIONS: readonly Operation[] = ["create", "upgrade", "delete"];

@@ -11,7 +11,8 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
-import { LABELS, type RegionSettings } from "../hcp/names.ts";
+import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { workChangeWakesSender } from "../hcp/work.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";

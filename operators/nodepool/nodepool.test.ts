@@ -1,7 +1,7 @@
 /** The HyperShift NodePool a node pool becomes: what a user sets on the pool reaches it. */
 import { describe, expect, it } from "vitest";
 import { sampleCluster, sampleFixedPool, sampleRegion } from "../../test/support/samples.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { hyperShiftNodePool } from "./nodepool.ts";
 
 const release = { version: "4.19.7", image: "release:4.19.7", channelGroups: ["stable" as const] };

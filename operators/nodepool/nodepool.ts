@@ -11,8 +11,9 @@ import {
 } from "../api/hypershift/v1beta1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
-import { NODE_POOL_FEEDBACK_PATHS } from "../hcp/feedback.ts";
-import { LABELS, workLabels, type ClusterNames } from "../hcp/names.ts";
+import { NODE_POOL_FEEDBACK_PATHS } from "../api/v1alpha1/feedback.ts";
+import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
+import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import type { Release } from "../releases/catalog.ts";

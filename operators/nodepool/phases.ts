@@ -7,8 +7,8 @@
  */
 import type { HcpCluster, VersionSpec } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../hcp/feedback.ts";
-import { clusterNames } from "../hcp/names.ts";
+import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../api/v1alpha1/feedback.ts";
+import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import {
   compareVersions,

@@ -7,7 +7,7 @@
  * the phase stays what was last known.
  */
 import { NODE_POOL_STEPS, type NodePool, type NodePoolStatus, type Phase } from "../api/v1alpha1/index.ts";
-import type { PoolReport } from "../hcp/feedback.ts";
+import type { PoolReport } from "../api/v1alpha1/feedback.ts";
 import { staleReady, type Staleness } from "../hcp/staleness.ts";
 import {
   degradedFromSteps,

@@ -26,7 +26,7 @@ import {
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
 import { keySecretName } from "../../operators/breakglass/scope.ts";
-import { LABELS } from "../../operators/hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";

@@ -14,7 +14,7 @@ import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../ope
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { SecretResource } from "../../operators/api/core.ts";
 import { publicJwk } from "../../operators/cluster/oidc.ts";
-import { LABELS } from "../../operators/hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";

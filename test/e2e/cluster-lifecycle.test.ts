@@ -23,7 +23,7 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
-import { LABELS } from "../../operators/hcp/names.ts";
+import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";

@@ -23,7 +23,7 @@ import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts
 import { hostedClusterManifest, SIGNING_KEY_SECRET_NAME } from "../../operators/cluster/hostedcluster.ts";
 import { swiftManifests, VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";
 import { issuerURL } from "../../operators/cluster/oidc.ts";
-import { clusterNames, type RegionSettings } from "../../operators/hcp/names.ts";
+import { clusterNames, type RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
 import { hyperShiftNodePool } from "../../operators/nodepool/nodepool.ts";
 import type { Release } from "../../operators/releases/catalog.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";

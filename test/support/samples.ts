@@ -7,7 +7,7 @@ import type {
   ManagementCluster,
   NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import type { RegionSettings } from "../../operators/hcp/names.ts";
+import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
 
 const samplesDir = new URL("../../config/samples/", import.meta.url);
 

@@ -78,3 +78,62 @@ export interface ManagementClusterAgentStatus {
   /** The heartbeat interval the agent announces; absent for an agent that sends none. */
   heartbeatSeconds?: number;
 }
+
+/** The ManagementCluster condition that says whether its agent is heard (managementcluster/connected.ts). */
+export const CONNECTED = "Connected";
+
+export const CONNECTED_REASONS = {
+  connected: "AgentConnected",
+  notHeard: "AgentNotHeard",
+  sourceDisconnected: "SourceDisconnected",
+  noHeartbeat: "NoHeartbeat",
+  waiting: "WaitingForAgent",
+  notTracked: "LivenessNotTracked",
+} as const;
+
+/**
+ * Heartbeats an agent may miss before its management cluster is no longer Connected: the bound is
+ * this many of the intervals the agent announces (docs/decisions/0006-agent-liveness-by-heartbeat.md).
+ */
+export const MISSED_HEARTBEATS = 3;
+
+/**
+ * The reason of an HcpCluster's or NodePool's Ready that rests on a report its management cluster
+ * can no longer vouch for (Connected False): Unknown, StatusStale.
+ */
+export const STATUS_STALE = "StatusStale";
+
+/**
+ * The liveness record: what maestro-server heard of one consumer's agent, in memory only. It
+ * fills it (maestro-server/liveness.ts); the management cluster controller reads it into the
+ * Connected condition and `status.agent`, and the monitor into its gauges.
+ */
+export interface LivenessSnapshot {
+  /** When maestro-server last subscribed; absent while it is not connected to the broker. */
+  listeningSinceMs?: number;
+  /**
+   * Since when maestro-server has not been connected (since it started, before its first
+   * subscribe); absent before it starts, when nobody can be blamed for a silence yet.
+   */
+  deafSinceMs?: number;
+  /** Absent: nothing heard from this consumer's agent since maestro-server started. */
+  agent?: AgentHeard;
+}
+
+export interface AgentHeard {
+  /** When the agent was last heard, by maestro-server's clock (ms since the epoch). */
+  lastHeardMs: number;
+  /** The interval its heartbeats announce; absent for an agent that has sent none. */
+  heartbeatMs?: number;
+}
+
+/** What the readers of agent liveness see of it. */
+export interface AgentLivenessSource {
+  snapshot(consumer: string): LivenessSnapshot;
+  /**
+   * Called when a consumer's agent is heard for the first time, again after a silence longer
+   * than its bound, or with a new heartbeat interval; with undefined when listening starts or
+   * stops (every consumer). Expiry is not announced: the reader looks again at the bound.
+   */
+  onChange(handler: (consumer: string | undefined) => void): void;
+}

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { DecodeError, Ext, parseEventType } from "../types.ts";
-import { HEARTBEAT_DATA_TYPE, decodeHeartbeat, encodeHeartbeat, isHeartbeat } from "./heartbeat.ts";
+import {
+  HEARTBEAT_DATA_TYPE,
+  decodeHeartbeat,
+  encodeHeartbeat,
+  isHeartbeat,
+  silenceBoundMs,
+} from "./heartbeat.ts";
 
 describe("heartbeat events", () => {
   it("round-trip the consumer and the interval, in a type a Maestro source parses but does not decode", () => {
@@ -44,5 +50,12 @@ describe("heartbeat events", () => {
     const event = encodeHeartbeat("a", { consumer: "mgmt-1", intervalMs: 1000 });
     event.extensions = {};
     expect(() => decodeHeartbeat(event)).toThrow(/^extensions\.clustername:/);
+  });
+});
+
+describe("silenceBoundMs", () => {
+  it("is three intervals, of 10 s for an agent that announced none", () => {
+    expect(silenceBoundMs(undefined)).toBe(30_000);
+    expect(silenceBoundMs(1_000)).toBe(3_000);
   });
 });

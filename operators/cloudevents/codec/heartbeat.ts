@@ -9,6 +9,7 @@
  * beat.) A real Maestro agent sends none: the service then cannot tell and says so (Unknown).
  */
 import { randomUUID } from "node:crypto";
+import { MISSED_HEARTBEATS } from "../../api/v1alpha1/managementcluster.ts";
 import {
   Action,
   DecodeError,
@@ -31,6 +32,11 @@ export const HEARTBEAT_TYPE = formatEventType({
 
 /** How often an agent beats unless told otherwise: the OCM work agent's status sync period. */
 export const DEFAULT_HEARTBEAT_MS = 10_000;
+
+/** How long an agent that beats every `heartbeatMs` (default 10 s) may stay silent and be Connected. */
+export function silenceBoundMs(heartbeatMs: number | undefined): number {
+  return MISSED_HEARTBEATS * (heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+}
 
 /** The longest interval a heartbeat may announce: a longer one would make liveness meaningless. */
 export const MAX_HEARTBEAT_SECONDS = 3600;

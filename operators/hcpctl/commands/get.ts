@@ -6,7 +6,7 @@
 import type { KubeObject } from "../../api/meta/v1.ts";
 import { HcpClusterResource, type HcpCluster } from "../../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../api/work/v1.ts";
-import { LABELS } from "../../hcp/names.ts";
+import { WORK_LABELS } from "../../api/v1alpha1/labels.ts";
 import { CliError } from "../errors.ts";
 import type { Connect, Io } from "../io.ts";
 import type { Connection } from "../kube.ts";
@@ -70,7 +70,7 @@ async function rowContext(conn: Connection, q: Query, now: number): Promise<RowC
   const needClusters = clusterChild(q) && (wide || q.opts.managementCluster !== undefined);
   const [works, clusters] = await Promise.all([
     needWorks
-      ? conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: LABELS.clusterUid })
+      ? conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: WORK_LABELS.clusterUid })
       : undefined,
     needClusters ? conn.list<HcpCluster>(HcpClusterResource, { namespace: q.namespace }) : undefined,
   ]);
@@ -79,11 +79,11 @@ async function rowContext(conn: Connection, q: Query, now: number): Promise<RowC
     now,
     worksOf: (obj) =>
       q.info.key === "nodepools"
-        ? workItems.filter((w) => w.metadata.labels?.[LABELS.nodePool] === obj.metadata.uid)
+        ? workItems.filter((w) => w.metadata.labels?.[WORK_LABELS.nodePool] === obj.metadata.uid)
         : workItems.filter(
             (w) =>
-              w.metadata.labels?.[LABELS.clusterUid] === obj.metadata.uid &&
-              !w.metadata.labels?.[LABELS.nodePool],
+              w.metadata.labels?.[WORK_LABELS.clusterUid] === obj.metadata.uid &&
+              !w.metadata.labels?.[WORK_LABELS.nodePool],
           ),
     clusterOf: (child: ClusterChild) =>
       clusters?.items.find(

@@ -14,8 +14,8 @@ import {
 } from "../../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../api/work/v1.ts";
 import { LABELS as ARM_LABELS } from "../../frontend/names.ts";
-import { OPERATION_TTL_MS } from "../../frontend/operations.ts";
-import { LABELS } from "../../hcp/names.ts";
+import { OPERATION_TTL_MS } from "../../frontend/operations/document.ts";
+import { WORK_LABELS } from "../../api/v1alpha1/labels.ts";
 import { CliError } from "../errors.ts";
 import type { Connect, Io } from "../io.ts";
 import type { Connection } from "../kube.ts";
@@ -54,7 +54,9 @@ async function worksOf(conn: Connection, m: OperationMatch): Promise<ManifestWor
   const uid = m.cr?.metadata.uid;
   if (!uid) return [];
   const pool = m.crKind === "NodePool";
-  const selector = pool ? `${LABELS.nodePool}=${uid}` : `${LABELS.clusterUid}=${uid},!${LABELS.nodePool}`;
+  const selector = pool
+    ? `${WORK_LABELS.nodePool}=${uid}`
+    : `${WORK_LABELS.clusterUid}=${uid},!${WORK_LABELS.nodePool}`;
   return (await conn.list<ManifestWork>(ManifestWorkResource, { labelSelector: selector })).items;
 }
 

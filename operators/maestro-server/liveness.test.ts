@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentLiveness, silenceBoundMs } from "./liveness.ts";
+import { AgentLiveness } from "./liveness.ts";
 
 function clock(start = 1_000_000) {
   let t = start;
@@ -13,13 +13,6 @@ function tracked(start?: number) {
   liveness.onChange((consumer) => changes.push(consumer));
   return { ...c, liveness, changes };
 }
-
-describe("silenceBoundMs", () => {
-  it("is three intervals, of 10 s for an agent that announced none", () => {
-    expect(silenceBoundMs(undefined)).toBe(30_000);
-    expect(silenceBoundMs(1_000)).toBe(3_000);
-  });
-});
 
 describe("AgentLiveness", () => {
   it("counts deafness from its start until maestro-server subscribes, then listening from the subscribe", () => {

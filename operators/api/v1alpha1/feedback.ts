@@ -1,13 +1,14 @@
 /**
- * What comes back from the management cluster: the feedback rules a work asks the agent for, and
- * their decoding into what the HostedCluster and HyperShift's NodePool reported. Each value is
- * small on purpose: OCM's agent refuses raw JSON values over 1 KiB, and a HostedCluster's whole
- * condition list is larger than that. Decoding is defensive: the agent sends what it read, or
- * nothing.
+ * What comes back from the management cluster: the feedback rules a cluster's and a node pool's
+ * work ask the agent for, and their decoding into what the HostedCluster and HyperShift's NodePool
+ * reported. The controllers write the rules and read the reports; hcpctl reads the same reports.
+ * Each value is small on purpose: OCM's agent refuses raw JSON values over 1 KiB, and a
+ * HostedCluster's whole condition list is larger than that. Decoding is defensive: the agent sends
+ * what it read, or nothing.
  */
-import type { FeedbackValue, JsonPath, ManifestWorkObject } from "../api/work/v1.ts";
-import type { AzureKMSKey } from "../api/hypershift/v1beta1.ts";
-import type { Condition } from "../runtime/conditions.ts";
+import type { AzureKMSKey } from "../hypershift/v1beta1.ts";
+import type { Condition } from "../meta/v1.ts";
+import type { FeedbackValue, JsonPath, ManifestWorkObject } from "../work/v1.ts";
 
 /** Feedback names of a HostedCluster's work. */
 export const FEEDBACK = {

@@ -1,21 +1,10 @@
 /**
- * Names and labels shared by everything that carries an HcpCluster to a management cluster: the
- * names ARO HCP derives from a cluster (HostedCluster = the DNS prefix, its namespace from the
- * environment and the cluster ID) and the labels that map a ManifestWork back to its owner.
+ * The names ARO HCP derives from an HcpCluster and the region it runs in: the HostedCluster is
+ * named by the DNS prefix, its namespace by the environment and the cluster ID, and the cluster's
+ * ManifestWork by the cluster ID. Every controller that reaches a cluster's objects derives them
+ * here, so that they agree.
  */
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
-
-/**
- * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and pool,
- * or break-glass credential).
- */
-export const LABELS = {
-  clusterUid: "hcp.aro.dev/cluster-uid",
-  clusterName: "hcp.aro.dev/cluster-name",
-  clusterNamespace: "hcp.aro.dev/cluster-namespace",
-  nodePool: "hcp.aro.dev/nodepool",
-  breakglass: "hcp.aro.dev/breakglass",
-} as const;
+import type { HcpCluster } from "./hcpcluster.ts";
 
 /** What the service knows beyond the HcpCluster itself. */
 export interface RegionSettings {
@@ -59,14 +48,5 @@ export function clusterNames(cluster: HcpCluster, region: RegionSettings): Clust
     apiHost: `api.${zoneName}`,
     consoleURL: `https://console-openshift-console.apps.${zoneName}`,
     workName: clusterID,
-  };
-}
-
-/** The labels every work of a cluster carries (a node pool's adds LABELS.nodePool). */
-export function workLabels(cluster: HcpCluster): Record<string, string> {
-  return {
-    [LABELS.clusterUid]: cluster.metadata.uid ?? "",
-    [LABELS.clusterName]: cluster.metadata.name ?? "",
-    [LABELS.clusterNamespace]: cluster.metadata.namespace ?? "",
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * Labels and annotations the controllers put on the ManifestWorks of a cluster, and that other
+ * components (the other controllers, hcpctl) read back. The frontend's own ARM names are
+ * elsewhere; these are the ones that map a work to what it carries.
+ */
+import type { HcpCluster } from "./hcpcluster.ts";
+
+/**
+ * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and node
+ * pool, or break-glass credential).
+ */
+export const WORK_LABELS = {
+  clusterUid: "hcp.aro.dev/cluster-uid",
+  clusterName: "hcp.aro.dev/cluster-name",
+  clusterNamespace: "hcp.aro.dev/cluster-namespace",
+  nodePool: "hcp.aro.dev/nodepool",
+  breakglass: "hcp.aro.dev/breakglass",
+} as const;
+
+/** The labels every work of a cluster carries (a node pool's adds WORK_LABELS.nodePool). */
+export function workLabels(cluster: HcpCluster): Record<string, string> {
+  return {
+    [WORK_LABELS.clusterUid]: cluster.metadata.uid ?? "",
+    [WORK_LABELS.clusterName]: cluster.metadata.name ?? "",
+    [WORK_LABELS.clusterNamespace]: cluster.metadata.namespace ?? "",
+  };
+}
+
+/**
+ * ARM request IDs: the frontend stamps them on a CR, the controllers copy them onto its
+ * ManifestWork, hcpctl follows a request by them.
+ */
+export const REQUEST_ID_ANNOTATIONS = [
+  "hcp.aro.dev/correlation-request-id",
+  "hcp.aro.dev/client-request-id",
+] as const;
+
+/** On a cluster's work: `name=generation,…` of the ExternalAuths its HostedCluster carries. */
+export const EXTERNAL_AUTHS_ANNOTATION = "hcp.aro.dev/external-auths";

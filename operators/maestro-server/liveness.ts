@@ -1,0 +1,83 @@
+/**
+ * Agent liveness as maestro-server hears it, in memory only: when each consumer's agent was last
+ * heard, the heartbeat interval it announced, and whether maestro-server itself is listening. The
+ * management cluster controller turns this into the Connected condition (it writes; this never
+ * does), so a heartbeat costs a map update and nothing in the apiserver. Any message from an
+ * agent counts as heard; only a heartbeat announces an interval. Times are this process's clock
+ * at receipt, never the agent's. Why a heartbeat, and why three intervals:
+ * docs/decisions/0006-agent-liveness-by-heartbeat.md.
+ */
+import type { AgentHeard, AgentLivenessSource, LivenessSnapshot } from "../api/v1alpha1/managementcluster.ts";
+import { silenceBoundMs } from "../cloudevents/codec/heartbeat.ts";
+
+export class AgentLiveness implements AgentLivenessSource {
+  readonly #now: () => number;
+  readonly #agents = new Map<string, AgentHeard>();
+  readonly #handlers: Array<(consumer: string | undefined) => void> = [];
+  #listeningSinceMs: number | undefined;
+  #deafSinceMs: number | undefined;
+
+  constructor(opts: { now?: () => number } = {}) {
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /**
+   * maestro-server starts, or takes over from another replica: what an earlier run heard is
+   * forgotten, and the silence of an agent is counted from now on.
+   */
+  start(): void {
+    this.#agents.clear();
+    this.#listeningSinceMs = undefined;
+    this.#deafSinceMs = this.#now();
+    this.#emit(undefined);
+  }
+
+  /** maestro-server subscribed (true) or lost its connection (false). */
+  listening(up: boolean): void {
+    const now = this.#now();
+    if (up) {
+      this.#listeningSinceMs = now;
+    } else {
+      if (this.#listeningSinceMs === undefined) return;
+      this.#listeningSinceMs = undefined;
+      this.#deafSinceMs = now;
+    }
+    this.#emit(undefined);
+  }
+
+  /** A message from the consumer's agent; `heartbeatMs` when it was a heartbeat announcing it. */
+  heard(consumer: string, heartbeatMs?: number): void {
+    const now = this.#now();
+    const before = this.#agents.get(consumer);
+    const interval = heartbeatMs ?? before?.heartbeatMs;
+    this.#agents.set(consumer, {
+      lastHeardMs: now,
+      ...(interval === undefined ? {} : { heartbeatMs: interval }),
+    });
+    const news =
+      !before ||
+      before.heartbeatMs !== interval ||
+      now - before.lastHeardMs >= silenceBoundMs(before.heartbeatMs);
+    if (news) this.#emit(consumer);
+  }
+
+  snapshot(consumer: string): LivenessSnapshot {
+    const agent = this.#agents.get(consumer);
+    return {
+      ...(this.#listeningSinceMs !== undefined
+        ? { listeningSinceMs: this.#listeningSinceMs }
+        : this.#deafSinceMs !== undefined
+          ? { deafSinceMs: this.#deafSinceMs }
+          : {}),
+      ...(agent ? { agent: { ...agent } } : {}),
+    };
+  }
+
+  onChange(handler: (consumer: string | undefined) => void): void {
+    this.#handlers.push(handler);
+  }
+
+  #emit(consumer: string | undefined): void {
+    for (const h of this.#handlers) h(consumer);
+  }
+}
