@@ -6,4 +6,7 @@ export * from "./externalauth.ts";
 export * from "./managementcluster.ts";
 export * from "./breakglasscredential.ts";
 export * from "./steps.ts";
+export * from "./labels.ts";
+export * from "./clusternames.ts";
+export * from "./feedback.ts";
 export * from "./operation.ts";
