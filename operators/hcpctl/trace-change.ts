@@ -33,7 +33,7 @@ import {
   type HopState,
   type ObjectRef,
 } from "./trace-hop.ts";
-import { statusWrittenAt } from "./tree.ts";
+import { statusWrittenAt } from "./tree-works.ts";
 
 const CONTROLLER: Record<CRKind, string> = { HcpCluster: "cluster", NodePool: "node pool" };
 const REPORTED_KIND: Record<CRKind, string> = { HcpCluster: "HostedCluster", NodePool: "NodePool" };
