@@ -2,29 +2,19 @@
  * Deletion runs the create path backwards behind the finalizer: node pools (their works reference
  * the HostedCluster), then external auths, then the cluster's works (maestro-server holds each
  * until the agent confirms Deleted), then the Azure resources, then the OIDC issuer's documents
- * and key, then the finalizer. A phase that is still waiting records why in `facts.deleting`,
- * which holds the phases after it.
+ * and key; then the skeleton (runtime/reconciler.ts) removes the finalizer. A phase that is still
+ * waiting records why in `facts.deleting`, which holds the phases after it.
  */
-import {
-  CLUSTER_FINALIZER,
-  ExternalAuthResource,
-  HcpClusterResource,
-  NodePoolResource,
-} from "../api/v1alpha1/index.ts";
+import { ExternalAuthResource, NodePoolResource } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";
-import {
-  AZURE_POLL_MS,
-  externalAuthsOf,
-  recheckMs,
-  worksOf,
-  type ClusterScope,
-} from "./scope.ts";
+import { AZURE_POLL_MS, externalAuthsOf, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
 export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, deps } = scope;
@@ -121,12 +111,14 @@ export const deleteOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) =
   return {};
 };
 
-/** Last: nothing of the cluster is left anywhere, so the finalizer and everything remembered go. */
-export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) => {
-  if (scope.facts.deleting) return {};
-  const { cluster, deps, memory } = scope;
+/** Just before the finalizer goes: nothing of the cluster is left anywhere (a crash point). */
+export function releasingCluster(): void {
   failpoint("cluster/before-finalizer-removed");
-  await deps.writer.removeFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, { signal });
+}
+
+/** The finalizer is gone: everything remembered of the cluster goes, and its audience is told. */
+export async function clusterReleased({ signal }: ReconcileContext, scope: ClusterScope): Promise<void> {
+  const { cluster, deps, memory } = scope;
   const uid = cluster.metadata.uid ?? "";
   memory.reservations.delete(uid);
   memory.holds.forget(uid);
@@ -138,8 +130,7 @@ export const releaseFinalizer: Phase<ClusterScope> = async ({ signal }, scope) =
     message: "Node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
     signal,
   });
-  return {};
-};
+}
 
 /** A deletion phase that failed holds the ones after it, as one that is still waiting does. */
 function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterScope> {
@@ -161,5 +152,4 @@ export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
   holdOnError("DeletingHostedCluster", deleteWorks),
   holdOnError("DeletingAzureResources", deleteInfrastructure),
   holdOnError("DeletingOidcIssuer", deleteOidcIssuer),
-  releaseFinalizer,
 ];

@@ -1,19 +1,22 @@
 /**
- * Reconciles one HcpCluster, in Cluster API's fixed order: get by key; deletion (DELETE_PHASES) or
- * the finalizer first; the scope; paused is checked here, once (a paused cluster is only
- * observed); the phases (phases.ts) through runPhases; one status write at the end, with
- * `observedGeneration` moved only when every phase got through; the result, or the phases' errors
- * so the queue backs off.
+ * Reconciles one HcpCluster through the runtime's skeleton (runtime/reconciler.ts): deletion
+ * (DELETE_PHASES) or the finalizer first; a paused cluster is only observed (PAUSED_PHASES); the
+ * phases of phases.ts; one status write (status.ts), then its events and the upgrade it started.
  */
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
-import { CLUSTER_FINALIZER, HcpClusterResource } from "../api/v1alpha1/index.ts";
+import {
+  CLUSTER_FINALIZER,
+  HcpClusterResource,
+  type HcpCluster,
+  type HcpClusterStatus,
+} from "../api/v1alpha1/index.ts";
 import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps, stepsFromConditions } from "../hcp/steps.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import { recordTransitions, type TransitionPolicy } from "../runtime/events.ts";
-import { phasesResult, runPhases, timed } from "../runtime/phases.ts";
-import { DELETE_PHASES } from "./delete.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import type { TransitionPolicy } from "../runtime/events.ts";
+import type { Phase } from "../runtime/phases.ts";
+import { PhasedReconciler } from "../runtime/reconciler.ts";
+import { clusterReleased, DELETE_PHASES, releasingCluster } from "./delete.ts";
 import { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 import { CLUSTER_PHASES, PAUSED_PHASES } from "./phases.ts";
 import {
@@ -34,79 +37,78 @@ export const CLUSTER_EVENTS: TransitionPolicy = {
   install: { ready: CONDITIONS.Ready, steps: STEP_CONDITIONS },
 };
 
-export class ClusterReconciler implements Reconciler {
-  readonly #d: ClusterReconcilerDeps;
+/** A paused cluster's steps say what they said when it was paused; its phases only observe. */
+const keepPausedSteps: Phase<ClusterScope> = (_ctx, scope) => {
+  scope.facts.steps = stepsFromConditions(STEP_CONDITIONS, scope.cluster.status?.conditions ?? []);
+  return {};
+};
+
+const PAUSED: readonly Phase<ClusterScope>[] = [keepPausedSteps, ...PAUSED_PHASES];
+
+function newMemory(deps: ClusterReconcilerDeps, now: () => number): ClusterMemory {
+  return {
+    holds: new UserErrorHold(deps.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS, now),
+    reservations: new Map(),
+    verified: new VerifiedSteps(deps.infraRecheckMs ?? INFRA_RECHECK_MS, now),
+    rechecks: new RecheckBudget(deps.infraRecheckBudget ?? INFRA_RECHECK_BUDGET, now),
+    worksWritten: new Map(),
+  };
+}
+
+/** The status of the cluster as its phases found it; whether its management cluster's agent is heard from. */
+function clusterStatus(scope: ClusterScope, succeeded: boolean): HcpClusterStatus {
+  const placed = scope.facts.managementCluster;
+  const mc = placed ? scope.deps.managementClusters.get("", placed) : undefined;
+  return composeStatus(scope.facts, { succeeded, stale: staleness(mc) });
+}
+
+/** Once the status says what the control plane is asked to run: one event per move. */
+async function recordUpgrade(ctx: ReconcileContext, scope: ClusterScope): Promise<void> {
+  if (!scope.upgradeStarted) return;
+  await scope.deps.events.record(scope.cluster, {
+    type: "Normal",
+    reason: "Upgrading",
+    message: scope.upgradeStarted,
+    signal: ctx.signal,
+  });
+}
+
+export class ClusterReconciler extends PhasedReconciler<HcpCluster, ClusterScope> {
   readonly #memory: ClusterMemory;
-  readonly #now: () => number;
 
   constructor(deps: ClusterReconcilerDeps, now: () => number = Date.now) {
-    this.#d = deps;
-    this.#now = now;
-    this.#memory = {
-      holds: new UserErrorHold(deps.userErrorRecheckMs ?? USER_ACTION_RECHECK_MS, now),
-      reservations: new Map(),
-      verified: new VerifiedSteps(deps.infraRecheckMs ?? INFRA_RECHECK_MS, now),
-      rechecks: new RecheckBudget(deps.infraRecheckBudget ?? INFRA_RECHECK_BUDGET, now),
-      worksWritten: new Map(),
-    };
+    const memory = newMemory(deps, now);
+    super({
+      resource: HcpClusterResource,
+      finalizer: CLUSTER_FINALIZER,
+      get: (namespace, name) => deps.clusters.get(namespace, name),
+      writer: deps.writer,
+      scope: (ctx, cluster) => newScope({ deps, memory, log: requestLog(ctx, cluster), now: now() }, cluster),
+      phases: (scope) => (scope.cluster.spec.paused ? PAUSED : CLUSTER_PHASES),
+      deletion: {
+        phases: DELETE_PHASES,
+        waiting: (scope) => Boolean(scope.facts.deleting),
+        reportsWaiting: true,
+        releasing: releasingCluster,
+        released: clusterReleased,
+      },
+      status: {
+        compose: clusterStatus,
+        events: {
+          recorder: deps.events,
+          policy: CLUSTER_EVENTS,
+          failedSteps: (scope) => failedSteps(scope.facts.steps),
+        },
+        // A written placement keeps its reservation until the informer shows it (phases.ts
+        // placementLoad): the next reconcile may read the copy from before this write.
+        written: recordUpgrade,
+      },
+    });
+    this.#memory = memory;
   }
 
   /** What outlives a reconcile, for tests that check it is dropped with the cluster. */
   get memory(): Readonly<ClusterMemory> {
     return this.#memory;
-  }
-
-  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
-    const cluster = this.#d.clusters.get(req.namespace, req.name);
-    if (!cluster?.metadata.uid) return {};
-    const scope = newScope(
-      { deps: this.#d, memory: this.#memory, log: requestLog(ctx, cluster), now: this.#now() },
-      cluster,
-    );
-    if (cluster.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
-    if (await this.#d.writer.addFinalizer(HcpClusterResource, cluster, CLUSTER_FINALIZER, ctx)) return {};
-    if (cluster.spec.paused)
-      scope.facts.steps = stepsFromConditions(STEP_CONDITIONS, cluster.status?.conditions ?? []);
-    const outcome = await runPhases(ctx, scope, cluster.spec.paused ? PAUSED_PHASES : CLUSTER_PHASES);
-    await timed(ctx, "writeStatus", () => this.#writeStatus(ctx, scope, outcome.errors.length === 0));
-    return phasesResult(outcome);
-  }
-
-  async #reconcileDelete(ctx: ReconcileContext, scope: ClusterScope): Promise<Result> {
-    if (!scope.cluster.metadata.finalizers?.includes(CLUSTER_FINALIZER)) return {};
-    const outcome = await runPhases(ctx, scope, DELETE_PHASES);
-    // Once the finalizer is gone the object may be too; status is written only while it waits.
-    if (scope.facts.deleting) await this.#writeStatus(ctx, scope, outcome.errors.length === 0);
-    return phasesResult(outcome);
-  }
-
-  async #writeStatus(ctx: ReconcileContext, scope: ClusterScope, succeeded: boolean): Promise<void> {
-    const { cluster } = scope;
-    const placed = scope.facts.managementCluster;
-    const mc = placed ? this.#d.managementClusters.get("", placed) : undefined;
-    const status = composeStatus(scope.facts, { succeeded, stale: staleness(mc) });
-    const written = await this.#d.writer.applyStatus<HcpCluster>(HcpClusterResource, cluster, status, ctx);
-    if (!written) return;
-    // The reservation stays until the informer shows the placement (phases.ts placementLoad): the
-    // next reconcile may read the copy from before this write, and would place the cluster again.
-    await recordTransitions(
-      this.#d.events,
-      cluster,
-      {
-        before: cluster.status?.conditions ?? [],
-        after: status.conditions ?? [],
-        failedSteps: failedSteps(scope.facts.steps),
-        signal: ctx.signal,
-      },
-      CLUSTER_EVENTS,
-    );
-    // Once the status says what the control plane is asked to run: one event per move.
-    if (scope.upgradeStarted)
-      await this.#d.events.record(cluster, {
-        type: "Normal",
-        reason: "Upgrading",
-        message: scope.upgradeStarted,
-        signal: ctx.signal,
-      });
   }
 }
