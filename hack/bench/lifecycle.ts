@@ -33,7 +33,7 @@ import { ManifestWorkResource, summariseWorkSpec, type ManifestWork } from "../.
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { summariseManagedFields } from "../../operators/runtime/apply.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { Informer } from "../../operators/runtime/informer.ts";

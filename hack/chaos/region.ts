@@ -13,7 +13,7 @@ import { NamespaceResource } from "../../operators/api/core.ts";
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
   ManagementClusterResource,

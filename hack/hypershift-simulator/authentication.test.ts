@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HostedCluster, OIDCProvider } from "../../operators/api/hypershift/v1beta1.ts";
+import type { HostedCluster, OIDCProvider } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { getCondition } from "../../operators/runtime/conditions.ts";
 import { hostedClusterFixture } from "../../test/support/hypershift.ts";
 import { computeHostedClusterStatus } from "./status.ts";

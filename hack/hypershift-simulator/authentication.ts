@@ -5,7 +5,7 @@
  * URL without query, fragment or user info and not the cluster's own service-account issuer, with
  * 1..10 audiences, a username claim, and unique client components.
  */
-import type { HostedCluster, OIDCProvider } from "../../operators/api/hypershift/v1beta1.ts";
+import type { HostedCluster, OIDCProvider } from "../../operators/api/hypershift/v1beta1/index.ts";
 
 function issuerProblem(p: OIDCProvider, ownIssuer: string | undefined): string | undefined {
   const raw = p.issuer.issuerURL;

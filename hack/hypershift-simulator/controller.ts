@@ -15,7 +15,7 @@ import {
   NodePoolResource,
   type HostedCluster,
   type NodePool,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { Applier } from "../../operators/runtime/apply.ts";
 import type { Cluster } from "../../operators/runtime/clusters.ts";
 import { Controller, type Request } from "../../operators/runtime/controller.ts";

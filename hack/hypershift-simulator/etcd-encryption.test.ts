@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AzureKMSKey, HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import type { AzureKMSKey, HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { getCondition } from "../../operators/runtime/conditions.ts";
 import { hostedClusterFixture } from "../../test/support/hypershift.ts";
 import { keyFingerprint } from "./etcd-encryption.ts";

@@ -25,7 +25,7 @@ import {
   type AzureKMSKey,
   type AzureKMSSpec,
   type HostedCluster,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { getCondition, type ConditionInput } from "../../operators/runtime/conditions.ts";
 
 /** HyperShift's Secret of the control plane's encryption configuration, and its annotation. */

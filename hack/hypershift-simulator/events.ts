@@ -8,7 +8,7 @@ import {
   type HostedClusterStatus,
   type NodePoolStatus,
   type UpdateHistory,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import type { EventSeverity } from "../../operators/runtime/events.ts";
 import { WAITING_FOR_MACHINES } from "./nodepool-status.ts";
 

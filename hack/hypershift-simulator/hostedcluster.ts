@@ -17,7 +17,7 @@ import {
   type HostedCluster,
   type HostedClusterStatus,
   type NodePool,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import type { Applier } from "../../operators/runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
 import type { EventRecorder } from "../../operators/runtime/events.ts";

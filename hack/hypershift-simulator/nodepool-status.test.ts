@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hostedClusterFixture, nodePoolFixture } from "../../test/support/hypershift.ts";
-import type { HostedCluster, NodePool } from "../../operators/api/hypershift/v1beta1.ts";
+import type { HostedCluster, NodePool } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { computeNodePoolStatus, type NodePoolFacts } from "./nodepool-status.ts";
 
 const t0 = new Date("2026-01-01T00:00:00Z");

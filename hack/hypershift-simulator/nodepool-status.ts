@@ -16,7 +16,7 @@ import {
   type NodePool,
   type NodePoolCondition,
   type NodePoolStatus,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   getCondition,
   setCondition,

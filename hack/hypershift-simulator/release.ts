@@ -3,7 +3,7 @@
  * version and payload architecture from a release image's tag, the injected failure from an
  * annotation, and the host names a real control plane would publish.
  */
-import type { HostedCluster, PayloadArch } from "../../operators/api/hypershift/v1beta1.ts";
+import type { HostedCluster, PayloadArch } from "../../operators/api/hypershift/v1beta1/index.ts";
 
 /** `"<Reason>: <message>"` on a HostedCluster or NodePool makes it fail until the annotation is removed. */
 export const FAIL_ANNOTATION = "hypershift-simulator.hcp.aro.dev/fail";

@@ -26,7 +26,7 @@ import {
   type KeyObject,
 } from "node:crypto";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
-import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { subjectName, webKeys, type ParsedRequest, type Subject } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 

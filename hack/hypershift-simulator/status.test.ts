@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hostedClusterFixture, RELEASE_4_19_8 } from "../../test/support/hypershift.ts";
-import type { HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import type { HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { getCondition } from "../../operators/runtime/conditions.ts";
 import { computeHostedClusterStatus, type HostedClusterFacts } from "./status.ts";
 

@@ -18,7 +18,7 @@ import {
   type HostedCluster,
   type HostedClusterStatus,
   type UpdateHistory,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   conditionTime,
   setCondition,

@@ -8,7 +8,7 @@
  * HcpCluster knows.
  */
 import { ConfigMapResource } from "../api/core.ts";
-import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../api/hypershift/v1beta1.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../api/hypershift/v1beta1/index.ts";
 import {
   CSR_API_VERSION,
   CSR_KIND,

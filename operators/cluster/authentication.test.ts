@@ -4,7 +4,7 @@
  * a Public one names none.
  */
 import { describe, expect, it } from "vitest";
-import { HOSTED_CLUSTER_SOURCED_ANNOTATION } from "../api/hypershift/v1beta1.ts";
+import { HOSTED_CLUSTER_SOURCED_ANNOTATION } from "../api/hypershift/v1beta1/index.ts";
 import type { ExternalAuth } from "../api/v1alpha1/index.ts";
 import { clientSecrets, oidcProvider } from "./authentication.ts";
 

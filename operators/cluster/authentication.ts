@@ -10,7 +10,7 @@ import {
   HOSTED_CLUSTER_SOURCED_ANNOTATION,
   type AuthenticationSpec,
   type OIDCProvider,
-} from "../api/hypershift/v1beta1.ts";
+} from "../api/hypershift/v1beta1/index.ts";
 import type { ExternalAuth, ExternalAuthClient } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AzureKMSKey } from "../api/hypershift/v1beta1.ts";
+import type { AzureKMSKey } from "../api/hypershift/v1beta1/index.ts";
 import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
 import {
   carriedKeys,

@@ -10,7 +10,7 @@
  * sends it), and each decision is made from that record and the HostedCluster's feedback on the
  * same work: never from memory, so a restart continues the rotation where the work says it is.
  */
-import type { AzureKMSKey, SecretEncryptionSpec } from "../api/hypershift/v1beta1.ts";
+import type { AzureKMSKey, SecretEncryptionSpec } from "../api/hypershift/v1beta1/index.ts";
 import type { HcpCluster, KmsEncryptionSpec } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
 import type { KubeObject } from "../runtime/kube.ts";

@@ -12,7 +12,7 @@ import {
   HYPERSHIFT_API_VERSION,
   HostedClusterResource,
   type HostedCluster,
-} from "../api/hypershift/v1beta1.ts";
+} from "../api/hypershift/v1beta1/index.ts";
 import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";

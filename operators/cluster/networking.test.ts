@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { PodNetworkInstanceResource, PodNetworkResource } from "../api/acn/v1alpha1.ts";
-import { SWIFT_POD_NETWORK_INSTANCE_ANNOTATION, type HostedCluster } from "../api/hypershift/v1beta1.ts";
+import {
+  SWIFT_POD_NETWORK_INSTANCE_ANNOTATION,
+  type HostedCluster,
+} from "../api/hypershift/v1beta1/index.ts";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";

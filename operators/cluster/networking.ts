@@ -17,7 +17,7 @@ import {
   SWIFT_POD_NETWORK_INSTANCE_ANNOTATION,
   type OperatorConfiguration,
   type OptionalCapability,
-} from "../api/hypershift/v1beta1.ts";
+} from "../api/hypershift/v1beta1/index.ts";
 import { INGRESS_DISABLED_SINCE, type HcpCluster, type IngressType } from "../api/v1alpha1/index.ts";
 import type { Manifest } from "../api/work/v1.ts";
 import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";

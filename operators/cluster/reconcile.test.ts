@@ -32,7 +32,7 @@ import {
   sampleRegion,
 } from "../../test/support/samples.ts";
 import { BlobStoreError } from "../azure/blob.ts";
-import type { HostedCluster } from "../api/hypershift/v1beta1.ts";
+import type { HostedCluster } from "../api/hypershift/v1beta1/index.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import { BlobIssuerDocuments, publicJwk } from "./oidc.ts";
 import { RetryableStepError } from "./phases.ts";

@@ -3,7 +3,7 @@
  * generation the service holds, or why not) and its manifests, the HostedCluster and HyperShift
  * NodePool read from the agent's feedback. Pure, as tree.ts.
  */
-import { HYPERSHIFT_GROUP } from "../api/hypershift/v1beta1.ts";
+import { HYPERSHIFT_GROUP } from "../api/hypershift/v1beta1/index.ts";
 import { feedbackOf, hostedReport, poolReport } from "../api/v1alpha1/feedback.ts";
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import { WORK_LABELS } from "../api/v1alpha1/labels.ts";

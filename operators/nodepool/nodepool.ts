@@ -8,7 +8,7 @@ import {
   NODE_POOL_KIND,
   NodePoolResource as HyperShiftNodePoolResource,
   type NodePool as HyperShiftNodePool,
-} from "../api/hypershift/v1beta1.ts";
+} from "../api/hypershift/v1beta1/index.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 import { NODE_POOL_FEEDBACK_PATHS } from "../api/v1alpha1/feedback.ts";

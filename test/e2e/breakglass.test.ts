@@ -10,7 +10,7 @@
 import { createPublicKey, generateKeyPairSync, X509Certificate } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
-import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   CertificateRevocationRequestResource,
   CertificateSigningRequestResource,

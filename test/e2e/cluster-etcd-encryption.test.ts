@@ -11,7 +11,7 @@ import {
   type AzureKMSKey,
   type AzureKMSSpec,
   type HostedCluster,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { clientFor, eventually } from "../support/fixtures.ts";

@@ -15,7 +15,7 @@ import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
   NodePoolResource,

@@ -27,7 +27,7 @@ import {
   SWIFT_POD_NETWORK_INSTANCE_ANNOTATION,
   controlPlaneNamespaceName,
   type HostedCluster,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { createAzureClients, OWNER_TAG, type AzureClients } from "../../operators/azure/index.ts";
 import { VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";

@@ -18,7 +18,7 @@ import { request } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../../hack/harness/stack.ts";
 import { SecretResource } from "../../operators/api/core.ts";
-import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";

@@ -12,7 +12,7 @@ import {
   HostedClusterResource,
   type AuthenticationSpec,
   type HostedCluster,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   ExternalAuthResource,
   HcpClusterResource,

@@ -13,7 +13,7 @@ import { startStack, type Stack } from "../../hack/harness/stack.ts";
 import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
-import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1.ts";
+import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   BreakglassCredentialResource,
   HcpClusterResource,

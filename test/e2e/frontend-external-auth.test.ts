@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   ExternalAuthResource,
   HcpClusterResource,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
 import { startStack, type Stack } from "../../hack/harness/stack.ts";
-import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
   NodePoolResource,

@@ -17,7 +17,7 @@ import { isDeepStrictEqual, promisify } from "node:util";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAIL_ANNOTATION } from "../../hack/hypershift-simulator/release.ts";
-import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
   NodePoolResource,

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
   NodePoolResource,

@@ -13,7 +13,7 @@ import {
   PodNetworkInstanceResource,
   PodNetworkResource,
 } from "../../operators/api/acn/v1alpha1.ts";
-import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { asManifest } from "../../operators/hcp/work.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";

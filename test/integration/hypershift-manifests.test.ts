@@ -18,7 +18,7 @@ import {
   NodePoolResource as HyperShiftNodePoolResource,
   type HostedCluster,
   type NodePool as HyperShiftNodePool,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import type { HcpCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import { hostedClusterManifest, SIGNING_KEY_SECRET_NAME } from "../../operators/cluster/hostedcluster.ts";
 import { swiftManifests, VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";

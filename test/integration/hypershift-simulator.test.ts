@@ -11,7 +11,7 @@ import {
   type HostedCluster,
   type NodePool,
   type NodePoolCondition,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 import { SIMULATOR_NAME, HyperShiftSimulator } from "../../hack/hypershift-simulator/controller.ts";
 import { FAIL_ANNOTATION } from "../../hack/hypershift-simulator/release.ts";
 import {

@@ -8,7 +8,7 @@ import {
   type ManagedIdentity,
   type NodePool,
   type NodePoolSpec,
-} from "../../operators/api/hypershift/v1beta1.ts";
+} from "../../operators/api/hypershift/v1beta1/index.ts";
 
 export const RELEASE_4_19_7 = "quay.io/openshift-release-dev/ocp-release:4.19.7-multi";
 export const RELEASE_4_19_8 = "quay.io/openshift-release-dev/ocp-release:4.19.8-multi";

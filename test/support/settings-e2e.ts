@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { dump } from "js-yaml";
 import { expect } from "vitest";
-import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1.ts";
+import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { subscriptionNamespace } from "../../operators/frontend/names.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";

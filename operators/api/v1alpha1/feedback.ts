@@ -6,7 +6,7 @@
  * HostedCluster's whole condition list is larger than that. Decoding is defensive: the agent sends
  * what it read, or nothing.
  */
-import type { AzureKMSKey } from "../hypershift/v1beta1.ts";
+import type { AzureKMSKey } from "../hypershift/v1beta1/index.ts";
 import type { Condition } from "../meta/v1.ts";
 import type { FeedbackValue, JsonPath, ManifestWorkObject } from "../work/v1.ts";
 
