@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReleaseCatalog, unavailableCatalog } from "./catalog.ts";
-import { nextEndOfLife, planVersion, UpdateGraph, type PlanInput } from "./plan.ts";
+import { nextEndOfLife, planVersion, type PlanInput } from "./plan.ts";
+import { UpdateGraph } from "./update-graph.ts";
 
 /** The clock every plan here is made at: dates in the catalog are before or after it, never "now". */
 const NOW = Date.parse("2026-11-27T12:00:00Z");
