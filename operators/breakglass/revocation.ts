@@ -3,8 +3,8 @@
  * working. A ManifestWork of its own carries HyperShift's CertificateRevocationRequest for the
  * customer break-glass signer class to the control plane's namespace; feedback brings back its
  * revocation timestamp and PreviousCertificatesRevoked, and the credentials issued before that
- * timestamp report themselves revoked (phases.ts, markRevoked). Same skeleton as a credential:
- * a revocation of a deleting cluster goes; deletion removes the work first.
+ * timestamp report themselves revoked (phases.ts, markRevoked). The runtime's skeleton, as a
+ * credential's: a revocation of a deleting cluster goes; deletion removes the work first.
  */
 import {
   CertificateRevocationRequestResource,
@@ -26,7 +26,10 @@ import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { isReady, stepCondition, workStep, type StepState } from "../hcp/steps.ts";
 import { asManifest, deleteWorks, manifestWork } from "../hcp/work.ts";
 import { isTrue, setCondition, type Condition } from "../runtime/conditions.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import type { Logger } from "../runtime/logger.ts";
+import type { Phase } from "../runtime/phases.ts";
+import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { BREAKGLASS_UID_INDEX, type BreakglassReconcilerDeps } from "./scope.ts";
 import { stepSummary } from "./status.ts";
 
@@ -34,6 +37,25 @@ export const REVOCATION_STEPS = ["ClusterReady", "PreviousCertificatesRevoked"] 
 type RevocationStep = (typeof REVOCATION_STEPS)[number];
 
 export type RevocationDeps = BreakglassReconcilerDeps;
+
+export interface RevocationScope {
+  deps: RevocationDeps;
+  revocation: BreakglassRevocation;
+  log: Logger;
+  steps: Partial<Record<RevocationStep, StepState>>;
+  /** The revocation's work as the informer has it; replaced by applyRevocationWork's write. */
+  work?: ManifestWorkObject;
+  /** Set by findCluster. */
+  cluster?: HcpCluster;
+  /** Set by findCluster. */
+  names?: ClusterNames;
+  /** Set by findCluster: the consumer of the management cluster the cluster is placed on. */
+  consumer?: string;
+  /** Set by observeRevocation once HyperShift reports the certificates revoked. */
+  revocationTimestamp?: string;
+  /** Set by deleteRevocationWork: the work is still going. */
+  deleting?: boolean;
+}
 
 const crrName = (r: BreakglassRevocation): string => `breakglass-revoke-${r.metadata.uid ?? ""}`;
 
@@ -50,124 +72,152 @@ export function revokedBefore(r: BreakglassRevocation): number | undefined {
   return t && isTrue(r.status?.conditions, "Ready") ? Date.parse(t) : undefined;
 }
 
-interface Outcome {
-  steps: Partial<Record<RevocationStep, StepState>>;
-  revocationTimestamp?: string;
+/** The revocation's cluster, placed with its HostedCluster applied; or why it cannot be revoked yet. */
+export const findCluster: Phase<RevocationScope> = (_ctx, scope) => {
+  const { deps, revocation: r } = scope;
+  const ref = r.spec.clusterRef.name;
+  const cluster = deps.clusters.get(r.metadata.namespace ?? "", ref);
+  if (!cluster) {
+    scope.steps.ClusterReady = {
+      state: "failed",
+      reason: "ClusterNotFound",
+      message: `HcpCluster ${ref} does not exist`,
+      userActionRequired: true,
+    };
+    return {};
+  }
+  const mc = deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
+  if (!mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied")) {
+    scope.steps.ClusterReady = {
+      state: "pending",
+      reason: "WaitingForCluster",
+      message: `Waiting for HcpCluster ${ref} to be placed`,
+    };
+    return {};
+  }
+  scope.cluster = cluster;
+  scope.names = clusterNames(cluster, deps.region);
+  scope.consumer = mc.spec.consumerName;
+  scope.steps.ClusterReady = {
+    state: "ready",
+    reason: "ClusterReady",
+    message: `Control plane ${scope.names.controlPlaneNamespace}`,
+  };
+  return {};
+};
+
+export const applyRevocationWork: Phase<RevocationScope> = async ({ signal }, scope) => {
+  const { cluster, names, consumer, deps, revocation } = scope;
+  if (!cluster || !names || consumer === undefined) return {};
+  const desired = revocationWork(revocation, cluster, names, consumer);
+  const written = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, scope.work, {
+    signal,
+  });
+  scope.work = written ?? scope.work;
+  return {};
+};
+
+/** Revoked once HyperShift reports PreviousCertificatesRevoked with its timestamp. */
+export const observeRevocation: Phase<RevocationScope> = (_ctx, scope) => {
+  const { work, revocation: r } = scope;
+  if (!work || !isReady(scope.steps.ClusterReady)) return {};
+  const fb = feedbackOf(work, { kind: "CertificateRevocationRequest", name: crrName(r) });
+  const revoked = fb["revoked"] as { status?: unknown } | undefined;
+  const timestamp = typeof fb["revocationTimestamp"] === "string" ? fb["revocationTimestamp"] : undefined;
+  if (revoked?.status === "True" && timestamp) {
+    scope.steps.PreviousCertificatesRevoked = {
+      state: "ready",
+      reason: "Revoked",
+      message: `Every certificate issued before ${timestamp} is revoked`,
+    };
+    scope.revocationTimestamp = timestamp;
+    return {};
+  }
+  const applied = workStep(work);
+  scope.steps.PreviousCertificatesRevoked = isReady(applied)
+    ? {
+        state: "pending",
+        reason: "WaitingForRevocation",
+        message: "Waiting for HyperShift to revoke the previous certificates",
+      }
+    : applied;
+  return {};
+};
+
+/** The first status that carries the timestamp: an Event on the cluster and an audit line. */
+export const recordRevoked: Phase<RevocationScope> = async ({ signal }, scope) => {
+  const { deps, revocation: r, revocationTimestamp } = scope;
+  if (!revocationTimestamp || r.status?.revocationTimestamp) return {};
+  const cluster = deps.clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name);
+  if (!cluster) return {};
+  scope.log.info("Audit: break-glass credentials revoked", {
+    audit: "breakglass",
+    action: "revoke",
+    revocation: r.metadata.name,
+    cluster: cluster.metadata.name,
+    requester: r.spec.requester,
+    reason: r.spec.reason ?? "",
+    revokedBefore: revocationTimestamp,
+  });
+  await deps.events.record(cluster, {
+    type: "Normal",
+    reason: "BreakglassCredentialsRevoked",
+    message: `Break-glass credentials issued before ${revocationTimestamp} revoked at the request of ${r.spec.requester}${r.spec.reason ? ` (${r.spec.reason})` : ""}`,
+    signal,
+  });
+  return {};
+};
+
+export const deleteRevocationWork: Phase<RevocationScope> = async ({ signal }, scope) => {
+  if (!scope.work) return {};
+  await deleteWorks(scope.deps.writer, [scope.work], signal);
+  scope.deleting = true;
+  return {};
+};
+
+/** A revocation of a cluster being deleted goes too. */
+async function deleteOrphan(ctx: ReconcileContext, scope: RevocationScope): Promise<boolean> {
+  const { deps, revocation: r } = scope;
+  const cluster = deps.clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name);
+  if (!cluster?.metadata.deletionTimestamp) return false;
+  await deps.client.delete(
+    BreakglassRevocationResource,
+    { name: r.metadata.name ?? "", namespace: r.metadata.namespace },
+    ctx,
+  );
+  return true;
 }
 
-export class RevocationReconciler implements Reconciler {
-  readonly #d: RevocationDeps;
+export const REVOCATION_PHASES: readonly Phase<RevocationScope>[] = [
+  findCluster,
+  applyRevocationWork,
+  observeRevocation,
+  recordRevoked,
+];
 
+export class RevocationReconciler extends PhasedReconciler<BreakglassRevocation, RevocationScope> {
   constructor(deps: RevocationDeps) {
-    this.#d = deps;
-  }
-
-  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
-    const r = this.#d.revocations.get(req.namespace, req.name);
-    if (!r?.metadata.uid) return {};
-    const work = revocationWorkOf(this.#d, r);
-    if (r.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, r, work);
-    const cluster = this.#d.clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name);
-    if (cluster?.metadata.deletionTimestamp) {
-      await this.#d.client.delete(
-        BreakglassRevocationResource,
-        { name: req.name, namespace: req.namespace },
-        ctx,
-      );
-      return {};
-    }
-    if (await this.#d.writer.addFinalizer(BreakglassRevocationResource, r, REVOCATION_FINALIZER, ctx))
-      return {};
-    const outcome = await this.#revoke(ctx, r, work);
-    const status = composeRevocationStatus(r, outcome);
-    await this.#recordDone(ctx, r, status);
-    await this.#d.writer.applyStatus(BreakglassRevocationResource, r, status, ctx);
-    return {};
-  }
-
-  /** The revocation's cluster, placed with its HostedCluster applied; or why it cannot be revoked yet. */
-  #findCluster(r: BreakglassRevocation): { cluster: HcpCluster; consumer: string } | StepState {
-    const ref = r.spec.clusterRef.name;
-    const cluster = this.#d.clusters.get(r.metadata.namespace ?? "", ref);
-    if (!cluster)
-      return {
-        state: "failed",
-        reason: "ClusterNotFound",
-        message: `HcpCluster ${ref} does not exist`,
-        userActionRequired: true,
-      };
-    const mc = this.#d.managementClusters.get("", cluster.status?.managementCluster ?? "");
-    if (!mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied"))
-      return {
-        state: "pending",
-        reason: "WaitingForCluster",
-        message: `Waiting for HcpCluster ${ref} to be placed`,
-      };
-    return { cluster, consumer: mc.spec.consumerName };
-  }
-
-  async #revoke(
-    ctx: ReconcileContext,
-    r: BreakglassRevocation,
-    current: ManifestWorkObject | undefined,
-  ): Promise<Outcome> {
-    const found = this.#findCluster(r);
-    if ("state" in found) return { steps: { ClusterReady: found } };
-    const names = clusterNames(found.cluster, this.#d.region);
-    const desired = revocationWork(r, found.cluster, names, found.consumer);
-    const written = await this.#d.writer.applyIfChanged<ManifestWork>(
-      ManifestWorkResource,
-      desired,
-      current,
-      ctx,
-    );
-    const ready: StepState = {
-      state: "ready",
-      reason: "ClusterReady",
-      message: `Control plane ${names.controlPlaneNamespace}`,
-    };
-    const work = written ?? current;
-    return work ? observeRevocation(r, work, ready) : { steps: { ClusterReady: ready } };
-  }
-
-  /** The first status that carries the timestamp: an Event on the cluster and an audit line. */
-  async #recordDone(
-    ctx: ReconcileContext,
-    r: BreakglassRevocation,
-    status: BreakglassRevocationStatus,
-  ): Promise<void> {
-    if (!status.revocationTimestamp || r.status?.revocationTimestamp) return;
-    const cluster = this.#d.clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name);
-    if (!cluster) return;
-    ctx.log.info("Audit: break-glass credentials revoked", {
-      audit: "breakglass",
-      action: "revoke",
-      revocation: r.metadata.name,
-      cluster: cluster.metadata.name,
-      requester: r.spec.requester,
-      reason: r.spec.reason ?? "",
-      revokedBefore: status.revocationTimestamp,
+    super({
+      resource: BreakglassRevocationResource,
+      finalizer: REVOCATION_FINALIZER,
+      get: (namespace, name) => deps.revocations.get(namespace, name),
+      writer: deps.writer,
+      scope: (ctx, revocation) => ({
+        deps,
+        revocation,
+        log: ctx.log,
+        steps: {},
+        work: revocationWorkOf(deps, revocation),
+      }),
+      guard: deleteOrphan,
+      phases: () => REVOCATION_PHASES,
+      deletion: {
+        phases: [deleteRevocationWork],
+        waiting: (scope) => Boolean(scope.deleting),
+        reportsWaiting: false,
+      },
+      status: { compose: composeRevocationStatus },
     });
-    await this.#d.events.record(cluster, {
-      type: "Normal",
-      reason: "BreakglassCredentialsRevoked",
-      message: `Break-glass credentials issued before ${status.revocationTimestamp} revoked at the request of ${r.spec.requester}${r.spec.reason ? ` (${r.spec.reason})` : ""}`,
-      signal: ctx.signal,
-    });
-  }
-
-  async #reconcileDelete(
-    ctx: ReconcileContext,
-    r: BreakglassRevocation,
-    work: ManifestWorkObject | undefined,
-  ): Promise<Result> {
-    if (!r.metadata.finalizers?.includes(REVOCATION_FINALIZER)) return {};
-    if (work) {
-      await deleteWorks(this.#d.writer, [work], ctx.signal);
-      return {};
-    }
-    await this.#d.writer.removeFinalizer(BreakglassRevocationResource, r, REVOCATION_FINALIZER, ctx);
-    return {};
   }
 }
 
@@ -202,50 +252,31 @@ function revocationWork(
   });
 }
 
-/** Revoked once HyperShift reports PreviousCertificatesRevoked with its timestamp. */
-function observeRevocation(r: BreakglassRevocation, work: ManifestWorkObject, ready: StepState): Outcome {
-  const fb = feedbackOf(work, { kind: "CertificateRevocationRequest", name: crrName(r) });
-  const revoked = fb["revoked"] as { status?: unknown } | undefined;
-  const timestamp = typeof fb["revocationTimestamp"] === "string" ? fb["revocationTimestamp"] : undefined;
-  if (revoked?.status === "True" && timestamp)
-    return {
-      steps: {
-        ClusterReady: ready,
-        PreviousCertificatesRevoked: {
-          state: "ready",
-          reason: "Revoked",
-          message: `Every certificate issued before ${timestamp} is revoked`,
-        },
-      },
-      revocationTimestamp: timestamp,
-    };
-  const applied = workStep(work);
-  const waiting: StepState = {
-    state: "pending",
-    reason: "WaitingForRevocation",
-    message: "Waiting for HyperShift to revoke the previous certificates",
-  };
-  return {
-    steps: { ClusterReady: ready, PreviousCertificatesRevoked: isReady(applied) ? waiting : applied },
-  };
-}
-
-function composeRevocationStatus(r: BreakglassRevocation, outcome: Outcome): BreakglassRevocationStatus {
+/** A condition per step, then Ready, Progressing and Degraded, through the one conditions helper. */
+function revocationConditions(scope: RevocationScope): Condition[] {
+  const r = scope.revocation;
   const stamp = { observedGeneration: r.metadata.generation };
   let conditions: Condition[] = r.status?.conditions ?? [];
   for (const type of REVOCATION_STEPS) {
-    const s = outcome.steps[type];
+    const s = scope.steps[type];
     if (s) conditions = setCondition(conditions, stepCondition(type, s), stamp);
   }
-  const summary = stepSummary(REVOCATION_STEPS, outcome.steps, {
+  const summary = stepSummary(REVOCATION_STEPS, scope.steps, {
     reason: "Revoked",
     message: "The previous certificates are revoked",
   });
   for (const c of summary) conditions = setCondition(conditions, c, stamp);
-  const revocationTimestamp = outcome.revocationTimestamp ?? r.status?.revocationTimestamp;
+  return conditions;
+}
+
+/** The whole status; `succeeded` moves observedGeneration. */
+function composeRevocationStatus(scope: RevocationScope, succeeded: boolean): BreakglassRevocationStatus {
+  const r = scope.revocation;
+  const revocationTimestamp = scope.revocationTimestamp ?? r.status?.revocationTimestamp;
+  const observedGeneration = succeeded ? (r.metadata.generation ?? 1) : r.status?.observedGeneration;
   return {
-    conditions,
-    observedGeneration: r.metadata.generation ?? 1,
+    conditions: revocationConditions(scope),
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
     ...(revocationTimestamp ? { revocationTimestamp } : {}),
   };
 }
