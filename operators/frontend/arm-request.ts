@@ -1,9 +1,10 @@
 /** The request a handler sees after the router's middleware, and the reply it returns. */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "../runtime/logger.ts";
-import type { ApiVersion } from "./api-version-schemas.ts";
-import type { JsonObject } from "./body-schema.ts";
-import type { Subscription } from "./subscriptions.ts";
+import type { ApiVersion } from "./api/registry.ts";
+import type { JsonObject } from "./api/json.ts";
+import type { Subscription } from "./handlers/subscriptions.ts";
+import type { ResourceId } from "./resource-id.ts";
 
 export interface ArmRequest {
   method: string;
@@ -15,8 +16,10 @@ export interface ArmRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body; undefined when there was none. */
   body: unknown;
-  /** Set on routes that require a served api-version. */
+  /** The served api-version the request names; on routes that serve none, the newest (unread there). */
   apiVersion: ApiVersion;
+  /** The cluster, node pool or external auth the path names, its names checked (http/names.ts). */
+  resource?: ResourceId;
   /** Scheme and host for links (Location, Azure-AsyncOperation, nextLink), from Referer or the request. */
   base: string;
   requestId: string;

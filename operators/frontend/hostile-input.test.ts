@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { requestIdAnnotations } from "../hcp/requests.ts";
-import { SCHEMAS } from "./api-version-schemas.ts";
-import { boundedDepth, keepCreateOnly, MAX_JSON_DEPTH, mergePatch, readValue } from "./body-schema.ts";
-import { nodePoolToCR } from "./cr-mapping.ts";
+import { SCHEMAS } from "./api/registry.ts";
+import { boundedDepth, MAX_JSON_DEPTH } from "./api/json.ts";
+import { keepCreateOnly, mergePatch, readValue } from "./api/schema-walks.ts";
+import { nodePoolToCR } from "./mapping/node-pool.ts";
 import { CloudError, CODES, MAX_ERROR_MESSAGE, type FieldError } from "./errors.ts";
-import { carryHidden } from "./hub-conversion.ts";
-import { checkCarriedHeaders, readSystemData, SYSTEM_DATA_HEADER } from "./request-headers.ts";
-import { checkBodyName } from "./request-body.ts";
+import { carryHidden } from "./api/conversion.ts";
+import { checkCarriedHeaders, readSystemData, SYSTEM_DATA_HEADER } from "./http/carried-headers.ts";
+import { checkBodyName } from "./api/request-body.ts";
 
 /** A header value as Node's parser hands it over: the bytes sent, read as Latin-1. */
 const onTheWire = (text: string): string => Buffer.from(text, "utf8").toString("latin1");

@@ -33,7 +33,7 @@ import { Manager, signalHandler } from "../runtime/manager.ts";
 import { DEFAULT_DEADLINES, type OperationDeadlines } from "./operations/deadlines.ts";
 import { DEFAULT_NOTIFICATION_HOSTS } from "./operations/notification-uri.ts";
 import { OperationNotifier } from "./operations/notifier.ts";
-import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./server.ts";
+import { DEFAULT_CONNECTION_LIMITS, Frontend } from "./http/server.ts";
 
 function hostPort(address: string, flag: string): { host: string; port: number } {
   const i = address.lastIndexOf(":");

@@ -7,8 +7,9 @@
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { KubeApiError } from "../runtime/kube.ts";
-import { isServedVersion, type ApiVersion } from "./api-version-schemas.ts";
-import { propertiesToHub, schemaFor } from "./hub-conversion.ts";
+import { isServedVersion, type ApiVersion } from "./api/registry.ts";
+import { toInternalProperties as propertiesToHub } from "./api/conversion.ts";
+import { schemaFor } from "./api/registry.ts";
 import {
   CloudError,
   CODES,
@@ -19,28 +20,17 @@ import {
 } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
 import { checkDnsPrefixFree, cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
-import {
-  CLUSTER_TYPE,
-  NODE_POOL_TYPE,
-  checkResourceName,
-  formatResourceId,
-  type ResourceId,
-} from "./resource-id.ts";
-import { targetOf } from "./resource-handlers.ts";
-import {
-  applyDefaults,
-  checkRequired,
-  isObject,
-  readValue,
-  shorten,
-  text,
-  type JsonObject,
-} from "./body-schema.ts";
-import { clusterToCR, defaultClusterProperties, nodePoolToCR } from "./cr-mapping.ts";
-import type { VersionedBody } from "./hub-conversion.ts";
+import { CLUSTER_TYPE, NODE_POOL_TYPE, formatResourceId, type ResourceId } from "./resource-id.ts";
+import { checkResourceName } from "./http/names.ts";
+import { targetOf } from "./handlers/target.ts";
+import { applyDefaults, checkRequired, readValue } from "./api/schema-walks.ts";
+import { isObject, shorten, text, type JsonObject } from "./api/json.ts";
+import { clusterToCR, defaultClusterProperties } from "./mapping/cluster.ts";
+import { nodePoolToCR } from "./mapping/node-pool.ts";
+import type { VersionedBody } from "./api/conversion.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
 import { AzureCheckError, type AzureChecks } from "./azure-checks.ts";
-import type { HubProperties } from "./hub-conversion.ts";
+import type { InternalProperties as HubProperties } from "./api/internal.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");

@@ -12,7 +12,7 @@ import {
   wantsSingleReplica,
   type GatedRequest,
 } from "./preview-features.ts";
-import type { Subscription } from "./subscriptions.ts";
+import type { Subscription } from "./handlers/subscriptions.ts";
 
 const subscription = (features: unknown): Subscription => ({
   state: "Registered",

@@ -11,7 +11,7 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { requestedCsr } from "../../operators/frontend/credentials.ts";
+import { requestedCsr } from "../../operators/frontend/handlers/credentials.ts";
 import { CloudError } from "../../operators/frontend/errors.ts";
 import { hostileString } from "./arbitraries.ts";
 import { fuzzTarget } from "./fuzz.ts";

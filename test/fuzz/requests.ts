@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import type { ResourceKind } from "../../operators/frontend/resource-id.ts";
-import { PATTERNS } from "../../operators/frontend/routes.ts";
+import { PATTERNS } from "../../operators/frontend/http/routes.ts";
 import { clusterBody, nodePoolBody } from "../support/frontend.ts";
 import { hostileJson, hostileString, mutated, type Json } from "./arbitraries.ts";
 

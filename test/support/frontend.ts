@@ -9,7 +9,7 @@ import { createCA, issueCert, type CertFiles } from "../../hack/harness/certs.ts
 import type { KubeClient } from "../../operators/runtime/kube.ts";
 import type { Registry } from "prom-client";
 import type { Logger } from "../../operators/runtime/logger.ts";
-import { Frontend, type ConnectionLimits } from "../../operators/frontend/server.ts";
+import { Frontend, type ConnectionLimits } from "../../operators/frontend/http/server.ts";
 import type { OperationDeadlines } from "../../operators/frontend/operations/deadlines.ts";
 import type { NotificationOptions } from "../../operators/frontend/operations/notification-uri.ts";
 import { OperationNotifier } from "../../operators/frontend/operations/notifier.ts";

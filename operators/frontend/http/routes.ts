@@ -1,16 +1,19 @@
 /**
- * The route table (B.1, B.3): path patterns matched case-insensitively (ARM lower-cases paths for
- * routing and keeps the caller's casing for everything else), what each method does, and which
- * checks run before it: the api-version and the subscription's state.
+ * Routes (B.1, B.3): path patterns matched case-insensitively (ARM lower-cases paths for routing
+ * and keeps the caller's casing for everything else), the resource type each serves, what each
+ * method does, and which checks run before it: the api-version and the subscription's state. The
+ * frontend's table is route-table.ts.
  */
-import type { ArmRequest, Reply } from "./arm-request.ts";
-import { CloudError, CODES } from "./errors.ts";
+import type { ArmRequest, Reply } from "../arm-request.ts";
+import { CloudError, CODES } from "../errors.ts";
 
 export type Handler = (req: ArmRequest) => Promise<Reply>;
 
 export interface Route {
   /** For metrics and logs: the pattern, e.g. "/subscriptions/{subscriptionId}/...". */
   name: string;
+  /** The ARM resource type served, as refusals name it, e.g. "Microsoft.RedHatOpenShift/hcpOpenShiftClusters". */
+  resourceType: string;
   segments: string[];
   /** "resource": one of the served versions; "subscription": 2.0; "none": not checked. */
   apiVersion: "resource" | "subscription" | "none";
@@ -21,6 +24,8 @@ export interface Route {
 
 export interface RouteSpec {
   pattern: string;
+  /** Default: the provider and the type segments of the pattern. */
+  resourceType?: string;
   apiVersion?: Route["apiVersion"];
   checkSubscription?: boolean;
   methods: Partial<Record<string, Handler>>;
@@ -29,11 +34,21 @@ export interface RouteSpec {
 export function route(spec: RouteSpec): Route {
   return {
     name: spec.pattern,
+    resourceType: spec.resourceType ?? typeOfPattern(spec.pattern),
     segments: spec.pattern.split("/").filter(Boolean),
     apiVersion: spec.apiVersion ?? "resource",
     checkSubscription: spec.checkSubscription ?? true,
     methods: spec.methods,
   };
+}
+
+/** "…/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/{cluster}/nodePools" → "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools". */
+function typeOfPattern(pattern: string): string {
+  const segments = pattern.split("/").filter(Boolean);
+  const provider = segments.findIndex((s) => s.toLowerCase() === "providers");
+  if (provider < 0) return "";
+  const [namespace, ...rest] = segments.slice(provider + 1);
+  return [namespace, ...rest.filter((s) => !s.startsWith("{"))].join("/");
 }
 
 /** A path segment decoded; undefined when its percent-encoding is malformed (`probe%ZZ`). */

@@ -5,10 +5,10 @@
  * naming the header, never a write that the apiserver refuses later, again and again.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import { isCarriableRequestId, MAX_REQUEST_ID_LENGTH } from "../hcp/requests.ts";
-import { boundedDepth, isObject, MAX_JSON_DEPTH, type JsonObject } from "./body-schema.ts";
-import { header } from "./arm-request.ts";
-import { CloudError, CODES } from "./errors.ts";
+import { isCarriableRequestId, MAX_REQUEST_ID_LENGTH } from "../../hcp/requests.ts";
+import { boundedDepth, isObject, MAX_JSON_DEPTH, type JsonObject } from "../api/json.ts";
+import { header } from "../arm-request.ts";
+import { CloudError, CODES } from "../errors.ts";
 
 /** Identifiers: ARM sends GUIDs; anything printable is carried, nothing else. */
 const ID_HEADERS = [

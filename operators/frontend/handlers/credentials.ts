@@ -14,15 +14,20 @@ import {
   type BreakglassCredential,
   type BreakglassRevocation,
   type HcpCluster,
-} from "../api/v1alpha1/index.ts";
-import { SecretResource } from "../api/core.ts";
-import { kubeconfig } from "../hcp/kubeconfig.ts";
-import { breakGlassRequestProblem } from "../hcp/pkcs10.ts";
-import type { KubeClient, KubeObject } from "../runtime/kube.ts";
-import { header, type ArmRequest } from "./arm-request.ts";
-import { isObject } from "./body-schema.ts";
-import { CloudError, CODES, internalError } from "./errors.ts";
-import { LABELS } from "./names.ts";
+} from "../../api/v1alpha1/index.ts";
+import { SecretResource } from "../../api/core.ts";
+import { kubeconfig } from "../../hcp/kubeconfig.ts";
+import { breakGlassRequestProblem } from "../../hcp/pkcs10.ts";
+import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
+import { header, type ArmRequest, type Reply } from "../arm-request.ts";
+import { isObject } from "../api/json.ts";
+import { CloudError, CODES, internalError } from "../errors.ts";
+import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import type { ResourceId } from "../resource-id.ts";
+import { settledCluster } from "./conflicts.ts";
+import type { ResourceDeps } from "./deps.ts";
+import { fromCR } from "./target.ts";
+import { newOperation, operationHeaders } from "./writes.ts";
 
 /** The api-versions whose requestAdminCredential takes a body with the client's request. */
 const CSR_VERSIONS: readonly string[] = ["2026-09-01-preview"];
@@ -171,4 +176,52 @@ export async function credentialResult(
     }),
     expirationTimestamp: status.expirationTimestamp,
   };
+}
+
+/** POST requestAdminCredential: a BreakglassCredential and its operation. */
+export async function requestAdminCredential(
+  deps: ResourceDeps,
+  req: ArmRequest,
+  id: ResourceId,
+): Promise<Reply> {
+  const { cluster, t } = await settledCluster(deps, id);
+  const csr = await requestedCsr(req);
+  const op = newOperation(deps, req, t, "RequestCredential", {
+    location: fromCR("cluster", cluster).location,
+  });
+  const name = `arm-${op.id.toLowerCase()}`;
+  await deps.operations.create(t.namespace, { ...op, credential: name });
+  const requester = requesterOf(req);
+  await deps.client.create(credentialTypes.credential, credentialCR(cluster, name, requester, csr));
+  req.log.info("Audit: break-glass credential requested", {
+    audit: "breakglass",
+    action: "request",
+    operation: op.id,
+    cluster: t.name,
+    requester,
+    credential: name,
+    clientCsr: csr !== undefined,
+  });
+  return { status: 202, headers: { ...operationHeaders(req, op, true), "retry-after": "1" } };
+}
+
+/** POST revokeCredentials: a BreakglassRevocation and its operation. */
+export async function revokeCredentials(deps: ResourceDeps, req: ArmRequest, id: ResourceId): Promise<Reply> {
+  const { cluster, t } = await settledCluster(deps, id);
+  const op = newOperation(deps, req, t, "RevokeCredentials", {
+    location: fromCR("cluster", cluster).location,
+  });
+  const name = `arm-${op.id.toLowerCase()}`;
+  await deps.operations.create(t.namespace, { ...op, credential: name });
+  const requester = requesterOf(req);
+  await deps.client.create(credentialTypes.revocation, revocationCR(cluster, name, requester));
+  req.log.info("Audit: break-glass credentials revocation requested", {
+    audit: "breakglass",
+    action: "revoke",
+    operation: op.id,
+    cluster: t.name,
+    requester,
+    revocation: name,
+  });
+  return { status: 202, headers: { ...operationHeaders(req, op, true), "retry-after": "1" } };
 }

@@ -5,16 +5,17 @@
  * Registered everything, Warned and Suspended only GET and DELETE, Unregistered, Deleted or
  * unknown nothing. A subscription put in state Deleted loses every resource.
  */
-import type { ArmCR } from "./cr-mapping.ts";
-import { Informer } from "../runtime/informer.ts";
-import type { KubeClient, KubeObject } from "../runtime/kube.ts";
-import type { Logger } from "../runtime/logger.ts";
-import type { ArmRequest, Reply } from "./arm-request.ts";
-import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
-import { ANNOTATIONS, FIELD_MANAGER, LABELS, subscriptionNamespace } from "./names.ts";
-import type { OperationStore } from "./operations/store.ts";
-import { crType, kubeWrite, namespaceType } from "./service-cluster.ts";
-import { isObject, type JsonObject } from "./body-schema.ts";
+import type { ArmCR } from "../mapping/common.ts";
+import { Informer } from "../../runtime/informer.ts";
+import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
+import type { Logger } from "../../runtime/logger.ts";
+import type { ArmRequest, Reply } from "../arm-request.ts";
+import { CloudError, CODES, fieldErrors, type FieldError } from "../errors.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { FIELD_MANAGER, subscriptionNamespace } from "../names.ts";
+import type { OperationStore } from "../operations/store.ts";
+import { crType, kubeWrite, namespaceType } from "../service-cluster.ts";
+import { isObject, type JsonObject } from "../api/json.ts";
 
 export const SUBSCRIPTION_STATES = ["Registered", "Unregistered", "Warned", "Deleted", "Suspended"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
@@ -140,32 +141,6 @@ export class SubscriptionStore {
       this.#written.set(ns.metadata.name ?? "", stored.metadata.resourceVersion);
     return doc;
   }
-}
-
-const READ_OR_DELETE = ["GET", "DELETE"];
-
-/** Refuses a request the subscription's state does not allow (B.3 "Subscription state"). */
-export function checkSubscriptionState(
-  subscriptionId: string,
-  sub: Subscription | undefined,
-  method: string,
-): Subscription {
-  if (!sub || sub.state === "Unregistered")
-    throw new CloudError(400, {
-      code: CODES.InvalidSubscriptionState,
-      message: `Request is not allowed in unregistered subscription '${subscriptionId}'.`,
-    });
-  if (sub.state === "Deleted")
-    throw new CloudError(400, {
-      code: CODES.InvalidSubscriptionState,
-      message: `Request is not allowed in subscription in state '${sub.state}'.`,
-    });
-  if ((sub.state === "Warned" || sub.state === "Suspended") && !READ_OR_DELETE.includes(method))
-    throw new CloudError(409, {
-      code: CODES.InvalidSubscriptionState,
-      message: `Request is not allowed in subscription in state '${sub.state}'.`,
-    });
-  return sub;
 }
 
 export interface SubscriptionDeps {

@@ -1,0 +1,69 @@
+/**
+ * Where the CR of an ARM resource lives, how it is found (a CR of that name made for another
+ * resource ID is not it), and the conversions between the CR and the ARM resource of each kind.
+ */
+import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
+import type { InternalResource as ArmResource } from "../api/internal.ts";
+import type { ExternalAuthProperties } from "../api/internal.ts";
+import { clusterFromCR, clusterToCR } from "../mapping/cluster.ts";
+import { isExternalAuth, isNodePool, type ArmCR, type ToCRContext } from "../mapping/common.ts";
+import { nodePoolFromCR, nodePoolToCR } from "../mapping/node-pool.ts";
+import { externalAuthFromCR, externalAuthToCR } from "../mapping/external-auth.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
+import { clusterCRName, externalAuthCRName, nodePoolCRName, subscriptionNamespace } from "../names.ts";
+import { formatResourceId, type ResourceId, type ResourceKind } from "../resource-id.ts";
+import { crType } from "../service-cluster.ts";
+
+/** Where a resource's CR lives. */
+export interface Target {
+  id: ResourceId;
+  namespace: string;
+  name: string;
+  /** For node pools and external auths: the HcpCluster's name. */
+  clusterName?: string;
+}
+
+export function targetOf(id: ResourceId): Target {
+  const namespace = subscriptionNamespace(id.subscriptionId);
+  const cluster = clusterCRName(id.resourceGroup, id.cluster);
+  if (id.nodePool !== undefined)
+    return {
+      id,
+      namespace,
+      name: nodePoolCRName(id.resourceGroup, id.cluster, id.nodePool),
+      clusterName: cluster,
+    };
+  if (id.externalAuth !== undefined)
+    return {
+      id,
+      namespace,
+      name: externalAuthCRName(id.resourceGroup, id.cluster, id.externalAuth),
+      clusterName: cluster,
+    };
+  return { id, namespace, name: cluster };
+}
+
+/** The hub resource a CR holds (`kind` names what `cr` is). */
+export function fromCR(_kind: ResourceKind, cr: ArmCR): ArmResource {
+  if (isExternalAuth(cr)) return externalAuthFromCR(cr);
+  return isNodePool(cr) ? nodePoolFromCR(cr) : clusterFromCR(cr);
+}
+
+/** The CR of a hub resource of `kind`. */
+export function toCR(kind: ResourceKind, hub: ArmResource, ctx: ToCRContext): ArmCR {
+  // The hub's properties are those of `kind`: they were read with its schema.
+  if (kind === "externalAuth") return externalAuthToCR(hub as ArmResource<ExternalAuthProperties>, ctx);
+  return kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+}
+
+function sameId(cr: KubeObject, id: ResourceId): boolean {
+  return (
+    cr.metadata.annotations?.[ANNOTATIONS.resourceId]?.toLowerCase() === formatResourceId(id).toLowerCase()
+  );
+}
+
+/** The CR of the resource `t` names; undefined when there is none, or one made for another ID. */
+export async function findCR(client: KubeClient, kind: ResourceKind, t: Target): Promise<ArmCR | undefined> {
+  const cr = await client.find<ArmCR>(crType(kind), t.name, t.namespace);
+  return cr && sameId(cr, t.id) ? cr : undefined;
+}
