@@ -12,13 +12,11 @@ import {
   type CachedManifestWork,
   type ManifestWork,
   type ManifestWorkObject,
-  type ManifestWorkStatus,
 } from "../api/work/v1.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import type { SourceClient } from "../cloudevents/client/source.ts";
 import { bundleProblems } from "../cloudevents/codec/manifestbundle.ts";
-import { statusHash } from "../cloudevents/statushash.ts";
-import type { StatusStore, StoredStatus } from "../cloudevents/store/status.ts";
+import type { StatusStore } from "../cloudevents/store/status.ts";
 import { Action } from "../cloudevents/types.ts";
 import { requestLog } from "../hcp/requests.ts";
 import type { Applier } from "../runtime/apply.ts";
@@ -28,6 +26,7 @@ import type { Lister } from "../runtime/informer.ts";
 import { apiStatusCode, errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import { composeStatus, deliveredBefore, type PublishFacts } from "./status.ts";
+import { WrittenStatuses } from "./written.ts";
 
 /** The reason of AgentStatusAccepted=False when the apiserver refused the agent's report. */
 export const STATUS_INVALID = "AgentStatusInvalid";
@@ -111,44 +110,20 @@ export class ManifestWorkReconciler implements Reconciler {
    */
   readonly #finalizerAddedTo = new Map<string, string>();
   /**
-   * uid → the status this reconciler last wrote, and the resourceVersions the cache may still show
-   * that are older than that write: the copy it wrote over and, when reports came faster than the
-   * watch, the versions its earlier writes made. maestro-server is the only writer of a work's
-   * status, so while the cache shows one of those, its own last write is newer than the cached
-   * copy: composing from the cache wrote the same status again (a write the apiserver finds
-   * changes nothing), with a new lastTransitionTime for a Published condition it did not show
-   * yet. Any other version in the cache is that write or later (the watch may skip straight past
-   * it when events coalesce), so resourceVersions are only compared for equality, as they must be.
-   */
-  readonly #written = new Map<
-    string,
-    { olderVersions: Set<string>; version?: string; status: ManifestWorkStatus }
-  >();
-  /**
-   * uid → the hash of the status this reconciler last wrote. The agent's report is not kept once
-   * written (the work holds it), so a status someone else changed is found by its hash, and the
-   * agent is asked for its report again.
-   */
-  readonly #writtenHash = new Map<string, string>();
-  /**
-   * uid → the agent's report the last status write carried, until the cache shows that write.
-   * Only then is its body dropped from the status store: a reconcile on a cached copy older than
-   * the write (the finalizer's watch event, delivered after it) composes from the store, and
-   * without the report would write the work's status back over it.
-   */
-  readonly #writtenReports = new Map<string, StoredStatus>();
-  /**
    * uid → the request of a work whose spec or deletion found no broker connection. A (re)connect
    * enqueues these, not every work: a start already queues every work, and queueing them all
    * again on the first subscribe reconciled each twice (40,000 for 20,000 works at 10,000 clusters).
    */
   readonly #unsent = new Map<string, Request>();
+  /** What this reconciler last wrote to each work's status. */
+  readonly #writes: WrittenStatuses;
 
   readonly #now: () => number;
 
   constructor(deps: ServerReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
+    this.#writes = new WrittenStatuses(deps.statuses);
   }
 
   /** The works whose spec or deletion found no broker connection since the last call; forgets them. */
@@ -161,8 +136,8 @@ export class ManifestWorkReconciler implements Reconciler {
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const cached = this.#d.works.get(req.namespace, req.name);
     if (!cached?.metadata.uid) return {};
-    this.#confirmWritten(cached);
-    const work = this.#withWrittenStatus(cached);
+    this.#writes.confirm(cached);
+    const work = this.#writes.withWritten(cached);
     requestLog(ctx, work);
     const scope: Scope = { req, work, cached, uid: cached.metadata.uid, consumer: req.namespace };
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
@@ -179,37 +154,12 @@ export class ManifestWorkReconciler implements Reconciler {
     return this.#requeue(scope);
   }
 
-  /** The cached work, with the status this reconciler wrote last if the watch has not brought it yet. */
-  #withWrittenStatus(work: CachedManifestWork): CachedManifestWork {
-    const uid = work.metadata.uid ?? "";
-    const written = this.#written.get(uid);
-    if (!written) return work;
-    if (written.olderVersions.has(work.metadata.resourceVersion ?? ""))
-      return { ...work, status: written.status };
-    this.#written.delete(uid);
-    return work;
-  }
-
-  /** The cache shows the last status write: the report it carried is on the work now, not needed here. */
-  #confirmWritten(cached: CachedManifestWork): void {
-    const uid = cached.metadata.uid ?? "";
-    const report = this.#writtenReports.get(uid);
-    if (!report || statusHash(cached.status ?? {}) !== this.#writtenHash.get(uid)) return;
-    this.#d.statuses.written(uid, report);
-    this.#writtenReports.delete(uid);
-  }
-
   /**
    * The work's status is not the one written last, and the agent's report it carried is no longer
    * held here: ask the agent to send it again. Meanwhile the status written keeps Published.
    */
   async #recoverOverwrittenStatus({ work, uid, consumer }: Scope): Promise<void> {
-    const hash = this.#writtenHash.get(uid);
-    const held = this.#d.statuses.get(uid);
-    if (hash === undefined || !held || held.status || held.refusal) return;
-    if (statusHash(work.status ?? {}) === hash) return;
-    this.#writtenHash.delete(uid);
-    await this.#d.client.requestStatus(consumer, uid);
+    if (this.#writes.reportLost(work, uid)) await this.#d.client.requestStatus(consumer, uid);
   }
 
   async #ensureFinalizer({ work, uid }: Scope): Promise<void> {
@@ -444,9 +394,7 @@ export class ManifestWorkReconciler implements Reconciler {
     this.#reportAskedFor.delete(uid);
     this.#statusHeldSince.delete(uid);
     this.#finalizerAddedTo.delete(uid);
-    this.#written.delete(uid);
-    this.#writtenHash.delete(uid);
-    this.#writtenReports.delete(uid);
+    this.#writes.forget(uid);
     this.#refused.delete(uid);
     return {};
   }
@@ -455,15 +403,13 @@ export class ManifestWorkReconciler implements Reconciler {
     const reported = this.#d.statuses.get(scope.uid);
     const status = composeStatus(scope.work, reported?.status, scope.facts, reported?.refusal);
     try {
-      this.#remember(
-        scope,
+      const written = await this.#d.applier.applyStatus<ManifestWorkObject>(
+        ManifestWorkResource,
+        scope.work,
         status,
-        await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, status),
       );
-      if (reported?.status) {
-        this.#writtenReports.set(scope.uid, reported);
-        this.#confirmWritten(scope.cached);
-      }
+      this.#writes.remember(scope.work, status, written);
+      if (reported?.status) this.#writes.carried(scope.cached, reported);
     } catch (err) {
       // The apiserver finds the agent's report Invalid: the same body would be refused on every
       // retry, so the report is marked refused and the work says why, until the agent reports again.
@@ -474,29 +420,13 @@ export class ManifestWorkReconciler implements Reconciler {
       };
       this.#d.statuses.refuse(scope.uid, refusal);
       const fallback = composeStatus(scope.work, undefined, scope.facts, refusal);
-      this.#remember(
-        scope,
+      const written = await this.#d.applier.applyStatus<ManifestWorkObject>(
+        ManifestWorkResource,
+        scope.work,
         fallback,
-        await this.#d.applier.applyStatus(ManifestWorkResource, scope.work, fallback),
       );
+      this.#writes.remember(scope.work, fallback, written);
     }
-  }
-
-  /** `written` is undefined when the apply was skipped: the work already showed `composed`. */
-  #remember(scope: Scope, composed: ManifestWorkStatus, written: ManifestWorkObject | undefined): void {
-    this.#writtenHash.set(scope.uid, statusHash(written?.status ?? composed));
-    const wroteOver = scope.work.metadata.resourceVersion;
-    if (!wroteOver || !written?.status) return;
-    // Still here, the entry is the chain of writes the cache has not caught up with.
-    const earlier = this.#written.get(scope.uid);
-    const olderVersions = earlier?.olderVersions ?? new Set<string>();
-    olderVersions.add(wroteOver);
-    if (earlier?.version) olderVersions.add(earlier.version);
-    this.#written.set(scope.uid, {
-      olderVersions,
-      version: written.metadata.resourceVersion,
-      status: written.status,
-    });
   }
 
   /** Forgets what was published, so the next reconcile of each work sends it again. */
