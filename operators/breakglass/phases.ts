@@ -15,6 +15,7 @@ import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
 import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
+import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
 import { isTrue } from "../runtime/conditions.ts";
@@ -35,34 +36,25 @@ function record(scope: CredentialScope, type: CredentialStep, step: StepState): 
 const stepReady = (scope: CredentialScope, type: CredentialStep): boolean => isReady(scope.facts.steps[type]);
 
 /** The cluster must be Ready (its API server up) and placed. */
-export const findCluster: Phase<CredentialScope> = (_ctx, scope) => {
-  const { credential, deps } = scope;
-  const ref = credential.spec.clusterRef.name;
-  const cluster = deps.clusters.get(credential.metadata.namespace ?? "", ref);
-  if (!cluster)
-    return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
-      state: "failed",
-      reason: "ClusterNotFound",
-      message: `HcpCluster ${ref} does not exist`,
-      userActionRequired: true,
-    });
-  const mc = deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
-  const apiURL = cluster.status?.apiURL;
-  if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
-    return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
-      state: "pending",
-      reason: "WaitingForCluster",
-      message: `Waiting for HcpCluster ${ref} to be Ready`,
-    });
-  scope.cluster = cluster;
-  scope.names = clusterNames(cluster, deps.region);
-  scope.consumer = mc.spec.consumerName;
-  return record(scope, CREDENTIAL_CONDITIONS.ClusterReady, {
-    state: "ready",
-    reason: "ClusterReady",
-    message: `HcpCluster ${ref} serves at ${apiURL}`,
-  });
-};
+export const findCluster = findClusterPhase<CredentialScope>({
+  referrer: (scope) => scope.credential,
+  record: (scope, step) => void record(scope, CREDENTIAL_CONDITIONS.ClusterReady, step),
+  judge: (scope, cluster) => {
+    const ref = cluster.metadata.name ?? "";
+    const mc = scope.deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
+    const apiURL = cluster.status?.apiURL;
+    if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
+      return {
+        state: "pending",
+        reason: "WaitingForCluster",
+        message: `Waiting for HcpCluster ${ref} to be Ready`,
+      };
+    scope.cluster = cluster;
+    scope.names = clusterNames(cluster, scope.deps.region);
+    scope.consumer = mc.spec.consumerName;
+    return { state: "ready", reason: "ClusterReady", message: `HcpCluster ${ref} serves at ${apiURL}` };
+  },
+});
 
 function keyOf(secret: KubeObject | undefined): { key: string; request: string } | undefined {
   const data = (secret as { data?: Record<string, string> } | undefined)?.data;

@@ -23,6 +23,7 @@ import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from
 import { feedbackOf } from "../api/v1alpha1/feedback.ts";
 import { clusterNames, type ClusterNames } from "../api/v1alpha1/clusternames.ts";
 import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
+import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { isReady, stepCondition, workStep, type StepState } from "../hcp/steps.ts";
 import { asManifest, deleteWorks, manifestWork } from "../hcp/work.ts";
 import { isTrue, setCondition, type Condition } from "../runtime/conditions.ts";
@@ -73,38 +74,27 @@ export function revokedBefore(r: BreakglassRevocation): number | undefined {
 }
 
 /** The revocation's cluster, placed with its HostedCluster applied; or why it cannot be revoked yet. */
-export const findCluster: Phase<RevocationScope> = (_ctx, scope) => {
-  const { deps, revocation: r } = scope;
-  const ref = r.spec.clusterRef.name;
-  const cluster = deps.clusters.get(r.metadata.namespace ?? "", ref);
-  if (!cluster) {
-    scope.steps.ClusterReady = {
-      state: "failed",
-      reason: "ClusterNotFound",
-      message: `HcpCluster ${ref} does not exist`,
-      userActionRequired: true,
+export const findCluster = findClusterPhase<RevocationScope>({
+  referrer: (scope) => scope.revocation,
+  record: (scope, step) => void (scope.steps.ClusterReady = step),
+  judge: (scope, cluster) => {
+    const mc = scope.deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
+    if (!mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied"))
+      return {
+        state: "pending",
+        reason: "WaitingForCluster",
+        message: `Waiting for HcpCluster ${cluster.metadata.name ?? ""} to be placed`,
+      };
+    scope.cluster = cluster;
+    scope.names = clusterNames(cluster, scope.deps.region);
+    scope.consumer = mc.spec.consumerName;
+    return {
+      state: "ready",
+      reason: "ClusterReady",
+      message: `Control plane ${scope.names.controlPlaneNamespace}`,
     };
-    return {};
-  }
-  const mc = deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
-  if (!mc || !isTrue(cluster.status?.conditions, "HostedClusterApplied")) {
-    scope.steps.ClusterReady = {
-      state: "pending",
-      reason: "WaitingForCluster",
-      message: `Waiting for HcpCluster ${ref} to be placed`,
-    };
-    return {};
-  }
-  scope.cluster = cluster;
-  scope.names = clusterNames(cluster, deps.region);
-  scope.consumer = mc.spec.consumerName;
-  scope.steps.ClusterReady = {
-    state: "ready",
-    reason: "ClusterReady",
-    message: `Control plane ${scope.names.controlPlaneNamespace}`,
-  };
-  return {};
-};
+  },
+});
 
 export const applyRevocationWork: Phase<RevocationScope> = async ({ signal }, scope) => {
   const { cluster, names, consumer, deps, revocation } = scope;

@@ -8,6 +8,7 @@
 import { externalAuthsCarried, carriedBy } from "../hcp/external-auths.ts";
 import { feedbackOf, hostedReport } from "../api/v1alpha1/feedback.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
+import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { workStep, type StepState } from "../hcp/steps.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { clusterWorkOf, type AuthScope } from "./scope.ts";
@@ -18,38 +19,26 @@ function record(scope: AuthScope, type: AuthStep, step: StepState): PhaseResult 
   return {};
 }
 
-export const findCluster: Phase<AuthScope> = (_ctx, scope) => {
-  const { auth, deps } = scope;
-  const ref = auth.spec.clusterRef.name;
-  const namespace = auth.metadata.namespace ?? "";
-  const cluster = deps.clusters.get(namespace, ref);
-  if (!cluster)
-    return record(scope, AUTH_CONDITIONS.ClusterReady, {
-      state: "failed",
-      reason: "ClusterNotFound",
-      message: `HcpCluster ${ref} does not exist in namespace ${namespace}`,
-      userActionRequired: true,
-    });
-  if (cluster.metadata.deletionTimestamp)
-    return record(scope, AUTH_CONDITIONS.ClusterReady, {
-      state: "pending",
-      reason: "ClusterDeleting",
-      message: `HcpCluster ${ref} is being deleted`,
-    });
-  scope.cluster = cluster;
-  scope.work = clusterWorkOf(deps, cluster);
-  if (!scope.work)
-    return record(scope, AUTH_CONDITIONS.ClusterReady, {
-      state: "pending",
-      reason: "WaitingForCluster",
-      message: `Waiting for HcpCluster ${ref} to be placed and its HostedCluster work written`,
-    });
-  return record(scope, AUTH_CONDITIONS.ClusterReady, {
-    state: "ready",
-    reason: "ClusterReady",
-    message: `HostedCluster work ${scope.work.metadata.namespace ?? ""}/${scope.work.metadata.name ?? ""}`,
-  });
-};
+/** The auth's cluster must exist and have its own work (the HostedCluster that carries the provider). */
+export const findCluster = findClusterPhase<AuthScope>({
+  referrer: (scope) => scope.auth,
+  record: (scope, step) => void record(scope, AUTH_CONDITIONS.ClusterReady, step),
+  judge: (scope, cluster) => {
+    scope.cluster = cluster;
+    scope.work = clusterWorkOf(scope.deps, cluster);
+    if (!scope.work)
+      return {
+        state: "pending",
+        reason: "WaitingForCluster",
+        message: `Waiting for HcpCluster ${cluster.metadata.name ?? ""} to be placed and its HostedCluster work written`,
+      };
+    return {
+      state: "ready",
+      reason: "ClusterReady",
+      message: `HostedCluster work ${scope.work.metadata.namespace ?? ""}/${scope.work.metadata.name ?? ""}`,
+    };
+  },
+});
 
 /** Why the HostedCluster does not carry this provider, when another ExternalAuth holds its one place. */
 function heldByAnother(scope: AuthScope): StepState | undefined {

@@ -9,6 +9,7 @@ import type { HcpCluster, VersionSpec } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../api/v1alpha1/feedback.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
+import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import {
   compareVersions,
@@ -58,39 +59,26 @@ function clusterHold(cluster: HcpCluster, ref: string): StepState {
 }
 
 /** The pool's cluster must exist, be placed and have its HostedCluster applied. */
-export const findCluster: Phase<PoolScope> = (_ctx, scope) => {
-  const { pool, deps } = scope;
-  const ref = pool.spec.clusterRef.name;
-  const namespace = pool.metadata.namespace ?? "";
-  const cluster = deps.clusters.get(namespace, ref);
-  if (!cluster)
-    return record(scope, POOL_CONDITIONS.ClusterReady, {
-      state: "failed",
-      reason: "ClusterNotFound",
-      message: `HcpCluster ${ref} does not exist in namespace ${namespace}`,
-      userActionRequired: true,
-    });
-  if (cluster.metadata.deletionTimestamp)
-    return record(scope, POOL_CONDITIONS.ClusterReady, {
-      state: "pending",
-      reason: "ClusterDeleting",
-      message: `HcpCluster ${ref} is being deleted`,
-    });
-  const names = clusterNames(cluster, deps.region);
-  scope.cluster = cluster;
-  scope.names = names;
-  const mc = deps.managementClusters
-    .list()
-    .find((m) => m.metadata.name === cluster.status?.managementCluster);
-  const hostedApplied = isTrue(cluster.status?.conditions, "HostedClusterApplied");
-  if (!mc || !hostedApplied) return record(scope, POOL_CONDITIONS.ClusterReady, clusterHold(cluster, ref));
-  scope.consumer = mc.spec.consumerName;
-  return record(scope, POOL_CONDITIONS.ClusterReady, {
-    state: "ready",
-    reason: "ClusterReady",
-    message: `HostedCluster ${names.hostedClusterNamespace}/${names.hostedClusterName} on ${mc.metadata.name ?? ""}`,
-  });
-};
+export const findCluster = findClusterPhase<PoolScope>({
+  referrer: (scope) => scope.pool,
+  record: (scope, step) => void record(scope, POOL_CONDITIONS.ClusterReady, step),
+  judge: (scope, cluster) => {
+    const names = clusterNames(cluster, scope.deps.region);
+    scope.cluster = cluster;
+    scope.names = names;
+    const mc = scope.deps.managementClusters
+      .list()
+      .find((m) => m.metadata.name === cluster.status?.managementCluster);
+    const hostedApplied = isTrue(cluster.status?.conditions, "HostedClusterApplied");
+    if (!mc || !hostedApplied) return clusterHold(cluster, scope.pool.spec.clusterRef.name);
+    scope.consumer = mc.spec.consumerName;
+    return {
+      state: "ready",
+      reason: "ClusterReady",
+      message: `HostedCluster ${names.hostedClusterNamespace}/${names.hostedClusterName} on ${mc.metadata.name ?? ""}`,
+    };
+  },
+});
 
 /** Why the wanted version cannot roll out to the nodes now, if it cannot. */
 function versionHold(scope: PoolScope, spec: VersionSpec, wanted: string): StepState | undefined {
