@@ -8,7 +8,8 @@
  */
 import { createHash } from "node:crypto";
 import type { AzureClients } from "../../operators/azure/clients.ts";
-import type { ClusterProperties, Identity } from "../../operators/frontend/api-version-schemas.ts";
+import type { ClusterProperties } from "../../operators/frontend/api/internal.ts";
+import type { Identity } from "../../operators/frontend/api/arm-resource.ts";
 import {
   clusterScopes,
   identityUses,

@@ -4,7 +4,7 @@
  * nodes a pool asks for, and what a customer-managed key needs.
  */
 import { describe, expect, it } from "vitest";
-import type { ClusterProperties, NodePoolProperties } from "./api-version-schemas.ts";
+import type { ClusterProperties, NodePoolProperties } from "./api/internal.ts";
 import {
   checkQuota,
   checkVmSize,

@@ -17,8 +17,9 @@
 import type { AzureClients } from "../azure/clients.ts";
 import { classifyAzureError, type AzureError } from "../azure/errors.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { ClusterProperties, Identity, NodePoolProperties } from "./api-version-schemas.ts";
-import { shorten } from "./body-schema.ts";
+import type { ClusterProperties, NodePoolProperties } from "./api/internal.ts";
+import type { Identity } from "./api/arm-resource.ts";
+import { shorten } from "./api/json.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "./errors.ts";
 import {
   CONTROL_PLANE_OPERATORS,

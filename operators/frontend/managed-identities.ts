@@ -7,8 +7,8 @@
  * identity's read-only principalId and clientId, and the tenant.
  */
 import { identityClientId, identityPrincipalId } from "../hcp/identities.ts";
-import type { ClusterProperties } from "./api-version-schemas.ts";
-import { isObject, shorten, type JsonObject } from "./body-schema.ts";
+import type { ClusterProperties } from "./api/internal.ts";
+import { isObject, shorten, type JsonObject } from "./api/json.ts";
 import type { FieldError } from "./errors.ts";
 
 const OPERATORS = "properties.platform.operatorsAuthentication.userAssignedIdentities";

@@ -6,52 +6,6 @@
  */
 import { createHash, randomInt } from "node:crypto";
 
-export const ANNOTATIONS = {
-  /** The ARM resource ID with the casing of the request that created it. */
-  resourceId: "hcp.aro.dev/arm-resource-id",
-  /** JSON: tags, systemData and identity. */
-  envelope: "hcp.aro.dev/arm-envelope",
-  /** JSON: the ARM properties the CR spec has no field for. */
-  properties: "hcp.aro.dev/arm-properties",
-  /** The ID of the ARM operation that last changed the resource. */
-  operation: "hcp.aro.dev/arm-operation-id",
-  /** Create, Update or Delete: what that operation does. */
-  operationRequest: "hcp.aro.dev/arm-operation-request",
-  /** By when that operation must end (deadlines.ts). */
-  operationDeadline: "hcp.aro.dev/arm-operation-deadline",
-  /** JSON: the document of that operation when it is a Create or Update (operations.ts). */
-  operationDoc: "hcp.aro.dev/arm-operation",
-  /** JSON: the earlier operations on the resource, as they ended, newest first (operations.ts). */
-  operationHistory: "hcp.aro.dev/arm-operation-history",
-  correlationRequestId: "hcp.aro.dev/correlation-request-id",
-  clientRequestId: "hcp.aro.dev/client-request-id",
-  /** On a subscription's namespace: the subscription document ARM sent, as JSON. */
-  subscription: "hcp.aro.dev/arm-subscription",
-} as const;
-
-export const LABELS = {
-  /** sha256 of the lower-cased resource group, shortened (resource group names are not label values). */
-  resourceGroup: "hcp.aro.dev/arm-resource-group-hash",
-  /** On node pools and external auths: the HcpCluster they belong to. */
-  cluster: "hcp.aro.dev/arm-cluster",
-  /** On a subscription's namespace: the lower-cased subscription ID. */
-  subscription: "hcp.aro.dev/arm-subscription",
-  subscriptionState: "hcp.aro.dev/arm-subscription-state",
-  /** On operation ConfigMaps: "true". */
-  operation: "hcp.aro.dev/arm-operation",
-  /** On operation ConfigMaps: the CR the operation acts on. */
-  operationTarget: "hcp.aro.dev/arm-operation-target",
-  /**
-   * On operation ConfigMaps: "pending" when the operation carries an Azure-AsyncNotificationUri; on
-   * HcpClusters, NodePools and ExternalAuths: the ID of their operation that does (notifier.ts).
-   */
-  notification: "hcp.aro.dev/arm-notification",
-  /** On operation ConfigMaps, by the notifier: "sent" or "abandoned". */
-  notified: "hcp.aro.dev/arm-notified",
-  /** On HcpClusters and NodePools: the first 8 hex digits of the IDs of their operations (operations.ts). */
-  operationKey: "hcp.aro.dev/arm-operation-key",
-} as const;
-
 export const FIELD_MANAGER = "hcp-frontend";
 
 export function shortHash(text: string, length: number): string {

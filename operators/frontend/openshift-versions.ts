@@ -10,7 +10,7 @@ import type { KubeClient, KubeObject } from "../runtime/kube.ts";
 import { CloudError, CODES, type FieldError } from "./errors.ts";
 import type { ArmRequest, Reply } from "./arm-request.ts";
 import { PROVIDER } from "./resource-id.ts";
-import { isObject, shorten } from "./body-schema.ts";
+import { isObject, shorten } from "./api/json.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 

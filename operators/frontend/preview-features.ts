@@ -12,10 +12,10 @@
  * not look as if it did.
  */
 import type { ChannelGroup } from "../api/v1alpha1/meta.ts";
-import { isObject } from "./body-schema.ts";
+import { isObject } from "./api/json.ts";
 import { fieldErrors, type FieldError } from "./errors.ts";
 import type { ResourceKind } from "./resource-id.ts";
-import type { Subscription } from "./subscriptions.ts";
+import type { Subscription } from "./handlers/subscriptions.ts";
 
 export const EXPERIMENTAL_RELEASE_FEATURES = "Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures";
 

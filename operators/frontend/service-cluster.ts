@@ -14,8 +14,8 @@ import {
 import { KubeApiError, type KubeClient, type KubeObject, type ResourceType } from "../runtime/kube.ts";
 import { CloudError, CODES, conflict, fieldErrors, type FieldError } from "./errors.ts";
 import type { ResourceKind } from "./resource-id.ts";
-import { isObject, shorten, text } from "./body-schema.ts";
-import { armFieldPath } from "./cr-mapping.ts";
+import { isObject, shorten, text } from "./api/json.ts";
+import { armFieldPath } from "./mapping/field-paths.ts";
 
 export const namespaceType: ResourceType = NamespaceResource;
 export const configMapType: ResourceType = ConfigMapResource;

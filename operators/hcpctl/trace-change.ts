@@ -14,7 +14,7 @@
 import type { Condition, ManagedFieldsEntry } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
-import { ANNOTATIONS } from "../frontend/names.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import { feedbackOf, hostedReport, poolReport } from "../api/v1alpha1/feedback.ts";
 import { REQUEST_ID_ANNOTATIONS } from "../api/v1alpha1/labels.ts";

@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
-import { ANNOTATIONS } from "../frontend/names.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import { currentOnCR, fromConfigMap, historyOnCR } from "../frontend/operations/document.ts";
 

@@ -5,7 +5,7 @@
  */
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
-import { ANNOTATIONS } from "../frontend/names.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import type { MatchedBy, OperationMatch } from "./trace-find.ts";
 

@@ -12,7 +12,7 @@
  */
 import type { ManifestWork } from "../api/work/v1.ts";
 import { settle } from "../frontend/operations/status.ts";
-import { isTerminal } from "../frontend/provisioning-state.ts";
+import { isTerminal } from "../api/v1alpha1/index.ts";
 import { find } from "./conditions.ts";
 import { workDeletionWhy } from "./blockers.ts";
 import { changeHops } from "./trace-change.ts";

@@ -14,11 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import { assignmentName, setUpCustomerAzure } from "../../hack/harness/customer-azure.ts";
 import { createAzureClients, type AzureClients } from "../../operators/azure/index.ts";
-import type {
-  ClusterProperties,
-  Identity,
-  NodePoolProperties,
-} from "../../operators/frontend/api-version-schemas.ts";
+import type { ClusterProperties, NodePoolProperties } from "../../operators/frontend/api/internal.ts";
+import type { Identity } from "../../operators/frontend/api/arm-resource.ts";
 import { AzureCheckError, AzureChecks } from "../../operators/frontend/azure-checks.ts";
 import type { CloudErrorBody } from "../../operators/frontend/errors.ts";
 import { silentLogger } from "../../operators/runtime/logger.ts";

@@ -11,7 +11,7 @@ import { connect } from "node:tls";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { API_VERSIONS } from "../../operators/frontend/api-version-schemas.ts";
+import { API_VERSIONS } from "../../operators/frontend/api/registry.ts";
 import { subscriptionNamespace } from "../../operators/frontend/names.ts";
 import { REQUEST_ID_ANNOTATIONS } from "../../operators/api/v1alpha1/labels.ts";
 import { isCarriableRequestId } from "../../operators/hcp/requests.ts";

@@ -16,7 +16,7 @@ import {
   type BreakglassCredential,
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
-import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
+import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api/registry.ts";
 import {
   clusterCRName,
   externalAuthCRName,

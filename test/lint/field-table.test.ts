@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { API_VERSIONS, SCHEMAS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
-import type { Schema } from "../../operators/frontend/body-schema.ts";
+import { API_VERSIONS, SCHEMAS, type ApiVersion } from "../../operators/frontend/api/registry.ts";
+import type { Schema } from "../../operators/frontend/api/schema.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const DOC = "docs/arm-field-table.md";

@@ -10,3 +10,4 @@ export * from "./labels.ts";
 export * from "./clusternames.ts";
 export * from "./feedback.ts";
 export * from "./operation.ts";
+export * from "./arm.ts";

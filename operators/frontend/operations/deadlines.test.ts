@@ -12,7 +12,7 @@ import {
 import { refusalOf } from "./notification-uri.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import { evaluate } from "./status.ts";
-import { resourceState, type Observed } from "../provisioning-state.ts";
+import { resourceState, type Observed } from "../mapping/provisioning-state.ts";
 
 const MINUTE = 60_000;
 const START = "2026-01-01T00:00:00.000Z";

@@ -6,9 +6,10 @@
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../runtime/kube.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import { ANNOTATIONS, LABELS, shortHash } from "../names.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { shortHash } from "../names.ts";
 import type { ResourceKind } from "../resource-id.ts";
-import { isObject } from "../body-schema.ts";
+import { isObject } from "../api/json.ts";
 
 export const OPERATION_TTL_MS = 7 * 24 * 3600 * 1000;
 const DATA_KEY = "operation.json";

@@ -6,7 +6,7 @@ import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import { isApiError } from "../../runtime/kube.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import { configMapType } from "../service-cluster.ts";
-import { LABELS } from "../names.ts";
+import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
 import { fromConfigMap, OPERATION_TTL_MS } from "./document.ts";
 
 export const COLLECT_INTERVAL_MS = 3600_000;

@@ -33,12 +33,12 @@ import {
   type NotificationOptions,
   type ResolvedNotificationOptions,
 } from "./notification-uri.ts";
-import { LABELS } from "../names.ts";
+import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
 import { operationStatusBody } from "./endpoints.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import type { NotificationRecord } from "./document.ts";
 import { OperationStore } from "./store.ts";
-import { isTerminal } from "../provisioning-state.ts";
+import { isTerminal } from "../../api/v1alpha1/index.ts";
 import { configMapType } from "../service-cluster.ts";
 
 /** How often a running operation is looked at again when no watch tells (credential actions). */

@@ -15,7 +15,7 @@
 import { EXTERNAL_AUTH_STEPS, HCP_CLUSTER_STEPS, NODE_POOL_STEPS } from "../../api/v1alpha1/index.ts";
 import type { Condition } from "../../runtime/conditions.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import type { Observed } from "../provisioning-state.ts";
+import type { Observed } from "../mapping/provisioning-state.ts";
 import type { ResourceKind } from "../resource-id.ts";
 
 const STEPS: Record<ResourceKind, readonly string[]> = {

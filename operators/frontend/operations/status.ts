@@ -5,9 +5,10 @@
  */
 import type { BreakglassCredential, BreakglassRevocation, OperationDoc } from "../../api/v1alpha1/index.ts";
 import { CODES, type CloudErrorBody } from "../errors.ts";
-import { ANNOTATIONS } from "../names.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
 import { deadlineError, isPast } from "./deadlines.ts";
-import { isTerminal, progressState, type Observed, type StateResult } from "../provisioning-state.ts";
+import { isTerminal } from "../../api/v1alpha1/index.ts";
+import { progressState, type Observed, type StateResult } from "../mapping/provisioning-state.ts";
 
 export const SUPERSEDED: CloudErrorBody = {
   code: CODES.Canceled,

@@ -53,10 +53,12 @@ import {
   type OperationDoc,
 } from "../../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
-import type { ArmCR } from "../cr-mapping.ts";
+import type { ArmCR } from "../mapping/common.ts";
 import { configMapType, crType } from "../service-cluster.ts";
-import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../names.ts";
-import { isTerminal, type Observed, type StateResult } from "../provisioning-state.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { FIELD_MANAGER } from "../names.ts";
+import { isTerminal } from "../../api/v1alpha1/index.ts";
+import type { Observed, StateResult } from "../mapping/provisioning-state.ts";
 import {
   cmName,
   currentOnCR,

@@ -13,7 +13,7 @@ import {
   type NodePool,
 } from "../../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../api/work/v1.ts";
-import { LABELS as ARM_LABELS } from "../../frontend/names.ts";
+import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { OPERATION_TTL_MS } from "../../frontend/operations/document.ts";
 import { WORK_LABELS } from "../../api/v1alpha1/labels.ts";
 import { CliError } from "../errors.ts";

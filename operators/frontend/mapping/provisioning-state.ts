@@ -14,16 +14,25 @@
  * deleting CR's deadline is its Delete operation's only (a node pool deleted with its cluster has
  * no operation of its own, and shows Deleting until it goes).
  */
-import type { Condition } from "../runtime/conditions.ts";
-import type { KubeObject } from "../runtime/kube.ts";
-import type { CloudErrorBody } from "./errors.ts";
-import { ANNOTATIONS } from "./names.ts";
-import { isPast } from "./operations/deadlines.ts";
+import {
+  ARM_ANNOTATIONS,
+  isTerminal,
+  type CloudErrorBody,
+  type ProvisioningState,
+} from "../../api/v1alpha1/index.ts";
+import type { Condition } from "../../runtime/conditions.ts";
+import type { KubeObject } from "../../runtime/kube.ts";
+import { isPast } from "../operations/deadlines.ts";
 
-export const TERMINAL_STATES = ["Succeeded", "Failed", "Canceled"] as const;
-export const STATES = ["Accepted", "Provisioning", "Updating", "Deleting", ...TERMINAL_STATES] as const;
-export type ProvisioningState = (typeof STATES)[number];
-export type OperationRequest = "Create" | "Update" | "Delete" | "RequestCredential" | "RevokeCredentials";
+export const STATES = [
+  "Accepted",
+  "Provisioning",
+  "Updating",
+  "Deleting",
+  "Succeeded",
+  "Failed",
+  "Canceled",
+] as const satisfies readonly ProvisioningState[];
 
 export interface StateResult {
   state: ProvisioningState;
@@ -35,10 +44,6 @@ export interface StateResult {
 /** What this file reads of an HcpCluster or NodePool. */
 export interface Observed extends KubeObject {
   status?: { observedGeneration?: number; conditions?: Condition[] };
-}
-
-export function isTerminal(state: ProvisioningState): boolean {
-  return TERMINAL_STATES.some((terminal) => terminal === state);
 }
 
 const isTrue = (conditions: Condition[], type: string): boolean =>
@@ -61,12 +66,12 @@ export function progressState(request: "Create" | "Update", cr: Observed): State
 /** The provisioningState GET shows for a CR at `now`. */
 export function resourceState(cr: Observed, now = Date.now()): StateResult {
   const a = cr.metadata.annotations ?? {};
-  const request = a[ANNOTATIONS.operationRequest];
+  const request = a[ARM_ANNOTATIONS.operationRequest];
   const deleting = cr.metadata.deletionTimestamp !== undefined;
   const result: StateResult = deleting
     ? { state: "Deleting" }
     : progressState(request === "Update" ? "Update" : "Create", cr);
-  const deadline = a[ANNOTATIONS.operationDeadline];
+  const deadline = a[ARM_ANNOTATIONS.operationDeadline];
   // The deadline belongs to the operation the CR names: a Delete's to a deleting CR, others' to one that is not.
   const ours = deleting === (request === "Delete");
   if (isTerminal(result.state) || !ours || !deadline || !isPast(deadline, now)) return result;

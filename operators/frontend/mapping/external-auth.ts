@@ -1,14 +1,26 @@
 /**
- * hcpOpenShiftClusters/externalAuths (hub shape) to ExternalAuth CRs and back, and the checks
+ * An external auth of the internal model ⇄ its ExternalAuth CR, and the checks
  * ARO HCP makes of one beyond its schema: an https issuer, a CA that is PEM, client components
  * unique, each client ID one of the audiences, a username prefix only with policy Prefix. A client
  * component is `{name, authClientNamespace}` in ARM and `componentName`/`componentNamespace` in the
  * CR (the CRD keys its client list by them, as HyperShift does).
  */
 import { X509Certificate } from "node:crypto";
-import { API_VERSION, CONSOLE_CLIENT, EXTERNAL_AUTH_KIND, type ExternalAuth } from "../api/v1alpha1/index.ts";
-import { HUB_VERSION, SCHEMAS, type ExternalAuthProperties } from "./api-version-schemas.ts";
-import { project } from "./body-schema.ts";
+import {
+  API_VERSION,
+  ARM_ANNOTATIONS,
+  CONSOLE_CLIENT,
+  EXTERNAL_AUTH_KIND,
+  type ExternalAuth,
+} from "../../api/v1alpha1/index.ts";
+import {
+  checkedProperties,
+  INTERNAL_SCHEMAS,
+  type ExternalAuthProperties,
+  type InternalResource,
+} from "../api/internal.ts";
+import { project } from "../api/schema-walks.ts";
+import { fieldErrors, type FieldError } from "../errors.ts";
 import {
   armConditions,
   armOnly,
@@ -18,16 +30,11 @@ import {
   parseJson,
   set,
   type ToCRContext,
-} from "./cr-mapping.ts";
-import { fieldErrors, type FieldError } from "./errors.ts";
-import type { ArmResource } from "./hub-conversion.ts";
-import { ANNOTATIONS } from "./names.ts";
+} from "./common.ts";
 import { resourceState } from "./provisioning-state.ts";
 
 /** Every writable property has a spec field; only read-only ones are computed. */
 const MAPPED = ["provisioningState", "status", "condition", "issuer", "clients", "claim"];
-
-const HUB_PROPERTIES = SCHEMAS[HUB_VERSION].externalAuth.properties.properties;
 
 type Issuer = NonNullable<ExternalAuthProperties["issuer"]>;
 type Client = NonNullable<ExternalAuthProperties["clients"]>[number];
@@ -173,7 +180,10 @@ function claimSpec(claim: Claim | undefined): ExternalAuth["spec"]["claim"] {
   });
 }
 
-export function externalAuthToCR(res: ArmResource<ExternalAuthProperties>, ctx: ToCRContext): ExternalAuth {
+export function externalAuthToCR(
+  res: InternalResource<ExternalAuthProperties>,
+  ctx: ToCRContext,
+): ExternalAuth {
   const p = res.properties;
   const errors = externalAuthErrors(p);
   if (errors.length > 0) throw fieldErrors(errors);
@@ -192,8 +202,8 @@ export function externalAuthToCR(res: ArmResource<ExternalAuthProperties>, ctx: 
   };
 }
 
-export function externalAuthFromCR(cr: ExternalAuth): ArmResource<ExternalAuthProperties> {
-  const p = parseJson(cr.metadata.annotations?.[ANNOTATIONS.properties]);
+export function externalAuthFromCR(cr: ExternalAuth): InternalResource<ExternalAuthProperties> {
+  const p = parseJson(cr.metadata.annotations?.[ARM_ANNOTATIONS.properties]);
   const { issuer, clients, claim } = cr.spec;
   set(p, "provisioningState", resourceState(cr).state);
   set(p, "issuer", compact({ url: issuer.url, audiences: issuer.audiences, ca: issuer.ca }));
@@ -213,6 +223,6 @@ export function externalAuthFromCR(cr: ExternalAuth): ArmResource<ExternalAuthPr
   set(p, "status.conditions", armConditions(cr));
   return {
     ...envelopeOf(cr, "externalAuth", undefined),
-    properties: project(HUB_PROPERTIES, p) ?? {},
+    properties: checkedProperties(project(INTERNAL_SCHEMAS.externalAuth, p) ?? {}),
   };
 }

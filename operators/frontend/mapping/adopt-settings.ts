@@ -9,13 +9,13 @@
  * conditional on the resourceVersion read, so one replica moves a cluster's settings and the
  * others find them moved.
  */
-import { HcpClusterResource, type HcpCluster } from "../api/v1alpha1/index.ts";
-import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
-import type { Logger } from "../runtime/logger.ts";
-import type { ClusterProperties } from "./api-version-schemas.ts";
-import { isObject, type JsonObject } from "./body-schema.ts";
-import { clusterToCR, parseJson } from "./cr-mapping.ts";
-import { ANNOTATIONS } from "./names.ts";
+import { ARM_ANNOTATIONS, HcpClusterResource, type HcpCluster } from "../../api/v1alpha1/index.ts";
+import { KubeApiError, type KubeClient } from "../../runtime/kube.ts";
+import type { Logger } from "../../runtime/logger.ts";
+import type { ClusterProperties } from "../api/internal.ts";
+import { isObject, type JsonObject } from "../api/json.ts";
+import { clusterToCR } from "./cluster.ts";
+import { parseJson } from "./common.ts";
 
 /**
  * The ARM properties adopted, top-level keys and the nested paths. Etcd encryption is fixed at
@@ -33,7 +33,7 @@ const ADOPTED_NESTED = [
 /** The settings of `props` to adopt into the spec, and the annotation's properties without them. */
 export function settingsToAdopt(
   props: JsonObject,
-): { adopt: ClusterProperties; rest: JsonObject } | undefined {
+): { adopt: Partial<ClusterProperties>; rest: JsonObject } | undefined {
   const rest = structuredClone(props);
   const adopt: JsonObject = {};
   for (const key of ADOPTED)
@@ -52,11 +52,21 @@ export function settingsToAdopt(
   return Object.keys(adopt).length > 0 ? { adopt, rest } : undefined;
 }
 
+/** A platform with nothing in it: the mapping needs one, and nothing of it but the VNet subnet is adopted. */
+const NO_PLATFORM: ClusterProperties["platform"] = {
+  subnetId: "",
+  networkSecurityGroupId: "",
+  operatorsAuthentication: {
+    userAssignedIdentities: { controlPlaneOperators: {}, serviceManagedIdentity: "" },
+  },
+};
+
 /** The spec fields the adopted settings become, as the frontend maps them today. */
-function specOf(cluster: HcpCluster, adopt: ClusterProperties): Partial<HcpCluster["spec"]> {
+function specOf(cluster: HcpCluster, adopt: Partial<ClusterProperties>): Partial<HcpCluster["spec"]> {
   // Only the adopted fields are taken: the rest of the mapping (names, Azure) needs no real ID.
   const id = { kind: "cluster" as const, subscriptionId: "", resourceGroup: "", cluster: "" };
-  const resource = { id: "", name: "", type: "", location: "", properties: adopt };
+  const platform = { ...NO_PLATFORM, ...adopt.platform };
+  const resource = { id: "", name: "", type: "", location: "", properties: { ...adopt, platform } };
   const mapped = clusterToCR(resource, { id, namespace: "", name: "", annotations: {} }).spec;
   const cidrs = mapped.api?.authorizedCIDRs;
   const vnetIntegrationSubnetId = mapped.platform.azure.vnetIntegrationSubnetId;
@@ -76,14 +86,14 @@ export async function adoptSettings(client: KubeClient, log: Logger): Promise<nu
   const clusters = await client.listAll<HcpCluster>(HcpClusterResource);
   let adopted = 0;
   for (const cluster of clusters.items) {
-    const found = settingsToAdopt(parseJson(cluster.metadata.annotations?.[ANNOTATIONS.properties]));
+    const found = settingsToAdopt(parseJson(cluster.metadata.annotations?.[ARM_ANNOTATIONS.properties]));
     if (!found || cluster.metadata.deletionTimestamp) continue;
     const ref = { name: cluster.metadata.name ?? "", namespace: cluster.metadata.namespace ?? "" };
     try {
       await client.mergePatch(HcpClusterResource, ref, {
         metadata: {
           resourceVersion: cluster.metadata.resourceVersion,
-          annotations: { [ANNOTATIONS.properties]: JSON.stringify(found.rest) },
+          annotations: { [ARM_ANNOTATIONS.properties]: JSON.stringify(found.rest) },
         },
         spec: specOf(cluster, found.adopt),
       });

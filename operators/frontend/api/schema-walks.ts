@@ -1,192 +1,31 @@
 /**
- * A small schema language for the ARM request and response bodies of one API version, and the
- * walks over it. A schema also names the TypeScript type it reads to (`TypeOf`), so a request body
- * is parsed once, by `readValue`, into a typed value with field-path errors, and the code after
- * it works on typed fields. The walks: read a request (types, enums, patterns, ranges; read-only
- * and unknown fields dropped), check required fields, apply defaults, keep create-only fields on
- * update (and refuse changes to them), and project a stored resource onto what one API version
- * shows. The schemas themselves live in api-version-schemas.ts, one per version, built from the
- * OpenAPI of ARO HCP.
+ * The walks over a schema (schema.ts): read a request value (types, enums, patterns, ranges;
+ * read-only and unknown fields dropped), check required fields, apply defaults, keep create-only
+ * fields on update (and refuse changes to them), project a stored value onto what one schema
+ * shows, and RFC 7386 merge patch. Untyped inside; the exported entry points give the schema's type.
  */
 import { isIP } from "node:net";
 import { isDeepStrictEqual } from "node:util";
-import type { FieldError } from "./errors.ts";
+import type { FieldError } from "../errors.ts";
+import { isObject, setOwn, shorten, type JsonObject } from "./json.ts";
+import type {
+  BooleanSchema,
+  IntegerSchema,
+  MapSchema,
+  ObjectSchema,
+  ArraySchema,
+  Schema,
+  StringFormat,
+  StringSchema,
+  TypeOf,
+} from "./schema.ts";
 
-interface Common {
-  /** Set by the service; ignored in requests, shown in responses. */
-  readOnly?: boolean;
-  /** Set at creation only ("r,c" in the OpenAPI); later requests may repeat it but not change it. */
-  createOnly?: boolean;
-  /** Applied on creation when the field is absent (objects: `{}` so their own defaults apply). */
-  default?: unknown;
-}
-
-/** Carries the TypeScript type a schema reads to; type-level only, never set. */
-declare const readsTo: unique symbol;
-interface Typed<T> {
-  readonly [readsTo]?: T;
-}
-
-/** Formats a string is checked against, and what the error says it must be. */
-const FORMATS = {
+/** What each format checks, and what the error says a value must be. */
+const FORMATS: Record<StringFormat, { check: (v: string) => boolean; description: string }> = {
   cidr: { check: isAddressOrCidr, description: "an IP address or CIDR block such as 10.0.0.0/8" },
-} as const;
-export type StringFormat = keyof typeof FORMATS;
-
-export interface StringSchema<T extends string = string> extends Common, Typed<T> {
-  type: "string";
-  enum?: readonly T[];
-  pattern?: RegExp;
-  /** Said instead of the pattern's source when a value does not match. */
-  patternText?: string;
-  format?: StringFormat;
-  maxLength?: number;
-  minLength?: number;
-  /** An ARM identifier (a resource ID, a resource group): equal to another whatever its casing. */
-  caseInsensitive?: boolean;
-}
-export interface IntegerSchema extends Common {
-  type: "integer";
-  minimum?: number;
-  maximum?: number;
-}
-export interface BooleanSchema extends Common {
-  type: "boolean";
-}
-export interface Properties {
-  [key: string]: Schema | undefined;
-}
-export interface ObjectSchema<P extends Properties = Properties> extends Common {
-  type: "object";
-  properties: P;
-  required?: readonly string[];
-}
-export interface MapSchema<V extends Schema = Schema> extends Common {
-  type: "map";
-  values: V;
-  maxProperties?: number;
-  /** What each key must be (e.g. ARM's tag names). */
-  keys?: { maxLength?: number; forbidden?: RegExp; forbiddenText?: string };
-}
-export interface ArraySchema<I extends Schema = Schema> extends Common {
-  type: "array";
-  items: I;
-  maxItems?: number;
-  minItems?: number;
-}
-/** Any JSON value, kept as is (e.g. identity's userAssignedIdentities entries). */
-export interface AnySchema extends Common {
-  type: "any";
-}
-
-export type Schema =
-  StringSchema | IntegerSchema | BooleanSchema | ObjectSchema | MapSchema | ArraySchema | AnySchema;
-
-/**
- * The value a schema reads to. Every object field is optional: a PATCH body is partial, and
- * required fields are checked by their own walk.
- */
-export type TypeOf<S> =
-  S extends StringSchema<infer T>
-    ? T
-    : S extends IntegerSchema
-      ? number
-      : S extends BooleanSchema
-        ? boolean
-        : S extends ObjectSchema<infer P>
-          ? { [K in keyof P]?: TypeOf<NonNullable<P[K]>> }
-          : S extends MapSchema<infer V>
-            ? Record<string, TypeOf<V>>
-            : S extends ArraySchema<infer I>
-              ? Array<TypeOf<I>>
-              : unknown;
-
-// ---- builders ----
-
-type Extra<S extends Schema> = Omit<S, "type" | "properties" | "values" | "items">;
-
-export const str = <const T extends string = string>(
-  extra: Common & Omit<StringSchema<T>, "type" | keyof Common | typeof readsTo> = {},
-): StringSchema<T> => ({
-  type: "string",
-  ...extra,
-});
-export const int = (minimum?: number, maximum?: number): IntegerSchema => ({
-  type: "integer",
-  minimum,
-  maximum,
-});
-export const bool = (extra: Extra<BooleanSchema> = {}): BooleanSchema => ({ type: "boolean", ...extra });
-export const anyValue = (extra: Extra<AnySchema> = {}): AnySchema => ({ type: "any", ...extra });
-export const obj = <P extends Properties>(
-  properties: P,
-  extra: Extra<ObjectSchema> = {},
-): ObjectSchema<P> => ({
-  type: "object",
-  properties,
-  ...extra,
-});
-export const map = <V extends Schema>(values: V, extra: Extra<MapSchema> = {}): MapSchema<V> => ({
-  type: "map",
-  values,
-  ...extra,
-});
-export const arr = <I extends Schema>(items: I, extra: Extra<ArraySchema> = {}): ArraySchema<I> => ({
-  type: "array",
-  items,
-  ...extra,
-});
-/** Read-only: set by the service. */
-export const ro = <S extends Schema>(s: S): S => ({ ...s, readOnly: true });
-/** Create-only: set at creation, never changed. */
-export const co = <S extends Schema>(s: S): S => ({ ...s, createOnly: true });
-
-export type JsonObject = Record<string, unknown>;
-
-/** A JSON scalar as text; "" for anything else. */
-export function text(v: unknown): string {
-  return typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : "";
-}
-
-/** Sets an own field: a key "__proto__" from a request is a field, never the object's prototype. */
-export function setOwn(o: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/**
- * The deepest nesting a request's JSON may have. ARM's bodies nest under ten levels; every walk
- * over a body (schema, merge patch, copies) recurses once a level, so a body nested thousands
- * deep would exhaust the stack instead of being refused.
- */
-export const MAX_JSON_DEPTH = 64;
-
-/** Whether `value` nests at most `max` arrays and objects deep; iterative, so any depth is safe. */
-export function boundedDepth(value: unknown, max: number): boolean {
-  const pending: Array<[object, number]> = [];
-  const visit = (v: unknown, depth: number): boolean => {
-    if (typeof v !== "object" || v === null) return true;
-    if (depth > max) return false;
-    pending.push([v, depth]);
-    return true;
-  };
-  if (!visit(value, 1)) return false;
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [v, depth] = next;
-    for (const child of Object.values(v)) if (!visit(child, depth + 1)) return false;
-  }
-  return true;
-}
+};
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
-
-/** A value as an error message shows it: long ones are cut, so that a refusal stays small. */
-export function shorten(v: string, max = 64): string {
-  return v.length > max ? `${v.slice(0, max)}…` : v;
-}
 
 /** `10.0.0.0/8`, `2001:db8::/32`, or a single address. */
 function isAddressOrCidr(v: string): boolean {

@@ -4,23 +4,13 @@
  * fields kept on update, required fields checked. Pure: the stored resource comes in as `old`.
  * Every problem is a field error naming the body's field; all of them are reported at once.
  */
-import type { ArmRequest } from "./arm-request.ts";
-import {
-  applyDefaults,
-  boundedDepth,
-  MAX_JSON_DEPTH,
-  checkRequired,
-  isObject,
-  keepCreateOnly,
-  mergePatch,
-  readValue,
-  shorten,
-  text,
-  type JsonObject,
-} from "./body-schema.ts";
-import { CloudError, CODES, fieldErrors, invalidContent, type FieldError } from "./errors.ts";
-import { schemaFor, type VersionedBody } from "./hub-conversion.ts";
-import { resourceName, type ResourceId } from "./resource-id.ts";
+import type { ArmRequest } from "../arm-request.ts";
+import { CloudError, CODES, fieldErrors, invalidContent, type FieldError } from "../errors.ts";
+import { resourceName, type ResourceId } from "../resource-id.ts";
+import type { VersionedBody } from "./conversion.ts";
+import { boundedDepth, isObject, MAX_JSON_DEPTH, shorten, text, type JsonObject } from "./json.ts";
+import { schemaFor } from "./registry.ts";
+import { applyDefaults, checkRequired, keepCreateOnly, mergePatch, readValue } from "./schema-walks.ts";
 
 /** What of a request the body readers use. */
 export type BodyRequest = Pick<ArmRequest, "body" | "apiVersion">;
