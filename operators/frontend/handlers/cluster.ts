@@ -10,13 +10,10 @@ import { clusterVersionHold } from "../cluster-version.ts";
 import { defaultClusterProperties, versionSpec } from "../mapping/cluster.ts";
 import { isExternalAuth, isNodePool } from "../mapping/common.ts";
 import { fieldErrors } from "../errors.ts";
-import type {
-  InternalResource as ArmResource,
-  InternalProperties as HubProperties,
-} from "../api/internal.ts";
+import type { InternalProperties } from "../api/internal.ts";
 import type { VersionedBody } from "../api/conversion.ts";
 import { checkOperatorIdentities } from "../managed-identities.ts";
-import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { checkVersion, defaultVersion, type Catalog } from "../openshift-versions.ts";
 import type { ResourceId } from "../resource-id.ts";
 import { checkDnsPrefixFree, crType } from "../service-cluster.ts";
@@ -24,7 +21,7 @@ import type { BodyChange, KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
 import { findCR, targetOf, type Target } from "./target.ts";
 
-function checkIdentities(doc: VersionedBody, properties: HubProperties): void {
+function checkIdentities(doc: VersionedBody, properties: InternalProperties): void {
   const errors = checkOperatorIdentities(doc.identity, properties);
   if (errors.length > 0) throw fieldErrors(errors);
 }
@@ -44,7 +41,7 @@ async function clusterAndPools(
   if (!existing || isNodePool(existing) || isExternalAuth(existing)) return undefined;
   const pools = await deps.client.list<NodePool>(crType("nodePool"), {
     namespace: t.namespace,
-    labelSelector: `${LABELS.cluster}=${t.name}`,
+    labelSelector: `${ARM_LABELS.cluster}=${t.name}`,
   });
   return { existing, pools: pools.items };
 }
@@ -57,10 +54,9 @@ async function clusterAndPools(
  */
 async function checkOnGraph(
   deps: ResourceDeps,
-  id: ResourceId,
+  { id, stored }: BodyChange,
   catalog: Catalog,
   version: VersionSpec,
-  stored: ArmResource | undefined,
 ): Promise<void> {
   if (stored && sameVersion(stored.properties.version, version)) return;
   const cluster = stored ? await clusterAndPools(deps, id) : undefined;
@@ -78,7 +74,7 @@ async function checkOnGraph(
  * without one gets the newest stable.
  */
 async function checkClusterVersion(deps: ResourceDeps, change: BodyChange): Promise<void> {
-  const { id, properties, stored } = change;
+  const { properties } = change;
   const catalog = await deps.catalog.read();
   const version = properties.version;
   if (version?.id === undefined) {
@@ -90,13 +86,17 @@ async function checkClusterVersion(deps: ResourceDeps, change: BodyChange): Prom
     properties.version = { ...(version ?? {}), id: newest };
     return;
   }
-  if (catalog) return checkOnGraph(deps, id, catalog, versionSpec(version), stored);
+  if (catalog) return checkOnGraph(deps, change, catalog, versionSpec(version));
   const errors = checkVersion(catalog, versionSpec(version), "properties.version.id");
   if (errors.length > 0) throw fieldErrors(errors);
 }
 
 /** A new cluster's DNS prefix must be free in the region. */
-async function checkDnsPrefix(deps: ResourceDeps, id: ResourceId, properties: HubProperties): Promise<void> {
+async function checkDnsPrefix(
+  deps: ResourceDeps,
+  id: ResourceId,
+  properties: InternalProperties,
+): Promise<void> {
   const prefix = "dns" in properties ? properties.dns?.baseDomainPrefix : undefined;
   if (prefix !== undefined) await checkDnsPrefixFree(deps.client, prefix, targetOf(id));
 }
@@ -120,7 +120,7 @@ async function cancelChildren(deps: ResourceDeps, t: Target): Promise<void> {
   for (const kind of ["nodePool", "externalAuth"] as const) {
     const children = await deps.client.listAll<NodePool | ExternalAuth>(crType(kind), {
       namespace: t.namespace,
-      labelSelector: `${LABELS.cluster}=${t.name}`,
+      labelSelector: `${ARM_LABELS.cluster}=${t.name}`,
     });
     for (const c of children.items) await deps.operations.retire(t.namespace, c);
   }

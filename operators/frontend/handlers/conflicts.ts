@@ -5,8 +5,8 @@
  */
 import type { HcpCluster } from "../../api/v1alpha1/index.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
-import { CloudError, conflict, resourceNotFound } from "../errors.ts";
-import type { InternalResource as ArmResource } from "../api/internal.ts";
+import { conflict, resourceNotFound, type CloudError } from "../errors.ts";
+import type { InternalResource } from "../api/internal.ts";
 import { isTerminal, type ProvisioningState } from "../../api/v1alpha1/index.ts";
 import { resourceState } from "../mapping/provisioning-state.ts";
 import { clusterOf, resourceType, type ResourceId } from "../resource-id.ts";
@@ -59,8 +59,8 @@ export function checkSettled(cr: ArmCR): boolean {
   throw busy(state);
 }
 
-export function checkVersionFix(cr: ArmCR, stored: ArmResource, hub: ArmResource): void {
-  if (hub.properties.version?.id === stored.properties.version?.id) throw busy(resourceState(cr).state);
+export function checkVersionFix(cr: ArmCR, stored: InternalResource, resource: InternalResource): void {
+  if (resource.properties.version?.id === stored.properties.version?.id) throw busy(resourceState(cr).state);
 }
 
 /** The cluster of a credential action, settled: 409 while it is not, as for any other change. */

@@ -8,6 +8,8 @@
  * and answers 202; its result is 204. Both are refused (409) while the cluster is not settled.
  */
 import {
+  breakglassCredential,
+  breakglassRevocation,
   BreakglassCredentialResource,
   BreakglassRevocationResource,
   CUSTOMER_BREAK_GLASS,
@@ -22,7 +24,6 @@ import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import { header, type ArmRequest, type Reply } from "../arm-request.ts";
 import { isObject } from "../api/json.ts";
 import { CloudError, CODES, internalError } from "../errors.ts";
-import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
 import type { ResourceId } from "../resource-id.ts";
 import { settledCluster } from "./conflicts.ts";
 import type { ResourceDeps } from "./deps.ts";
@@ -71,54 +72,23 @@ export function requesterOf(req: ArmRequest): string {
   ).slice(0, 256);
 }
 
-/** The owner reference that lets the garbage collector take a credential with its cluster. */
-function ownedBy(cluster: HcpCluster) {
-  return [
-    {
-      apiVersion: "hcp.aro.dev/v1alpha1",
-      kind: "HcpCluster",
-      name: cluster.metadata.name ?? "",
-      uid: cluster.metadata.uid ?? "",
-    },
-  ];
-}
-
 export function credentialCR(
   cluster: HcpCluster,
   name: string,
   requester: string,
   csr: string | undefined,
 ): BreakglassCredential {
-  return {
-    apiVersion: "hcp.aro.dev/v1alpha1",
-    kind: "BreakglassCredential",
-    metadata: {
-      name,
-      namespace: cluster.metadata.namespace,
-      labels: { [LABELS.cluster]: cluster.metadata.name ?? "" },
-      ownerReferences: ownedBy(cluster),
-    },
-    spec: {
-      clusterRef: { name: cluster.metadata.name ?? "" },
-      requester,
-      reason: "ARM requestAdminCredential",
-      ...(csr ? { certificateSigningRequest: csr } : {}),
-    },
-  };
+  return breakglassCredential({
+    cluster,
+    name,
+    requester,
+    reason: "ARM requestAdminCredential",
+    certificateSigningRequest: csr,
+  });
 }
 
 export function revocationCR(cluster: HcpCluster, name: string, requester: string): BreakglassRevocation {
-  return {
-    apiVersion: "hcp.aro.dev/v1alpha1",
-    kind: "BreakglassRevocation",
-    metadata: {
-      name,
-      namespace: cluster.metadata.namespace,
-      labels: { [LABELS.cluster]: cluster.metadata.name ?? "" },
-      ownerReferences: ownedBy(cluster),
-    },
-    spec: { clusterRef: { name: cluster.metadata.name ?? "" }, requester, reason: "ARM revokeCredentials" },
-  };
+  return breakglassRevocation({ cluster, name, requester, reason: "ARM revokeCredentials" });
 }
 
 export const credentialTypes = {
@@ -186,7 +156,8 @@ export async function requestAdminCredential(
 ): Promise<Reply> {
   const { cluster, t } = await settledCluster(deps, id);
   const csr = await requestedCsr(req);
-  const op = newOperation(deps, req, t, "RequestCredential", {
+  const op = newOperation(deps, req, t, {
+    request: "RequestCredential",
     location: fromCR("cluster", cluster).location,
   });
   const name = `arm-${op.id.toLowerCase()}`;
@@ -208,7 +179,8 @@ export async function requestAdminCredential(
 /** POST revokeCredentials: a BreakglassRevocation and its operation. */
 export async function revokeCredentials(deps: ResourceDeps, req: ArmRequest, id: ResourceId): Promise<Reply> {
   const { cluster, t } = await settledCluster(deps, id);
-  const op = newOperation(deps, req, t, "RevokeCredentials", {
+  const op = newOperation(deps, req, t, {
+    request: "RevokeCredentials",
     location: fromCR("cluster", cluster).location,
   });
   const name = `arm-${op.id.toLowerCase()}`;

@@ -6,8 +6,8 @@
 import type { ExternalAuth } from "../../api/v1alpha1/index.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { CloudError, CODES } from "../errors.ts";
-import type { InternalResource as ArmResource } from "../api/internal.ts";
-import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import type { InternalResource } from "../api/internal.ts";
+import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { crType } from "../service-cluster.ts";
 import type { KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
@@ -17,7 +17,7 @@ import { fromCR, type Target } from "./target.ts";
 async function checkOnlyExternalAuth(deps: ResourceDeps, t: Target): Promise<void> {
   const others = await deps.client.list<ExternalAuth>(crType("externalAuth"), {
     namespace: t.namespace,
-    labelSelector: `${LABELS.cluster}=${t.clusterName ?? ""}`,
+    labelSelector: `${ARM_LABELS.cluster}=${t.clusterName ?? ""}`,
     limit: 1,
   });
   if (others.items.length === 0) return;
@@ -33,9 +33,9 @@ async function checkOnlyExternalAuth(deps: ResourceDeps, t: Target): Promise<voi
  * A ProxyResource without a location: its operations live in its cluster's. Stored in its
  * envelope, never shown (its schema has no location).
  */
-function withParentLocation(parent: ArmCR | undefined, hub: ArmResource): ArmResource {
-  if (hub.location || !parent) return hub;
-  return { ...hub, location: fromCR("cluster", parent).location };
+function withParentLocation(parent: ArmCR | undefined, resource: InternalResource): InternalResource {
+  if (resource.location || !parent) return resource;
+  return { ...resource, location: fromCR("cluster", parent).location };
 }
 
 export const externalAuthRules: KindRules = {

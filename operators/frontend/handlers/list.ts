@@ -7,7 +7,7 @@ import type { ArmRequest, Reply } from "../arm-request.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { CloudError, CODES } from "../errors.ts";
 import { toVersioned } from "../api/conversion.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { clusterCRName, resourceGroupLabel, subscriptionNamespace } from "../names.ts";
 import type { ResourceKind } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
@@ -39,9 +39,9 @@ export async function listResources(
   const namespace = subscriptionNamespace(scope.subscriptionId);
   const selectors: string[] = [];
   if (scope.resourceGroup)
-    selectors.push(`${LABELS.resourceGroup}=${resourceGroupLabel(scope.resourceGroup)}`);
+    selectors.push(`${ARM_LABELS.resourceGroup}=${resourceGroupLabel(scope.resourceGroup)}`);
   if (scope.cluster)
-    selectors.push(`${LABELS.cluster}=${clusterCRName(scope.resourceGroup ?? "", scope.cluster)}`);
+    selectors.push(`${ARM_LABELS.cluster}=${clusterCRName(scope.resourceGroup ?? "", scope.cluster)}`);
   const token = req.query.get("$skipToken") ?? undefined;
   const page = await deps.client
     .list<ArmCR>(crType(kind), {
@@ -82,7 +82,7 @@ function skipTokenError(err: unknown): CloudError | undefined {
 }
 
 function inScope(cr: ArmCR, scope: ListScope): boolean {
-  const id = cr.metadata.annotations?.[ANNOTATIONS.resourceId]?.toLowerCase();
+  const id = cr.metadata.annotations?.[ARM_ANNOTATIONS.resourceId]?.toLowerCase();
   if (!id) return false;
   const prefix = scope.resourceGroup
     ? `/subscriptions/${scope.subscriptionId}/resourcegroups/${scope.resourceGroup}/`.toLowerCase()

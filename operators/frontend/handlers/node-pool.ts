@@ -7,7 +7,7 @@ import { compareVersions, poolTooFarBehind } from "../../releases/catalog.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
 import { versionSpec } from "../mapping/cluster.ts";
 import { fieldErrors } from "../errors.ts";
-import type { InternalResource as ArmResource } from "../api/internal.ts";
+import type { InternalResource } from "../api/internal.ts";
 import { checkVersion } from "../openshift-versions.ts";
 import type { BodyChange, KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
@@ -45,17 +45,21 @@ function controlPlaneCeiling(parent: ArmCR | undefined, clusterVersion: string):
  * Not more than two minors behind the cluster's version; a new pool not ahead of it either: it
  * could never roll out (the controller holds a pool that would run ahead of its control plane).
  */
-function checkPoolVersion(parent: ArmCR | undefined, hub: ArmResource, isNew: boolean): ArmResource {
-  const wanted = hub.properties.version?.id;
+function checkPoolVersion(
+  parent: ArmCR | undefined,
+  resource: InternalResource,
+  isNew: boolean,
+): InternalResource {
+  const wanted = resource.properties.version?.id;
   const clusterVersion = parent && "version" in parent.spec ? parent.spec.version?.id : undefined;
-  if (!wanted || !clusterVersion) return hub;
+  if (!wanted || !clusterVersion) return resource;
   const behind = poolTooFarBehind(wanted, clusterVersion);
   if (behind)
     throw fieldErrors([
       { target: "properties.version.id", message: `Node pool version ${wanted} is too old: ${behind}` },
     ]);
   const ceiling = controlPlaneCeiling(parent, clusterVersion);
-  if (!isNew || compareVersions(wanted, ceiling) <= 0) return hub;
+  if (!isNew || compareVersions(wanted, ceiling) <= 0) return resource;
   throw fieldErrors([
     {
       target: "properties.version.id",

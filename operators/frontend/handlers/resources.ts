@@ -7,14 +7,15 @@
  */
 import type { ArmRequest, Reply } from "../arm-request.ts";
 import type { ArmCR } from "../mapping/common.ts";
-import { conflict, resourceNotFound } from "../errors.ts";
-import { toVersioned } from "../api/conversion.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { conflict, resourceNotFound, type CloudError } from "../errors.ts";
+import { toVersioned, type VersionedBody } from "../api/conversion.ts";
+import type { InternalResource } from "../api/internal.ts";
+import { ARM_ANNOTATIONS, ARM_LABELS, type OperationDoc } from "../../api/v1alpha1/index.ts";
 import { resourceState } from "../mapping/provisioning-state.ts";
 import { readPatchBody, readPutBody } from "../api/request-body.ts";
 import { resourceName, resourceType, type ResourceId, type ResourceKind } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
-import { toHub, type KindRules } from "./body.ts";
+import { toInternal, type KindRules } from "./body.ts";
 import { clusterRules } from "./cluster.ts";
 import { checkParent, checkSettled, checkVersionFix } from "./conflicts.ts";
 import type { ResourceDeps } from "./deps.ts";
@@ -63,23 +64,60 @@ export async function putResource(deps: ResourceDeps, req: ArmRequest, id: Resou
  */
 async function createFirst(deps: ResourceDeps, req: ArmRequest, id: ResourceId): Promise<Reply> {
   const t = targetOf(id);
-  const rules = RULES[id.kind];
-  let hub;
+  let resource;
   try {
-    hub = await toHub(deps, rules, req, id, [readPutBody(req, id, undefined), undefined]);
+    const doc = readPutBody(req, id, undefined);
+    resource = await toInternal(deps, RULES[id.kind], req, { id, doc, stored: undefined });
   } catch (err) {
     const existing = await findCR(deps.client, id.kind, t);
     if (!existing) throw err;
     return putRead(deps, req, t, existing);
   }
-  const op = newOperation(deps, req, t, "Create", { location: hub.location });
+  const op = newOperation(deps, req, t, { request: "Create", location: resource.location });
   try {
-    const cr = await writeChange(deps, { req, t, hub, op, existing: undefined, mayExist: true });
+    const cr = await writeChange(deps, { req, t, resource, op, existing: undefined, mayExist: true });
     return { status: 201, body: written(req, id, cr), headers: operationHeaders(req, op, false) };
   } catch (err) {
     if (!(err instanceof FoundExisting)) throw err;
     return putRead(deps, req, t, await findCR(deps.client, id.kind, t));
   }
+}
+
+/** The CR a change replaces, settled; its resource; whether only a new version may pass (conflicts.ts). */
+interface Prior {
+  existing: ArmCR;
+  stored: InternalResource;
+  versionFixOnly: boolean;
+}
+
+const deleting = (): CloudError => conflict('Cannot update resource while resource is "deleting"');
+
+function priorOf(id: ResourceId, existing: ArmCR): Prior {
+  return { existing, versionFixOnly: checkSettled(existing), stored: fromCR(id.kind, existing) };
+}
+
+/**
+ * The resource a PUT or PATCH asks for, checked once (body.ts, then against its parent and, for a
+ * node pool held on its version, as the version fix it must be), and its one write.
+ */
+async function change(
+  deps: ResourceDeps,
+  req: ArmRequest,
+  t: Target,
+  { doc, prior, parent }: { doc: VersionedBody; prior: Prior | undefined; parent: ArmCR | undefined },
+): Promise<{ cr: ArmCR; op: OperationDoc }> {
+  const rules = RULES[t.id.kind];
+  const stored = prior?.stored;
+  const checked = await toInternal(deps, rules, req, { id: t.id, doc, stored });
+  const resource = rules.checkWithParent?.(parent, checked, !prior) ?? checked;
+  if (prior?.versionFixOnly) checkVersionFix(prior.existing, prior.stored, resource);
+  const op = newOperation(deps, req, t, {
+    request: prior ? "Update" : "Create",
+    location: resource.location,
+    upgrade: isUpgrade(stored, resource),
+  });
+  const cr = await writeChange(deps, { req, t, resource, op, existing: prior?.existing });
+  return { cr, op };
 }
 
 async function putRead(
@@ -89,23 +127,12 @@ async function putRead(
   existing: ArmCR | undefined,
 ): Promise<Reply> {
   const { id } = t;
-  const rules = RULES[id.kind];
-  if (existing?.metadata.deletionTimestamp)
-    throw conflict('Cannot update resource while resource is "deleting"');
+  if (existing?.metadata.deletionTimestamp) throw deleting();
   const parent = await checkParent(deps, id, existing ? "update" : "create");
-  if (!existing) await rules.checkCreate?.(deps, t);
-  const versionFixOnly = existing ? checkSettled(existing) : false;
-  const stored = existing ? fromCR(id.kind, existing) : undefined;
-  const old = stored ? toVersioned(stored, req.apiVersion, id.kind) : undefined;
-  const doc = readPutBody(req, id, old);
-  let hub = await toHub(deps, rules, req, id, [doc, stored]);
-  hub = rules.checkWithParent?.(parent, hub, !existing) ?? hub;
-  if (existing && versionFixOnly && stored) checkVersionFix(existing, stored, hub);
-  const op = newOperation(deps, req, t, existing ? "Update" : "Create", {
-    location: hub.location,
-    upgrade: isUpgrade(stored, hub),
-  });
-  const cr = await writeChange(deps, { req, t, hub, op, existing });
+  if (!existing) await RULES[id.kind].checkCreate?.(deps, t);
+  const prior = existing ? priorOf(id, existing) : undefined;
+  const old = prior ? toVersioned(prior.stored, req.apiVersion, id.kind) : undefined;
+  const { cr, op } = await change(deps, req, t, { doc: readPutBody(req, id, old), prior, parent });
   return {
     status: existing ? 200 : 201,
     body: written(req, id, cr),
@@ -115,23 +142,13 @@ async function putRead(
 
 export async function patchResource(deps: ResourceDeps, req: ArmRequest, id: ResourceId): Promise<Reply> {
   const t = targetOf(id);
-  const rules = RULES[id.kind];
   const existing = await findCR(deps.client, id.kind, t);
   if (!existing) throw resourceNotFound(resourceType(id.kind), resourceName(id), id.resourceGroup);
-  if (existing.metadata.deletionTimestamp)
-    throw conflict('Cannot update resource while resource is "deleting"');
+  if (existing.metadata.deletionTimestamp) throw deleting();
   const parent = await checkParent(deps, id, "update");
-  const versionFixOnly = checkSettled(existing);
-  const stored = fromCR(id.kind, existing);
-  const doc = readPatchBody(req, id, toVersioned(stored, req.apiVersion, id.kind));
-  let hub = await toHub(deps, rules, req, id, [doc, stored]);
-  hub = rules.checkWithParent?.(parent, hub, false) ?? hub;
-  if (versionFixOnly) checkVersionFix(existing, stored, hub);
-  const op = newOperation(deps, req, t, "Update", {
-    location: hub.location,
-    upgrade: isUpgrade(stored, hub),
-  });
-  const cr = await writeChange(deps, { req, t, hub, op, existing });
+  const prior = priorOf(id, existing);
+  const doc = readPatchBody(req, id, toVersioned(prior.stored, req.apiVersion, id.kind));
+  const { cr, op } = await change(deps, req, t, { doc, prior, parent });
   return { status: 202, body: written(req, id, cr), headers: operationHeaders(req, op, true) };
 }
 
@@ -144,7 +161,7 @@ export async function deleteResource(deps: ResourceDeps, req: ArmRequest, id: Re
   if (id.kind !== "cluster") await checkParent(deps, id, "delete");
   const location = fromCR(id.kind, existing).location;
   const op = {
-    ...newOperation(deps, req, t, "Delete", { location }),
+    ...newOperation(deps, req, t, { request: "Delete", location }),
     ...(existing.metadata.uid ? { targetUid: existing.metadata.uid } : {}),
   };
   await deps.operations.create(t.namespace, op);
@@ -156,14 +173,14 @@ export async function deleteResource(deps: ResourceDeps, req: ArmRequest, id: Re
     { name: t.name, namespace: t.namespace },
     {
       metadata: {
-        labels: { [LABELS.notification]: op.notificationUri ? op.id : null },
+        labels: { [ARM_LABELS.notification]: op.notificationUri ? op.id : null },
         annotations: {
           // This request's IDs replace the last one's; a request without them leaves none.
-          [ANNOTATIONS.correlationRequestId]: null,
-          [ANNOTATIONS.clientRequestId]: null,
+          [ARM_ANNOTATIONS.correlationRequestId]: null,
+          [ARM_ANNOTATIONS.clientRequestId]: null,
           ...requestAnnotations(req, op),
-          [ANNOTATIONS.operationDoc]: null,
-          [ANNOTATIONS.operationHistory]: null,
+          [ARM_ANNOTATIONS.operationDoc]: null,
+          [ARM_ANNOTATIONS.operationHistory]: null,
         },
       },
     },

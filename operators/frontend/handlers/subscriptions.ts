@@ -11,7 +11,7 @@ import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import type { ArmRequest, Reply } from "../arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "../errors.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { FIELD_MANAGER, subscriptionNamespace } from "../names.ts";
 import type { OperationStore } from "../operations/store.ts";
 import { crType, kubeWrite, namespaceType } from "../service-cluster.ts";
@@ -78,7 +78,7 @@ export function readSubscription(body: unknown): Subscription {
 
 /** The document on a subscription's namespace (written by `put`, so valid when present). */
 function parse(ns: KubeObject): Subscription | undefined {
-  const text = ns.metadata.annotations?.[ANNOTATIONS.subscription];
+  const text = ns.metadata.annotations?.[ARM_ANNOTATIONS.subscription];
   if (!text) return undefined;
   try {
     const parsed = parseSubscription(JSON.parse(text));
@@ -104,7 +104,7 @@ export class SubscriptionStore {
     this.informer = new Informer<KubeObject>({
       client,
       type: namespaceType,
-      labelSelector: LABELS.subscription,
+      labelSelector: ARM_LABELS.subscription,
     });
   }
 
@@ -128,10 +128,10 @@ export class SubscriptionStore {
       metadata: {
         name: subscriptionNamespace(subscriptionId),
         labels: {
-          [LABELS.subscription]: subscriptionId.toLowerCase(),
-          [LABELS.subscriptionState]: doc.state,
+          [ARM_LABELS.subscription]: subscriptionId.toLowerCase(),
+          [ARM_LABELS.subscriptionState]: doc.state,
         },
-        annotations: { [ANNOTATIONS.subscription]: JSON.stringify(doc) },
+        annotations: { [ARM_ANNOTATIONS.subscription]: JSON.stringify(doc) },
       },
     };
     const stored = await kubeWrite(() =>

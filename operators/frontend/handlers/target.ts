@@ -3,13 +3,13 @@
  * resource ID is not it), and the conversions between the CR and the ARM resource of each kind.
  */
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
-import type { InternalResource as ArmResource } from "../api/internal.ts";
+import type { InternalResource } from "../api/internal.ts";
 import type { ExternalAuthProperties } from "../api/internal.ts";
 import { clusterFromCR, clusterToCR } from "../mapping/cluster.ts";
 import { isExternalAuth, isNodePool, type ArmCR, type ToCRContext } from "../mapping/common.ts";
 import { nodePoolFromCR, nodePoolToCR } from "../mapping/node-pool.ts";
 import { externalAuthFromCR, externalAuthToCR } from "../mapping/external-auth.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../../api/v1alpha1/index.ts";
 import { clusterCRName, externalAuthCRName, nodePoolCRName, subscriptionNamespace } from "../names.ts";
 import { formatResourceId, type ResourceId, type ResourceKind } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
@@ -43,22 +43,24 @@ export function targetOf(id: ResourceId): Target {
   return { id, namespace, name: cluster };
 }
 
-/** The hub resource a CR holds (`kind` names what `cr` is). */
-export function fromCR(_kind: ResourceKind, cr: ArmCR): ArmResource {
+/** The internal resource a CR holds (`kind` names what `cr` is). */
+export function fromCR(_kind: ResourceKind, cr: ArmCR): InternalResource {
   if (isExternalAuth(cr)) return externalAuthFromCR(cr);
   return isNodePool(cr) ? nodePoolFromCR(cr) : clusterFromCR(cr);
 }
 
-/** The CR of a hub resource of `kind`. */
-export function toCR(kind: ResourceKind, hub: ArmResource, ctx: ToCRContext): ArmCR {
-  // The hub's properties are those of `kind`: they were read with its schema.
-  if (kind === "externalAuth") return externalAuthToCR(hub as ArmResource<ExternalAuthProperties>, ctx);
-  return kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx);
+/** The CR of a internal resource of `kind`. */
+export function toCR(kind: ResourceKind, resource: InternalResource, ctx: ToCRContext): ArmCR {
+  // The resource's properties are those of `kind`: they were read with its schema.
+  if (kind === "externalAuth")
+    return externalAuthToCR(resource as InternalResource<ExternalAuthProperties>, ctx);
+  return kind === "cluster" ? clusterToCR(resource, ctx) : nodePoolToCR(resource, ctx);
 }
 
 function sameId(cr: KubeObject, id: ResourceId): boolean {
   return (
-    cr.metadata.annotations?.[ANNOTATIONS.resourceId]?.toLowerCase() === formatResourceId(id).toLowerCase()
+    cr.metadata.annotations?.[ARM_ANNOTATIONS.resourceId]?.toLowerCase() ===
+    formatResourceId(id).toLowerCase()
   );
 }
 

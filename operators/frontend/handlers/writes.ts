@@ -7,8 +7,8 @@ import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import { KubeApiError } from "../../runtime/kube.ts";
 import { header, type ArmRequest } from "../arm-request.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
-import type { InternalResource as ArmResource } from "../api/internal.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import type { InternalResource } from "../api/internal.ts";
+import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { boundOf, deadlineAfter } from "../operations/deadlines.ts";
 import { currentOnCR, newOperationId, operationKey } from "../operations/document.ts";
 import { notificationUriOf } from "../operations/notification-uri.ts";
@@ -28,7 +28,7 @@ import { toCR, type Target } from "./target.ts";
 export interface Change {
   req: ArmRequest;
   t: Target;
-  hub: ArmResource;
+  resource: InternalResource;
   op: OperationDoc;
   existing: ArmCR | undefined;
   /** A create tried without reading first: a CR of that name is reported as FoundExisting. */
@@ -43,8 +43,7 @@ export function newOperation(
   deps: ResourceDeps,
   req: ArmRequest,
   t: Target,
-  request: OperationRequest,
-  at: { location: string; upgrade?: boolean },
+  { request, ...at }: { request: OperationRequest; location: string; upgrade?: boolean },
 ): OperationDoc {
   const { id } = t;
   const now = new Date().toISOString();
@@ -73,11 +72,11 @@ export function newOperation(
 /** The annotations that name a request's operation and its IDs on the CR. */
 export function requestAnnotations(req: ArmRequest, op: OperationDoc): Record<string, string> {
   return {
-    [ANNOTATIONS.operation]: op.id,
-    [ANNOTATIONS.operationRequest]: op.request,
-    ...(op.deadline ? { [ANNOTATIONS.operationDeadline]: op.deadline } : {}),
-    ...(req.correlationRequestId ? { [ANNOTATIONS.correlationRequestId]: req.correlationRequestId } : {}),
-    ...(req.clientRequestId ? { [ANNOTATIONS.clientRequestId]: req.clientRequestId } : {}),
+    [ARM_ANNOTATIONS.operation]: op.id,
+    [ARM_ANNOTATIONS.operationRequest]: op.request,
+    ...(op.deadline ? { [ARM_ANNOTATIONS.operationDeadline]: op.deadline } : {}),
+    ...(req.correlationRequestId ? { [ARM_ANNOTATIONS.correlationRequestId]: req.correlationRequestId } : {}),
+    ...(req.clientRequestId ? { [ARM_ANNOTATIONS.clientRequestId]: req.clientRequestId } : {}),
   };
 }
 
@@ -96,9 +95,9 @@ export function operationHeaders(
 }
 
 /** Whether an update changes version.id: an upgrade, which has a longer deadline. */
-export function isUpgrade(stored: ArmResource | undefined, hub: ArmResource): boolean {
+export function isUpgrade(stored: InternalResource | undefined, resource: InternalResource): boolean {
   const before = stored?.properties.version?.id;
-  const after = hub.properties.version?.id;
+  const after = resource.properties.version?.id;
   return before !== undefined && after !== undefined && after !== before;
 }
 
@@ -109,13 +108,13 @@ export function isUpgrade(stored: ArmResource | undefined, hub: ArmResource): bo
 export async function writeChange(deps: ResourceDeps, change: Change): Promise<ArmCR> {
   const { req, t, op, existing } = change;
   const history = existing ? await deps.operations.replace(t.namespace, existing) : {};
-  const cr = buildCR(change, { [ANNOTATIONS.operationDoc]: JSON.stringify(op), ...history });
+  const cr = buildCR(change, { [ARM_ANNOTATIONS.operationDoc]: JSON.stringify(op), ...history });
   const type = crType(t.id.kind);
   const written = await kubeWrite(() =>
     existing ? deps.client.replace<ArmCR>(type, cr) : create(deps, cr, t, change.mayExist === true),
   );
   // An operation of an older frontend, kept in a ConfigMap.
-  const previous = existing?.metadata.annotations?.[ANNOTATIONS.operation];
+  const previous = existing?.metadata.annotations?.[ARM_ANNOTATIONS.operation];
   if (existing && previous && previous !== currentOnCR(existing)?.id)
     await deps.operations.supersede(t.namespace, previous, existing, false);
   req.log.info("Wrote the CR of an ARM request", {
@@ -137,7 +136,10 @@ async function create(deps: ResourceDeps, cr: ArmCR, t: Target, mayExist: boolea
 }
 
 /** `operationAnnotations`: the document and the history, besides the request's own. */
-function buildCR({ req, t, hub, op, existing }: Change, operationAnnotations: Record<string, string>): ArmCR {
+function buildCR(
+  { req, t, resource, op, existing }: Change,
+  operationAnnotations: Record<string, string>,
+): ArmCR {
   const ctx = {
     id: existing ? idAsCreated(existing, t.id) : t.id,
     namespace: t.namespace,
@@ -146,16 +148,16 @@ function buildCR({ req, t, hub, op, existing }: Change, operationAnnotations: Re
     annotations: { ...requestAnnotations(req, op), ...operationAnnotations },
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  const next: ArmCR = toCR(t.id.kind, hub, ctx);
+  const next: ArmCR = toCR(t.id.kind, resource, ctx);
   next.metadata.labels = {
     ...next.metadata.labels,
-    [LABELS.operationKey]: operationKey(t.id.kind, t.name),
+    [ARM_LABELS.operationKey]: operationKey(t.id.kind, t.name),
   };
   const cr = existing ? mergeExisting(existing, next) : next;
   // Names the operation the notifier is to watch on this CR; one without a URI takes it off.
   const labels = { ...cr.metadata.labels };
-  delete labels[LABELS.notification];
-  if (op.notificationUri) labels[LABELS.notification] = op.id;
+  delete labels[ARM_LABELS.notification];
+  if (op.notificationUri) labels[ARM_LABELS.notification] = op.id;
   return { ...cr, metadata: { ...cr.metadata, labels } };
 }
 
@@ -189,8 +191,8 @@ function idAsCreated(existing: ArmCR, id: ResourceId): ResourceId {
 function mergeExisting(existing: ArmCR, next: ArmCR): ArmCR {
   // The last request's IDs go: this request's replace them, or none stays when it sent none.
   const kept = { ...existing.metadata.annotations };
-  delete kept[ANNOTATIONS.correlationRequestId];
-  delete kept[ANNOTATIONS.clientRequestId];
+  delete kept[ARM_ANNOTATIONS.correlationRequestId];
+  delete kept[ARM_ANNOTATIONS.clientRequestId];
   const metadata = {
     ...existing.metadata,
     labels: { ...existing.metadata.labels, ...next.metadata.labels },

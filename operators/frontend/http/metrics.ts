@@ -16,9 +16,11 @@ export function routeLabel(routes: Route[], path: string | undefined): string {
   return match(routes, path)?.route.name ?? UNMATCHED_ROUTE;
 }
 
-export type RequestMetrics = ReturnType<typeof requestMetrics>;
+export interface RequestMetrics {
+  observe(method: string, route: string, status: number, seconds: number): void;
+}
 
-export function requestMetrics(registry: Registry) {
+export function requestMetrics(registry: Registry): RequestMetrics {
   const requests = counter(registry, {
     name: "hcp_frontend_requests_total",
     help: "ARM requests by method, route and status code",

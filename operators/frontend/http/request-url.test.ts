@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CloudError } from "../errors.ts";
+import type { CloudError } from "../errors.ts";
 import { baseOf, urlOf } from "./request-url.ts";
 
 describe("request URL", () => {
