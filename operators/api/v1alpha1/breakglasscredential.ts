@@ -5,8 +5,9 @@
  * crds/hcp.aro.dev_breakglasscredentials.yaml and crds/hcp.aro.dev_breakglassrevocations.yaml.
  */
 import type { KubeObject, ResourceType } from "../meta/v1.ts";
-import type { API_VERSION, Condition } from "./meta.ts";
-import { GROUP, VERSION } from "./meta.ts";
+import { ARM_LABELS } from "./arm.ts";
+import { HCP_CLUSTER_KIND, type HcpCluster } from "./hcpcluster.ts";
+import { API_VERSION, GROUP, VERSION, type Condition } from "./meta.ts";
 
 export const BREAKGLASS_CREDENTIAL_KIND = "BreakglassCredential";
 
@@ -95,4 +96,62 @@ export interface BreakglassRevocationStatus {
   observedGeneration?: number;
   /** Every certificate valid before this time is revoked (HyperShift's revocation timestamp). */
   revocationTimestamp?: string;
+}
+
+/** Who asks for a break-glass object, for which cluster, and why (both ARM and hcpctl ask). */
+export interface BreakglassAsk {
+  /** The HcpCluster it is for, as read from the service cluster (its uid owns the object). */
+  cluster: HcpCluster;
+  name: string;
+  requester: string;
+  reason: string;
+}
+
+/**
+ * Labelled with the cluster (the frontend lists a cluster's break-glass objects by it) and owned
+ * by it, so that the garbage collector takes it with the cluster if nothing else does.
+ */
+function breakglassMetadata({ cluster, name }: BreakglassAsk): KubeObject["metadata"] {
+  const clusterName = cluster.metadata.name ?? "";
+  return {
+    name,
+    namespace: cluster.metadata.namespace,
+    labels: { [ARM_LABELS.cluster]: clusterName },
+    ownerReferences: [
+      { apiVersion: API_VERSION, kind: HCP_CLUSTER_KIND, name: clusterName, uid: cluster.metadata.uid ?? "" },
+    ],
+  };
+}
+
+/** A BreakglassCredential as every client creates one. */
+export function breakglassCredential(
+  ask: BreakglassAsk & Pick<BreakglassCredentialSpec, "expirationSeconds" | "certificateSigningRequest">,
+): BreakglassCredential {
+  const { cluster, requester, reason, expirationSeconds, certificateSigningRequest } = ask;
+  return {
+    apiVersion: API_VERSION,
+    kind: BREAKGLASS_CREDENTIAL_KIND,
+    metadata: breakglassMetadata(ask),
+    spec: {
+      clusterRef: { name: cluster.metadata.name ?? "" },
+      requester,
+      reason,
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+      ...(certificateSigningRequest ? { certificateSigningRequest } : {}),
+    },
+  };
+}
+
+/** A BreakglassRevocation as every client creates one. */
+export function breakglassRevocation(ask: BreakglassAsk): BreakglassRevocation {
+  return {
+    apiVersion: API_VERSION,
+    kind: BREAKGLASS_REVOCATION_KIND,
+    metadata: breakglassMetadata(ask),
+    spec: {
+      clusterRef: { name: ask.cluster.metadata.name ?? "" },
+      requester: ask.requester,
+      reason: ask.reason,
+    },
+  };
 }

@@ -8,6 +8,8 @@
 import { randomBytes } from "node:crypto";
 import {
   BREAKGLASS_TTL_SECONDS,
+  breakglassCredential,
+  breakglassRevocation,
   BreakglassCredentialResource,
   BreakglassRevocationResource,
   HcpClusterResource,
@@ -53,17 +55,6 @@ async function clusterOf(conn: Connection, name: string, namespace: string): Pro
   return cluster;
 }
 
-function owner(cluster: HcpCluster) {
-  return [
-    {
-      apiVersion: "hcp.aro.dev/v1alpha1",
-      kind: "HcpCluster",
-      name: cluster.metadata.name ?? "",
-      uid: cluster.metadata.uid ?? "",
-    },
-  ];
-}
-
 async function create(conn: Connection, obj: BreakglassCredential | BreakglassRevocation): Promise<void> {
   const type =
     obj.kind === "BreakglassRevocation" ? BreakglassRevocationResource : BreakglassCredentialResource;
@@ -88,12 +79,13 @@ export async function runBreakglassRequest(
   const conn = connect();
   const namespace = opts.namespace ?? conn.namespace;
   const cluster = await clusterOf(conn, name, namespace);
-  const credential: BreakglassCredential = {
-    apiVersion: "hcp.aro.dev/v1alpha1",
-    kind: "BreakglassCredential",
-    metadata: { name: `${name}-${suffix()}`, namespace, ownerReferences: owner(cluster) },
-    spec: { clusterRef: { name }, requester: opts.requester, reason: opts.reason, expirationSeconds },
-  };
+  const credential = breakglassCredential({
+    cluster,
+    name: `${name}-${suffix()}`,
+    requester: opts.requester,
+    reason: opts.reason,
+    expirationSeconds,
+  });
   await create(conn, credential);
   io.stdout.write(
     `breakglasscredential/${credential.metadata.name ?? ""} requested; its kubeconfig goes to Secret ${credential.metadata.name ?? ""}-kubeconfig once Ready\n`,
@@ -110,12 +102,12 @@ export async function runBreakglassRevoke(
   const conn = connect();
   const namespace = opts.namespace ?? conn.namespace;
   const cluster = await clusterOf(conn, name, namespace);
-  const revocation: BreakglassRevocation = {
-    apiVersion: "hcp.aro.dev/v1alpha1",
-    kind: "BreakglassRevocation",
-    metadata: { name: `${name}-revoke-${suffix()}`, namespace, ownerReferences: owner(cluster) },
-    spec: { clusterRef: { name }, requester: opts.requester, reason: opts.reason },
-  };
+  const revocation = breakglassRevocation({
+    cluster,
+    name: `${name}-revoke-${suffix()}`,
+    requester: opts.requester,
+    reason: opts.reason,
+  });
   await create(conn, revocation);
   io.stdout.write(`breakglassrevocation/${revocation.metadata.name ?? ""} requested\n`);
 }
