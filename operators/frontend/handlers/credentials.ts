@@ -1,11 +1,11 @@
 /**
  * The admin-credential actions of an hcpOpenShiftCluster. `requestAdminCredential` creates a
  * BreakglassCredential (the breakglass controller has HyperShift sign it) and answers 202 with
- * the operation; the operation's result is `{kubeconfig, expirationTimestamp}`. In
- * 2026-09-01-preview the body may carry the client's own `certificateSigningRequest` (PEM): the
- * service then never sees a key and the kubeconfig carries only the certificate. Earlier versions
- * take no body and the service makes the key. `revokeCredentials` creates a BreakglassRevocation
- * and answers 202; its result is 204. Both are refused (409) while the cluster is not settled.
+ * the operation; the operation's result is `{kubeconfig, expirationTimestamp}`. In the versions
+ * the registry marks (CSR_VERSIONS) the body may carry the client's own
+ * `certificateSigningRequest` (PEM): the service then never sees a key and the kubeconfig carries
+ * only the certificate. Other versions take no body and the service makes the key.
+ * `revokeCredentials` creates a BreakglassRevocation and answers 202; its result is 204. Both are refused (409) while the cluster is not settled.
  */
 import {
   breakglassCredential,
@@ -23,15 +23,13 @@ import { breakGlassRequestProblem } from "../../hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import { header, type ArmRequest, type Reply } from "../arm-request.ts";
 import { isObject } from "../api/json.ts";
+import { CSR_VERSIONS } from "../api/registry.ts";
 import { CloudError, CODES, internalError } from "../errors.ts";
 import type { ResourceId } from "../resource-id.ts";
 import { settledCluster } from "./conflicts.ts";
 import type { ResourceDeps } from "./deps.ts";
 import { fromCR } from "./target.ts";
 import { newOperation, operationHeaders } from "./writes.ts";
-
-/** The api-versions whose requestAdminCredential takes a body with the client's request. */
-const CSR_VERSIONS: readonly string[] = ["2026-09-01-preview"];
 
 const badField = (target: string, message: string): CloudError =>
   new CloudError(400, { code: CODES.InvalidRequestContent, message, target });
