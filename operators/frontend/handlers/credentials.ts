@@ -5,7 +5,8 @@
  * the registry marks (CSR_VERSIONS) the body may carry the client's own
  * `certificateSigningRequest` (PEM): the service then never sees a key and the kubeconfig carries
  * only the certificate. Other versions take no body and the service makes the key.
- * `revokeCredentials` creates a BreakglassRevocation and answers 202; its result is 204. Both are refused (409) while the cluster is not settled.
+ * `revokeCredentials` creates a BreakglassRevocation and answers 202; its result is 204. Both are
+ * refused (409) while the cluster is not settled.
  */
 import {
   breakglassCredential,
