@@ -13,7 +13,7 @@ import { errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { issuerPath } from "./oidc.ts";
-import { RetryableStepError } from "./phases.ts";
+import { RetryableStepError } from "./azure-step.ts";
 import { AZURE_POLL_MS, externalAuthsOf, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
 export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {

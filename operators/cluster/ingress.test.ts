@@ -9,7 +9,7 @@ import type { Release } from "../releases/catalog.ts";
 import { silentLogger } from "../runtime/logger.ts";
 import { ScriptedInfra, testContext } from "../../test/support/fakes.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
-import { reconcileIngress, reconcileRecords } from "./phases.ts";
+import { reconcileIngress, reconcileRecords } from "./azure-phases.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { newScope, type ClusterMemory, type ClusterReconcilerDeps, type ClusterScope } from "./scope.ts";
 import { composeStatus, CONDITIONS } from "./status.ts";

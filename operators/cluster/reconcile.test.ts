@@ -35,7 +35,7 @@ import { BlobStoreError } from "../azure/blob.ts";
 import type { HostedCluster } from "../api/hypershift/v1beta1/index.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import { BlobIssuerDocuments, publicJwk } from "./oidc.ts";
-import { RetryableStepError } from "./phases.ts";
+import { RetryableStepError } from "./azure-step.ts";
 import { carriedKeys, keysAnnotation } from "./etcd-encryption.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
