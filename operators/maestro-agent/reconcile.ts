@@ -8,7 +8,7 @@ import type { Manifest } from "../api/work/v1.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
-import { statusHash } from "../cloudevents/statushash.ts";
+import { statusHash } from "../cloudevents/codec/statushash.ts";
 import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
 import { requestLog } from "../hcp/requests.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";

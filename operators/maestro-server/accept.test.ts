@@ -7,7 +7,7 @@ import {
   type WorkCondition,
 } from "../api/work/v1.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
-import { SnowflakeGenerator } from "../cloudevents/snowflake.ts";
+import { SnowflakeGenerator } from "../cloudevents/codec/snowflake.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { STATUS_TOO_LARGE, UID_INDEX, acceptStatus, uidIndexer } from "./accept.ts";
 import { MAX_CONDITION_MESSAGE_CHARS, MAX_STATUS_BYTES } from "./bounds.ts";

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "vitest";
 import type { WorkCondition } from "../api/work/v1.ts";
 import { PublishRefusedError } from "../cloudevents/client/errors.ts";
-import { SnowflakeGenerator } from "../cloudevents/snowflake.ts";
+import { SnowflakeGenerator } from "../cloudevents/codec/snowflake.ts";
 import { Action } from "../cloudevents/types.ts";
 import { acceptStatus } from "./accept.ts";
 import {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { ManifestWork, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
-import { statusHash } from "../cloudevents/statushash.ts";
+import { statusHash } from "../cloudevents/codec/statushash.ts";
 import { setCondition } from "../runtime/conditions.ts";
 import { AGENT_STATUS_ACCEPTED, PUBLISHED, composeStatus, shownReport } from "./status.ts";
 

@@ -4,7 +4,7 @@
  * current generation reached the broker or why it cannot.
  */
 import type { ManifestWorkObject, ManifestWorkStatus, WorkCondition } from "../api/work/v1.ts";
-import { statusHash } from "../cloudevents/statushash.ts";
+import { statusHash } from "../cloudevents/codec/statushash.ts";
 import type { StatusRefusal } from "../cloudevents/store/status.ts";
 import { setCondition, type ConditionInput } from "../runtime/conditions.ts";
 

@@ -4,7 +4,7 @@
  * is stale, and a status that differs from the one written was changed by someone else.
  */
 import type { CachedManifestWork, ManifestWorkObject, ManifestWorkStatus } from "../api/work/v1.ts";
-import { statusHash } from "../cloudevents/statushash.ts";
+import { statusHash } from "../cloudevents/codec/statushash.ts";
 import type { StatusStore, StoredStatus } from "../cloudevents/store/status.ts";
 
 export class WrittenStatuses {

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import { summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
 import type { StatusUpdate } from "../../operators/cloudevents/codec/manifestbundle.ts";
-import { SnowflakeGenerator } from "../../operators/cloudevents/snowflake.ts";
+import { SnowflakeGenerator } from "../../operators/cloudevents/codec/snowflake.ts";
 import { StatusStore } from "../../operators/cloudevents/store/status.ts";
 import { UID_INDEX, acceptStatus, uidIndexer } from "../../operators/maestro-server/accept.ts";
 import { FakeLister } from "../support/lister.ts";

@@ -22,7 +22,7 @@ import {
   decodeSpecResyncRequest,
   decodeStatusResyncRequest,
 } from "../../operators/cloudevents/codec/resync.ts";
-import { SnowflakeGenerator } from "../../operators/cloudevents/snowflake.ts";
+import { SnowflakeGenerator } from "../../operators/cloudevents/codec/snowflake.ts";
 import { StatusStore } from "../../operators/cloudevents/store/status.ts";
 import { fromMessage, receivedEvent, toBinaryMessage } from "../../operators/cloudevents/transport/mqtt.ts";
 import { RetainedMessageError } from "../../operators/cloudevents/transport/transport.ts";

@@ -16,8 +16,8 @@ import {
   encodeSpecResyncRequest,
   encodeStatusResyncRequests,
 } from "../../operators/cloudevents/codec/resync.ts";
-import { SnowflakeGenerator } from "../../operators/cloudevents/snowflake.ts";
-import { statusHash } from "../../operators/cloudevents/statushash.ts";
+import { SnowflakeGenerator } from "../../operators/cloudevents/codec/snowflake.ts";
+import { statusHash } from "../../operators/cloudevents/codec/statushash.ts";
 import { Action, DecodeError, type CloudEvent, type EventAction } from "../../operators/cloudevents/types.ts";
 import type { Json } from "./arbitraries.ts";
 

@@ -18,7 +18,7 @@ import {
   type ManifestWork,
 } from "../../operators/api/work/v1.ts";
 import { encodeSpecEvent, encodeStatusEvent } from "../../operators/cloudevents/codec/manifestbundle.ts";
-import { SnowflakeGenerator } from "../../operators/cloudevents/snowflake.ts";
+import { SnowflakeGenerator } from "../../operators/cloudevents/codec/snowflake.ts";
 import { toBinaryMessage } from "../../operators/cloudevents/transport/mqtt.ts";
 import { Action, SOURCE_ID, topics, type CloudEvent } from "../../operators/cloudevents/types.ts";
 import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appliedwork.ts";

@@ -19,7 +19,7 @@ import type {
   WorkCondition,
 } from "../../api/work/v1.ts";
 import type { ObjectMeta } from "../../runtime/kube.ts";
-import { isSnowflake } from "../snowflake.ts";
+import { isSnowflake } from "./snowflake.ts";
 import {
   Action,
   DecodeError,

@@ -8,7 +8,7 @@
  * first status per work is accepted.
  */
 import type { StatusUpdate } from "../codec/manifestbundle.ts";
-import { isNewerSequence, parseSnowflake } from "../snowflake.ts";
+import { isNewerSequence, parseSnowflake } from "../codec/snowflake.ts";
 
 /**
  * `accepted-unordered`: the content is kept, but its sequence ID is ahead of the server's clock by
