@@ -137,17 +137,16 @@ export class MaestroServer implements Runnable {
   async start(signal: AbortSignal): Promise<void> {
     await this.#works.waitForSync(signal);
     this.#seedReports();
-    // Silence is counted from when this server can listen: at 10,000 clusters the sync took 45 s,
-    // longer than the silence bound, and a restart showed every management cluster
-    // SourceDisconnected and its clusters StatusStale until the first subscribe.
+    // Silence is counted from when this server can listen: a sync longer than the silence bound
+    // would otherwise show every management cluster SourceDisconnected after a restart.
     this.agents.start();
     await Promise.all([this.connection.run(signal), this.#controller.start(signal)]);
   }
 
   /**
    * Before the first status resync: each work's last report as the work shows it. Agents then
-   * answer only for statuses that changed while this process was away; without it, a restart at
-   * 10,000 clusters asked for all 20,000 and the broker dropped what this busy process could not read.
+   * answer only for statuses that changed while this process was away, rather than for every work
+   * (docs/decisions/0007-send-what-changed-ask-for-what-is-missing.md).
    */
   #seedReports(): void {
     for (const work of this.#works.list()) {

@@ -111,8 +111,7 @@ export class ManifestWorkReconciler implements Reconciler {
   readonly #finalizerAddedTo = new Map<string, string>();
   /**
    * uid → the request of a work whose spec or deletion found no broker connection. A (re)connect
-   * enqueues these, not every work: a start already queues every work, and queueing them all
-   * again on the first subscribe reconciled each twice (40,000 for 20,000 works at 10,000 clusters).
+   * enqueues these, not every work: a start already queues every work.
    */
   readonly #unsent = new Map<string, Request>();
   /** What this reconciler last wrote to each work's status. */
@@ -143,8 +142,8 @@ export class ManifestWorkReconciler implements Reconciler {
     if (work.metadata.deletionTimestamp) return this.#reconcileDelete(ctx, scope);
     await this.#recoverOverwrittenStatus(scope);
     // The finalizer is on the work before anything is published, so a deletion always waits for
-    // the agent. Publishing goes on in the same reconcile: waiting for the finalizer's watch event
-    // first cost each new work a second trip through the queue.
+    // the agent. Publishing goes on in the same reconcile, not after the finalizer's watch event,
+    // which would take each new work through the queue twice.
     await this.#ensureFinalizer(scope);
     try {
       await this.#publish(ctx, scope);
@@ -281,12 +280,10 @@ export class ManifestWorkReconciler implements Reconciler {
   /**
    * Whether to send the current generation (new, or unreported for the redelivery period), ask
    * the agent for its report instead, or do nothing. A generation the work shows applied, with no
-   * report of it held (as after a restart whose
-   * status resync lost answers: a broker drops what a busy subscriber cannot take): the agent is
-   * asked for its report, and the spec goes again only if that brings nothing either. Sending the
-   * same spec alone gets no answer from an agent that finds nothing to change, so at 10,000
-   * clusters ~5,000 works lost in one resync were sent again every redelivery period, 150 a
-   * second, without end.
+   * report of it held (as after a restart whose status resync lost answers: a broker drops what a
+   * busy subscriber cannot take): the agent is asked for its report, and the spec goes again only
+   * if that brings nothing either: an agent that finds nothing to change does not answer the same
+   * spec sent again (decision record 0007).
    */
   async #delivery(
     scope: Scope,

@@ -45,8 +45,7 @@ export const MANAGEMENT_CLUSTER_CONTROLLER = "managementcluster-controller";
 
 /**
  * A load that only moved (the same phase and conditions, another count) is written at most this
- * often per management cluster, as often as a node reports its status. In a 10,000-cluster create
- * each placement was a status write of its management cluster, ~7,700 in the first 35 minutes.
+ * often per management cluster, as often as a node reports its status (decision record 0007).
  * Placement counts from the cache, not from this status, so a count a few seconds old misleads
  * no decision; a change of phase or condition is written at once.
  */
