@@ -9,8 +9,12 @@
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
-import type { OperationDoc } from "../api/v1alpha1/index.ts";
-import { currentOnCR, fromConfigMap, historyOnCR } from "../frontend/operations/document.ts";
+import {
+  currentOperationOf as currentOnCR,
+  operationHistoryOf as historyOnCR,
+  operationOfConfigMap as fromConfigMap,
+  type OperationDoc,
+} from "../api/v1alpha1/index.ts";
 
 export type CRKind = "HcpCluster" | "NodePool";
 

@@ -1,7 +1,7 @@
 /** What the resource handlers work with. */
 import type { KubeClient } from "../../runtime/kube.ts";
 import type { Logger } from "../../runtime/logger.ts";
-import type { AzureChecks } from "../azure-checks.ts";
+import type { AzureChecks } from "../checks/azure-checks.ts";
 import type { CatalogReader } from "../openshift-versions.ts";
 import type { OperationDeadlines } from "../operations/deadlines.ts";
 import type { OperationStore } from "../operations/store.ts";

@@ -3,16 +3,20 @@
  * replaced one into its history (operations/store.ts), in the same write. A refused write leaves
  * nothing behind.
  */
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import { KubeApiError } from "../../runtime/kube.ts";
 import { header, type ArmRequest } from "../arm-request.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
 import type { InternalResource } from "../api/internal.ts";
-import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
+import {
+  ARM_ANNOTATIONS,
+  ARM_LABELS,
+  currentOperationOf,
+  type OperationDoc,
+  type OperationRequest,
+} from "../../api/v1alpha1/index.ts";
 import { boundOf, deadlineAfter } from "../operations/deadlines.ts";
-import { currentOnCR, newOperationId, operationKey } from "../operations/document.ts";
+import { newOperationId, operationKey } from "../operations/document.ts";
 import { notificationUriOf } from "../operations/notification-uri.ts";
-import type { OperationRequest } from "../../api/v1alpha1/index.ts";
 import {
   formatResourceId,
   normalizeLocation,
@@ -115,7 +119,7 @@ export async function writeChange(deps: ResourceDeps, change: Change): Promise<A
   );
   // An operation of an older frontend, kept in a ConfigMap.
   const previous = existing?.metadata.annotations?.[ARM_ANNOTATIONS.operation];
-  if (existing && previous && previous !== currentOnCR(existing)?.id)
+  if (existing && previous && previous !== currentOperationOf(existing)?.id)
     await deps.operations.supersede(t.namespace, previous, existing, false);
   req.log.info("Wrote the CR of an ARM request", {
     operation: op.id,

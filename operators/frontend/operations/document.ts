@@ -1,18 +1,16 @@
 /**
  * How an operation document is written down: its ID (which names the CR it acts on), its
  * `op-<id>` ConfigMap with the notifier's record beside it, and the annotations that carry the
- * current operation and the history on a CR. store.ts says where each kind of operation lives.
+ * current operation and the history on a CR (read back by api/v1alpha1/operation.ts, for hcpctl
+ * too). store.ts says where each kind of operation lives.
  */
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../runtime/kube.ts";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { ARM_LABELS, OPERATION_DATA_KEY, type OperationDoc } from "../../api/v1alpha1/index.ts";
 import { shortHash } from "../names.ts";
 import type { ResourceKind } from "../resource-id.ts";
 import { isObject } from "../api/json.ts";
 
-export const OPERATION_TTL_MS = 7 * 24 * 3600 * 1000;
-const DATA_KEY = "operation.json";
 export const NOTIFICATION_KEY = "notification.json";
 /** The notifier's field manager: its fields of an operation ConfigMap are its own (NotificationRecord). */
 export const NOTIFIER_FIELD_MANAGER = "hcp-frontend-notifier";
@@ -64,29 +62,13 @@ export function toConfigMap(namespace: string, doc: OperationDoc): KubeObject {
       name: cmName(doc.id),
       namespace,
       labels: {
-        [LABELS.operation]: "true",
-        [LABELS.operationTarget]: doc.target,
-        ...(doc.notificationUri ? { [LABELS.notification]: "pending" } : {}),
+        [ARM_LABELS.operation]: "true",
+        [ARM_LABELS.operationTarget]: doc.target,
+        ...(doc.notificationUri ? { [ARM_LABELS.notification]: "pending" } : {}),
       },
     },
-    data: { [DATA_KEY]: JSON.stringify(doc) },
+    data: { [OPERATION_DATA_KEY]: JSON.stringify(doc) },
   };
-}
-
-function parseDoc(text: unknown): OperationDoc | undefined {
-  if (typeof text !== "string") return undefined;
-  try {
-    const doc: unknown = JSON.parse(text);
-    return isObject(doc) && typeof doc["id"] === "string" ? (doc as unknown as OperationDoc) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The document an operation ConfigMap holds, or undefined when it holds none that reads. */
-export function fromConfigMap(cm: KubeObject): OperationDoc | undefined {
-  const data = cm["data"];
-  return isObject(data) ? parseDoc(data[DATA_KEY]) : undefined;
 }
 
 /** The notifier's record in an operation ConfigMap; none before its first attempt. */
@@ -101,26 +83,5 @@ export function notificationOf(cm: KubeObject): NotificationRecord | undefined {
       : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** The CR's current operation, when its document is on the CR. */
-export function currentOnCR(cr: KubeObject): OperationDoc | undefined {
-  const a = cr.metadata.annotations ?? {};
-  const doc = parseDoc(a[ANNOTATIONS.operationDoc]);
-  return doc && doc.id === a[ANNOTATIONS.operation] ? doc : undefined;
-}
-
-/** The CR's earlier operations, newest first. */
-export function historyOnCR(cr: KubeObject): OperationDoc[] {
-  const text = cr.metadata.annotations?.[ANNOTATIONS.operationHistory];
-  if (!text) return [];
-  try {
-    const list: unknown = JSON.parse(text);
-    return Array.isArray(list)
-      ? list.filter((d): d is OperationDoc => isObject(d) && typeof d["id"] === "string")
-      : [];
-  } catch {
-    return [];
   }
 }

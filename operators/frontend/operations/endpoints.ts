@@ -5,18 +5,19 @@
  * started it.
  */
 import type { KubeClient } from "../../runtime/kube.ts";
-import type { ApiVersion } from "../api-version-schemas.ts";
-import { toVersioned } from "../hub-conversion.ts";
+import type { ApiVersion } from "../api/registry.ts";
+import { toVersioned } from "../api/conversion.ts";
 import { CloudError, CODES, internalError } from "../errors.ts";
 import { header, type ArmRequest, type Reply } from "../arm-request.ts";
 import { subscriptionNamespace } from "../names.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import type { FoundOperation, OperationStore } from "./store.ts";
 import { normalizeLocation, operationResultPath, operationStatusPath } from "../resource-id.ts";
-import { fromCR } from "../resource-handlers.ts";
-import { isTerminal, type Observed } from "../provisioning-state.ts";
+import { fromCR } from "../handlers/target.ts";
+import { isTerminal } from "../../api/v1alpha1/index.ts";
+import type { Observed } from "../mapping/provisioning-state.ts";
 import { operationProgress } from "./progress.ts";
-import { credentialResult } from "../credentials.ts";
+import { credentialResult } from "../handlers/credentials.ts";
 
 export interface OperationDeps {
   client: KubeClient;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
+import { OPERATION_TTL_MS, type OperationDoc } from "../../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient, type KubeObject } from "../../runtime/kube.ts";
 import { collectExpired } from "./garbage-collection.ts";
-import { OPERATION_TTL_MS } from "./document.ts";
 
 const NOW = Date.parse("2026-03-01T00:00:00Z");
 

@@ -6,19 +6,19 @@ import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import { isApiError } from "../../runtime/kube.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import { configMapType } from "../service-cluster.ts";
-import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
-import { fromConfigMap, OPERATION_TTL_MS } from "./document.ts";
+import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
+import { OPERATION_TTL_MS, operationOfConfigMap } from "../../api/v1alpha1/index.ts";
 
 export const COLLECT_INTERVAL_MS = 3600_000;
 
 /** Deletes operation documents past the TTL in every namespace; returns how many. */
 export async function collectExpired(client: KubeClient, now = Date.now()): Promise<number> {
   const list = await client.listAll<KubeObject>(configMapType, {
-    labelSelector: `${LABELS.operation}=true`,
+    labelSelector: `${ARM_LABELS.operation}=true`,
   });
   let removed = 0;
   for (const cm of list.items) {
-    const doc = fromConfigMap(cm);
+    const doc = operationOfConfigMap(cm);
     if (!doc || now - Date.parse(doc.startTime) < OPERATION_TTL_MS) continue;
     try {
       await client.delete(configMapType, {

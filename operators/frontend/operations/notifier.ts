@@ -33,7 +33,7 @@ import {
   type NotificationOptions,
   type ResolvedNotificationOptions,
 } from "./notification-uri.ts";
-import { ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
+import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { operationStatusBody } from "./endpoints.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import type { NotificationRecord } from "./document.ts";
@@ -58,7 +58,7 @@ const trimmed = (o: KubeObject): KubeObject => ({
     name: o.metadata.name,
     namespace: o.metadata.namespace,
     resourceVersion: o.metadata.resourceVersion,
-    labels: { [LABELS.notification]: o.metadata.labels?.[LABELS.notification] ?? "" },
+    labels: { [ARM_LABELS.notification]: o.metadata.labels?.[ARM_LABELS.notification] ?? "" },
   },
 });
 
@@ -124,7 +124,7 @@ export class OperationNotifier implements Runnable {
     const operations = new Informer<KubeObject>({
       client: this.#client,
       type: configMapType,
-      labelSelector: `${LABELS.notification}=pending,!${LABELS.notified}`,
+      labelSelector: `${ARM_LABELS.notification}=pending,!${ARM_LABELS.notified}`,
       transform: trimmed,
       log: this.#log,
     });
@@ -139,12 +139,12 @@ export class OperationNotifier implements Runnable {
       const informer = new Informer<KubeObject>({
         client: this.#client,
         type,
-        labelSelector: LABELS.notification,
+        labelSelector: ARM_LABELS.notification,
         transform: trimmed,
         log: this.#log,
       });
       const push = (cr: KubeObject): void =>
-        enqueue(cr.metadata.namespace, cr.metadata.labels?.[LABELS.notification]);
+        enqueue(cr.metadata.namespace, cr.metadata.labels?.[ARM_LABELS.notification]);
       informer.addEventHandler({ onAdd: push, onUpdate: (_, cr) => push(cr), onDelete: push });
       return informer;
     });

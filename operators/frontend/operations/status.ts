@@ -5,7 +5,7 @@
  */
 import type { BreakglassCredential, BreakglassRevocation, OperationDoc } from "../../api/v1alpha1/index.ts";
 import { CODES, type CloudErrorBody } from "../errors.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../../api/v1alpha1/index.ts";
 import { deadlineError, isPast } from "./deadlines.ts";
 import { isTerminal } from "../../api/v1alpha1/index.ts";
 import { progressState, type Observed, type StateResult } from "../mapping/provisioning-state.ts";
@@ -40,7 +40,7 @@ function withDeadline(
 
 function stateFromCR(doc: OperationDoc, cr: Observed | undefined): StateResult {
   if (isTerminal(doc.status)) return { state: doc.status, ...(doc.error ? { error: doc.error } : {}) };
-  const current = cr?.metadata.annotations?.[ANNOTATIONS.operation] === doc.id;
+  const current = cr?.metadata.annotations?.[ARM_ANNOTATIONS.operation] === doc.id;
   if (doc.request === "Delete") return deleteState(doc, cr, current);
   if (!cr)
     return {

@@ -48,28 +48,29 @@
  * of Create and Update operations written before the documents moved onto the CR are still read.
  */
 import {
+  ARM_ANNOTATIONS,
+  ARM_LABELS,
   BreakglassCredentialResource,
   BreakglassRevocationResource,
+  currentOperationOf,
+  isTerminal,
+  operationHistoryOf,
+  operationOfConfigMap,
+  OPERATION_TTL_MS,
   type OperationDoc,
 } from "../../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { configMapType, crType } from "../service-cluster.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS, ARM_LABELS as LABELS } from "../../api/v1alpha1/index.ts";
 import { FIELD_MANAGER } from "../names.ts";
-import { isTerminal } from "../../api/v1alpha1/index.ts";
 import type { Observed, StateResult } from "../mapping/provisioning-state.ts";
 import {
   cmName,
-  currentOnCR,
-  fromConfigMap,
-  historyOnCR,
   HISTORY_MAX,
   kindOfId,
   notificationOf,
   NOTIFICATION_KEY,
   NOTIFIER_FIELD_MANAGER,
-  OPERATION_TTL_MS,
   toConfigMap,
   type NotificationRecord,
 } from "./document.ts";
@@ -105,7 +106,7 @@ export class OperationStore {
 
   async #getConfigMap(namespace: string, id: string): Promise<OperationDoc | undefined> {
     const cm = await this.#client.find<KubeObject>(configMapType, cmName(id), namespace);
-    return cm ? fromConfigMap(cm) : undefined;
+    return cm ? operationOfConfigMap(cm) : undefined;
   }
 
   /** An operation's ConfigMap: its document and the notifier's record, if it is frozen there. */
@@ -114,7 +115,7 @@ export class OperationStore {
     id: string,
   ): Promise<{ doc: OperationDoc; notification?: NotificationRecord } | undefined> {
     const cm = await this.#client.find<KubeObject>(configMapType, cmName(id), namespace);
-    const doc = cm ? fromConfigMap(cm) : undefined;
+    const doc = cm ? operationOfConfigMap(cm) : undefined;
     if (!cm || !doc) return undefined;
     const notification = notificationOf(cm);
     return { doc, ...(notification ? { notification } : {}) };
@@ -136,7 +137,7 @@ export class OperationStore {
         metadata: {
           name: cmName(id),
           namespace,
-          ...(done ? { labels: { [LABELS.notified]: record.sent ? "sent" : "abandoned" } } : {}),
+          ...(done ? { labels: { [ARM_LABELS.notified]: record.sent ? "sent" : "abandoned" } } : {}),
         },
         data: { [NOTIFICATION_KEY]: JSON.stringify(record) },
       },
@@ -164,16 +165,16 @@ export class OperationStore {
     if (!kind) return undefined;
     const crs = await this.#client.list<ArmCR>(crType(kind), {
       namespace,
-      labelSelector: `${LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
+      labelSelector: `${ARM_LABELS.operationKey}=${id.slice(0, 8).toLowerCase()}`,
     });
     const wanted = id.toLowerCase();
     for (const cr of crs.items) {
-      const current = currentOnCR(cr);
+      const current = currentOperationOf(cr);
       if (current?.id.toLowerCase() === wanted) {
         const doc = settle(current, cr, new Date().toISOString());
         return { doc: isTerminal(doc.status) ? await this.#freeze(namespace, doc) : doc, cr };
       }
-      const earlier = historyOnCR(cr).find((d) => d.id.toLowerCase() === wanted);
+      const earlier = operationHistoryOf(cr).find((d) => d.id.toLowerCase() === wanted);
       if (earlier) return { doc: earlier, cr };
     }
     return undefined;
@@ -204,15 +205,15 @@ export class OperationStore {
    */
   async replace(namespace: string, cr: Observed): Promise<Record<string, string>> {
     const now = Date.now();
-    const history = historyOnCR(cr).filter((d) => now - Date.parse(d.startTime) < OPERATION_TTL_MS);
-    const current = currentOnCR(cr);
+    const history = operationHistoryOf(cr).filter((d) => now - Date.parse(d.startTime) < OPERATION_TTL_MS);
+    const current = currentOperationOf(cr);
     const replaced = current ? frozen(current, cr) : undefined;
     if (replaced) history.unshift(replaced);
     // One to be notified needs its ConfigMap now: the notifier works from ConfigMaps.
     const notify = replaced?.notificationUri ? [replaced] : [];
     await Promise.all([...notify, ...history.slice(HISTORY_MAX)].map((d) => this.#freeze(namespace, d)));
     const keep = history.slice(0, HISTORY_MAX);
-    return keep.length > 0 ? { [ANNOTATIONS.operationHistory]: JSON.stringify(keep) } : {};
+    return keep.length > 0 ? { [ARM_ANNOTATIONS.operationHistory]: JSON.stringify(keep) } : {};
   }
 
   /**
@@ -220,10 +221,10 @@ export class OperationStore {
    * (Canceled if still running), and its history into ConfigMaps.
    */
   async retire(namespace: string, cr: Observed): Promise<void> {
-    const docs = historyOnCR(cr);
-    const current = currentOnCR(cr);
+    const docs = operationHistoryOf(cr);
+    const current = currentOperationOf(cr);
     if (current) docs.unshift(frozen(current, cr));
-    else await this.supersede(namespace, cr.metadata.annotations?.[ANNOTATIONS.operation], cr, true);
+    else await this.supersede(namespace, cr.metadata.annotations?.[ARM_ANNOTATIONS.operation], cr, true);
     await Promise.all(docs.map((d) => this.#freeze(namespace, d)));
   }
 

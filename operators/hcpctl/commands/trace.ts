@@ -14,7 +14,7 @@ import {
 } from "../../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../api/work/v1.ts";
 import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
-import { OPERATION_TTL_MS } from "../../frontend/operations/document.ts";
+import { OPERATION_TTL_MS } from "../../api/v1alpha1/index.ts";
 import { WORK_LABELS } from "../../api/v1alpha1/labels.ts";
 import { CliError } from "../errors.ts";
 import type { Connect, Io } from "../io.ts";
