@@ -10,14 +10,9 @@ import { createHash } from "node:crypto";
 import type { AzureClients } from "../../operators/azure/clients.ts";
 import type { ClusterProperties } from "../../operators/frontend/api/internal.ts";
 import type { Identity } from "../../operators/frontend/api/arm-resource.ts";
-import {
-  clusterScopes,
-  identityUses,
-  kmsOf,
-  parseIdentityId,
-  roleNeeds,
-  type RoleNeed,
-} from "../../operators/frontend/azure-checks.ts";
+import { identityUses, parseIdentityId } from "../../operators/frontend/checks/identities.ts";
+import { kmsOf } from "../../operators/frontend/checks/key-vault.ts";
+import { clusterScopes, roleNeeds, type RoleNeed } from "../../operators/frontend/checks/role-assignments.ts";
 
 const ZERO_TENANT = "00000000-0000-0000-0000-000000000000";
 

@@ -29,7 +29,7 @@ import { clusterToCR, defaultClusterProperties } from "./mapping/cluster.ts";
 import { nodePoolToCR } from "./mapping/node-pool.ts";
 import type { VersionedBody } from "./api/conversion.ts";
 import { checkOperatorIdentities } from "./managed-identities.ts";
-import { AzureCheckError, type AzureChecks } from "./azure-checks.ts";
+import { AzureCheckError, type AzureChecks } from "./checks/azure-checks.ts";
 import type { InternalProperties as HubProperties } from "./api/internal.ts";
 
 function hasTemplateExpression(v: unknown): boolean {

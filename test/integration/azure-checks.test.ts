@@ -16,7 +16,7 @@ import { assignmentName, setUpCustomerAzure } from "../../hack/harness/customer-
 import { createAzureClients, type AzureClients } from "../../operators/azure/index.ts";
 import type { ClusterProperties, NodePoolProperties } from "../../operators/frontend/api/internal.ts";
 import type { Identity } from "../../operators/frontend/api/arm-resource.ts";
-import { AzureCheckError, AzureChecks } from "../../operators/frontend/azure-checks.ts";
+import { AzureCheckError, AzureChecks } from "../../operators/frontend/checks/azure-checks.ts";
 import type { CloudErrorBody } from "../../operators/frontend/errors.ts";
 import { silentLogger } from "../../operators/runtime/logger.ts";
 import { clusterBody, nodePoolBody } from "../support/frontend.ts";

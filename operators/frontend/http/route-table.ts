@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from "../../runtime/kube.ts";
 import type { ArmRequest } from "../arm-request.ts";
-import type { AzureChecks } from "../azure-checks.ts";
+import type { AzureChecks } from "../checks/azure-checks.ts";
 import { internalError } from "../errors.ts";
 import { requestAdminCredential, revokeCredentials } from "../handlers/credentials.ts";
 import type { ResourceDeps } from "../handlers/deps.ts";

@@ -19,7 +19,7 @@ import { metricsRegistry } from "../../runtime/metrics.ts";
 import { API_VERSIONS, type ApiVersion } from "../api/registry.ts";
 import { parseRequestBody } from "../api/request-body.ts";
 import type { ArmRequest, Reply } from "../arm-request.ts";
-import { AzureChecks } from "../azure-checks.ts";
+import { AzureChecks } from "../checks/azure-checks.ts";
 import type { ResourceDeps } from "../handlers/deps.ts";
 import { SubscriptionStore } from "../handlers/subscriptions.ts";
 import { adoptSettings } from "../mapping/adopt-settings.ts";
