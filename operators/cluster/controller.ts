@@ -60,8 +60,8 @@ export interface ClusterControllerOptions {
    */
   oidc: Pick<ClusterOidc, "issuerBaseURL" | "documents">;
   /**
-   * Default 16: a reconcile mostly waits on ARM and the apiserver (0.4 s each, 4 workers kept
-   * 1,000 new clusters queued for 38 s on average in the lifecycle benchmark).
+   * Default 16: a reconcile mostly waits on ARM and the apiserver, so few workers keep new
+   * clusters queued (docs/decisions/0008).
    */
   workers?: number;
   /** How long a step that failed with a user error (quota, permissions) waits before it is tried again. Default 5 min. */
@@ -189,7 +189,7 @@ export class ClusterController implements Runnable {
         .byIndex(MANAGEMENT_CLUSTER_INDEX, "")
         .map((c) => req(c.metadata.namespace, c.metadata.name));
     // Only a change that can make room: each placement rewrites a management cluster's load, and
-    // waking every waiting cluster for each of those made a create of N clusters cost N² enqueues.
+    // waking every waiting cluster for each would make a create of N clusters cost N² enqueues.
     enqueueMapped(managementClusters, this.#controller, unplaced, mayMakeRoom);
     // A management cluster's agent lost or back: the clusters placed there show it (hcp/staleness.ts).
     enqueueMapped(

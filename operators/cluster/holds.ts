@@ -47,7 +47,7 @@ export class UserErrorHold {
 
 /**
  * Entries per owner and step. Keyed by owner first so that forgetting a deleted cluster does not
- * walk the entries of every other cluster (at 10,000 clusters that walk made deletion quadratic).
+ * walk the entries of every other cluster (that walk makes deletion quadratic).
  */
 class OwnerSteps<V> {
   readonly #byOwner = new Map<string, Map<string, V>>();
@@ -105,8 +105,8 @@ interface Verified {
  * per reconcile, which a region of thousands of clusters cannot spend (ARM throttles reads per
  * principal). Drift made behind our back is found at the next recheck, or at once on a spec change.
  *
- * After a restart nothing is known, and reading every cluster's resources again at once is what
- * held a restart's resync (52 s at 1,000 clusters): a step the cluster's own status shows ready for
+ * After a restart nothing is known, and reading every cluster's resources again at once would hold
+ * the restart's resync (docs/decisions/0008): a step the cluster's own status shows ready for
  * this generation may be seeded from that status, once per step and process, with its first
  * recheck spread at random over the interval.
  */
@@ -186,7 +186,7 @@ export class VerifiedSteps {
  * Rechecks of steps found ready, per account that throttles them (an Azure subscription: ARM
  * refills a subscription's reads at 25 a second per principal), at most `perSecond` begun a second
  * after a burst of `burst`, in the order they came due. At 10,000 clusters in one subscription
- * the 10-minute rechecks are 100 steps a second, four times what ARM gives, and a throttled
+ * the 10-minute rechecks would be 100 steps a second, four times what ARM gives, and a throttled
  * subscription fails creates and users' reads along with them. A recheck past its time takes the
  * next free slot: in a crowded subscription drift is found later, and never with the reads that
  * creates and users need. (The generic cell rate algorithm, with reservations.)

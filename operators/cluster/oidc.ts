@@ -109,9 +109,8 @@ export const SIGNING_KEY_LABEL = "hcp.aro.dev/signing-key-of";
  * Signing keys as Secrets `sa-signing-key-<uid>` in one namespace (the operators'): RBAC there
  * only, and a name no other cluster can take. Create, never update: two writers racing both end
  * up with whichever key the apiserver stored first. Keys read are remembered per uid until
- * removed, so a reconcile costs no read. `prime` reads them all at once on a start: a restart's
- * resync of 10,000 clusters cost 10,000 GETs, one per cluster, and every new cluster a GET that
- * found nothing before its create.
+ * removed, so a reconcile costs no read. `prime` reads them all at once on a start, so that a
+ * restart's resync is not a GET per cluster, nor a new cluster a GET that finds nothing.
  */
 export class SecretSigningKeys implements SigningKeyStore {
   readonly #client: KubeClient;

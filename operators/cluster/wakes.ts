@@ -2,8 +2,8 @@
  * Which changes of a cluster's node pools and works wake the cluster. A cluster reads of its
  * node pools only that they exist (its deletion waits for them), and of its works its own work's
  * spec, metadata and status (the HostedCluster's feedback) and the others' existence. Every other
- * write (a pool's status, a node pool work's status, maestro-server's finalizer) woke a full
- * reconcile that changed nothing: in a create at N=500 a pool's status alone was written 4.1 times.
+ * write (a pool's status, a node pool work's status, maestro-server's finalizer) would wake a full
+ * reconcile that changes nothing, several times per pool in a create (docs/decisions/0008).
  * Additions and deletions always wake it (enqueueMapped).
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";

@@ -23,8 +23,7 @@ function ownsOnlyMetadata(fields: unknown): boolean {
  * (which manager owns which top-level fields, and through which subresource). The full field sets
  * are often the largest part of a cached object. The summaries repeat across objects (the same
  * controllers own the same top-level fields of every cluster), so each distinct one is kept once,
- * frozen, and shared: one per object, they took 0.9 MB of the 15 MB that 500 clusters added to the
- * operators' heap.
+ * frozen, and shared rather than one per object (docs/decisions/0008).
  */
 export function summariseManagedFields<T extends KubeObject>(obj: T): T {
   const managed = obj.metadata.managedFields;

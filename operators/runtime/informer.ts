@@ -241,8 +241,8 @@ export class Informer<T extends KubeObject = KubeObject, Raw extends KubeObject 
     const { client, type, namespace, labelSelector, fieldSelector } = this.#opts;
     this.#relists++;
     // Trimmed page by page: a page's raw objects (managedFields, a work's manifests) are garbage
-    // before the next arrives, where holding every raw object until the end peaked at several times
-    // the cache (20,000 works at ~30 KB of JSON each, parsed, on a start at 10,000 clusters).
+    // before the next arrives; holding every raw object until the end would peak at several times
+    // the cache (docs/decisions/0008).
     const fresh = new Map<string, T>();
     let cont: string | undefined;
     let resourceVersion: string | undefined;

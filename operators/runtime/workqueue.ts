@@ -9,8 +9,7 @@
  *   moves it up: with thousands of objects, the rechecks would otherwise fill the queue ahead of
  *   the changes;
  * - with `maxLowInFlight`, at most that many low items are processed at once, so a change never
- *   waits for a worker while every worker is on a recheck (at 10,000 clusters the rechecks alone
- *   held all 16 cluster workers while the last creates waited 10 minutes).
+ *   waits for a worker while every worker is on a recheck (docs/decisions/0008).
  */
 import { defaultControllerRateLimiter, monotonicClock, type Clock, type RateLimiter } from "./ratelimiter.ts";
 
