@@ -8,11 +8,11 @@ import {
   CLUSTER_FINALIZER,
   EXTERNAL_AUTH_FINALIZER,
   NODE_POOL_FINALIZER,
+  WORK_LABELS,
   type ExternalAuth,
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { MANIFEST_WORK_CLEANUP_FINALIZER, type ManifestWork } from "../api/work/v1.ts";
-import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { find } from "./conditions.ts";
 import type { Blocker, ClusterSnapshot, Deletion } from "./model.ts";
 
