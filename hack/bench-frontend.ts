@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { HcpClusterResource, type HcpCluster } from "../operators/api/v1alpha1/index.ts";
 import { NamespaceResource } from "../operators/api/core.ts";
-import { subscriptionNamespace } from "../operators/frontend/names.ts";
+import { subscriptionNamespace } from "../operators/frontend/mapping/names.ts";
 import { configMapType } from "../operators/releases/catalog.ts";
 import { KubeClient } from "../operators/runtime/kube.ts";
 import { ArmClient, clusterBody, clusterPath, frontendCerts } from "../test/support/frontend.ts";

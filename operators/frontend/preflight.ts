@@ -28,7 +28,7 @@ import { isObject, shorten, text, type JsonObject } from "./api/json.ts";
 import { clusterToCR, defaultClusterProperties } from "./mapping/cluster.ts";
 import { nodePoolToCR } from "./mapping/node-pool.ts";
 import type { VersionedBody } from "./api/conversion.ts";
-import { checkOperatorIdentities } from "./managed-identities.ts";
+import { checkOperatorIdentities } from "./checks/managed-identities.ts";
 import { AzureCheckError, type AzureChecks } from "./checks/azure-checks.ts";
 import type { InternalProperties as HubProperties } from "./api/internal.ts";
 

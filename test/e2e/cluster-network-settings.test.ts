@@ -31,7 +31,7 @@ import {
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { createAzureClients, OWNER_TAG, type AzureClients } from "../../operators/azure/index.ts";
 import { VNET_INTEGRATION_INSTANCE } from "../../operators/cluster/networking.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";

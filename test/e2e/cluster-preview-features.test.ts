@@ -8,11 +8,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import {
   EXPERIMENTAL_RELEASE_FEATURES,
   SINGLE_REPLICA_TAG,
-} from "../../operators/frontend/preview-features.ts";
+} from "../../operators/frontend/checks/preview-features.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
 import { sampleCluster } from "../support/samples.ts";

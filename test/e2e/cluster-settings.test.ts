@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { clientFor, eventually } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, type ArmClient } from "../support/frontend.ts";
 import { sampleCluster } from "../support/samples.ts";

@@ -20,7 +20,7 @@ import {
   type BreakglassCredential,
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";

@@ -14,7 +14,11 @@ import {
   HcpClusterResource,
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, externalAuthCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  externalAuthCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, namespaceType } from "../support/fixtures.ts";
 import {

@@ -16,7 +16,11 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, nodePoolBody, nodePoolPath, type ArmClient } from "../support/frontend.ts";
 import { startFrontendFixture, type FrontendFixture } from "../support/frontend-fixture.ts";

@@ -25,7 +25,11 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import type { GatherIndex } from "../../operators/hcpctl/gather.ts";
 import type { ClusterTree, TreeNode } from "../../operators/hcpctl/model.ts";
 import type { RequestTrace } from "../../operators/hcpctl/trace.ts";

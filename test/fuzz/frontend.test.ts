@@ -7,21 +7,23 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api-version-schemas.ts";
-import { isObject, mergePatch, type Schema } from "../../operators/frontend/body-schema.ts";
+import { API_VERSIONS, type ApiVersion } from "../../operators/frontend/api/registry.ts";
+import { isObject } from "../../operators/frontend/api/json.ts";
+import { mergePatch } from "../../operators/frontend/api/schema-walks.ts";
+import type { Schema } from "../../operators/frontend/api/schema.ts";
 import { CloudError, type CloudErrorBody } from "../../operators/frontend/errors.ts";
-import { propertiesToHub, schemaFor, type VersionedBody } from "../../operators/frontend/hub-conversion.ts";
-import { parseRequestBody, readPatchBody, readPutBody } from "../../operators/frontend/request-body.ts";
-import { nodePoolToCR } from "../../operators/frontend/cr-mapping.ts";
-import { targetOf } from "../../operators/frontend/resource-handlers.ts";
-import { defaultDnsPrefix } from "../../operators/frontend/names.ts";
 import {
-  CLUSTER_NAME,
-  resourceIdFromPath,
-  type ResourceId,
-  type ResourceKind,
-} from "../../operators/frontend/resource-id.ts";
-import { badEncoding, match, PATTERNS, route } from "../../operators/frontend/routes.ts";
+  toInternalProperties as propertiesToHub,
+  type VersionedBody,
+} from "../../operators/frontend/api/conversion.ts";
+import { schemaFor } from "../../operators/frontend/api/registry.ts";
+import { parseRequestBody, readPatchBody, readPutBody } from "../../operators/frontend/api/request-body.ts";
+import { nodePoolToCR } from "../../operators/frontend/mapping/node-pool.ts";
+import { targetOf } from "../../operators/frontend/handlers/target.ts";
+import { defaultDnsPrefix } from "../../operators/frontend/mapping/names.ts";
+import type { ResourceId, ResourceKind } from "../../operators/frontend/resource-id.ts";
+import { CLUSTER_NAME, resourceIdFromPath } from "../../operators/frontend/http/names.ts";
+import { badEncoding, match, PATTERNS, route } from "../../operators/frontend/http/routes.ts";
 import { cloudErrorFromKube } from "../../operators/frontend/service-cluster.ts";
 import { KubeApiError } from "../../operators/runtime/kube.ts";
 import { hostileJson, hostileString, TRICKY_STRINGS, type Json } from "./arbitraries.ts";

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { clientFor } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, withCustomerKey } from "../support/frontend.ts";
 import {

@@ -16,7 +16,11 @@ import { startArmEmulator, type ArmEmulator } from "../../hack/harness/arm-emula
 import { assignmentName, setUpCustomerAzure } from "../../hack/harness/customer-azure.ts";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import type { AzureClients } from "../../operators/azure/clients.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import { clientFor } from "../support/fixtures.ts";
 import { writeSummaryStatus } from "../support/summary-conditions.ts";
 import {

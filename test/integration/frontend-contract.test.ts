@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import {
   CATALOG_CONFIGMAP,
   CATALOG_KEY,

@@ -9,7 +9,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import { writeSummaryStatus } from "../support/summary-conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
 import { API_VERSIONS } from "../../operators/frontend/api/registry.ts";
-import { subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { REQUEST_ID_ANNOTATIONS } from "../../operators/api/v1alpha1/labels.ts";
 import { isCarriableRequestId } from "../../operators/hcp/requests.ts";
 import { hostileJson, hostileString, type Json } from "../fuzz/arbitraries.ts";

@@ -9,7 +9,11 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import type { NodePool } from "../../operators/api/v1alpha1/index.ts";
 import { clientFor } from "../support/fixtures.ts";
 import {

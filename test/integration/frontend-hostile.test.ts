@@ -12,7 +12,11 @@ import { connect as connectTls } from "node:tls";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import { PATTERNS } from "../../operators/frontend/http/routes.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
 import type { Logger, LogValues } from "../../operators/runtime/logger.ts";

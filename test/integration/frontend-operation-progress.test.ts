@@ -11,7 +11,11 @@ import {
   NODE_POOL_STEPS,
   NodePoolResource,
 } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor } from "../support/fixtures.ts";

@@ -12,7 +12,11 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, nodePoolCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import {
+  clusterCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../../operators/frontend/mapping/names.ts";
 import { configMapType } from "../../operators/releases/catalog.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import { summaryConditions, writeSummaryStatus, type SummaryState } from "../support/summary-conditions.ts";

@@ -22,7 +22,7 @@ import {
   externalAuthCRName,
   nodePoolCRName,
   subscriptionNamespace,
-} from "../../operators/frontend/names.ts";
+} from "../../operators/frontend/mapping/names.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { ResourceType } from "../../operators/runtime/kube.ts";
 import { identityClientId } from "../../operators/hcp/identities.ts";

@@ -12,7 +12,7 @@ import type { Registry } from "prom-client";
 import type { OperationDeadlines } from "../../operators/frontend/operations/deadlines.ts";
 import type { NotificationOptions } from "../../operators/frontend/operations/notification-uri.ts";
 import { HcpClusterResource, NodePoolResource } from "../../operators/api/v1alpha1/index.ts";
-import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { writeSummaryStatus } from "./summary-conditions.ts";
 import { namespaceType, scratchDir, tempNamespace } from "./fixtures.ts";
 import type { ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";

@@ -11,7 +11,7 @@ import { dump } from "js-yaml";
 import { expect } from "vitest";
 import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import { subscriptionNamespace } from "../../operators/frontend/names.ts";
+import { subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "./fixtures.ts";
 import type { ArmClient } from "./frontend.ts";

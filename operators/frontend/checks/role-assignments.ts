@@ -15,7 +15,7 @@ import {
   SERVICE_MANAGED_IDENTITY_ROLES,
   type RoleDefinition,
   type RoleScope,
-} from "../operator-identities.ts";
+} from "./operator-identities.ts";
 
 /** A role an identity must hold on a scope (or above it). */
 export interface RoleNeed {

@@ -8,7 +8,7 @@ import type { ArmRequest } from "../arm-request.ts";
 import type { JsonObject } from "../api/json.ts";
 import { carryHidden, toInternalProperties, toVersioned, type VersionedBody } from "../api/conversion.ts";
 import { withInternalDefaults, type InternalResource, type InternalProperties } from "../api/internal.ts";
-import { checkPreviewFeatures } from "../preview-features.ts";
+import { checkPreviewFeatures } from "../checks/preview-features.ts";
 import { formatResourceId, resourceName, resourceType, type ResourceId } from "../resource-id.ts";
 import type { ResourceDeps } from "./deps.ts";
 import type { Target } from "./target.ts";

@@ -6,15 +6,15 @@
  * Azure. Deleting it ends the running operations of its node pools and external auths.
  */
 import type { ExternalAuth, HcpCluster, NodePool, VersionSpec } from "../../api/v1alpha1/index.ts";
-import { clusterVersionHold } from "../cluster-version.ts";
+import { clusterVersionHold } from "../versions/cluster-version.ts";
 import { defaultClusterProperties, versionSpec } from "../mapping/cluster.ts";
 import { isExternalAuth, isNodePool } from "../mapping/common.ts";
 import { fieldErrors } from "../errors.ts";
 import type { InternalProperties } from "../api/internal.ts";
 import type { VersionedBody } from "../api/conversion.ts";
-import { checkOperatorIdentities } from "../managed-identities.ts";
+import { checkOperatorIdentities } from "../checks/managed-identities.ts";
 import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
-import { checkVersion, defaultVersion, type Catalog } from "../openshift-versions.ts";
+import { checkVersion, defaultVersion, type Catalog } from "../versions/openshift-versions.ts";
 import type { ResourceId } from "../resource-id.ts";
 import { checkDnsPrefixFree, crType } from "../service-cluster.ts";
 import type { BodyChange, KindRules } from "./body.ts";

@@ -2,7 +2,7 @@
 import type { KubeClient } from "../../runtime/kube.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import type { AzureChecks } from "../checks/azure-checks.ts";
-import type { CatalogReader } from "../openshift-versions.ts";
+import type { CatalogReader } from "../versions/openshift-versions.ts";
 import type { OperationDeadlines } from "../operations/deadlines.ts";
 import type { OperationStore } from "../operations/store.ts";
 

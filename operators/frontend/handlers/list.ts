@@ -8,7 +8,7 @@ import type { ArmCR } from "../mapping/common.ts";
 import { CloudError, CODES } from "../errors.ts";
 import { toVersioned } from "../api/conversion.ts";
 import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
-import { clusterCRName, resourceGroupLabel, subscriptionNamespace } from "../names.ts";
+import { clusterCRName, resourceGroupLabel, subscriptionNamespace } from "../mapping/names.ts";
 import type { ResourceKind } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
 import type { ResourceDeps } from "./deps.ts";

@@ -8,7 +8,7 @@ import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
 import { versionSpec } from "../mapping/cluster.ts";
 import { fieldErrors } from "../errors.ts";
 import type { InternalResource } from "../api/internal.ts";
-import { checkVersion } from "../openshift-versions.ts";
+import { checkVersion } from "../versions/openshift-versions.ts";
 import type { BodyChange, KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
 

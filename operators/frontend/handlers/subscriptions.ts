@@ -12,7 +12,7 @@ import type { Logger } from "../../runtime/logger.ts";
 import type { ArmRequest, Reply } from "../arm-request.ts";
 import { CloudError, CODES, fieldErrors, type FieldError } from "../errors.ts";
 import { ARM_ANNOTATIONS, ARM_LABELS } from "../../api/v1alpha1/index.ts";
-import { FIELD_MANAGER, subscriptionNamespace } from "../names.ts";
+import { FIELD_MANAGER, subscriptionNamespace } from "../mapping/names.ts";
 import type { OperationStore } from "../operations/store.ts";
 import { crType, kubeWrite, namespaceType } from "../service-cluster.ts";
 import { isObject, type JsonObject } from "../api/json.ts";

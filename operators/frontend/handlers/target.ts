@@ -10,7 +10,12 @@ import { isExternalAuth, isNodePool, type ArmCR, type ToCRContext } from "../map
 import { nodePoolFromCR, nodePoolToCR } from "../mapping/node-pool.ts";
 import { externalAuthFromCR, externalAuthToCR } from "../mapping/external-auth.ts";
 import { ARM_ANNOTATIONS } from "../../api/v1alpha1/index.ts";
-import { clusterCRName, externalAuthCRName, nodePoolCRName, subscriptionNamespace } from "../names.ts";
+import {
+  clusterCRName,
+  externalAuthCRName,
+  nodePoolCRName,
+  subscriptionNamespace,
+} from "../mapping/names.ts";
 import { formatResourceId, type ResourceId, type ResourceKind } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
 

@@ -23,7 +23,7 @@ import { AzureChecks } from "../checks/azure-checks.ts";
 import type { ResourceDeps } from "../handlers/deps.ts";
 import { SubscriptionStore } from "../handlers/subscriptions.ts";
 import { adoptSettings } from "../mapping/adopt-settings.ts";
-import { CatalogReader } from "../openshift-versions.ts";
+import { CatalogReader } from "../versions/openshift-versions.ts";
 import { resolveDeadlines, type OperationDeadlines } from "../operations/deadlines.ts";
 import { collectUntil } from "../operations/garbage-collection.ts";
 import { resolveNotificationOptions } from "../operations/notification-uri.ts";

@@ -22,8 +22,8 @@ import {
   type InternalResource,
 } from "../api/internal.ts";
 import { project } from "../api/schema-walks.ts";
-import { defaultDnsPrefix, defaultManagedResourceGroup } from "../names.ts";
-import { wantsSingleReplica } from "../preview-features.ts";
+import { defaultDnsPrefix, defaultManagedResourceGroup } from "./names.ts";
+import { wantsSingleReplica } from "../checks/preview-features.ts";
 import { normalizeLocation, type ResourceId } from "../resource-id.ts";
 import {
   armConditions,

@@ -14,8 +14,8 @@ import {
 import { isObject, type JsonObject } from "../api/json.ts";
 import type { InternalResource } from "../api/internal.ts";
 import { fieldErrors } from "../errors.ts";
-import { identityWithDetails } from "../managed-identities.ts";
-import { resourceGroupLabel } from "../names.ts";
+import { identityWithDetails } from "../checks/managed-identities.ts";
+import { resourceGroupLabel } from "./names.ts";
 import { resourceType, type ResourceId, type ResourceKind } from "../resource-id.ts";
 
 /** Every CR an ARM resource maps to. */

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../runtime/kube.ts";
 import { ARM_LABELS, OPERATION_DATA_KEY, type OperationDoc } from "../../api/v1alpha1/index.ts";
-import { shortHash } from "../names.ts";
+import { shortHash } from "../mapping/names.ts";
 import type { ResourceKind } from "../resource-id.ts";
 import { isObject } from "../api/json.ts";
 

@@ -9,7 +9,7 @@ import type { ApiVersion } from "../api/registry.ts";
 import { toVersioned } from "../api/conversion.ts";
 import { CloudError, CODES, internalError } from "../errors.ts";
 import { header, type ArmRequest, type Reply } from "../arm-request.ts";
-import { subscriptionNamespace } from "../names.ts";
+import { subscriptionNamespace } from "../mapping/names.ts";
 import type { OperationDoc } from "../../api/v1alpha1/index.ts";
 import type { FoundOperation, OperationStore } from "./store.ts";
 import { normalizeLocation, operationResultPath, operationStatusPath } from "../resource-id.ts";

@@ -62,7 +62,7 @@ import {
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { configMapType, crType } from "../service-cluster.ts";
-import { FIELD_MANAGER } from "../names.ts";
+import { FIELD_MANAGER } from "../mapping/names.ts";
 import type { Observed, StateResult } from "../mapping/provisioning-state.ts";
 import {
   cmName,

@@ -6,10 +6,10 @@
  * cluster). Identity resource IDs compare case-insensitively. Responses carry each assigned
  * identity's read-only principalId and clientId, and the tenant.
  */
-import { identityClientId, identityPrincipalId } from "../hcp/identities.ts";
-import type { ClusterProperties } from "./api/internal.ts";
-import { isObject, shorten, type JsonObject } from "./api/json.ts";
-import type { FieldError } from "./errors.ts";
+import { identityClientId, identityPrincipalId } from "../../hcp/identities.ts";
+import type { ClusterProperties } from "../api/internal.ts";
+import { isObject, shorten, type JsonObject } from "../api/json.ts";
+import type { FieldError } from "../errors.ts";
 
 const OPERATORS = "properties.platform.operatorsAuthentication.userAssignedIdentities";
 

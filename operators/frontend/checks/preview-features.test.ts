@@ -3,7 +3,7 @@
  * ask for, and the refusal that names the feature, the field and the value.
  */
 import { describe, expect, it } from "vitest";
-import { CloudError, type CloudErrorBody } from "./errors.ts";
+import { CloudError, type CloudErrorBody } from "../errors.ts";
 import {
   checkPreviewFeatures,
   EXPERIMENTAL_RELEASE_FEATURES,
@@ -12,7 +12,7 @@ import {
   wantsSingleReplica,
   type GatedRequest,
 } from "./preview-features.ts";
-import type { Subscription } from "./handlers/subscriptions.ts";
+import type { Subscription } from "../handlers/subscriptions.ts";
 
 const subscription = (features: unknown): Subscription => ({
   state: "Registered",

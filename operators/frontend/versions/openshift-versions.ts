@@ -3,14 +3,14 @@
  * read (operators/releases/catalog.ts), and the version checks of create and update: a version the
  * catalog does not offer is refused with a 400 rather than accepted and failed later.
  */
-import type { VersionSpec } from "../api/v1alpha1/meta.ts";
-import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, configMapType } from "../releases/catalog.ts";
-import { Informer } from "../runtime/informer.ts";
-import type { KubeClient, KubeObject } from "../runtime/kube.ts";
-import { CloudError, CODES, type FieldError } from "./errors.ts";
-import type { ArmRequest, Reply } from "./arm-request.ts";
-import { PROVIDER } from "./resource-id.ts";
-import { isObject, shorten } from "./api/json.ts";
+import type { VersionSpec } from "../../api/v1alpha1/meta.ts";
+import { CATALOG_CONFIGMAP, CATALOG_KEY, ReleaseCatalog, configMapType } from "../../releases/catalog.ts";
+import { Informer } from "../../runtime/informer.ts";
+import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
+import { CloudError, CODES, type FieldError } from "../errors.ts";
+import type { ArmRequest, Reply } from "../arm-request.ts";
+import { PROVIDER } from "../resource-id.ts";
+import { isObject, shorten } from "../api/json.ts";
 
 export const VERSION_TYPE = `${PROVIDER}/locations/hcpOpenShiftVersions`;
 

@@ -11,11 +11,11 @@
  * An experimental tag the service does not know is refused too: a tag that changes nothing must
  * not look as if it did.
  */
-import type { ChannelGroup } from "../api/v1alpha1/meta.ts";
-import { isObject } from "./api/json.ts";
-import { fieldErrors, type FieldError } from "./errors.ts";
-import type { ResourceKind } from "./resource-id.ts";
-import type { Subscription } from "./handlers/subscriptions.ts";
+import type { ChannelGroup } from "../../api/v1alpha1/meta.ts";
+import { isObject } from "../api/json.ts";
+import { fieldErrors, type FieldError } from "../errors.ts";
+import type { ResourceKind } from "../resource-id.ts";
+import type { Subscription } from "../handlers/subscriptions.ts";
 
 export const EXPERIMENTAL_RELEASE_FEATURES = "Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures";
 

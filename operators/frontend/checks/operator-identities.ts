@@ -9,13 +9,13 @@
  * subnet, its virtual network, the network security group, the key vault); an operator that acts
  * only in the managed resource group has none to hold beforehand. The service managed identity
  * holds its own role on the network, Reader over each control plane operator's identity and the
- * federated credential role over each data plane operator's identity (azure-checks.ts).
+ * federated credential role over each data plane operator's identity (checked in role-assignments.ts).
  */
-import { CloudError, CODES } from "./errors.ts";
-import type { ArmRequest, Reply } from "./arm-request.ts";
-import { PROVIDER } from "./resource-id.ts";
-import { compareVersions } from "../releases/catalog.ts";
-import type { CatalogReader } from "./openshift-versions.ts";
+import { CloudError, CODES } from "../errors.ts";
+import type { ArmRequest, Reply } from "../arm-request.ts";
+import { PROVIDER } from "../resource-id.ts";
+import { compareVersions } from "../../releases/catalog.ts";
+import type { CatalogReader } from "../versions/openshift-versions.ts";
 
 export const ROLE_SET_TYPE = `${PROVIDER}/locations/hcpOperatorIdentityRoleSets`;
 

@@ -5,10 +5,10 @@
  * reason the cluster controller would hold it with (ValidVersion), as a 400 on
  * properties.version.id.
  */
-import type { HcpCluster, NodePool, VersionSpec } from "../api/v1alpha1/index.ts";
-import type { ReleaseCatalog } from "../releases/catalog.ts";
-import { planVersion, type Hold, type PoolInput } from "../releases/plan.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
+import type { HcpCluster, NodePool, VersionSpec } from "../../api/v1alpha1/index.ts";
+import type { ReleaseCatalog } from "../../releases/catalog.ts";
+import { planVersion, type Hold, type PoolInput } from "../../releases/plan.ts";
+import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
 
 /**
  * The release the cluster is on or going to: what HyperShift reports it runs, else what the
