@@ -3,7 +3,7 @@
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
-import { LAYERS, layersOf, operatorFolders } from "./hack/lint/layers.js";
+import { CLI_IMPORTS, LAYERS, layersOf, operatorFolders } from "./hack/lint/layers.js";
 
 // Import specifiers are relative paths, so each rule is a regular expression over the specifier
 // as written. No folder under operators/ is named hack or test, so any run of "../" that reaches
@@ -16,14 +16,23 @@ const onlyTestSupport = {
   regex: "^(\\.\\./)+(hack(/|$)|test/(?!support/))",
   message: "A unit test under operators/ may import test/support/, nothing else outside operators/.",
 };
+/** Outside cloudevents/, only its client/, codec/, store/ and types.ts: never transport/ or what is not listed. */
 const noTransport = {
-  regex: "(^|/)cloudevents/transport(/|$)",
+  regex: "(^|/)cloudevents/(?!(client|codec|store)/|types\\.ts$)",
   message:
-    "Only cloudevents/ sees MQTT: other folders use its client, types, codec and store, never the transport.",
+    "Only cloudevents/ sees MQTT: other folders use its client/, codec/, store/ and types.ts, never the transport.",
 };
 const noBroker = {
   regex: "(^|/)cloudevents(/|$)",
   message: "hcpctl reads the service cluster only: it never reaches the broker or the management clusters.",
+};
+/** The cli's own folder, what CLI_IMPORTS allows and cloudevents/ (noBroker says why) are not listed. */
+const cliForbidden = Object.keys(LAYERS).filter(
+  (f) => f !== "hcpctl" && f !== "cloudevents" && !CLI_IMPORTS.includes(f),
+);
+const onlyCliImports = {
+  regex: `^(\\.\\./)+(${cliForbidden.join("|")})(/|$)`,
+  message: `hcpctl imports only ${CLI_IMPORTS.map((f) => `${f}/`).join(", ")} and its own files; what it reads of a controller is named in api/.`,
 };
 const notSibling = (sibling) => ({
   regex: `^(\\.\\./)+${sibling}(/|$)`,
@@ -47,7 +56,7 @@ function layerPatterns(folder, layer) {
   const patterns = [];
   if (layer === "library") patterns.push(noUpperLayer);
   if (layer === "controller" || (layer === "library" && folder !== "cloudevents")) patterns.push(noTransport);
-  if (layer === "cli") patterns.push(noBroker);
+  if (layer === "cli") patterns.push(noBroker, onlyCliImports);
   if (folder === "nodepool") patterns.push(notSibling("cluster"));
   if (folder === "cluster") patterns.push(notSibling("nodepool"));
   return patterns;

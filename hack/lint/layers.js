@@ -10,8 +10,9 @@ import { join } from "node:path";
  *   library: what controllers are built from (the runtime, the protocol, Azure, releases, the
  *     hosted-cluster helpers of hcp/); imports no controller and no CLI.
  *   controller: one reconciler (or the frontend) each; reaches the broker through cloudevents/
- *     client, types, codec and store, never the transport.
- *   cli: hcpctl; reads the service cluster only, so it never reaches cloudevents/ at all.
+ *     client/, codec/, store/ and types.ts, never the transport.
+ *   cli: hcpctl; reads the service cluster only, so it never reaches cloudevents/ at all, and
+ *     imports only the folders CLI_IMPORTS names besides its own.
  */
 export const LAYERS = {
   api: "api",
@@ -32,6 +33,14 @@ export const LAYERS = {
   releasegraph: "controller",
   hcpctl: "cli",
 };
+
+/**
+ * What the cli may import besides its own files: the types and vocabulary (api), the client and
+ * kubeconfig handling (runtime), and releases, a pure library (the catalog and the update-graph
+ * planner `hcpctl upgrade plan` runs, the same the controllers and the frontend run). No
+ * controller: what hcpctl reads of one is named in api/.
+ */
+export const CLI_IMPORTS = ["api", "runtime", "releases"];
 
 /** Each folder with its layer; throws naming every folder the table does not know. */
 export function layersOf(folders, table = LAYERS) {
