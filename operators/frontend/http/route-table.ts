@@ -16,8 +16,8 @@ import { getVersions, type CatalogReader } from "../versions/openshift-versions.
 import { getOperationResult, getOperationStatus } from "../operations/endpoints.ts";
 import type { OperationStore } from "../operations/store.ts";
 import { getRoleSets } from "../checks/operator-identities.ts";
-import { preflight } from "../preflight.ts";
-import { listProviderOperations } from "../provider-operations.ts";
+import { preflight } from "../handlers/preflight.ts";
+import { listProviderOperations } from "../handlers/provider-operations.ts";
 import { PROVIDER, type ResourceId } from "../resource-id.ts";
 import { PATTERNS, route, type Handler, type Route } from "./routes.ts";
 

@@ -4,12 +4,12 @@
  * resources with template expressions, other types and unknown API versions are skipped. The
  * answer is always 200: Succeeded, or Failed with the reasons.
  */
-import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
-import type { KubeClient } from "../runtime/kube.ts";
-import { KubeApiError } from "../runtime/kube.ts";
-import { isServedVersion, type ApiVersion } from "./api/registry.ts";
-import { toInternalProperties as propertiesToHub } from "./api/conversion.ts";
-import { schemaFor } from "./api/registry.ts";
+import type { HcpCluster, NodePool } from "../../api/v1alpha1/index.ts";
+import type { KubeClient } from "../../runtime/kube.ts";
+import { KubeApiError } from "../../runtime/kube.ts";
+import { isServedVersion, type ApiVersion } from "../api/registry.ts";
+import { toInternalProperties as propertiesToHub } from "../api/conversion.ts";
+import { schemaFor } from "../api/registry.ts";
 import {
   CloudError,
   CODES,
@@ -17,20 +17,20 @@ import {
   internalError,
   type CloudErrorBody,
   type FieldError,
-} from "./errors.ts";
-import type { ArmRequest, Reply } from "./arm-request.ts";
-import { checkDnsPrefixFree, cloudErrorFromKube, crType, dryRunCreate } from "./service-cluster.ts";
-import { CLUSTER_TYPE, NODE_POOL_TYPE, formatResourceId, type ResourceId } from "./resource-id.ts";
-import { checkResourceName } from "./http/names.ts";
-import { targetOf } from "./handlers/target.ts";
-import { applyDefaults, checkRequired, readValue } from "./api/schema-walks.ts";
-import { isObject, shorten, text, type JsonObject } from "./api/json.ts";
-import { clusterToCR, defaultClusterProperties } from "./mapping/cluster.ts";
-import { nodePoolToCR } from "./mapping/node-pool.ts";
-import type { VersionedBody } from "./api/conversion.ts";
-import { checkOperatorIdentities } from "./checks/managed-identities.ts";
-import { AzureCheckError, type AzureChecks } from "./checks/azure-checks.ts";
-import type { InternalProperties as HubProperties } from "./api/internal.ts";
+} from "../errors.ts";
+import type { ArmRequest, Reply } from "../arm-request.ts";
+import { checkDnsPrefixFree, cloudErrorFromKube, crType, dryRunCreate } from "../service-cluster.ts";
+import { CLUSTER_TYPE, NODE_POOL_TYPE, formatResourceId, type ResourceId } from "../resource-id.ts";
+import { checkResourceName } from "../http/names.ts";
+import { targetOf } from "./target.ts";
+import { applyDefaults, checkRequired, readValue } from "../api/schema-walks.ts";
+import { isObject, shorten, text, type JsonObject } from "../api/json.ts";
+import { clusterToCR, defaultClusterProperties } from "../mapping/cluster.ts";
+import { nodePoolToCR } from "../mapping/node-pool.ts";
+import type { VersionedBody } from "../api/conversion.ts";
+import { checkOperatorIdentities } from "../checks/managed-identities.ts";
+import { AzureCheckError, type AzureChecks } from "../checks/azure-checks.ts";
+import type { InternalProperties as HubProperties } from "../api/internal.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");

@@ -3,8 +3,8 @@
  * ARM lists them for RBAC and the portal (one per action on each resource type this frontend
  * serves). Tenant-wide and the same in every api-version, as ARO HCP answers it.
  */
-import type { Reply } from "./arm-request.ts";
-import { PROVIDER } from "./resource-id.ts";
+import type { Reply } from "../arm-request.ts";
+import { PROVIDER } from "../resource-id.ts";
 
 const DISPLAY_PROVIDER = "Azure Red Hat OpenShift";
 
