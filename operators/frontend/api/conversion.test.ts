@@ -18,7 +18,7 @@ describe("conversion", () => {
       name: "n",
       type: "t",
       location: "eastus",
-      properties: { ...hub, ingress: { type: "Private" } },
+      properties: { ...hub, ingress: { type: "Private" as const } },
     };
     const seen = toInternalProperties(
       toVersioned(stored, "2024-06-10-preview", "cluster"),
