@@ -1,7 +1,7 @@
 /**
- * A PUT's or PATCH's body made into the resource to store: its properties in the internal model (on an
- * update with what the request's api-version cannot see kept from the stored resource; on a
- * create with the service's defaults), checked once, first the preview features, then what the
+ * A PUT's or PATCH's body made into the resource to store: its properties in the internal model
+ * (on an update with what the request's api-version cannot see kept from the stored resource; on
+ * a create with the service's defaults), checked once, first the preview features, then what the
  * resource's kind checks (cluster.ts, node-pool.ts, external-auth.ts).
  */
 import type { ArmRequest } from "../arm-request.ts";
@@ -86,7 +86,7 @@ function checkGated(req: ArmRequest, change: BodyChange): void {
   });
 }
 
-/** The internal resource of a versioned body, checked; `stored` is the resource before the change, if any. */
+/** The internal resource of a versioned body, checked once. */
 export async function toInternal(
   deps: ResourceDeps,
   rules: KindRules,

@@ -115,7 +115,10 @@ async function checkAzure(deps: ResourceDeps, change: BodyChange): Promise<void>
   });
 }
 
-/** Node pools and external auths go with their cluster (the cluster controller deletes them); their running operations end. */
+/**
+ * Node pools and external auths go with their cluster (the cluster controller deletes them); their
+ * running operations end.
+ */
 async function cancelChildren(deps: ResourceDeps, t: Target): Promise<void> {
   for (const kind of ["nodePool", "externalAuth"] as const) {
     const children = await deps.client.listAll<NodePool | ExternalAuth>(crType(kind), {

@@ -20,7 +20,7 @@ async function checkPoolCatalog(deps: ResourceDeps, change: BodyChange): Promise
   if (errors.length > 0) throw fieldErrors(errors);
 }
 
-/** The customer's Azure: for a new node pool its VM size in its zone and the vCPU quota, for a growing one the quota. */
+/** The customer's Azure: a new pool's VM size in its zone and the vCPU quota; a growing one's quota. */
 async function checkAzure(deps: ResourceDeps, change: BodyChange): Promise<void> {
   const { id, doc, properties, stored } = change;
   await deps.azure?.nodePool({

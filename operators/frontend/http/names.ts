@@ -41,7 +41,7 @@ export function checkResourceName(kind: ResourceKind, name: string): void {
     });
 }
 
-/** Validates the names in a path's parameters (B.1 patterns) and returns the resource they identify, if any. */
+/** Checks the names in a path's parameters (B.1 patterns); the resource they identify, if any. */
 export function resourceIdFromPath(params: Record<string, string>): ResourceId | undefined {
   const { subscriptionId, resourceGroup, cluster, nodePool, externalAuth } = params;
   if (subscriptionId !== undefined) checkSubscriptionId(subscriptionId);

@@ -1,9 +1,12 @@
-/** Replies: every failure as a CloudError body with X-Ms-Error-Code; JSON or text written with the request's IDs. */
+/**
+ * Replies: every failure as a CloudError body with X-Ms-Error-Code; JSON or text written with the
+ * request's IDs.
+ */
 import type { ServerResponse } from "node:http";
 import type { Reply } from "../arm-request.ts";
 import { CloudError, internalError, type CloudErrorBody } from "../errors.ts";
 
-/** What is thrown, as ARM's error reply: a CloudError as it says, anything else a 500 that says nothing. */
+/** What was thrown, as ARM's error reply: a CloudError as it says, anything else a bare 500. */
 export function errorReply(err: unknown): Reply {
   const e = err instanceof CloudError ? err : internalError();
   const body: { error: CloudErrorBody } = { error: e.body };

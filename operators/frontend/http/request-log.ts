@@ -1,4 +1,7 @@
-/** The log line of a request: every one at debug; every 5xx as an error with its cause, so that none leaves no trace. */
+/**
+ * The log line of a request: every one at debug; every 5xx as an error with its cause, so that none
+ * leaves no trace.
+ */
 import type { Logger } from "../../runtime/logger.ts";
 
 export interface RequestLogValues {

@@ -12,7 +12,7 @@ export type Handler = (req: ArmRequest) => Promise<Reply>;
 export interface Route {
   /** For metrics and logs: the pattern, e.g. "/subscriptions/{subscriptionId}/...". */
   name: string;
-  /** The ARM resource type served, as refusals name it, e.g. "Microsoft.RedHatOpenShift/hcpOpenShiftClusters". */
+  /** The ARM resource type served, as refusals name it ("Microsoft.RedHatOpenShift/hcpOpenShiftClusters"). */
   resourceType: string;
   segments: string[];
   /** "resource": one of the served versions; "subscription": 2.0; "none": not checked. */
@@ -42,7 +42,10 @@ export function route(spec: RouteSpec): Route {
   };
 }
 
-/** "…/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/{cluster}/nodePools" → "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools". */
+/**
+ * The provider and the type segments of a pattern: "…/providers/Microsoft.RedHatOpenShift/
+ * hcpOpenShiftClusters/{cluster}/nodePools" → "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools".
+ */
 function typeOfPattern(pattern: string): string {
   const segments = pattern.split("/").filter(Boolean);
   const provider = segments.findIndex((s) => s.toLowerCase() === "providers");

@@ -115,7 +115,7 @@ export class Frontend implements Runnable {
   readonly #metrics: RequestMetrics;
   #watches: AbortController | undefined;
   #server: Server | undefined;
-  /** Settles once clusters' settings from before their spec fields are in their specs (mapping/adopt-settings.ts). */
+  /** Settles once settings kept before their spec fields existed are in the specs (mapping/adopt-settings.ts). */
   adopted: Promise<number> = Promise.resolve(0);
 
   constructor(opts: FrontendOptions) {
@@ -252,7 +252,7 @@ export class Frontend implements Runnable {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** Runnable: serves until the signal aborts, removing expired operation documents hourly (operations/garbage-collection.ts). */
+  /** Runnable: serves until the signal aborts, collecting expired operation documents (operations/garbage-collection.ts). */
   async start(signal: AbortSignal): Promise<void> {
     await this.listen();
     await collectUntil(this.#client, this.#log, signal);

@@ -36,8 +36,8 @@
  *    CR's conditions as a Create's is from its CR, and frozen into the ConfigMap once terminal.
  *
  * Deadlines: every operation carries one (deadlines.ts); one not terminal past it is Failed, in
- * `evaluate` (status.ts) as in the CR's provisioningState. A Delete knows the CR it deletes by uid, so that a
- * look between its ConfigMap's write and the DELETE's mark on the CR does not end it.
+ * `evaluate` (status.ts) as in the CR's provisioningState. A Delete knows the CR it deletes by uid,
+ * so that a look between its ConfigMap's write and the DELETE's mark on the CR does not end it.
  *
  * Notifications: an operation with a `notificationUri` is labelled for the notifier (notifier.ts),
  * its ConfigMap `arm-notification=pending`; one a PUT or PATCH replaces gets its ConfigMap then,
