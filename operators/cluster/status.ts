@@ -45,6 +45,8 @@ export const CONDITIONS = {
   DnsRecordsReady: "DnsRecordsReady",
   /** True once the release the control plane runs is past its end of life (not a step: it holds nothing). */
   VersionEndOfLife: "VersionEndOfLife",
+  /** True while disruptive work the service starts on its own waits for a maintenance window (not a step). */
+  MaintenanceDeferred: "MaintenanceDeferred",
   Deleting: "Deleting",
   Paused: "Paused",
 } as const;
@@ -82,6 +84,8 @@ export interface ClusterFacts {
    * (etcd-encryption.ts, set by applyWork). Not a step: a rotation holds nothing up.
    */
   etcdEncryption?: ConditionInput;
+  /** An automatic upgrade waiting for the cluster's maintenance window (version.ts). */
+  maintenanceDeferred?: ConditionInput;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -176,7 +180,22 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
  * the end of life of the release that runs (it keeps running).
  */
 function settingConditions(facts: ClusterFacts): ConditionInput[] {
-  return [facts.etcdEncryption, facts.versionEndOfLife].filter((c) => c !== undefined);
+  return [facts.etcdEncryption, facts.versionEndOfLife, maintenanceCondition(facts)].filter(
+    (c) => c !== undefined,
+  );
+}
+
+/** MaintenanceDeferred while something waits for a window; False once it no longer does, never before. */
+function maintenanceCondition(facts: ClusterFacts): ConditionInput | undefined {
+  if (facts.maintenanceDeferred) return facts.maintenanceDeferred;
+  const before = getCondition(facts.cluster.status?.conditions, CONDITIONS.MaintenanceDeferred);
+  if (before?.status !== "True") return undefined;
+  return {
+    type: CONDITIONS.MaintenanceDeferred,
+    status: "False",
+    reason: "NothingDeferred",
+    message: "Nothing waits for a maintenance window",
+  };
 }
 
 function lifecycleConditions(facts: ClusterFacts): ConditionInput[] {

@@ -248,3 +248,68 @@ describe("the cluster's release on the update graph", () => {
     expect(w.writer.of("apply", "ManifestWork")).toEqual([]);
   });
 });
+
+describe("automatic patch upgrades inside the cluster's maintenance window", () => {
+  // NOW is Friday 2026-11-27 12:00Z; the window opens Saturday 02:00 Berlin time (01:00Z).
+  const maintenance = {
+    timeZone: "Europe/Berlin",
+    windows: [{ days: ["Saturday" as const], start: "02:00", end: "06:00" }],
+  };
+  const running = { version: "4.19.7", desiredVersion: "4.19.7" };
+
+  it("waits for the window, says why on the cluster, and begins once it opens", async () => {
+    const c = cluster({ id: "4.19.7", upgradePolicy: "AutomaticPatch" }, running);
+    c.spec.maintenance = maintenance;
+    const w = world(c, { catalog: catalogText(WITH_4_19_9) });
+    const waiting = await w.reconcile();
+    expect(w.appliedImage()).toBe("img:4.19.7");
+    expect(w.writer.lastStatus<HcpClusterStatus>()?.desiredVersion).toBe("4.19.7");
+    expect(condition(w.writer.lastStatus(), "MaintenanceDeferred")).toMatchObject({
+      status: "True",
+      reason: "OutsideMaintenanceWindow",
+      message:
+        "The automatic patch upgrade from 4.19.7 to 4.19.9 waits: outside the cluster's maintenance windows; next window opens 2026-11-28T01:00:00Z",
+    });
+    expect(waiting.requeueAfterMs).toBeLessThanOrEqual(13 * 3600 * 1000);
+    expect(w.events.reasons()).not.toContain("Upgrading");
+
+    w.observe();
+    w.tick(13.5 * 3600 * 1000);
+    await w.reconcile();
+    expect(w.appliedImage()).toBe("img:4.19.9");
+    expect(w.writer.lastStatus<HcpClusterStatus>()?.desiredVersion).toBe("4.19.9");
+    expect(condition(w.writer.lastStatus(), "MaintenanceDeferred")).toMatchObject({
+      status: "False",
+      reason: "NothingDeferred",
+    });
+    expect(w.events.events.find((e) => e.reason === "Upgrading")?.message).toBe(
+      "Upgrading from 4.19.7 to 4.19.9: automatic patch upgrade",
+    );
+  });
+
+  it("holds nothing the customer asks for, and says nothing of windows when nothing waits", async () => {
+    const c = cluster({ id: "4.19.9", upgradePolicy: "AutomaticPatch" }, running);
+    c.spec.maintenance = maintenance;
+    const w = world(c, { catalog: catalogText(WITH_4_19_9) });
+    await w.reconcile();
+    expect(w.appliedImage()).toBe("img:4.19.9");
+    expect(condition(w.writer.lastStatus(), "MaintenanceDeferred")).toBeUndefined();
+  });
+
+  it("keeps a freeze shut even inside a window", async () => {
+    const c = cluster({ id: "4.19.7", upgradePolicy: "AutomaticPatch" }, running);
+    c.spec.maintenance = {
+      ...maintenance,
+      freezes: [{ start: "2026-11-27T00:00:00Z", end: "2026-12-01T00:00:00Z", reason: "year-end sale" }],
+    };
+    const w = world(c, { catalog: catalogText(WITH_4_19_9) });
+    w.tick(13.5 * 3600 * 1000);
+    await w.reconcile();
+    expect(w.appliedImage()).toBe("img:4.19.7");
+    expect(condition(w.writer.lastStatus(), "MaintenanceDeferred")).toMatchObject({
+      reason: "MaintenanceFrozen",
+      message:
+        "The automatic patch upgrade from 4.19.7 to 4.19.9 waits: maintenance frozen until 2026-12-01T00:00:00Z (year-end sale)",
+    });
+  });
+});

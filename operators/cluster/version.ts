@@ -6,9 +6,16 @@
  * writes spec: the release it resolves is HyperShift's spec.release.image and status.desiredVersion.
  */
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { maintenanceWindowAt } from "../hcp/maintenance-window.ts";
 import type { StepState } from "../hcp/steps.ts";
-import type { ReleaseCatalog } from "../releases/catalog.ts";
-import { nextEndOfLife, planVersion, type PoolInput, type VersionPlan } from "../releases/plan.ts";
+import type { Release, ReleaseCatalog } from "../releases/catalog.ts";
+import {
+  nextEndOfLife,
+  planVersion,
+  type PlanInput,
+  type PoolInput,
+  type VersionPlan,
+} from "../releases/plan.ts";
 import type { ConditionInput } from "../runtime/conditions.ts";
 import type { ClusterScope } from "./scope.ts";
 import { CONDITIONS } from "./status.ts";
@@ -104,14 +111,15 @@ export function resolveVersion(scope: ClusterScope): { step: StepState; recheckM
   const { cluster, deps, now } = scope;
   const catalog = deps.releases();
   const running = cluster.status?.version;
-  const plan = planVersion({
+  const input: PlanInput = {
     catalog,
     version: cluster.spec.version,
     running,
     previous: cluster.status?.desiredVersion,
     pools: poolsOf(scope),
     now,
-  });
+  };
+  const plan = planVersion(input);
   scope.plan = plan;
   const endOfLife = endOfLifeCondition(catalog, running, plan);
   if (endOfLife) scope.facts.versionEndOfLife = endOfLife;
@@ -123,11 +131,52 @@ export function resolveVersion(scope: ClusterScope): { step: StepState; recheckM
     const userActionRequired = reason !== "CatalogUnavailable";
     return { step: { state: "failed", reason, message, userActionRequired }, recheckMs };
   }
-  scope.release = plan.next;
-  scope.facts.desiredVersion = plan.next.version;
-  scope.upgradeStarted = upgradeStarted(cluster, plan);
+  const deferred = deferAutomaticPatch(scope, plan, input);
+  scope.release = deferred?.stay ?? plan.next;
+  scope.facts.desiredVersion = scope.release.version;
+  if (deferred) scope.facts.maintenanceDeferred = deferred.condition;
+  else scope.upgradeStarted = upgradeStarted(cluster, plan);
   return {
     step: { state: "ready", reason: "VersionResolved", message: resolvedMessage(cluster, plan) },
-    recheckMs,
+    recheckMs: lowest(recheckMs, deferred?.recheckMs),
+  };
+}
+
+const lowest = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+
+/**
+ * An automatic patch upgrade is the service's own decision, so it begins only inside the
+ * cluster's maintenance window: outside it the control plane stays on the release it was last asked
+ * to run. An upgrade the customer asks for (spec.version, even with the policy set), or one already
+ * begun, is not held.
+ */
+function deferAutomaticPatch(
+  scope: ClusterScope,
+  plan: VersionPlan,
+  input: PlanInput,
+): { stay: Release; condition: ConditionInput; recheckMs?: number } | undefined {
+  const previous = input.previous;
+  if (!plan.automaticPatch || !plan.next || !previous || plan.next.version === previous) return undefined;
+  const asked = planVersion({ ...input, version: { ...input.version, upgradePolicy: "Manual" } });
+  if (asked.next?.version !== previous) return undefined;
+  const stay = asked.next;
+  if (!stay) return undefined;
+  const verdict = maintenanceWindowAt(scope.cluster.spec.maintenance, new Date(scope.now));
+  if (verdict.open) return undefined;
+  const opensIn = verdict.opensAt ? verdict.opensAt.getTime() - scope.now : undefined;
+  return {
+    stay,
+    condition: {
+      type: CONDITIONS.MaintenanceDeferred,
+      status: "True",
+      reason: verdict.reason.startsWith("maintenance frozen")
+        ? "MaintenanceFrozen"
+        : "OutsideMaintenanceWindow",
+      message: `The automatic patch upgrade from ${previous} to ${plan.next.version} waits: ${verdict.reason}`,
+    },
+    ...(opensIn === undefined
+      ? {}
+      : { recheckMs: Math.min(Math.max(opensIn, 1000), END_OF_LIFE_RECHECK_MS) }),
   };
 }

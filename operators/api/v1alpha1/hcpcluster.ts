@@ -1,5 +1,6 @@
 /** HcpCluster (hcp.aro.dev/v1alpha1): one hosted OpenShift cluster. Mirrors crds/hcp.aro.dev_hcpclusters.yaml. */
 import type { KubeObject, ResourceType } from "../meta/v1.ts";
+import type { MaintenanceSpec } from "./maintenance.ts";
 import type { API_VERSION, ChannelGroup, Condition, LabelSelector, Phase, VersionSpec } from "./meta.ts";
 import { GROUP, VERSION } from "./meta.ts";
 
@@ -95,6 +96,11 @@ export interface HcpClusterSpec {
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
   paused?: boolean;
+  /**
+   * When the service may begin disruptive work of its own (an automatic patch upgrade, a
+   * maintenance task): weekly windows in the customer's time zone and freezes. None: any time.
+   */
+  maintenance?: MaintenanceSpec;
 }
 
 export type AvailabilityPolicy = "HighlyAvailable" | "SingleReplica";

@@ -11,3 +11,4 @@ export * from "./clusternames.ts";
 export * from "./feedback.ts";
 export * from "./operation.ts";
 export * from "./arm.ts";
+export * from "./maintenance.ts";
