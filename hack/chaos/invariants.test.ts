@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import { judge, namespaceOwner, type Snapshot } from "./invariants.ts";
 import type { Expected } from "./workload.ts";
@@ -41,8 +41,11 @@ const stale = [{ type: "Ready", status: "Unknown", reason: "StatusStale" }];
 
 /** A work named after its uid, as the controllers name theirs and the agent its copy. */
 function work(uid: string, owner = UID, nodePool?: string): ManifestWork {
-  const labels: Record<string, string> = { [LABELS.clusterUid]: owner, [LABELS.clusterNamespace]: "chaos-0" };
-  if (nodePool) labels[LABELS.nodePool] = nodePool;
+  const labels: Record<string, string> = {
+    [WORK_LABELS.clusterUid]: owner,
+    [WORK_LABELS.clusterNamespace]: "chaos-0",
+  };
+  if (nodePool) labels[WORK_LABELS.nodePool] = nodePool;
   return { metadata: { name: uid, uid, namespace: "mgmt-1", labels } };
 }
 
@@ -127,7 +130,7 @@ describe("judge", () => {
     const w = world();
     w.azure = w.azure.filter((r) => r.name !== "*.apps" && r.name !== "c0-ingress-lb");
     w.management[0]!.hostedClusters = [];
-    w.works = w.works.filter((x) => !x.metadata.labels?.[LABELS.nodePool]);
+    w.works = w.works.filter((x) => !x.metadata.labels?.[WORK_LABELS.nodePool]);
     const v = judge(w, wanted);
     expect(v.lost).toEqual([
       "ManifestWork of the NodePool of chaos-0/c0",

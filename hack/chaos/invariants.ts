@@ -22,7 +22,7 @@ import type { KubeObject } from "../../operators/api/meta/v1.ts";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { CONNECTED, STATUS_STALE } from "../../operators/api/v1alpha1/managementcluster.ts";
 import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
@@ -189,10 +189,10 @@ function checkConnected(f: Findings, managementClusters: ManagementCluster[]): v
  * its copy of a work, and so its AppliedManifestWork, after the work's uid (the resource ID).
  */
 function checkWorks(f: Findings, snapshot: Snapshot, uid: string, of: { name: string; pool?: string }): void {
-  const works = snapshot.works.filter((w) => w.metadata.labels?.[LABELS.clusterUid] === uid);
-  const clusterWorks = works.filter((w) => !w.metadata.labels?.[LABELS.nodePool]);
+  const works = snapshot.works.filter((w) => w.metadata.labels?.[WORK_LABELS.clusterUid] === uid);
+  const clusterWorks = works.filter((w) => !w.metadata.labels?.[WORK_LABELS.nodePool]);
   f.exactlyOne(`ManifestWork of HcpCluster ${of.name}`, clusterWorks.length);
-  const poolWorks = of.pool ? works.filter((w) => w.metadata.labels?.[LABELS.nodePool] === of.pool) : [];
+  const poolWorks = of.pool ? works.filter((w) => w.metadata.labels?.[WORK_LABELS.nodePool] === of.pool) : [];
   if (of.pool) f.exactlyOne(`ManifestWork of the NodePool of ${of.name}`, poolWorks.length);
   for (const w of [...clusterWorks, ...poolWorks]) {
     const records = snapshot.management
@@ -253,8 +253,8 @@ function checkOrphans(f: Findings, snapshot: Snapshot, live: Set<string>): void 
 
 function orphanWork(f: Findings, w: ManifestWork, live: Set<string>, pools: Set<string>): void {
   const labels = w.metadata.labels ?? {};
-  const owner = labels[LABELS.clusterUid];
-  const pool = labels[LABELS.nodePool];
+  const owner = labels[WORK_LABELS.clusterUid];
+  const pool = labels[WORK_LABELS.nodePool];
   if (w.metadata.deletionTimestamp) f.orphaned.push(`ManifestWork ${key(w)} held by a finalizer`);
   else if (!owner) f.orphaned.push(`ManifestWork ${key(w)} without an owner`);
   else if (!live.has(owner)) f.orphaned.push(`ManifestWork ${key(w)} of a deleted cluster`);

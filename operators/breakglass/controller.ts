@@ -16,7 +16,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
 import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller, type Request } from "../runtime/controller.ts";
@@ -35,7 +35,7 @@ export const BREAKGLASS_CONTROLLER = "breakglass-controller";
 
 /** One function, not a closure per controller: the shared informer refuses a second function under one index name. */
 const byCredentialUid = (w: ManifestWorkObject): string[] => {
-  const uid = w.metadata.labels?.[LABELS.breakglass];
+  const uid = w.metadata.labels?.[WORK_LABELS.breakglass];
   return uid ? [uid] : [];
 };
 
@@ -124,8 +124,8 @@ export class BreakglassController implements Runnable {
       ofCluster(credentials, r.metadata.namespace, r.spec.clusterRef.name),
     );
     enqueueMapped(works, this.#controller, (w) => {
-      const uid = w.metadata.labels?.[LABELS.breakglass];
-      const namespace = w.metadata.labels?.[LABELS.clusterNamespace];
+      const uid = w.metadata.labels?.[WORK_LABELS.breakglass];
+      const namespace = w.metadata.labels?.[WORK_LABELS.clusterNamespace];
       if (!uid || !namespace) return [];
       return credentials
         .list(namespace)
@@ -133,8 +133,8 @@ export class BreakglassController implements Runnable {
         .map(toReq);
     });
     enqueueMapped(works, this.#revocationController, (w) => {
-      const uid = w.metadata.labels?.[LABELS.breakglass];
-      const namespace = w.metadata.labels?.[LABELS.clusterNamespace];
+      const uid = w.metadata.labels?.[WORK_LABELS.breakglass];
+      const namespace = w.metadata.labels?.[WORK_LABELS.clusterNamespace];
       if (!uid || !namespace) return [];
       return revocations
         .list(namespace)

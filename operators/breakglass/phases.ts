@@ -13,7 +13,7 @@ import { commonNamePrefix } from "../api/certificates/v1.ts";
 import { CUSTOMER_BREAK_GLASS, type BreakglassCredential } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
 import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
@@ -86,7 +86,7 @@ async function keySecret(
     metadata: {
       name: keySecretName(credential),
       namespace,
-      labels: { [LABELS.breakglass]: credential.metadata.uid ?? "" },
+      labels: { [WORK_LABELS.breakglass]: credential.metadata.uid ?? "" },
       annotations: {
         [CREDENTIAL_ANNOTATION]: `${credential.metadata.namespace ?? ""}/${credential.metadata.name ?? ""}`,
       },
@@ -272,7 +272,7 @@ function kubeconfigSecret(credential: BreakglassCredential, config: string): Kub
     metadata: {
       name: kubeconfigSecretName(credential),
       namespace: credential.metadata.namespace,
-      labels: { [LABELS.breakglass]: credential.metadata.uid ?? "" },
+      labels: { [WORK_LABELS.breakglass]: credential.metadata.uid ?? "" },
       ownerReferences: [
         {
           apiVersion: "hcp.aro.dev/v1alpha1",

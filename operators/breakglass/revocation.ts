@@ -22,7 +22,7 @@ import {
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf } from "../api/v1alpha1/feedback.ts";
 import { clusterNames, type ClusterNames } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { findClusterPhase } from "../hcp/cluster-ref.ts";
 import { isReady, stepCondition, workStep, type StepState } from "../hcp/steps.ts";
 import { asManifest, deleteWorks, manifestWork } from "../hcp/work.ts";
@@ -227,7 +227,7 @@ function revocationWork(
   return manifestWork({
     name: `${names.clusterID}-bgr-${(r.metadata.uid ?? "").slice(0, 8)}`,
     consumer,
-    labels: { ...workLabels(cluster), [LABELS.breakglass]: r.metadata.uid ?? "" },
+    labels: { ...workLabels(cluster), [WORK_LABELS.breakglass]: r.metadata.uid ?? "" },
     annotations: {},
     manifests: [asManifest(crr)],
     feedback: {

@@ -28,7 +28,7 @@ import {
 import type { JsonPath, ManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf } from "../api/v1alpha1/feedback.ts";
 import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 
 /** The CSR's (and its approval's) name: global on the management cluster, so the credential's uid. */
@@ -88,7 +88,7 @@ export function credentialWork({ credential, cluster, names, consumer, request }
   return manifestWork({
     name: workName(credential, names),
     consumer,
-    labels: { ...workLabels(cluster), [LABELS.breakglass]: credential.metadata.uid ?? "" },
+    labels: { ...workLabels(cluster), [WORK_LABELS.breakglass]: credential.metadata.uid ?? "" },
     annotations: {},
     manifests: [asManifest(csr), asManifest(approval)],
     feedback: { type: CertificateSigningRequestResource, name, namespace: "", paths: CSR_FEEDBACK_PATHS },

@@ -29,7 +29,7 @@ import type { Runnable } from "../runtime/manager.ts";
 import { gauge, metricsRegistry } from "../runtime/metrics.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
@@ -177,8 +177,8 @@ export class ClusterController implements Runnable {
       this.#controller,
       (w) => {
         const labels = w.metadata.labels ?? {};
-        const name = labels[LABELS.clusterName];
-        return name ? [req(labels[LABELS.clusterNamespace], name)] : [];
+        const name = labels[WORK_LABELS.clusterName];
+        return name ? [req(labels[WORK_LABELS.clusterNamespace], name)] : [];
       },
       workChangeWakesCluster,
     );

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { sampleFixedPool } from "../../test/support/samples.ts";
 import { BlobStoreError } from "../azure/blob.ts";
 import { cluster, condition, world } from "../../test/support/cluster-world.ts";
@@ -30,7 +30,7 @@ describe("ClusterReconciler", () => {
       const work = {
         apiVersion: "work.open-cluster-management.io/v1",
         kind: "ManifestWork",
-        metadata: { name: "uid-demo", namespace: "mgmt-1", labels: { [LABELS.clusterUid]: "uid-demo" } },
+        metadata: { name: "uid-demo", namespace: "mgmt-1", labels: { [WORK_LABELS.clusterUid]: "uid-demo" } },
         spec: { workload: { manifests: [] } },
       } as ManifestWork;
       const w = world({ clusters: [deleting(cluster())], pools: [pool], works: [work] });

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ExternalAuth, HcpCluster, HcpClusterStatus, NodePool } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWork } from "../api/work/v1.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../hcp/indexes.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
@@ -83,7 +83,7 @@ function world(c: HcpCluster, opts: { pools?: NodePool[]; catalog?: string } = {
       externalAuths: new FakeLister<ExternalAuth>([]),
       managementClusters: new FakeLister([{ ...mc, spec: { ...mc.spec, consumerName: "mgmt-1" } }]),
       works: new FakeLister<CachedManifestWork>([], {
-        [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
+        [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[WORK_LABELS.clusterUid] ?? ""],
       }),
       releases: () => catalog,
       infra: new ScriptedInfra(),

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { isClusterWork, poolChangeWakesCluster, workChangeWakesCluster } from "./wakes.ts";
 
 const clusterLabels = {
-  [LABELS.clusterUid]: "u1",
-  [LABELS.clusterName]: "c1",
-  [LABELS.clusterNamespace]: "ns",
+  [WORK_LABELS.clusterUid]: "u1",
+  [WORK_LABELS.clusterName]: "c1",
+  [WORK_LABELS.clusterNamespace]: "ns",
 };
 
 function work(labels: Record<string, string>, over: Partial<ManifestWorkObject> = {}): ManifestWorkObject {
@@ -24,8 +24,8 @@ function work(labels: Record<string, string>, over: Partial<ManifestWorkObject> 
   };
 }
 
-const poolWorkLabels = { ...clusterLabels, [LABELS.nodePool]: "p1" };
-const breakglassLabels = { ...clusterLabels, [LABELS.breakglass]: "b1" };
+const poolWorkLabels = { ...clusterLabels, [WORK_LABELS.nodePool]: "p1" };
+const breakglassLabels = { ...clusterLabels, [WORK_LABELS.breakglass]: "b1" };
 
 describe("isClusterWork", () => {
   it("is the work with the cluster's labels and no node pool or break-glass label", () => {
@@ -65,7 +65,7 @@ describe("workChangeWakesCluster", () => {
     {
       name: "someone strips a label",
       labels: clusterLabels,
-      change: (w: ManifestWorkObject) => moved(w, { labels: { [LABELS.clusterUid]: "u1" } }),
+      change: (w: ManifestWorkObject) => moved(w, { labels: { [WORK_LABELS.clusterUid]: "u1" } }),
       wakes: true,
     },
     {

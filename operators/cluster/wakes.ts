@@ -8,13 +8,13 @@
  */
 import type { NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWorkObject } from "../api/work/v1.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { workChangeWakesSender, workMetadataMoved } from "../hcp/work.ts";
 
 /** The cluster's own work: node pool and break-glass works carry its uid label and one of their own. */
 export function isClusterWork(work: ManifestWorkObject): boolean {
   const labels = work.metadata.labels ?? {};
-  return !labels[LABELS.nodePool] && !labels[LABELS.breakglass];
+  return !labels[WORK_LABELS.nodePool] && !labels[WORK_LABELS.breakglass];
 }
 
 /** Of the cluster's own work, what its sender reads; of the others, their spec, labels and deletion. */

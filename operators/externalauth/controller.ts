@@ -12,7 +12,7 @@ import {
 import { ManifestWorkResource, summariseWorkSpec } from "../api/work/v1.ts";
 import { CLUSTER_UID_INDEX, byClusterUid } from "../hcp/indexes.ts";
 import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller, type Request } from "../runtime/controller.ts";
@@ -81,8 +81,8 @@ export class ExternalAuthController implements Runnable {
     enqueueMapped(clusters, this.#controller, (c) => authsOf(c.metadata.namespace, c.metadata.name));
     enqueueMapped(works, this.#controller, (w) => {
       const labels = w.metadata.labels ?? {};
-      if (labels[LABELS.nodePool]) return [];
-      return authsOf(labels[LABELS.clusterNamespace], labels[LABELS.clusterName]);
+      if (labels[WORK_LABELS.nodePool]) return [];
+      return authsOf(labels[WORK_LABELS.clusterNamespace], labels[WORK_LABELS.clusterName]);
     });
     this.#informers = [externalAuths, clusters, works] as Informer<KubeObject>[];
   }

@@ -6,13 +6,12 @@ import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { CLUSTER_UID_INDEX } from "../hcp/indexes.ts";
 import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { AuthFacts } from "./status.ts";
-
 
 export interface ExternalAuthReconcilerDeps {
   externalAuths: Lister<ExternalAuth>;
@@ -42,5 +41,5 @@ export function clusterWorkOf(
 ): ManifestWorkObject | undefined {
   return deps.works
     .byIndex(CLUSTER_UID_INDEX, cluster.metadata.uid ?? "")
-    .find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+    .find((w) => !w.metadata.labels?.[WORK_LABELS.nodePool]);
 }

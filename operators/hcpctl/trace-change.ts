@@ -14,7 +14,7 @@
 import type { Condition, ManagedFieldsEntry } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { Manifest, ManifestWork } from "../api/work/v1.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import { feedbackOf, hostedReport, poolReport } from "../api/v1alpha1/feedback.ts";
 import { REQUEST_ID_ANNOTATIONS } from "../api/v1alpha1/labels.ts";
@@ -52,7 +52,7 @@ function managedTime(
 
 /** When the manager that wrote the operation annotation last wrote the CR (not its status). */
 function requestWrittenAt(cr: HcpCluster | NodePool): string | undefined {
-  const field = `"f:${ANNOTATIONS.operation}"`;
+  const field = `"f:${ARM_ANNOTATIONS.operation}"`;
   return managedTime(
     cr.metadata.managedFields,
     (m) => !m.subresource && JSON.stringify(m.fieldsV1 ?? {}).includes(field),

@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import {
   currentOperationOf as currentOnCR,
   operationHistoryOf as historyOnCR,
@@ -67,15 +67,15 @@ function docsOnCR(cr: HcpCluster | NodePool): Array<{ doc: OperationDoc; recorde
  */
 function annotatedOnly(cr: HcpCluster | NodePool, kind: CRKind, id: string): OperationDoc | undefined {
   const a = cr.metadata.annotations ?? {};
-  const correlation = a[ANNOTATIONS.correlationRequestId];
-  const client = a[ANNOTATIONS.clientRequestId];
-  const opId = a[ANNOTATIONS.operation];
+  const correlation = a[ARM_ANNOTATIONS.correlationRequestId];
+  const client = a[ARM_ANNOTATIONS.clientRequestId];
+  const opId = a[ARM_ANNOTATIONS.operation];
   if (!opId || (!same(correlation, id) && !same(client, id))) return undefined;
-  const request = a[ANNOTATIONS.operationRequest];
+  const request = a[ARM_ANNOTATIONS.operationRequest];
   return {
     id: opId,
     request: request === "Update" || request === "Delete" ? request : "Create",
-    resourceId: a[ANNOTATIONS.resourceId] ?? "",
+    resourceId: a[ARM_ANNOTATIONS.resourceId] ?? "",
     kind: kind === "NodePool" ? "nodePool" : "cluster",
     target: cr.metadata.name ?? "",
     location: "",
@@ -109,7 +109,7 @@ type Candidate = Omit<OperationMatch, "cr" | "matchedBy">;
 function candidatesOfCR(cr: CR, crKind: CRKind, id: string): Candidate[] {
   const namespace = cr.metadata.namespace ?? "";
   const docs = docsOnCR(cr).map((d) => ({ ...d, crKind, namespace }));
-  const opId = (cr.metadata.annotations?.[ANNOTATIONS.operation] ?? "").toLowerCase();
+  const opId = (cr.metadata.annotations?.[ARM_ANNOTATIONS.operation] ?? "").toLowerCase();
   const bare = docs.some((d) => d.doc.id.toLowerCase() === opId) ? undefined : annotatedOnly(cr, crKind, id);
   return bare ? [...docs, { doc: bare, recordedIn: "cr", crKind, namespace }] : docs;
 }

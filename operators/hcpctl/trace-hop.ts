@@ -5,7 +5,7 @@
  */
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../api/v1alpha1/index.ts";
 import type { OperationDoc } from "../api/v1alpha1/index.ts";
 import type { MatchedBy, OperationMatch } from "./trace-find.ts";
 
@@ -106,8 +106,8 @@ export function pending(hop: HopName, object: ObjectRef, waitingFor: string): Ho
 
 /** Why the CR no longer tells this operation's story: a later operation is on it. */
 export function supersededBy(cr: HcpCluster | NodePool, doc: OperationDoc): string | undefined {
-  const current = cr.metadata.annotations?.[ANNOTATIONS.operation];
+  const current = cr.metadata.annotations?.[ARM_ANNOTATIONS.operation];
   if (current?.toLowerCase() === doc.id.toLowerCase()) return undefined;
-  const request = cr.metadata.annotations?.[ANNOTATIONS.operationRequest] ?? "operation";
+  const request = cr.metadata.annotations?.[ARM_ANNOTATIONS.operationRequest] ?? "operation";
   return `superseded: the CR now carries a later ${request} (operation ${current ?? "unknown"})`;
 }

@@ -12,7 +12,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, summariseWorkSpec, type ManifestWorkObject } from "../api/work/v1.ts";
 import type { RegionSettings } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { workChangeWakesSender } from "../hcp/work.ts";
 import { CATALOG_CONFIGMAP, catalogSource } from "../releases/catalog.ts";
@@ -48,7 +48,7 @@ export function clusterAsPoolsSeeIt(c: HcpCluster): unknown {
 
 /** One function, not a closure per controller: the shared informer refuses a second function under the same index name. */
 const byNodePoolUid = (w: ManifestWorkObject): string[] => {
-  const uid = w.metadata.labels?.[LABELS.nodePool];
+  const uid = w.metadata.labels?.[WORK_LABELS.nodePool];
   return uid ? [uid] : [];
 };
 
@@ -117,8 +117,8 @@ export class NodePoolController implements Runnable {
       this.#controller,
       (w) => {
         const labels = w.metadata.labels ?? {};
-        const uid = labels[LABELS.nodePool];
-        const namespace = labels[LABELS.clusterNamespace];
+        const uid = labels[WORK_LABELS.nodePool];
+        const namespace = labels[WORK_LABELS.clusterNamespace];
         if (!uid || !namespace) return [];
         return pools
           .list(namespace)

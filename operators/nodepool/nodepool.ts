@@ -13,7 +13,7 @@ import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import type { ManifestWork } from "../api/work/v1.ts";
 import { NODE_POOL_FEEDBACK_PATHS } from "../api/v1alpha1/feedback.ts";
 import type { ClusterNames } from "../api/v1alpha1/clusternames.ts";
-import { WORK_LABELS as LABELS, workLabels } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS, workLabels } from "../api/v1alpha1/labels.ts";
 import { requestIdAnnotations } from "../hcp/requests.ts";
 import { asManifest, manifestWork } from "../hcp/work.ts";
 import type { Release } from "../releases/catalog.ts";
@@ -124,7 +124,7 @@ export function nodePoolWork({ pool, cluster, names, release, consumer }: PoolWo
   return manifestWork({
     name: poolNames(pool, names).workName,
     consumer,
-    labels: { ...workLabels(cluster), [LABELS.nodePool]: pool.metadata.uid ?? "" },
+    labels: { ...workLabels(cluster), [WORK_LABELS.nodePool]: pool.metadata.uid ?? "" },
     annotations: requestIdAnnotations(pool),
     manifests: [asManifest(manifest)],
     feedback: {

@@ -11,7 +11,7 @@ import {
   type ManifestWork,
   type WorkCondition,
 } from "../api/work/v1.ts";
-import { WORK_LABELS as LABELS } from "../api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
@@ -72,7 +72,7 @@ function workWith(conditions: WorkCondition[]): ManifestWork {
       name: "uid-demo-workers",
       namespace: "mgmt-1",
       generation: 1,
-      labels: { [LABELS.nodePool]: "uid-workers" },
+      labels: { [WORK_LABELS.nodePool]: "uid-workers" },
     },
     spec: { workload: { manifests: [] } },
     status: { conditions },
@@ -95,7 +95,7 @@ function world(
     clusters: new FakeLister(opts.cluster === null ? [] : [opts.cluster ?? hcpCluster()]),
     managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
     works: new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
-      [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.nodePool] ?? ""],
+      [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[WORK_LABELS.nodePool] ?? ""],
     }),
     releases: () => opts.catalog ?? catalog,
     region: sampleRegion(),

@@ -26,7 +26,7 @@ import {
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource } from "../../operators/api/work/v1.ts";
 import { keySecretName } from "../../operators/breakglass/scope.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { certificateRequest } from "../../operators/hcp/pkcs10.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { SIGNER_SECRET } from "../../hack/hypershift-simulator/signer.ts";
@@ -69,7 +69,7 @@ async function issued(name: string): Promise<BreakglassCredential> {
     async (err: unknown) => {
       const c = await getCredential(name);
       const works = await service.list(ManifestWorkResource, {
-        labelSelector: `${LABELS.breakglass}=${c?.metadata.uid}`,
+        labelSelector: `${WORK_LABELS.breakglass}=${c?.metadata.uid}`,
       });
       throw new Error(
         `${String(err)} ${JSON.stringify(c?.status)} ${JSON.stringify(works.items[0]?.["status"])}`,
@@ -205,7 +205,9 @@ describe("break-glass credentials", () => {
       "the issued credential's work and CSR gone",
       async () => {
         const [works, csr] = await Promise.all([
-          service.list(ManifestWorkResource, { labelSelector: `${LABELS.breakglass}=${c.metadata.uid}` }),
+          service.list(ManifestWorkResource, {
+            labelSelector: `${WORK_LABELS.breakglass}=${c.metadata.uid}`,
+          }),
           mgmt.find(CertificateSigningRequestResource, `breakglass-${c.metadata.uid}`),
         ]);
         return works.items.length === 0 && !csr;
@@ -389,7 +391,9 @@ describe("break-glass credentials", () => {
       async () => {
         const [cr, works, csr] = await Promise.all([
           getCredential("first"),
-          service.list(ManifestWorkResource, { labelSelector: `${LABELS.breakglass}=${c.metadata.uid}` }),
+          service.list(ManifestWorkResource, {
+            labelSelector: `${WORK_LABELS.breakglass}=${c.metadata.uid}`,
+          }),
           mgmt.find(CertificateSigningRequestResource, `breakglass-${c.metadata.uid}`),
         ]);
         return !cr && works.items.length === 0 && !csr;
@@ -447,7 +451,9 @@ describe("break-glass credentials", () => {
             getCredential("brief"),
             service.find(SecretResource, c.status!.kubeconfigSecret!, customer),
             service.find(SecretResource, keySecretName(c), running!.stack.namespace),
-            service.list(ManifestWorkResource, { labelSelector: `${LABELS.breakglass}=${c.metadata.uid}` }),
+            service.list(ManifestWorkResource, {
+              labelSelector: `${WORK_LABELS.breakglass}=${c.metadata.uid}`,
+            }),
           ]);
           return !cr && !kubeconfig && !key && works.items.length === 0;
         },

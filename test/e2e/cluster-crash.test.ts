@@ -14,7 +14,7 @@ import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../ope
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { SecretResource } from "../../operators/api/core.ts";
 import { publicJwk } from "../../operators/cluster/oidc.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
@@ -178,7 +178,7 @@ describe("cluster controller crash between the Azure zone and the status write",
     expect(ids.filter((id) => id.includes("/loadbalancers/"))).toHaveLength(1);
     const uid = (await service.find<HcpCluster>(HcpClusterResource, "crashy", customer))!.metadata.uid!;
     const works = await service.list<ManifestWork>(ManifestWorkResource, {
-      labelSelector: `${LABELS.clusterUid}=${uid}`,
+      labelSelector: `${WORK_LABELS.clusterUid}=${uid}`,
     });
     expect(works.items).toHaveLength(1);
 

@@ -23,7 +23,7 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { Condition } from "../../operators/runtime/conditions.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
@@ -146,9 +146,9 @@ describe("cluster lifecycle", () => {
     expect(hcNamespace).toBe(`ocm-local-${c.metadata.uid}`);
     mgmt = clientFor(c.status!.managementCluster!);
     const work = await service.list<ManifestWork>(ManifestWorkResource, {
-      labelSelector: `${LABELS.clusterUid}=${c.metadata.uid}`,
+      labelSelector: `${WORK_LABELS.clusterUid}=${c.metadata.uid}`,
     });
-    const clusterWork = work.items.find((w) => !w.metadata.labels?.[LABELS.nodePool]);
+    const clusterWork = work.items.find((w) => !w.metadata.labels?.[WORK_LABELS.nodePool]);
     expect(clusterWork?.metadata.annotations?.["hcp.aro.dev/correlation-request-id"]).toBe(
       "5f0c8f7e-e2e0-4c1a-9d7e-000000000001",
     );
@@ -334,7 +334,7 @@ describe("cluster lifecycle", () => {
     expect(await getPool("workers")).toBeUndefined();
     expect(await getPool("batch")).toBeUndefined();
     const works = await service.list<ManifestWork>(ManifestWorkResource, {
-      labelSelector: `${LABELS.clusterUid}=${uid}`,
+      labelSelector: `${WORK_LABELS.clusterUid}=${uid}`,
     });
     expect(works.items).toEqual([]);
     await eventually(

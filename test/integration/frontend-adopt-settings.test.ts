@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
 import { clusterCRName, subscriptionNamespace } from "../../operators/frontend/mapping/names.ts";
 import { clientFor } from "../support/fixtures.ts";
 import { clusterBody, clusterPath, withCustomerKey } from "../support/frontend.ts";
@@ -53,9 +53,9 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     // Made as an older frontend left it: the settings in the annotation, none in the spec.
     const ref = { name: clusterCRName(rg, "legacy"), namespace: subscriptionNamespace(sub) };
     const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
-    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const props = JSON.parse(cr.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     await service.mergePatch(HcpClusterResource, ref, {
-      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify({ ...props, ...SETTINGS }) } },
+      metadata: { annotations: { [ARM_ANNOTATIONS.properties]: JSON.stringify({ ...props, ...SETTINGS }) } },
       spec: { api: { authorizedCIDRs: null }, autoscaling: null, imageDigestMirrors: null },
     });
     const shown = (await fixture.arm.send("GET", path)).body as Json;
@@ -68,7 +68,7 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     expect(adopted.spec.api?.authorizedCIDRs).toEqual(SETTINGS.api.authorizedCidrs);
     expect(adopted.spec.autoscaling).toMatchObject({ maxNodesTotal: 12 });
     expect(adopted.spec.imageDigestMirrors).toEqual(SETTINGS.imageDigestMirrors);
-    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const left = JSON.parse(adopted.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     expect(left.autoscaling).toBeUndefined();
     expect(left.api?.authorizedCidrs).toBeUndefined();
     const got = (await arm.send("GET", path)).body as Json;
@@ -86,9 +86,9 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     // An older frontend kept the key in the annotation alone: not in effect, and not shown.
     const ref = { name: clusterCRName(rg, "legacy-kms"), namespace: subscriptionNamespace(sub) };
     const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
-    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const props = JSON.parse(cr.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     await service.mergePatch(HcpClusterResource, ref, {
-      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify({ ...props, etcd }) } },
+      metadata: { annotations: { [ARM_ANNOTATIONS.properties]: JSON.stringify({ ...props, etcd }) } },
     });
     expect(((await fixture.arm.send("GET", path)).body as Json).properties.etcd).toBeUndefined();
 
@@ -99,7 +99,7 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
       keyManagementMode: "CustomerManaged",
       customerManaged: { encryptionType: "KMS", kms },
     });
-    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const left = JSON.parse(adopted.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     expect(left.etcd).toBeUndefined();
     expect(((await arm.send("GET", path)).body as Json).properties.etcd).toEqual(etcd);
   });
@@ -115,10 +115,10 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     const ref = { name: clusterCRName(rg, "legacy-net"), namespace: subscriptionNamespace(sub) };
     const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
     expect(cr.spec.platform.azure.vnetIntegrationSubnetId).toBeUndefined();
-    const props = JSON.parse(cr.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const props = JSON.parse(cr.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     const legacy = { ...props, ingress: { type: "Private" }, platform: { vnetIntegrationSubnetId: subnet } };
     await service.mergePatch(HcpClusterResource, ref, {
-      metadata: { annotations: { [ANNOTATIONS.properties]: JSON.stringify(legacy) } },
+      metadata: { annotations: { [ARM_ANNOTATIONS.properties]: JSON.stringify(legacy) } },
     });
     // Neither is in effect, so GET shows neither: the ingress is the Public the cluster has.
     const before = ((await fixture.arm.send("GET", path)).body as Json).properties;
@@ -130,7 +130,7 @@ describe("settings kept in the ARM annotation by an older frontend", () => {
     const adopted = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
     expect(adopted.spec.platform.azure.vnetIntegrationSubnetId).toBe(subnet);
     expect(adopted.spec.ingress).toEqual({ type: "Public" });
-    const left = JSON.parse(adopted.metadata.annotations?.[ANNOTATIONS.properties] ?? "{}") as Json;
+    const left = JSON.parse(adopted.metadata.annotations?.[ARM_ANNOTATIONS.properties] ?? "{}") as Json;
     expect(left.platform).toBeUndefined();
     const after = ((await arm.send("GET", path)).body as Json).properties;
     expect(after.platform.vnetIntegrationSubnetId).toBe(subnet);

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../../operators/api/v1alpha1/index.ts";
 import {
   clusterCRName,
   nodePoolCRName,
@@ -113,14 +113,14 @@ describe("header values that travel onto a resource", () => {
   it("replaces the last request's IDs on the CR: a request without them leaves none behind", async () => {
     await settledCluster("ids", { "x-ms-client-request-id": "first", "x-ms-correlation-request-id": "c1" });
     const created = await clusterCR(sub, "ids");
-    expect(created?.metadata.annotations?.[ANNOTATIONS.clientRequestId]).toBe("first");
+    expect(created?.metadata.annotations?.[ARM_ANNOTATIONS.clientRequestId]).toBe("first");
     const r = await arm.send("PATCH", clusterPath(sub, rg, "ids"), {
       body: { properties: { nodeDrainTimeoutMinutes: 7 } },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     const after = await clusterCR(sub, "ids");
-    expect(after?.metadata.annotations?.[ANNOTATIONS.clientRequestId]).toBeUndefined();
-    expect(after?.metadata.annotations?.[ANNOTATIONS.correlationRequestId]).toBeUndefined();
+    expect(after?.metadata.annotations?.[ARM_ANNOTATIONS.clientRequestId]).toBeUndefined();
+    expect(after?.metadata.annotations?.[ARM_ANNOTATIONS.correlationRequestId]).toBeUndefined();
   });
 
   it("refuses system data that is not a JSON object, naming the header", async () => {

@@ -11,7 +11,7 @@ import type {
   NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { CLUSTER_FINALIZER } from "../../operators/api/v1alpha1/index.ts";
-import { WORK_LABELS as LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
 import { ClusterReconciler } from "../../operators/cluster/reconcile.ts";
@@ -88,7 +88,7 @@ export function world(
     [MANAGEMENT_CLUSTER_INDEX]: byManagementCluster,
   });
   const works = new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
-    [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[LABELS.clusterUid] ?? ""],
+    [CLUSTER_UID_INDEX]: (w) => [w.metadata.labels?.[WORK_LABELS.clusterUid] ?? ""],
   });
   const blobs = new MemoryBlobStore();
   const keys = new MemorySigningKeys();
