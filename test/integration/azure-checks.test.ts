@@ -1,5 +1,5 @@
 /**
- * The frontend's checks of a customer's Azure (operators/frontend/azure-checks.ts) with the real
+ * The frontend's checks of a customer's Azure (operators/frontend/checks/) with the real
  * Azure SDK clients over https against the ARM emulator: identities, role assignments at their
  * scopes or above, a customer-managed etcd key, VM sizes per location and zone, vCPU quota; each
  * refusal a 400 naming the ARM field, several at once; Azure failing, throttling or hanging a 503
