@@ -17,7 +17,8 @@ import {
   type VersionedBody,
 } from "../../operators/frontend/api/conversion.ts";
 import { schemaFor } from "../../operators/frontend/api/registry.ts";
-import { parseRequestBody, readPatchBody, readPutBody } from "../../operators/frontend/api/request-body.ts";
+import { readPatchBody, readPutBody } from "../../operators/frontend/api/request-body.ts";
+import { parseRequestBody } from "../../operators/frontend/http/media-type.ts";
 import { nodePoolToCR } from "../../operators/frontend/mapping/node-pool.ts";
 import { targetOf } from "../../operators/frontend/handlers/target.ts";
 import { defaultDnsPrefix } from "../../operators/frontend/mapping/names.ts";

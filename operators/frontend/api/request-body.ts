@@ -8,7 +8,7 @@ import type { ArmRequest } from "../arm-request.ts";
 import { CloudError, CODES, fieldErrors, invalidContent, type FieldError } from "../errors.ts";
 import { resourceName, type ResourceId } from "../resource-id.ts";
 import type { VersionedBody } from "./conversion.ts";
-import { boundedDepth, isObject, MAX_JSON_DEPTH, shorten, text, type JsonObject } from "./json.ts";
+import { isObject, shorten, text, type JsonObject } from "./json.ts";
 import { schemaFor } from "./registry.ts";
 import { applyDefaults, checkRequired, keepCreateOnly, mergePatch, readValue } from "./schema-walks.ts";
 
@@ -52,28 +52,4 @@ export function readPatchBody(req: BodyRequest, id: ResourceId, old: VersionedBo
   checkRequired(schema, doc, "", errors);
   if (errors.length > 0) throw fieldErrors(errors);
   return doc;
-}
-
-/**
- * The JSON body of a PUT, PATCH or POST (undefined for other methods and empty bodies): only
- * application/json, and no deeper than MAX_JSON_DEPTH, so that no walk after it can exhaust the stack.
- */
-export function parseRequestBody(method: string, contentType: string | undefined, raw: Buffer): unknown {
-  if (!["PUT", "PATCH", "POST"].includes(method)) return undefined;
-  const media = contentType?.split(";")[0]?.trim().toLowerCase();
-  if ((raw.length > 0 || media) && media !== "application/json")
-    throw new CloudError(415, {
-      code: CODES.UnsupportedMediaType,
-      message: `The content media type '${contentType ?? ""}' is not supported. Only 'application/json' is supported.`,
-    });
-  if (raw.length === 0) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString("utf8"));
-  } catch (err) {
-    throw invalidContent(err instanceof Error ? err.message : String(err));
-  }
-  if (!boundedDepth(body, MAX_JSON_DEPTH))
-    throw invalidContent(`the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-  return body;
 }
