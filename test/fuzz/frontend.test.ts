@@ -12,10 +12,7 @@ import { isObject } from "../../operators/frontend/api/json.ts";
 import { mergePatch } from "../../operators/frontend/api/schema-walks.ts";
 import type { Schema } from "../../operators/frontend/api/schema.ts";
 import { CloudError, type CloudErrorBody } from "../../operators/frontend/errors.ts";
-import {
-  toInternalProperties as propertiesToHub,
-  type VersionedBody,
-} from "../../operators/frontend/api/conversion.ts";
+import { toInternalProperties, type VersionedBody } from "../../operators/frontend/api/conversion.ts";
 import { schemaFor } from "../../operators/frontend/api/registry.ts";
 import { readPatchBody, readPutBody } from "../../operators/frontend/api/request-body.ts";
 import { parseRequestBody } from "../../operators/frontend/http/media-type.ts";
@@ -227,7 +224,7 @@ function readAndMap({ apiVersion, kind, method, update, body, nesting }: BodyInp
       ? readPatchBody(req, id, stored(apiVersion, kind))
       : readPutBody(req, id, update ? stored(apiVersion, kind) : undefined);
   expectExactNumbers(doc.properties);
-  const properties = propertiesToHub(doc, apiVersion, kind);
+  const properties = toInternalProperties(doc, apiVersion, kind);
   const hub = { id: "/x", name: "x", type: "t", location: "eastus", properties };
   const ctx = { id, namespace: "ns", name: "x", annotations: {}, clusterName: "c1" };
   if (kind === "nodePool") nodePoolToCR(hub, ctx);

@@ -8,7 +8,7 @@ import type { HcpCluster, NodePool } from "../../api/v1alpha1/index.ts";
 import type { KubeClient } from "../../runtime/kube.ts";
 import { KubeApiError } from "../../runtime/kube.ts";
 import { isServedVersion, type ApiVersion } from "../api/registry.ts";
-import { toInternalProperties as propertiesToHub } from "../api/conversion.ts";
+import { toInternalProperties } from "../api/conversion.ts";
 import { schemaFor } from "../api/registry.ts";
 import {
   CloudError,
@@ -76,7 +76,7 @@ function candidateCR({ id, body, version }: Candidate): CandidateCreate {
   const errors: FieldError[] = [];
   const doc: VersionedBody = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
-  let properties = propertiesToHub(doc, version, id.kind);
+  let properties = toInternalProperties(doc, version, id.kind);
   if (id.kind === "cluster") errors.push(...checkOperatorIdentities(doc.identity, properties));
   if (errors.length > 0) throw fieldErrors(errors);
   const t = targetOf(id);

@@ -8,7 +8,7 @@
 import type { HcpCluster, NodePool, VersionSpec } from "../../api/v1alpha1/index.ts";
 import type { ReleaseCatalog } from "../../releases/catalog.ts";
 import { planVersion, type Hold, type PoolInput } from "../../releases/plan.ts";
-import { ARM_ANNOTATIONS as ANNOTATIONS } from "../../api/v1alpha1/index.ts";
+import { ARM_ANNOTATIONS } from "../../api/v1alpha1/index.ts";
 
 /**
  * The release the cluster is on or going to: what HyperShift reports it runs, else what the
@@ -25,7 +25,7 @@ function currentRelease(catalog: ReleaseCatalog, cluster: HcpCluster): string | 
 /** A node pool as ARM names it (its resource ID's last segment), and the version it names. */
 function poolInput(pool: NodePool): PoolInput {
   const name =
-    pool.metadata.annotations?.[ANNOTATIONS.resourceId]?.split("/").pop() ?? pool.metadata.name ?? "";
+    pool.metadata.annotations?.[ARM_ANNOTATIONS.resourceId]?.split("/").pop() ?? pool.metadata.name ?? "";
   return { name, ...(pool.spec.version ? { version: pool.spec.version.id } : {}) };
 }
 
