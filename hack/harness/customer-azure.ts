@@ -48,8 +48,13 @@ export async function setUpCustomerAzure(
   opts: { tenantId?: string } = {},
 ): Promise<CustomerAzure> {
   const location = cluster.location ?? "eastus";
-  const properties = cluster.properties ?? {};
-  const principals = await createIdentities(azure, location, identityUses(cluster.identity, properties));
+  const { properties } = cluster;
+  // A body without properties has only the identities of its own `identity` to back.
+  const uses = properties
+    ? identityUses(cluster.identity, properties)
+    : Object.keys(cluster.identity?.userAssignedIdentities ?? {}).map((id) => ({ id }));
+  const principals = await createIdentities(azure, location, uses);
+  if (!properties) return { principals, assignments: 0 };
   const kms = kmsOf(properties);
   const key = kms
     ? await createKey(azure, { subscriptionId, location, tenantId: opts.tenantId ?? ZERO_TENANT }, kms)

@@ -224,10 +224,11 @@ function readAndMap({ apiVersion, kind, method, update, body, nesting }: BodyInp
       ? readPatchBody(req, id, stored(apiVersion, kind))
       : readPutBody(req, id, update ? stored(apiVersion, kind) : undefined);
   expectExactNumbers(doc.properties);
-  const properties = toInternalProperties(doc, apiVersion, kind);
-  const hub = { id: "/x", name: "x", type: "t", location: "eastus", properties };
+  const envelope = { id: "/x", name: "x", type: "t", location: "eastus" };
   const ctx = { id, namespace: "ns", name: "x", annotations: {}, clusterName: "c1" };
-  if (kind === "nodePool") nodePoolToCR(hub, ctx);
+  if (kind === "nodePool")
+    nodePoolToCR({ ...envelope, properties: toInternalProperties(doc, apiVersion, kind) }, ctx);
+  else toInternalProperties(doc, apiVersion, kind);
 }
 
 fuzzTarget<BodyInput>({

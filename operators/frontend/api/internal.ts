@@ -9,7 +9,7 @@
  */
 import { armId, statusConditions } from "./arm-resource.ts";
 import { applyDefaults } from "./schema-walks.ts";
-import { arr, bool, int, map, obj, ro, str, type TypeOf } from "./schema.ts";
+import { arr, bool, int, map, obj, ro, str, type Complete } from "./schema.ts";
 import type { JsonObject } from "./json.ts";
 
 const versionProfile = obj({ id: str(), channelGroup: str() });
@@ -187,15 +187,11 @@ const externalAuth = obj(
 /** The internal model's shapes: what a stored resource's properties can hold. */
 export const INTERNAL_SCHEMAS = { cluster, nodePool, externalAuth };
 
-/*
- * The model's types leave every field optional for now, as the handlers and their tests still
- * build partial properties; `Complete<typeof cluster>` (schema.ts) is the type with the required
- * fields required, for when they no longer do.
- */
-export type ClusterProperties = TypeOf<typeof cluster>;
-export type NodePoolProperties = TypeOf<typeof nodePool>;
+/** The model's types: its required fields are required (`Complete`, schema.ts). */
+export type ClusterProperties = Complete<typeof cluster>;
+export type NodePoolProperties = Complete<typeof nodePool>;
 /** A ProxyResource has no version: `undefined` says so to code that reads that of any resource. */
-export type ExternalAuthProperties = TypeOf<typeof externalAuth> & { version?: undefined };
+export type ExternalAuthProperties = Complete<typeof externalAuth> & { version?: undefined };
 export type InternalProperties = ClusterProperties | NodePoolProperties | ExternalAuthProperties;
 
 /** The properties of each resource kind. */

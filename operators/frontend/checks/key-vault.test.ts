@@ -5,7 +5,10 @@ import { cluster, id, OPERATORS } from "../../../test/support/azure-check-fixtur
 import { keyErrors, kmsIdentityErrors, kmsOf } from "./key-vault.ts";
 
 describe("a customer-managed key", () => {
-  const encrypted = (kms: Record<string, unknown>): ClusterProperties =>
+  const encrypted = (kms: {
+    vaultName: string;
+    activeKey: { name: string; version: string };
+  }): ClusterProperties =>
     cluster({
       etcd: {
         dataEncryption: {

@@ -7,36 +7,42 @@
 import type { ArmRequest } from "../arm-request.ts";
 import type { JsonObject } from "../api/json.ts";
 import { carryHidden, toInternalProperties, toVersioned, type VersionedBody } from "../api/conversion.ts";
-import { withInternalDefaults, type InternalResource, type InternalProperties } from "../api/internal.ts";
+import {
+  withInternalDefaults,
+  type InternalKind,
+  type InternalProperties,
+  type InternalResource,
+  type PropertiesOf,
+} from "../api/internal.ts";
 import { checkPreviewFeatures } from "../checks/preview-features.ts";
 import { formatResourceId, resourceName, resourceType, type ResourceId } from "../resource-id.ts";
 import type { ResourceDeps } from "./deps.ts";
 import type { Target } from "./target.ts";
 import type { ArmCR } from "../mapping/common.ts";
 
-/** A create or update as its kind's checks see it. */
-export interface BodyChange {
+/** A create or update of a `K` as its kind's checks see it. */
+export interface BodyChange<K extends InternalKind> {
   id: ResourceId;
   doc: VersionedBody;
-  properties: InternalProperties;
+  properties: PropertiesOf[K];
   /** The resource before the change; undefined on a create. */
-  stored: InternalResource | undefined;
+  stored: InternalResource<PropertiesOf[K]> | undefined;
 }
 
 /** What one resource kind adds to the shared PUT, PATCH and DELETE flow (resources.ts). */
-export interface KindRules {
+export interface KindRules<K extends InternalKind> {
   /** The service's defaults for a new resource, beyond its schema's. */
-  createDefaults?: (id: ResourceId, properties: InternalProperties) => InternalProperties;
+  createDefaults?: (id: ResourceId, properties: PropertiesOf[K]) => PropertiesOf[K];
   /** Checks of the body against the service's state and the customer's Azure, in order. */
-  checkBody: (deps: ResourceDeps, change: BodyChange) => Promise<void>;
+  checkBody: (deps: ResourceDeps, change: BodyChange<K>) => Promise<void>;
   /** Before a create is read: what else under the parent refuses it. */
   checkCreate?: (deps: ResourceDeps, t: Target) => Promise<void>;
   /** The resource against its parent cluster, once built. */
   checkWithParent?: (
     parent: ArmCR | undefined,
-    resource: InternalResource,
+    resource: InternalResource<PropertiesOf[K]>,
     isNew: boolean,
-  ) => InternalResource;
+  ) => InternalResource<PropertiesOf[K]>;
   /** After a delete's operation is stored, before the CR goes. */
   beforeDelete?: (deps: ResourceDeps, t: Target) => Promise<void>;
 }
@@ -51,32 +57,32 @@ function systemDataOf(req: ArmRequest, stored: JsonObject | undefined): JsonObje
   };
 }
 
-/** What a PUT or PATCH sent, and the resource it changes (undefined on a create). */
-export interface BodyInput {
+/** What a PUT or PATCH of a `K` sent, and the resource it changes (undefined on a create). */
+export interface BodyInput<K extends InternalKind> {
+  kind: K;
   id: ResourceId;
   doc: VersionedBody;
-  stored: InternalResource | undefined;
+  stored: InternalResource<PropertiesOf[K]> | undefined;
 }
 
-function internalProperties(
-  rules: KindRules,
+function internalProperties<K extends InternalKind>(
+  rules: KindRules<K>,
   req: ArmRequest,
-  { id, doc, stored }: BodyInput,
-): InternalProperties {
-  const properties = toInternalProperties(doc, req.apiVersion, id.kind);
+  { kind, id, doc, stored }: BodyInput<K>,
+): PropertiesOf[K] {
+  const properties = toInternalProperties(doc, req.apiVersion, kind);
   if (stored) {
-    const seen = toInternalProperties(toVersioned(stored, req.apiVersion, id.kind), req.apiVersion, id.kind);
+    const seen = toInternalProperties(toVersioned(stored, req.apiVersion, kind), req.apiVersion, kind);
     return carryHidden(stored.properties, seen, properties);
   }
-  const created = withInternalDefaults(properties, id.kind);
+  const created = withInternalDefaults(properties, kind);
   return rules.createDefaults ? rules.createDefaults(id, created) : created;
 }
 
-const channelGroupOf = (p: InternalProperties): string | undefined =>
-  "version" in p ? p.version?.channelGroup : undefined;
+const channelGroupOf = (p: InternalProperties): string | undefined => p.version?.channelGroup;
 
 /** Preview features the request asks for must be registered on its subscription. */
-function checkGated(req: ArmRequest, change: BodyChange): void {
+function checkGated<K extends InternalKind>(req: ArmRequest, change: BodyChange<K>): void {
   const { id, doc, properties, stored } = change;
   checkPreviewFeatures(req.subscription, {
     kind: id.kind,
@@ -87,12 +93,12 @@ function checkGated(req: ArmRequest, change: BodyChange): void {
 }
 
 /** The internal resource of a versioned body, checked once. */
-export async function toInternal(
+export async function toInternal<K extends InternalKind>(
   deps: ResourceDeps,
-  rules: KindRules,
+  rules: KindRules<K>,
   req: ArmRequest,
-  input: BodyInput,
-): Promise<InternalResource> {
+  input: BodyInput<K>,
+): Promise<InternalResource<PropertiesOf[K]>> {
   const { id, doc, stored } = input;
   const change = { ...input, properties: internalProperties(rules, req, input) };
   checkGated(req, change);

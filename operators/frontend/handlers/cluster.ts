@@ -10,7 +10,7 @@ import { clusterVersionHold } from "../versions/cluster-version.ts";
 import { defaultClusterProperties, versionSpec } from "../mapping/cluster.ts";
 import { isExternalAuth, isNodePool } from "../mapping/common.ts";
 import { fieldErrors } from "../errors.ts";
-import type { InternalProperties } from "../api/internal.ts";
+import type { ClusterProperties } from "../api/internal.ts";
 import type { VersionedBody } from "../api/conversion.ts";
 import { checkOperatorIdentities } from "../checks/managed-identities.ts";
 import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
@@ -21,7 +21,7 @@ import type { BodyChange, KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
 import { findCR, targetOf, type Target } from "./target.ts";
 
-function checkIdentities(doc: VersionedBody, properties: InternalProperties): void {
+function checkIdentities(doc: VersionedBody, properties: ClusterProperties): void {
   const errors = checkOperatorIdentities(doc.identity, properties);
   if (errors.length > 0) throw fieldErrors(errors);
 }
@@ -54,7 +54,7 @@ async function clusterAndPools(
  */
 async function checkOnGraph(
   deps: ResourceDeps,
-  { id, stored }: BodyChange,
+  { id, stored }: BodyChange<"cluster">,
   catalog: Catalog,
   version: VersionSpec,
 ): Promise<void> {
@@ -73,7 +73,7 @@ async function checkOnGraph(
  * The version must be in the catalog and on the update graph; a 2024-06-10-preview cluster
  * without one gets the newest stable.
  */
-async function checkClusterVersion(deps: ResourceDeps, change: BodyChange): Promise<void> {
+async function checkClusterVersion(deps: ResourceDeps, change: BodyChange<"cluster">): Promise<void> {
   const { properties } = change;
   const catalog = await deps.catalog.read();
   const version = properties.version;
@@ -95,9 +95,9 @@ async function checkClusterVersion(deps: ResourceDeps, change: BodyChange): Prom
 async function checkDnsPrefix(
   deps: ResourceDeps,
   id: ResourceId,
-  properties: InternalProperties,
+  properties: ClusterProperties,
 ): Promise<void> {
-  const prefix = "dns" in properties ? properties.dns?.baseDomainPrefix : undefined;
+  const prefix = properties.dns?.baseDomainPrefix;
   if (prefix !== undefined) await checkDnsPrefixFree(deps.client, prefix, targetOf(id));
 }
 
@@ -105,7 +105,7 @@ async function checkDnsPrefix(
  * What the customer's Azure must hold for a new cluster: its identities, their roles and its KMS
  * key; on an update, the identities it names anew and a changed key.
  */
-async function checkAzure(deps: ResourceDeps, change: BodyChange): Promise<void> {
+async function checkAzure(deps: ResourceDeps, change: BodyChange<"cluster">): Promise<void> {
   const { id, doc, properties, stored } = change;
   await deps.azure?.cluster({
     subscriptionId: id.subscriptionId,
@@ -129,7 +129,7 @@ async function cancelChildren(deps: ResourceDeps, t: Target): Promise<void> {
   }
 }
 
-export const clusterRules: KindRules = {
+export const clusterRules: KindRules<"cluster"> = {
   createDefaults: defaultClusterProperties,
   async checkBody(deps, change) {
     checkIdentities(change.doc, change.properties);

@@ -6,7 +6,7 @@
 import type { ExternalAuth } from "../../api/v1alpha1/index.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { CloudError, CODES } from "../errors.ts";
-import type { InternalResource } from "../api/internal.ts";
+import type { ExternalAuthProperties, InternalResource } from "../api/internal.ts";
 import { ARM_LABELS } from "../../api/v1alpha1/index.ts";
 import { crType } from "../service-cluster.ts";
 import type { KindRules } from "./body.ts";
@@ -33,12 +33,15 @@ async function checkOnlyExternalAuth(deps: ResourceDeps, t: Target): Promise<voi
  * A ProxyResource without a location: its operations live in its cluster's. Stored in its
  * envelope, never shown (its schema has no location).
  */
-function withParentLocation(parent: ArmCR | undefined, resource: InternalResource): InternalResource {
+function withParentLocation(
+  parent: ArmCR | undefined,
+  resource: InternalResource<ExternalAuthProperties>,
+): InternalResource<ExternalAuthProperties> {
   if (resource.location || !parent) return resource;
   return { ...resource, location: fromCR("cluster", parent).location };
 }
 
-export const externalAuthRules: KindRules = {
+export const externalAuthRules: KindRules<"externalAuth"> = {
   checkBody: () => Promise.resolve(),
   checkCreate: checkOnlyExternalAuth,
   checkWithParent: withParentLocation,

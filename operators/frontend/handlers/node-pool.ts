@@ -7,12 +7,12 @@ import { compareVersions, poolTooFarBehind } from "../../releases/catalog.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
 import { versionSpec } from "../mapping/cluster.ts";
 import { fieldErrors } from "../errors.ts";
-import type { InternalResource } from "../api/internal.ts";
+import type { InternalResource, NodePoolProperties } from "../api/internal.ts";
 import { checkVersion } from "../versions/openshift-versions.ts";
 import type { BodyChange, KindRules } from "./body.ts";
 import type { ResourceDeps } from "./deps.ts";
 
-async function checkPoolCatalog(deps: ResourceDeps, change: BodyChange): Promise<void> {
+async function checkPoolCatalog(deps: ResourceDeps, change: BodyChange<"nodePool">): Promise<void> {
   const catalog = await deps.catalog.read();
   const version = change.properties.version;
   if (version?.id === undefined) return;
@@ -21,7 +21,7 @@ async function checkPoolCatalog(deps: ResourceDeps, change: BodyChange): Promise
 }
 
 /** The customer's Azure: a new pool's VM size in its zone and the vCPU quota; a growing one's quota. */
-async function checkAzure(deps: ResourceDeps, change: BodyChange): Promise<void> {
+async function checkAzure(deps: ResourceDeps, change: BodyChange<"nodePool">): Promise<void> {
   const { id, doc, properties, stored } = change;
   await deps.azure?.nodePool({
     subscriptionId: id.subscriptionId,
@@ -47,9 +47,9 @@ function controlPlaneCeiling(parent: ArmCR | undefined, clusterVersion: string):
  */
 function checkPoolVersion(
   parent: ArmCR | undefined,
-  resource: InternalResource,
+  resource: InternalResource<NodePoolProperties>,
   isNew: boolean,
-): InternalResource {
+): InternalResource<NodePoolProperties> {
   const wanted = resource.properties.version?.id;
   const clusterVersion = parent && "version" in parent.spec ? parent.spec.version?.id : undefined;
   if (!wanted || !clusterVersion) return resource;
@@ -68,7 +68,7 @@ function checkPoolVersion(
   ]);
 }
 
-export const nodePoolRules: KindRules = {
+export const nodePoolRules: KindRules<"nodePool"> = {
   async checkBody(deps, change) {
     await checkPoolCatalog(deps, change);
     await checkAzure(deps, change);

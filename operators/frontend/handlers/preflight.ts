@@ -30,7 +30,6 @@ import { nodePoolToCR } from "../mapping/node-pool.ts";
 import type { VersionedBody } from "../api/conversion.ts";
 import { checkOperatorIdentities } from "../checks/managed-identities.ts";
 import { AzureCheckError, type AzureChecks } from "../checks/azure-checks.ts";
-import type { InternalProperties as HubProperties } from "../api/internal.ts";
 
 function hasTemplateExpression(v: unknown): boolean {
   if (typeof v === "string") return v.startsWith("[") && v.endsWith("]");
@@ -61,11 +60,11 @@ interface Candidate {
   version: ApiVersion;
 }
 
-/** What a create of the candidate would write: its hub body as read, and the CR it maps to. */
+/** What a create of the candidate would write: the CR its body maps to, and its Azure checks. */
 interface CandidateCreate {
-  doc: VersionedBody;
-  properties: HubProperties;
   cr: HcpCluster | NodePool;
+  /** The customer's Azure resources the create relies on, as a create checks them. */
+  checkAzure: (azure: AzureChecks) => Promise<void>;
 }
 
 /** The CR a create of the candidate would write: the request's validation, then the mapping. */
@@ -76,12 +75,8 @@ function candidateCR({ id, body, version }: Candidate): CandidateCreate {
   const errors: FieldError[] = [];
   const doc: VersionedBody = applyDefaults(schema, readValue(schema, body, "", errors)) ?? {};
   checkRequired(schema, doc, "", errors);
-  let properties = toInternalProperties(doc, version, id.kind);
-  if (id.kind === "cluster") errors.push(...checkOperatorIdentities(doc.identity, properties));
-  if (errors.length > 0) throw fieldErrors(errors);
   const t = targetOf(id);
-  if (id.kind === "cluster") properties = defaultClusterProperties(id, properties);
-  const hub = { id: formatResourceId(id), name: "", type: "", location: doc.location ?? "", properties };
+  const envelope = { id: formatResourceId(id), name: "", type: "", location: doc.location ?? "" };
   const ctx = {
     id,
     namespace: t.namespace,
@@ -89,21 +84,23 @@ function candidateCR({ id, body, version }: Candidate): CandidateCreate {
     annotations: {},
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  return { doc, properties, cr: id.kind === "cluster" ? clusterToCR(hub, ctx) : nodePoolToCR(hub, ctx) };
-}
-
-/** The customer's Azure resources the create relies on, as a create checks them. */
-async function checkAzure(azure: AzureChecks, candidate: Candidate, create: CandidateCreate): Promise<void> {
-  const { doc, properties } = create;
-  const subscriptionId = candidate.id.subscriptionId;
-  if (candidate.id.kind === "cluster")
-    await azure.cluster({ subscriptionId, identity: doc.identity, properties: properties });
-  else
-    await azure.nodePool({
-      subscriptionId,
-      location: doc.location ?? "",
-      properties: properties,
-    });
+  const { subscriptionId } = id;
+  if (id.kind === "cluster") {
+    const read = toInternalProperties(doc, version, "cluster");
+    errors.push(...checkOperatorIdentities(doc.identity, read));
+    if (errors.length > 0) throw fieldErrors(errors);
+    const properties = defaultClusterProperties(id, read);
+    return {
+      cr: clusterToCR({ ...envelope, properties }, ctx),
+      checkAzure: (azure) => azure.cluster({ subscriptionId, identity: doc.identity, properties }),
+    };
+  }
+  const properties = toInternalProperties(doc, version, "nodePool");
+  if (errors.length > 0) throw fieldErrors(errors);
+  return {
+    cr: nodePoolToCR({ ...envelope, properties }, ctx),
+    checkAzure: (azure) => azure.nodePool({ subscriptionId, location: doc.location ?? "", properties }),
+  };
 }
 
 async function validate(
@@ -117,7 +114,7 @@ async function validate(
     await checkDnsPrefixFree(client, cr.spec.dns.baseDomainPrefix, targetOf(candidate.id));
   if (cr.spec.version?.id !== "") await dryRun(client, candidate, cr); // 2024-06-10-preview: the version comes from the catalog
   // Last, once the body is known good, as on a create.
-  if (azure) await checkAzure(azure, candidate, create);
+  if (azure) await create.checkAzure(azure);
 }
 
 async function dryRun(client: KubeClient, candidate: Candidate, cr: HcpCluster | NodePool): Promise<void> {

@@ -9,11 +9,11 @@ import type { ArmRequest, Reply } from "../arm-request.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { conflict, resourceNotFound, type CloudError } from "../errors.ts";
 import { toVersioned, type VersionedBody } from "../api/conversion.ts";
-import type { InternalResource } from "../api/internal.ts";
+import type { InternalKind, InternalResource, PropertiesOf } from "../api/internal.ts";
 import { ARM_ANNOTATIONS, ARM_LABELS, type OperationDoc } from "../../api/v1alpha1/index.ts";
 import { resourceState } from "../mapping/provisioning-state.ts";
 import { readPatchBody, readPutBody } from "../api/request-body.ts";
-import { resourceName, resourceType, type ResourceId, type ResourceKind } from "../resource-id.ts";
+import { resourceName, resourceType, type ResourceId } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
 import { toInternal, type KindRules } from "./body.ts";
 import { clusterRules } from "./cluster.ts";
@@ -31,7 +31,7 @@ import {
   writeChange,
 } from "./writes.ts";
 
-const RULES: Record<ResourceKind, KindRules> = {
+const RULES: { [K in InternalKind]: KindRules<K> } = {
   cluster: clusterRules,
   nodePool: nodePoolRules,
   externalAuth: externalAuthRules,
@@ -67,7 +67,7 @@ async function createFirst(deps: ResourceDeps, req: ArmRequest, id: ResourceId):
   let resource;
   try {
     const doc = readPutBody(req, id, undefined);
-    resource = await toInternal(deps, RULES[id.kind], req, { id, doc, stored: undefined });
+    resource = await toInternal(deps, clusterRules, req, { kind: "cluster", id, doc, stored: undefined });
   } catch (err) {
     const existing = await findCR(deps.client, id.kind, t);
     if (!existing) throw err;
@@ -75,7 +75,15 @@ async function createFirst(deps: ResourceDeps, req: ArmRequest, id: ResourceId):
   }
   const op = newOperation(deps, req, t, { request: "Create", location: resource.location });
   try {
-    const cr = await writeChange(deps, { req, t, resource, op, existing: undefined, mayExist: true });
+    const cr = await writeChange(deps, {
+      req,
+      t,
+      kind: "cluster",
+      resource,
+      op,
+      existing: undefined,
+      mayExist: true,
+    });
     return { status: 201, body: written(req, id, cr), headers: operationHeaders(req, op, false) };
   } catch (err) {
     if (!(err instanceof FoundExisting)) throw err;
@@ -84,31 +92,36 @@ async function createFirst(deps: ResourceDeps, req: ArmRequest, id: ResourceId):
 }
 
 /** The CR a change replaces, settled; its resource; whether only a new version may pass (conflicts.ts). */
-interface Prior {
+interface Prior<K extends InternalKind> {
   existing: ArmCR;
-  stored: InternalResource;
+  stored: InternalResource<PropertiesOf[K]>;
   versionFixOnly: boolean;
 }
 
 const deleting = (): CloudError => conflict('Cannot update resource while resource is "deleting"');
 
-function priorOf(id: ResourceId, existing: ArmCR): Prior {
-  return { existing, versionFixOnly: checkSettled(existing), stored: fromCR(id.kind, existing) };
+function priorOf<K extends InternalKind>(kind: K, existing: ArmCR): Prior<K> {
+  return { existing, versionFixOnly: checkSettled(existing), stored: fromCR(kind, existing) };
 }
 
 /**
  * The resource a PUT or PATCH asks for, checked once (body.ts, then against its parent and, for a
  * node pool held on its version, as the version fix it must be), and its one write.
  */
-async function change(
+async function change<K extends InternalKind>(
   deps: ResourceDeps,
   req: ArmRequest,
   t: Target,
-  { doc, prior, parent }: { doc: VersionedBody; prior: Prior | undefined; parent: ArmCR | undefined },
+  {
+    kind,
+    doc,
+    prior,
+    parent,
+  }: { kind: K; doc: VersionedBody; prior: Prior<K> | undefined; parent: ArmCR | undefined },
 ): Promise<{ cr: ArmCR; op: OperationDoc }> {
-  const rules = RULES[t.id.kind];
+  const rules = RULES[kind];
   const stored = prior?.stored;
-  const checked = await toInternal(deps, rules, req, { id: t.id, doc, stored });
+  const checked = await toInternal(deps, rules, req, { kind, id: t.id, doc, stored });
   const resource = rules.checkWithParent?.(parent, checked, !prior) ?? checked;
   if (prior?.versionFixOnly) checkVersionFix(prior.existing, prior.stored, resource);
   const op = newOperation(deps, req, t, {
@@ -116,7 +129,7 @@ async function change(
     location: resource.location,
     upgrade: isUpgrade(stored, resource),
   });
-  const cr = await writeChange(deps, { req, t, resource, op, existing: prior?.existing });
+  const cr = await writeChange(deps, { req, t, kind, resource, op, existing: prior?.existing });
   return { cr, op };
 }
 
@@ -130,9 +143,10 @@ async function putRead(
   if (existing?.metadata.deletionTimestamp) throw deleting();
   const parent = await checkParent(deps, id, existing ? "update" : "create");
   if (!existing) await RULES[id.kind].checkCreate?.(deps, t);
-  const prior = existing ? priorOf(id, existing) : undefined;
+  const prior = existing ? priorOf(id.kind, existing) : undefined;
   const old = prior ? toVersioned(prior.stored, req.apiVersion, id.kind) : undefined;
-  const { cr, op } = await change(deps, req, t, { doc: readPutBody(req, id, old), prior, parent });
+  const doc = readPutBody(req, id, old);
+  const { cr, op } = await change(deps, req, t, { kind: id.kind, doc, prior, parent });
   return {
     status: existing ? 200 : 201,
     body: written(req, id, cr),
@@ -146,9 +160,9 @@ export async function patchResource(deps: ResourceDeps, req: ArmRequest, id: Res
   if (!existing) throw resourceNotFound(resourceType(id.kind), resourceName(id), id.resourceGroup);
   if (existing.metadata.deletionTimestamp) throw deleting();
   const parent = await checkParent(deps, id, "update");
-  const prior = priorOf(id, existing);
+  const prior = priorOf(id.kind, existing);
   const doc = readPatchBody(req, id, toVersioned(prior.stored, req.apiVersion, id.kind));
-  const { cr, op } = await change(deps, req, t, { doc, prior, parent });
+  const { cr, op } = await change(deps, req, t, { kind: id.kind, doc, prior, parent });
   return { status: 202, body: written(req, id, cr), headers: operationHeaders(req, op, true) };
 }
 

@@ -3,8 +3,7 @@
  * resource ID is not it), and the conversions between the CR and the ARM resource of each kind.
  */
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
-import type { InternalResource } from "../api/internal.ts";
-import type { ExternalAuthProperties } from "../api/internal.ts";
+import type { InternalKind, InternalResource, PropertiesOf } from "../api/internal.ts";
 import { clusterFromCR, clusterToCR } from "../mapping/cluster.ts";
 import { isExternalAuth, isNodePool, type ArmCR, type ToCRContext } from "../mapping/common.ts";
 import { nodePoolFromCR, nodePoolToCR } from "../mapping/node-pool.ts";
@@ -48,18 +47,38 @@ export function targetOf(id: ResourceId): Target {
   return { id, namespace, name: cluster };
 }
 
-/** The internal resource a CR holds (`kind` names what `cr` is). */
-export function fromCR(_kind: ResourceKind, cr: ArmCR): InternalResource {
-  if (isExternalAuth(cr)) return externalAuthFromCR(cr);
-  return isNodePool(cr) ? nodePoolFromCR(cr) : clusterFromCR(cr);
+/** CR ⇄ internal resource for one kind; `fromCR` is undefined for a CR of another kind. */
+interface KindMapping<K extends InternalKind> {
+  fromCR(cr: ArmCR): InternalResource<PropertiesOf[K]> | undefined;
+  toCR(resource: InternalResource<PropertiesOf[K]>, ctx: ToCRContext): ArmCR;
 }
 
-/** The CR of a internal resource of `kind`. */
-export function toCR(kind: ResourceKind, resource: InternalResource, ctx: ToCRContext): ArmCR {
-  // The resource's properties are those of `kind`: they were read with its schema.
-  if (kind === "externalAuth")
-    return externalAuthToCR(resource as InternalResource<ExternalAuthProperties>, ctx);
-  return kind === "cluster" ? clusterToCR(resource, ctx) : nodePoolToCR(resource, ctx);
+const MAPPINGS: { [K in InternalKind]: KindMapping<K> } = {
+  cluster: {
+    fromCR: (cr) => (isNodePool(cr) || isExternalAuth(cr) ? undefined : clusterFromCR(cr)),
+    toCR: clusterToCR,
+  },
+  nodePool: { fromCR: (cr) => (isNodePool(cr) ? nodePoolFromCR(cr) : undefined), toCR: nodePoolToCR },
+  externalAuth: {
+    fromCR: (cr) => (isExternalAuth(cr) ? externalAuthFromCR(cr) : undefined),
+    toCR: externalAuthToCR,
+  },
+};
+
+/** The internal resource a CR of `kind` holds. */
+export function fromCR<K extends InternalKind>(kind: K, cr: ArmCR): InternalResource<PropertiesOf[K]> {
+  const resource = MAPPINGS[kind].fromCR(cr);
+  if (!resource) throw new Error(`${cr.kind} ${cr.metadata.name ?? ""} is not the CR of a ${kind}`);
+  return resource;
+}
+
+/** The CR of an internal resource of `kind`. */
+export function toCR<K extends InternalKind>(
+  kind: K,
+  resource: InternalResource<PropertiesOf[K]>,
+  ctx: ToCRContext,
+): ArmCR {
+  return MAPPINGS[kind].toCR(resource, ctx);
 }
 
 function sameId(cr: KubeObject, id: ResourceId): boolean {

@@ -6,7 +6,7 @@
 import { KubeApiError } from "../../runtime/kube.ts";
 import { header, type ArmRequest } from "../arm-request.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
-import type { InternalResource } from "../api/internal.ts";
+import type { InternalKind, InternalResource, PropertiesOf } from "../api/internal.ts";
 import {
   ARM_ANNOTATIONS,
   ARM_LABELS,
@@ -28,11 +28,12 @@ import { crType, kubeWrite } from "../service-cluster.ts";
 import type { ResourceDeps } from "./deps.ts";
 import { toCR, type Target } from "./target.ts";
 
-/** One write of an ARM request: the resource as it will be, its operation, the CR before. */
-export interface Change {
+/** One write of an ARM request: the resource of `kind` as it will be, its operation, the CR before. */
+export interface Change<K extends InternalKind> {
   req: ArmRequest;
   t: Target;
-  resource: InternalResource;
+  kind: K;
+  resource: InternalResource<PropertiesOf[K]>;
   op: OperationDoc;
   existing: ArmCR | undefined;
   /** A create tried without reading first: a CR of that name is reported as FoundExisting. */
@@ -109,7 +110,10 @@ export function isUpgrade(stored: InternalResource | undefined, resource: Intern
  * The CR with the operation's document on it, and the replaced operation moved into its history:
  * one write.
  */
-export async function writeChange(deps: ResourceDeps, change: Change): Promise<ArmCR> {
+export async function writeChange<K extends InternalKind>(
+  deps: ResourceDeps,
+  change: Change<K>,
+): Promise<ArmCR> {
   const { req, t, op, existing } = change;
   const history = existing ? await deps.operations.replace(t.namespace, existing) : {};
   const cr = buildCR(change, { [ARM_ANNOTATIONS.operationDoc]: JSON.stringify(op), ...history });
@@ -140,8 +144,8 @@ async function create(deps: ResourceDeps, cr: ArmCR, t: Target, mayExist: boolea
 }
 
 /** `operationAnnotations`: the document and the history, besides the request's own. */
-function buildCR(
-  { req, t, resource, op, existing }: Change,
+function buildCR<K extends InternalKind>(
+  { req, t, kind, resource, op, existing }: Change<K>,
   operationAnnotations: Record<string, string>,
 ): ArmCR {
   const ctx = {
@@ -152,7 +156,7 @@ function buildCR(
     annotations: { ...requestAnnotations(req, op), ...operationAnnotations },
     ...(t.clusterName ? { clusterName: t.clusterName } : {}),
   };
-  const next: ArmCR = toCR(t.id.kind, resource, ctx);
+  const next: ArmCR = toCR(kind, resource, ctx);
   next.metadata.labels = {
     ...next.metadata.labels,
     [ARM_LABELS.operationKey]: operationKey(t.id.kind, t.name),

@@ -1,5 +1,6 @@
 /** The internal cluster ⇄ HcpCluster CR. */
 import { describe, expect, it } from "vitest";
+import { cluster } from "../../../test/support/azure-check-fixtures.ts";
 import { clusterBody } from "../../../test/support/frontend.ts";
 import { toInternalProperties } from "../api/conversion.ts";
 import type { JsonObject } from "../api/json.ts";
@@ -45,14 +46,14 @@ describe("cluster translation", () => {
   });
 
   it("maps cryptoRestrictions FIPS to spec.fips and back", () => {
-    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus", properties: {} };
+    const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus" };
     const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
-    const fips = clusterToCR({ ...hub, properties: { cryptoRestrictions: "FIPS" } }, ctx);
+    const fips = clusterToCR({ ...hub, properties: cluster({ cryptoRestrictions: "FIPS" }) }, ctx);
     expect(fips.spec.fips).toBe(true);
     expect(fips.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
     expect(clusterFromCR(fips).properties.cryptoRestrictions).toBe("FIPS");
     // Stored objects have the CRD's default; a cluster stored with FIPS only in the annotation never got it.
-    const stale = clusterToCR({ ...hub, properties: { cryptoRestrictions: "None" } }, ctx);
+    const stale = clusterToCR({ ...hub, properties: cluster({ cryptoRestrictions: "None" }) }, ctx);
     stale.metadata.annotations!["hcp.aro.dev/arm-properties"] = '{"cryptoRestrictions":"FIPS"}';
     expect(clusterFromCR(stale).properties.cryptoRestrictions).toBe("None");
   });
@@ -62,7 +63,13 @@ describe("cluster translation", () => {
     const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
     const subnet = `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/subnets/swift`;
     const cr = clusterToCR(
-      { ...hub, properties: { ingress: { type: "Private" }, platform: { vnetIntegrationSubnetId: subnet } } },
+      {
+        ...hub,
+        properties: cluster({
+          ingress: { type: "Private" },
+          platform: { ...cluster().platform, vnetIntegrationSubnetId: subnet },
+        }),
+      },
       ctx,
     );
     expect(cr.spec.ingress).toEqual({ type: "Private" });
@@ -73,7 +80,7 @@ describe("cluster translation", () => {
       platform: { vnetIntegrationSubnetId: subnet },
     });
     // Kept only in the annotation by an older frontend: not in effect, so not shown (adopt-settings.ts).
-    const stale = clusterToCR({ ...hub, properties: { ingress: { type: "Public" } } }, ctx);
+    const stale = clusterToCR({ ...hub, properties: cluster({ ingress: { type: "Public" } }) }, ctx);
     stale.metadata.annotations!["hcp.aro.dev/arm-properties"] = JSON.stringify({
       ingress: { type: "Disabled" },
       platform: { vnetIntegrationSubnetId: subnet },
@@ -86,7 +93,10 @@ describe("cluster translation", () => {
   it("maps clusterImageRegistry.state to the spec and back", () => {
     const hub = { id: formatResourceId(id), name: "Demo", type: "t", location: "eastus" };
     const ctx = { id, namespace: "ns", name: "demo-x", annotations: {} };
-    const cr = clusterToCR({ ...hub, properties: { clusterImageRegistry: { state: "Disabled" } } }, ctx);
+    const cr = clusterToCR(
+      { ...hub, properties: cluster({ clusterImageRegistry: { state: "Disabled" } }) },
+      ctx,
+    );
     expect(cr.spec.clusterImageRegistry).toEqual({ state: "Disabled" });
     expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
     expect(clusterFromCR(cr).properties.clusterImageRegistry).toEqual({ state: "Disabled" });
@@ -98,7 +108,7 @@ describe("cluster translation", () => {
     const imageDigestMirrors = [
       { source: "registry.redhat.io", mirrors: ["a.example.com/rh", "b.example.com/rh"] },
     ];
-    const cr = clusterToCR({ ...hub, properties: { imageDigestMirrors } }, ctx);
+    const cr = clusterToCR({ ...hub, properties: cluster({ imageDigestMirrors }) }, ctx);
     expect(cr.spec.imageDigestMirrors).toEqual(imageDigestMirrors);
     expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
     expect(clusterFromCR(cr).properties.imageDigestMirrors).toEqual(imageDigestMirrors);
@@ -116,12 +126,12 @@ describe("cluster translation", () => {
         },
       },
     } as const;
-    const cr = clusterToCR({ ...hub, properties: { etcd } }, ctx);
+    const cr = clusterToCR({ ...hub, properties: cluster({ etcd }) }, ctx);
     expect(cr.spec.etcd).toEqual(etcd);
     expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
     expect(clusterFromCR(cr).properties.etcd).toEqual(etcd);
     const platform = { dataEncryption: { keyManagementMode: "PlatformManaged" } };
-    expect(clusterToCR({ ...hub, properties: { etcd: platform } }, ctx).spec.etcd).toEqual(platform);
+    expect(clusterToCR({ ...hub, properties: cluster({ etcd: platform }) }, ctx).spec.etcd).toEqual(platform);
     // A key left in the annotation by an older frontend is not in effect: GET does not show it.
     cr.spec.etcd = undefined;
     cr.metadata.annotations!["hcp.aro.dev/arm-properties"] = JSON.stringify({ etcd });
@@ -137,7 +147,7 @@ describe("cluster translation", () => {
       maxNodeProvisionTimeSeconds: 900,
       podPriorityThreshold: -5,
     };
-    const cr = clusterToCR({ ...hub, properties: { autoscaling } }, ctx);
+    const cr = clusterToCR({ ...hub, properties: cluster({ autoscaling }) }, ctx);
     expect(cr.spec.autoscaling).toEqual(autoscaling);
     expect(cr.metadata.annotations!["hcp.aro.dev/arm-properties"]).toBe("{}");
     expect(clusterFromCR(cr).properties.autoscaling).toEqual(autoscaling);
