@@ -33,6 +33,7 @@ import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
+import { SigningKeyRotation } from "./signing-key-rotation.ts";
 import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import type { RecheckBudget } from "./holds.ts";
@@ -107,6 +108,11 @@ export class ClusterController implements Runnable {
   readonly #controller: Controller;
   readonly #reconciler: ClusterReconciler;
   readonly #keys: SecretSigningKeys;
+  /**
+   * The signing-key rotation's steps on this controller's key store, so that the keyrings it
+   * reconciles from are the ones the steps wrote; each change wakes the cluster to publish it.
+   */
+  readonly signingKeyRotation: SigningKeyRotation;
   readonly #log: Logger;
   readonly #informers: Informer<KubeObject>[];
 
@@ -129,6 +135,16 @@ export class ClusterController implements Runnable {
     const client = cluster.client;
     this.#keys = new SecretSigningKeys(client, opts.namespace);
     this.#log = log;
+    this.signingKeyRotation = new SigningKeyRotation({
+      keys: this.#keys,
+      documents: opts.oidc.documents,
+      wake: (c) =>
+        this.#controller.enqueue({
+          cluster: cluster.name,
+          namespace: c.metadata.namespace ?? "",
+          name: c.metadata.name ?? "",
+        }),
+    });
     this.#reconciler = new ClusterReconciler({
       clusters: this.#clusters,
       nodePools,

@@ -31,7 +31,7 @@ import {
   swiftMetadata,
   swiftManifests,
 } from "./networking.ts";
-import { SIGNING_KEY_SECRET_KEY } from "./oidc.ts";
+import { SIGNING_KEY_SECRET_KEY } from "./signing-keyring.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";

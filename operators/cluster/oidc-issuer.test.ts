@@ -5,7 +5,7 @@ import { type ManifestWork } from "../api/work/v1.ts";
 import { BlobStoreError } from "../azure/blob.ts";
 import type { HostedCluster } from "../api/hypershift/v1beta1/index.ts";
 import type { KubeObject } from "../runtime/kube.ts";
-import { publicJwk } from "./oidc.ts";
+import { publicJwk } from "./signing-keyring.ts";
 import { RetryableStepError } from "./azure-step.ts";
 import { cluster, condition, ISSUER_BASE, world } from "../../test/support/cluster-world.ts";
 

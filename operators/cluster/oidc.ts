@@ -9,9 +9,10 @@
  *
  * The key is stored before anything uses it (a Secret in the operators' namespace, named after the
  * cluster's uid) and read back from there ever after: a crash between making a key and storing it
- * loses only a key nobody saw, and a stored key is never replaced while the cluster exists.
+ * loses only a key nobody saw. Only a rotation (signing-key-rotation.ts) changes a stored key,
+ * and the JWKS then holds every key that must verify (signing-keyring.ts).
  */
-import { createHash, createPublicKey, generateKeyPair, type JsonWebKey } from "node:crypto";
+import { generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
 import { SecretResource } from "../api/core.ts";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
@@ -19,15 +20,19 @@ import { BlobStoreError, type BlobStore } from "../azure/index.ts";
 import type { StepState } from "../hcp/steps.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
 import type { InfraOptions, InfraResult } from "./infrastructure.ts";
+import {
+  keyringFromSecretData,
+  keyringToSecretData,
+  publishedJwks,
+  SIGNING_ALGORITHM,
+  SIGNING_KEY_SECRET_KEY,
+  type SigningKeyring,
+} from "./signing-keyring.ts";
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
-/** HyperShift reads the signing key from this key of the Secret spec.serviceAccountSigningKey names. */
-export const SIGNING_KEY_SECRET_KEY = "key";
 export const DISCOVERY_PATH = ".well-known/openid-configuration";
 export const JWKS_PATH = "openid/v1/jwks";
-/** What Entra ID accepts from a federated issuer, and what kube-apiserver signs with an RSA key. */
-const SIGNING_ALGORITHM = "RS256";
 const RSA_BITS = 2048;
 
 /** The cluster's path under the issuer base: `<tenantId>/<clusterID>`; the cluster ID alone without a tenant. */
@@ -47,24 +52,8 @@ export interface IssuerDocuments {
   jwks: string;
 }
 
-/**
- * kube-apiserver's key ID for a public key: the SHA-256 of its DER (PKIX) encoding, base64url; the
- * tokens it signs carry this `kid`, so the JWKS must name the key the same way.
- */
-export function keyId(publicKeyPem: string): string {
-  const der = createPublicKey(publicKeyPem).export({ format: "der", type: "spki" });
-  return createHash("sha256").update(der).digest("base64url");
-}
-
-/** The public half of a PEM private key as an RFC 7517 JWK for signature checks. */
-export function publicJwk(privateKeyPem: string): JsonWebKey {
-  const pub = createPublicKey(privateKeyPem);
-  const jwk = pub.export({ format: "jwk" });
-  const pem = pub.export({ format: "pem", type: "spki" }).toString();
-  return { use: "sig", kty: jwk.kty, kid: keyId(pem), alg: SIGNING_ALGORITHM, n: jwk.n, e: jwk.e };
-}
-
-export function issuerDocuments(url: string, privateKeyPem: string): IssuerDocuments {
+/** The documents at `now`: the JWKS holds every key of the ring that must verify then (publishedJwks). */
+export function issuerDocuments(url: string, ring: SigningKeyring, now: number): IssuerDocuments {
   const discovery = {
     issuer: url,
     jwks_uri: `${url}/${JWKS_PATH}`,
@@ -74,7 +63,7 @@ export function issuerDocuments(url: string, privateKeyPem: string): IssuerDocum
   };
   return {
     discovery: JSON.stringify(discovery),
-    jwks: JSON.stringify({ keys: [publicJwk(privateKeyPem)] }),
+    jwks: JSON.stringify({ keys: publishedJwks(ring, now) }),
   };
 }
 
@@ -95,27 +84,44 @@ export interface KeyOwner {
   name: string;
 }
 
-/** Where signing keys are kept: one per cluster, made once, read back ever after. */
+/** Where signing keys are kept: one keyring per cluster, made once, changed only by a rotation. */
 export interface SigningKeyStore {
-  /** The cluster's key (PEM), made and stored first if it has none. */
-  ensure(owner: KeyOwner, opts?: InfraOptions): Promise<string>;
-  /** Removes the cluster's key; resolves false when there was none. */
+  /** The cluster's keyring, its active key made and stored first if it has none. */
+  ensure(owner: KeyOwner, opts?: InfraOptions): Promise<SigningKeyring>;
+  /** Removes the cluster's keys; resolves false when there were none. */
   remove(owner: KeyOwner, opts?: InfraOptions): Promise<boolean>;
+}
+
+/** A stored keyring and the version a replacement must name (the Secret's resourceVersion). */
+export interface StoredKeyring {
+  ring: SigningKeyring;
+  version: string;
+}
+
+/** Reads and replaces keyrings with optimistic concurrency, for the rotation's steps. */
+export interface KeyringStore {
+  /** The stored keyring as it is now (no cache); undefined when the cluster has none. */
+  read(owner: KeyOwner, opts?: InfraOptions): Promise<StoredKeyring | undefined>;
+  /** Stores `ring` if the stored one is still at `version`; false when another write came first. */
+  replace(owner: KeyOwner, ring: SigningKeyring, version: string, opts?: InfraOptions): Promise<boolean>;
 }
 
 export const SIGNING_KEY_LABEL = "hcp.aro.dev/signing-key-of";
 
+type SecretObject = KubeObject & { data?: Record<string, string>; type?: string };
+
 /**
  * Signing keys as Secrets `sa-signing-key-<uid>` in one namespace (the operators'): RBAC there
- * only, and a name no other cluster can take. Create, never update: two writers racing both end
- * up with whichever key the apiserver stored first. Keys read are remembered per uid until
+ * only, and a name no other cluster can take. Created once: two writers racing both end up with
+ * whichever key the apiserver stored first; after that only `replace` (a rotation's step, guarded
+ * by the resourceVersion) changes it. Keyrings read or written are remembered per uid until
  * removed, so a reconcile costs no read. `prime` reads them all at once on a start, so that a
  * restart's resync is not a GET per cluster, nor a new cluster a GET that finds nothing.
  */
-export class SecretSigningKeys implements SigningKeyStore {
+export class SecretSigningKeys implements SigningKeyStore, KeyringStore {
   readonly #client: KubeClient;
   readonly #namespace: string;
-  readonly #known = new Map<string, string>();
+  readonly #known = new Map<string, SigningKeyring>();
   /** Every key stored when prime listed them is known: one not known is created (a 409 reads it). */
   #primed = false;
 
@@ -124,13 +130,13 @@ export class SecretSigningKeys implements SigningKeyStore {
     this.#namespace = namespace;
   }
 
-  async ensure(owner: KeyOwner, opts: InfraOptions = {}): Promise<string> {
+  async ensure(owner: KeyOwner, opts: InfraOptions = {}): Promise<SigningKeyring> {
     const known = this.#known.get(owner.uid);
     if (known) return known;
-    const stored = this.#primed ? undefined : await this.#read(owner, opts);
-    const key = stored ?? (await this.#create(owner, opts));
-    this.#known.set(owner.uid, key);
-    return key;
+    const stored = this.#primed ? undefined : (await this.read(owner, opts))?.ring;
+    const ring = stored ?? (await this.#create(owner, opts));
+    this.#known.set(owner.uid, ring);
+    return ring;
   }
 
   /**
@@ -141,7 +147,7 @@ export class SecretSigningKeys implements SigningKeyStore {
   async prime(opts: InfraOptions = {}): Promise<number> {
     let next: string | undefined;
     do {
-      const page = await this.#client.list<KubeObject & { data?: Record<string, string> }>(SecretResource, {
+      const page = await this.#client.list<SecretObject>(SecretResource, {
         namespace: this.#namespace,
         labelSelector: SIGNING_KEY_LABEL,
         limit: 500,
@@ -155,11 +161,10 @@ export class SecretSigningKeys implements SigningKeyStore {
     return this.#known.size;
   }
 
-  #remember(secret: KubeObject & { data?: Record<string, string> }): void {
+  #remember(secret: SecretObject): void {
     const uid = secret.metadata.labels?.[SIGNING_KEY_LABEL];
-    const data = secret.data?.[SIGNING_KEY_SECRET_KEY];
-    if (uid && data && secret.metadata.name === secretName({ uid, name: "" }))
-      this.#known.set(uid, Buffer.from(data, "base64").toString("utf8"));
+    const ring = keyringFromSecretData(secret.data);
+    if (uid && ring && secret.metadata.name === secretName({ uid, name: "" })) this.#known.set(uid, ring);
   }
 
   async remove(owner: KeyOwner, opts: InfraOptions = {}): Promise<boolean> {
@@ -167,23 +172,41 @@ export class SecretSigningKeys implements SigningKeyStore {
     return this.#client.delete(SecretResource, { name: secretName(owner), namespace: this.#namespace }, opts);
   }
 
-  async #read(owner: KeyOwner, opts: InfraOptions): Promise<string | undefined> {
-    const secret = await this.#client.find<KubeObject & { data?: Record<string, string> }>(
+  async read(owner: KeyOwner, opts: InfraOptions = {}): Promise<StoredKeyring | undefined> {
+    const secret = await this.#client.find<SecretObject>(
       SecretResource,
       secretName(owner),
       this.#namespace,
       opts,
     );
-    const data = secret?.data?.[SIGNING_KEY_SECRET_KEY];
     if (!secret) return undefined;
-    if (!data)
+    const ring = keyringFromSecretData(secret.data);
+    if (!ring)
       throw new Error(`Secret ${this.#namespace}/${secretName(owner)} has no ${SIGNING_KEY_SECRET_KEY}`);
-    return Buffer.from(data, "base64").toString("utf8");
+    this.#known.set(owner.uid, ring);
+    return { ring, version: secret.metadata.resourceVersion ?? "" };
   }
 
-  async #create(owner: KeyOwner, opts: InfraOptions): Promise<string> {
-    const key = await newSigningKey();
-    const secret = {
+  async replace(
+    owner: KeyOwner,
+    ring: SigningKeyring,
+    version: string,
+    opts: InfraOptions = {},
+  ): Promise<boolean> {
+    const secret = this.#secret(owner, ring);
+    secret.metadata.resourceVersion = version;
+    try {
+      await this.#client.replace(SecretResource, secret, undefined, opts);
+    } catch (err) {
+      if (isApiError(err, 409)) return false;
+      throw err;
+    }
+    this.#known.set(owner.uid, ring);
+    return true;
+  }
+
+  #secret(owner: KeyOwner, ring: SigningKeyring): SecretObject {
+    return {
       apiVersion: "v1",
       kind: "Secret",
       metadata: {
@@ -193,17 +216,21 @@ export class SecretSigningKeys implements SigningKeyStore {
         annotations: { "hcp.aro.dev/cluster": owner.name },
       },
       type: "Opaque",
-      data: { [SIGNING_KEY_SECRET_KEY]: Buffer.from(key).toString("base64") },
+      data: keyringToSecretData(ring),
     };
+  }
+
+  async #create(owner: KeyOwner, opts: InfraOptions): Promise<SigningKeyring> {
+    const ring: SigningKeyring = { active: await newSigningKey(), retired: [] };
     try {
-      await this.#client.create(SecretResource, secret, opts);
-      return key;
+      await this.#client.create(SecretResource, this.#secret(owner, ring), opts);
+      return ring;
     } catch (err) {
       // Another writer stored one first: that one is the cluster's key.
       if (!isApiError(err, 409)) throw err;
-      const stored = await this.#read(owner, opts);
+      const stored = await this.read(owner, opts);
       if (!stored) throw err;
-      return stored;
+      return stored.ring;
     }
   }
 }
@@ -220,6 +247,8 @@ export interface IssuerDocumentStore {
   publish(path: string, docs: IssuerDocuments, opts?: InfraOptions): Promise<InfraResult>;
   /** Removes both documents. Ready once neither is there. */
   unpublish(path: string, opts?: InfraOptions): Promise<InfraResult>;
+  /** The JWKS as published now (what a verifier reads); undefined when there is none. */
+  readJwks(path: string, opts?: InfraOptions): Promise<string | undefined>;
 }
 
 /** The issuer documents as blobs of one container (ARO HCP: the OIDC storage account's `$web`). */
@@ -248,6 +277,10 @@ export class BlobIssuerDocuments implements IssuerDocumentStore {
         message: `The discovery document and JWKS are published at ${this.location}/${path}`,
       };
     });
+  }
+
+  async readJwks(path: string, opts: InfraOptions = {}): Promise<string | undefined> {
+    return this.#store.read(`${path}/${JWKS_PATH}`, opts);
   }
 
   async unpublish(path: string, opts: InfraOptions = {}): Promise<InfraResult> {

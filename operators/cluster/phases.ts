@@ -7,6 +7,7 @@
  * condition keeps saying why. Every phase reads the world before it writes, so a crash at any line
  * and a restart converge.
  */
+import { createHash } from "node:crypto";
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf, hostedReport, type HostedClusterReport } from "../api/v1alpha1/feedback.ts";
@@ -27,7 +28,9 @@ import {
 import { azureStep, recordStep, RetryableStepError, stepReady } from "./azure-step.ts";
 import { carriedKeys, lagsBehind, planKeys, wantedKey, writtenOf, type KeyPlan } from "./etcd-encryption.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
+import type { InfraResult } from "./infrastructure.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
+import { nextRetirementInMs, type SigningKeyring } from "./signing-keyring.ts";
 import { place as choosePlacement } from "./placement.ts";
 import { clusterWork, externalAuthsOf, type ClusterScope } from "./scope.ts";
 import { CONDITIONS } from "./status.ts";
@@ -129,8 +132,8 @@ export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
 
 // ---- the OIDC issuer --------------------------------------------------------------------------
 
-/** Gets (or makes and stores) the key; failing to is a retryable step, like a storage failure. */
-async function ensureSigningKey(scope: ClusterScope, signal: AbortSignal): Promise<string> {
+/** Gets (or makes and stores) the keyring; failing to is a retryable step, like a storage failure. */
+async function ensureSigningKey(scope: ClusterScope, signal: AbortSignal): Promise<SigningKeyring> {
   const owner = { uid: scope.cluster.metadata.uid ?? "", name: scope.infraSpec.ownerName };
   try {
     return await scope.deps.oidc.keys.ensure(owner, { signal });
@@ -149,24 +152,43 @@ async function ensureSigningKey(scope: ClusterScope, signal: AbortSignal): Promi
 
 /**
  * The cluster's service-account signing key, stored before anything uses it, then its discovery
- * document and JWKS published under the issuer URL. Publishing is trusted like an Azure step once
- * done (read again at its recheck), so a storage fault costs a ready cluster nothing until then.
+ * document and JWKS published under the issuer URL. The JWKS holds every key of the keyring that
+ * must verify now (a rotation's next and retired keys too); the HostedCluster gets only the active
+ * key. Publishing is trusted like an Azure step once done (read again at its recheck), so a
+ * storage fault costs a ready cluster nothing until then; a JWKS that differs from the one
+ * trusted is published at once, and a retired key leaves it when its verify-until instant passes.
  */
 export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) => {
   if (!stepReady(scope, CONDITIONS.ValidVersion)) return {};
-  const { cluster, deps } = scope;
-  const key = await ensureSigningKey(scope, signal);
+  const { cluster, deps, now } = scope;
+  const ring = await ensureSigningKey(scope, signal);
   failpoint("cluster/after-signing-key-stored");
-  scope.signingKey = key;
+  scope.signingKey = ring.active;
   const url = issuerURL(deps.oidc.issuerBaseURL, cluster);
   scope.facts.issuerURL = url;
-  const published = await azureStep(
+  const docs = issuerDocuments(url, ring, now);
+  // A digest, not the JWKS: the trusted results of 10,000 clusters are held in memory.
+  const jwksDigest = createHash("sha256").update(docs.jwks).digest("base64url");
+  const published = await azureStep<InfraResult & { jwksDigest?: string }>(
     scope,
     CONDITIONS.OidcIssuerReady,
-    () => deps.oidc.documents.publish(issuerPath(cluster), issuerDocuments(url, key), { signal }),
-    { recorded: (step) => (cluster.status?.issuerURL === url ? { step } : undefined), account: null },
+    async () => ({
+      ...(await deps.oidc.documents.publish(issuerPath(cluster), docs, { signal })),
+      jwksDigest,
+    }),
+    {
+      // A status written before a restart records no JWKS: trusted for a keyring of one key only.
+      recorded: (step) => (cluster.status?.issuerURL === url ? { step } : undefined),
+      stillHolds: (result) =>
+        result.jwksDigest === undefined
+          ? !ring.next && ring.retired.length === 0
+          : result.jwksDigest === jwksDigest,
+      account: null,
+    },
   );
-  return published.phase;
+  const retirementMs = nextRetirementInMs(ring, now);
+  if (retirementMs === undefined) return published.phase;
+  return { ...published.phase, requeueAfterMs: lowestNonZero(published.phase.requeueAfterMs, retirementMs) };
 };
 
 // ---- the HostedCluster ----------------------------------------------------------------------

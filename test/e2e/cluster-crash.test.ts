@@ -13,7 +13,7 @@ import { lifecycleProcess } from "../../hack/harness/stack.ts";
 import { HcpClusterResource, NodePoolResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { SecretResource } from "../../operators/api/core.ts";
-import { publicJwk } from "../../operators/cluster/oidc.ts";
+import { publicJwk } from "../../operators/cluster/signing-keyring.ts";
 import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";

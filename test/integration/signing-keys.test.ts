@@ -4,11 +4,8 @@
  * that list is still the one a cluster gets.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  SIGNING_KEY_LABEL,
-  SIGNING_KEY_SECRET_KEY,
-  SecretSigningKeys,
-} from "../../operators/cluster/oidc.ts";
+import { SIGNING_KEY_LABEL, SecretSigningKeys } from "../../operators/cluster/oidc.ts";
+import { SIGNING_KEY_SECRET_KEY } from "../../operators/cluster/signing-keyring.ts";
 import { clientFor, secretType, tempNamespace } from "../support/fixtures.ts";
 
 const client = clientFor("service");
@@ -33,28 +30,28 @@ function restarted(): { keys: SecretSigningKeys; reads: () => number } {
 describe("SecretSigningKeys", () => {
   it("after a start's one list, knows every stored key and makes new ones without reading first", async () => {
     const before = restarted();
-    const a = await before.keys.ensure(owner("a"));
-    const b = await before.keys.ensure(owner("b"));
+    const a = (await before.keys.ensure(owner("a"))).active;
+    const b = (await before.keys.ensure(owner("b"))).active;
     expect(before.reads()).toBe(2); // unprimed: each looked for a stored key first
 
     const after = restarted();
     expect(await after.keys.prime()).toBe(2);
-    expect(await after.keys.ensure(owner("a"))).toBe(a);
-    expect(await after.keys.ensure(owner("b"))).toBe(b);
-    const c = await after.keys.ensure(owner("c"));
+    expect((await after.keys.ensure(owner("a"))).active).toBe(a);
+    expect((await after.keys.ensure(owner("b"))).active).toBe(b);
+    const c = (await after.keys.ensure(owner("c"))).active;
     expect(c).toMatch(/^-----BEGIN RSA PRIVATE KEY-----/);
     expect(after.reads()).toBe(0);
 
     const third = restarted();
     await third.keys.prime();
-    expect(await third.keys.ensure(owner("c"))).toBe(c);
+    expect((await third.keys.ensure(owner("c"))).active).toBe(c);
   });
 
   it("gives the key another writer stored after its list, not a second one", async () => {
     const primed = restarted();
     await primed.keys.prime();
-    const other = await restarted().keys.ensure(owner("late"));
-    expect(await primed.keys.ensure(owner("late"))).toBe(other);
+    const other = (await restarted().keys.ensure(owner("late"))).active;
+    expect((await primed.keys.ensure(owner("late"))).active).toBe(other);
   });
 
   it("reads past a first page of 500", async () => {
@@ -78,7 +75,7 @@ describe("SecretSigningKeys", () => {
     const find = vi.spyOn(counted, "find");
     const keys = new SecretSigningKeys(counted, name);
     expect(await keys.prime()).toBe(501);
-    expect(await keys.ensure(owner("paged-500"))).toBe("key of paged-500");
+    expect((await keys.ensure(owner("paged-500"))).active).toBe("key of paged-500");
     expect(find).not.toHaveBeenCalled();
     await paged.remove();
   });

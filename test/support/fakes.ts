@@ -12,7 +12,14 @@ import type {
   RecordAddresses,
 } from "../../operators/cluster/infrastructure.ts";
 import type { BlobStore, BlobStoreError } from "../../operators/azure/blob.ts";
-import { newSigningKey, type KeyOwner, type SigningKeyStore } from "../../operators/cluster/oidc.ts";
+import {
+  newSigningKey,
+  type KeyOwner,
+  type KeyringStore,
+  type SigningKeyStore,
+  type StoredKeyring,
+} from "../../operators/cluster/oidc.ts";
+import type { SigningKeyring } from "../../operators/cluster/signing-keyring.ts";
 import type { StepState } from "../../operators/hcp/steps.ts";
 import type { ObjectWriter } from "../../operators/runtime/apply.ts";
 import type { EventSeverity } from "../../operators/runtime/events.ts";
@@ -233,23 +240,51 @@ export class MemoryBlobStore implements BlobStore {
 /** One RSA key for every test that needs one (making a key costs tens of milliseconds). */
 let testKey: Promise<string> | undefined;
 
-/** Signing keys in memory; every cluster gets the one test key. Counts what it made and removed. */
-export class MemorySigningKeys implements SigningKeyStore {
+/**
+ * Signing keys in memory; every cluster gets the one test key. Counts what it made and removed.
+ * `keys` holds each cluster's active key; `rings` the whole keyring, replaced as the Secret is,
+ * with a version that a replace must name.
+ */
+export class MemorySigningKeys implements SigningKeyStore, KeyringStore {
   readonly keys = new Map<string, string>();
+  readonly rings = new Map<string, StoredKeyring>();
   made = 0;
   removed = 0;
+  /** Replaces that lose a race, as if another writer came first, before one lands. */
+  conflicts = 0;
 
-  async ensure(owner: KeyOwner): Promise<string> {
-    const known = this.keys.get(owner.uid);
-    if (known) return known;
+  async ensure(owner: KeyOwner): Promise<SigningKeyring> {
+    const known = this.rings.get(owner.uid);
+    if (known) return known.ring;
     const key = await (testKey ??= newSigningKey());
     this.made++;
-    this.keys.set(owner.uid, key);
-    return key;
+    this.#store(owner, { active: key, retired: [] });
+    return { active: key, retired: [] };
+  }
+
+  read(owner: KeyOwner): Promise<StoredKeyring | undefined> {
+    return Promise.resolve(this.rings.get(owner.uid));
+  }
+
+  replace(owner: KeyOwner, ring: SigningKeyring, version: string): Promise<boolean> {
+    if (this.conflicts > 0) {
+      this.conflicts--;
+      return Promise.resolve(false);
+    }
+    if (this.rings.get(owner.uid)?.version !== version) return Promise.resolve(false);
+    this.#store(owner, ring);
+    return Promise.resolve(true);
+  }
+
+  #store(owner: KeyOwner, ring: SigningKeyring): void {
+    const version = String(Number(this.rings.get(owner.uid)?.version ?? "0") + 1);
+    this.rings.set(owner.uid, { ring, version });
+    this.keys.set(owner.uid, ring.active);
   }
 
   remove(owner: KeyOwner): Promise<boolean> {
     this.removed++;
+    this.rings.delete(owner.uid);
     return Promise.resolve(this.keys.delete(owner.uid));
   }
 }
