@@ -24,6 +24,7 @@ export const LAYERS = {
   breakglass: "controller",
   cluster: "controller",
   externalauth: "controller",
+  maintenance: "controller",
   frontend: "controller",
   "maestro-agent": "controller",
   "maestro-server": "controller",

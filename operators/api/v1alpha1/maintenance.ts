@@ -4,6 +4,9 @@
  * (one task on one cluster). Mirrors crds/hcp.aro.dev_maintenancetasks.yaml and
  * crds/hcp.aro.dev_maintenanceruns.yaml.
  */
+import type { KubeObject, ResourceType } from "../meta/v1.ts";
+import { GROUP, VERSION, type API_VERSION, type Condition, type LabelSelector } from "./meta.ts";
+
 export const WEEKDAYS = [
   "Monday",
   "Tuesday",
@@ -37,4 +40,149 @@ export interface MaintenanceSpec {
   /** None: any time. */
   windows?: MaintenanceWindow[];
   freezes?: MaintenanceFreeze[];
+}
+
+/** The task types this version knows; the CRD's enum refuses any other. */
+export const MAINTENANCE_TASK_TYPES = ["RotateServiceAccountSigningKey"] as const;
+export type MaintenanceTaskType = (typeof MAINTENANCE_TASK_TYPES)[number];
+
+/** Normal work waits for the cluster's windows and freezes; Urgent (an SRE's call) does not. */
+export const MAINTENANCE_URGENCIES = ["Normal", "Urgent"] as const;
+export type MaintenanceUrgency = (typeof MAINTENANCE_URGENCIES)[number];
+
+export const MAINTENANCE_TASK_KIND = "MaintenanceTask";
+export const MAINTENANCE_RUN_KIND = "MaintenanceRun";
+
+export const MaintenanceTaskResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: MAINTENANCE_TASK_KIND,
+  plural: "maintenancetasks",
+  namespaced: false,
+} as const satisfies ResourceType;
+
+export const MaintenanceRunResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: MAINTENANCE_RUN_KIND,
+  plural: "maintenanceruns",
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** Labels on a run naming its task and its cluster (the task controller lists runs by them). */
+export const MAINTENANCE_LABELS = {
+  task: "hcp.aro.dev/maintenance-task",
+  clusterName: "hcp.aro.dev/cluster-name",
+  clusterNamespace: "hcp.aro.dev/cluster-namespace",
+} as const;
+
+/** Held by the run actuator so that a deleted run leaves its admission in one place. */
+export const MAINTENANCE_RUN_FINALIZER = "hcp.aro.dev/maintenance-run";
+
+/** The bounds of spec.maxConcurrentPerManagementCluster. */
+export const MAINTENANCE_CONCURRENCY = { min: 1, max: 100, default: 1 } as const;
+
+/** Exactly one of selector and names. */
+export interface MaintenanceClusters {
+  /** HcpClusters in every namespace. */
+  selector?: LabelSelector;
+  /** "namespace/name" of HcpClusters. */
+  names?: string[];
+}
+
+/** Immutable as a whole: a different task is a new MaintenanceTask. */
+export interface MaintenanceTaskSpec {
+  task: MaintenanceTaskType;
+  clusters: MaintenanceClusters;
+  /** RFC 3339: no run begins before it. */
+  notBefore?: string;
+  /** RFC 3339: a run not begun by then is TimedOut. After notBefore. */
+  notAfter?: string;
+  /** Default Normal. */
+  urgency?: MaintenanceUrgency;
+  /** Default 1: Running runs of this task at once on one management cluster. */
+  maxConcurrentPerManagementCluster?: number;
+}
+
+export const MAINTENANCE_RUN_PHASES = [
+  "Pending",
+  "Waiting",
+  "Running",
+  "Succeeded",
+  "Failed",
+  "TimedOut",
+  "Cancelled",
+] as const;
+export type MaintenanceRunPhase = (typeof MAINTENANCE_RUN_PHASES)[number];
+
+/** The phases a run never leaves. */
+export const FINISHED_RUN_PHASES: readonly MaintenanceRunPhase[] = [
+  "Succeeded",
+  "Failed",
+  "TimedOut",
+  "Cancelled",
+];
+
+export interface MaintenanceTaskStatus {
+  /** Accepted (the clusters matched), Complete (every run finished). */
+  conditions?: Condition[];
+  observedGeneration?: number;
+  /** How many clusters the task matched (one run each). */
+  clusters?: number;
+  /** Runs by phase. */
+  runs?: Partial<Record<MaintenanceRunPhase, number>>;
+}
+
+export interface MaintenanceTask extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof MAINTENANCE_TASK_KIND;
+  spec: MaintenanceTaskSpec;
+  status?: MaintenanceTaskStatus;
+}
+
+/** Copied from the task when the run is made; immutable. */
+export interface MaintenanceRunSpec {
+  /** The MaintenanceTask's name. */
+  task: string;
+  taskType: MaintenanceTaskType;
+  /** An HcpCluster in the run's namespace. */
+  clusterRef: { name: string };
+  urgency?: MaintenanceUrgency;
+  notBefore?: string;
+  notAfter?: string;
+  /** The task's maxConcurrentPerManagementCluster. */
+  maxConcurrentPerManagementCluster?: number;
+}
+
+export const MAINTENANCE_STEP_STATES = ["Pending", "Running", "Succeeded", "Failed"] as const;
+export type MaintenanceStepState = (typeof MAINTENANCE_STEP_STATES)[number];
+
+export interface MaintenanceStepStatus {
+  name: string;
+  state: MaintenanceStepState;
+  /** Attempts that ended in a transient error (reset when the step moves on). */
+  attempts?: number;
+  message?: string;
+  startedAt?: string;
+  completedAt?: string;
+}
+
+export interface MaintenanceRunStatus {
+  phase?: MaintenanceRunPhase;
+  /** Ready, Progressing and one per step (the step's name). */
+  conditions?: Condition[];
+  observedGeneration?: number;
+  steps?: MaintenanceStepStatus[];
+  /** When the run was admitted (phase Running). */
+  startedAt?: string;
+  completedAt?: string;
+  /** The management cluster the run was admitted on (its concurrency is counted there). */
+  managementCluster?: string;
+}
+
+export interface MaintenanceRun extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: typeof MAINTENANCE_RUN_KIND;
+  spec: MaintenanceRunSpec;
+  status?: MaintenanceRunStatus;
 }
