@@ -3,10 +3,10 @@
  * `X-Ms-Error-Code` header. Every failure the frontend returns is one of these; handlers throw a
  * CloudError and the router writes it. Codes and messages follow ARO HCP's frontend.
  */
-import type { CloudErrorBody } from "../api/v1alpha1/index.ts";
+import { OPERATION_ERROR_CODES, type CloudErrorBody } from "../api/v1alpha1/index.ts";
 
 export const CODES = {
-  InternalServerError: "InternalServerError",
+  ...OPERATION_ERROR_CODES,
   ServiceUnavailable: "ServiceUnavailable",
   InvalidParameter: "InvalidParameter",
   InvalidRequestContent: "InvalidRequestContent",
@@ -14,12 +14,10 @@ export const CODES = {
   InvalidResourceType: "InvalidResourceType",
   MultipleErrorsOccurred: "MultipleErrorsOccurred",
   UnsupportedMediaType: "UnsupportedMediaType",
-  Canceled: "Canceled",
   Conflict: "Conflict",
   NotFound: "NotFound",
   InvalidSubscriptionState: "InvalidSubscriptionState",
   SubscriptionNotFound: "SubscriptionNotFound",
-  ResourceNotFound: "ResourceNotFound",
   InvalidSubscriptionID: "InvalidSubscriptionID",
   InvalidResourceName: "InvalidResourceName",
   InvalidResourceGroupName: "InvalidResourceGroupName",

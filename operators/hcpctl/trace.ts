@@ -11,9 +11,7 @@
  * one's annotations) is Unknown, with why. Pure.
  */
 import type { ManifestWork } from "../api/work/v1.ts";
-// eslint-disable-next-line no-restricted-imports -- what ARM is answered for an operation is the frontend's rule (deadlines, provisioning states); trace shows that answer, so it runs the same code until the rule has a home outside frontend/.
-import { settle } from "../frontend/operations/status.ts";
-import { isTerminal } from "../api/v1alpha1/index.ts";
+import { isTerminal, settle } from "../api/v1alpha1/index.ts";
 import { find } from "./conditions.ts";
 import { workDeletionWhy } from "./blockers.ts";
 import { changeHops } from "./trace-change.ts";

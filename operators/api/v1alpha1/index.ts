@@ -10,5 +10,6 @@ export * from "./labels.ts";
 export * from "./clusternames.ts";
 export * from "./feedback.ts";
 export * from "./operation.ts";
+export * from "./operation-state.ts";
 export * from "./arm.ts";
 export * from "./maintenance.ts";

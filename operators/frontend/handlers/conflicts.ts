@@ -3,12 +3,15 @@
  * parent cluster that is not settled, and a DELETE is refused only while one is deleting. An
  * operation past its deadline leaves the resource Failed, which takes the next request.
  */
-import type { HcpCluster } from "../../api/v1alpha1/index.ts";
+import {
+  type HcpCluster,
+  isTerminal,
+  type ProvisioningState,
+  resourceState,
+} from "../../api/v1alpha1/index.ts";
 import { isExternalAuth, isNodePool, type ArmCR } from "../mapping/common.ts";
 import { conflict, resourceNotFound, type CloudError } from "../errors.ts";
 import type { InternalResource } from "../api/internal.ts";
-import { isTerminal, type ProvisioningState } from "../../api/v1alpha1/index.ts";
-import { resourceState } from "../mapping/provisioning-state.ts";
 import { clusterOf, resourceType, type ResourceId } from "../resource-id.ts";
 import type { ResourceDeps } from "./deps.ts";
 import { findCR, targetOf, type Target } from "./target.ts";

@@ -8,11 +8,12 @@
 import {
   API_VERSION,
   ARM_ANNOTATIONS,
-  HCP_CLUSTER_KIND,
   type ChannelGroup,
+  HCP_CLUSTER_KIND,
   type HcpCluster,
   type KeyManagementMode,
   type KmsEncryptionSpec,
+  resourceState,
   type VersionSpec,
 } from "../../api/v1alpha1/index.ts";
 import {
@@ -35,7 +36,6 @@ import {
   set,
   type ToCRContext,
 } from "./common.ts";
-import { resourceState } from "./provisioning-state.ts";
 
 /** Properties with a spec field or computed from status; everything else is kept in an annotation. */
 const CLUSTER_MAPPED = [

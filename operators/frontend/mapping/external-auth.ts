@@ -12,6 +12,7 @@ import {
   CONSOLE_CLIENT,
   EXTERNAL_AUTH_KIND,
   type ExternalAuth,
+  resourceState,
 } from "../../api/v1alpha1/index.ts";
 import {
   checkedProperties,
@@ -31,7 +32,6 @@ import {
   set,
   type ToCRContext,
 } from "./common.ts";
-import { resourceState } from "./provisioning-state.ts";
 
 /** Every writable property has a spec field; only read-only ones are computed. */
 const MAPPED = ["provisioningState", "status", "condition", "issuer", "clients", "claim"];

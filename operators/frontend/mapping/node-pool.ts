@@ -5,10 +5,11 @@
 import {
   API_VERSION,
   ARM_ANNOTATIONS,
-  NODE_POOL_KIND,
   type AzureNodePoolPlatform,
+  NODE_POOL_KIND,
   type NodePool,
   type OsDiskType,
+  resourceState,
 } from "../../api/v1alpha1/index.ts";
 import {
   checkedProperties,
@@ -30,7 +31,6 @@ import {
   set,
   type ToCRContext,
 } from "./common.ts";
-import { resourceState } from "./provisioning-state.ts";
 
 const NODE_POOL_MAPPED = [
   "provisioningState",

@@ -2,17 +2,16 @@
 import { describe, expect, it } from "vitest";
 import type { Condition } from "../../runtime/conditions.ts";
 import {
-  boundOf,
-  DEFAULT_DEADLINES,
   deadlineError,
+  evaluate,
   formatBound,
   lastProgressMessage,
-  resolveDeadlines,
-} from "./deadlines.ts";
+  resourceState,
+  type Observed,
+  type OperationDoc,
+} from "../../api/v1alpha1/index.ts";
+import { boundOf, DEFAULT_DEADLINES, resolveDeadlines } from "./deadlines.ts";
 import { refusalOf } from "./notification-uri.ts";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import { evaluate } from "./status.ts";
-import { resourceState, type Observed } from "../mapping/provisioning-state.ts";
 
 const MINUTE = 60_000;
 const START = "2026-01-01T00:00:00.000Z";

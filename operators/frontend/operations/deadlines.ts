@@ -6,8 +6,7 @@
  * GET and the notifier all judge by the same instant. It is an ARM verdict only: the controllers
  * go on reconciling, and a resource that settles later shows so on GET.
  */
-import type { Condition } from "../../runtime/conditions.ts";
-import { CODES, type CloudErrorBody } from "../errors.ts";
+
 import type { ResourceKind } from "../resource-id.ts";
 
 /** Milliseconds each class of operation may run. */
@@ -76,50 +75,4 @@ export function boundOf(deadlines: OperationDeadlines, s: DeadlineSubject): numb
 /** The deadline of an operation that starts at `startTime` (ISO), as ISO. */
 export function deadlineAfter(startTime: string, boundMs: number): string {
   return new Date(Date.parse(startTime) + boundMs).toISOString();
-}
-
-/** Whether `deadline` (ISO; none: never) has passed at `now`. */
-export function isPast(deadline: string | undefined, now: number): boolean {
-  if (!deadline) return false;
-  const t = Date.parse(deadline);
-  return !Number.isNaN(t) && now >= t;
-}
-
-/** "20 minutes", "1 minute", "3 seconds": a bound as the error message says it. */
-export function formatBound(ms: number): string {
-  const unit = ms >= MINUTE && ms % MINUTE === 0 ? "minute" : "second";
-  const n = unit === "minute" ? ms / MINUTE : Math.max(1, Math.round(ms / 1000));
-  return `${n} ${unit}${n === 1 ? "" : "s"}`;
-}
-
-/**
- * The last thing the controllers said about the resource: why it is Degraded, else what is in
- * progress, else why it is not Ready.
- */
-export function lastProgressMessage(conditions: Condition[] | undefined): string | undefined {
-  const list = conditions ?? [];
-  const find = (type: string, status: (s: string) => boolean): Condition | undefined =>
-    list.find((c) => c.type === type && status(c.status) && c.message);
-  const c =
-    find("Degraded", (s) => s === "True") ??
-    find("Progressing", (s) => s === "True") ??
-    find("Ready", (s) => s !== "True");
-  return c?.message;
-}
-
-/**
- * ARO HCP's answer to an operation past its deadline: InternalServerError, saying plainly how long
- * it was given, with the last progress message when the resource has one.
- */
-export function deadlineError(
-  startTime: string,
-  deadline: string,
-  conditions: Condition[] | undefined,
-): CloudErrorBody {
-  const bound = formatBound(Date.parse(deadline) - Date.parse(startTime));
-  const last = lastProgressMessage(conditions);
-  return {
-    code: CODES.InternalServerError,
-    message: `The operation did not finish within ${bound}.${last ? ` Last status: ${last}` : ""}`,
-  };
 }

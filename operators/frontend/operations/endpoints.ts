@@ -10,12 +10,10 @@ import { toVersioned } from "../api/conversion.ts";
 import { CloudError, CODES, internalError } from "../errors.ts";
 import { header, type ArmRequest, type Reply } from "../arm-request.ts";
 import { subscriptionNamespace } from "../mapping/names.ts";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
+import { isTerminal, type Observed, type OperationDoc } from "../../api/v1alpha1/index.ts";
 import type { FoundOperation, OperationStore } from "./store.ts";
 import { normalizeLocation, operationResultPath, operationStatusPath } from "../resource-id.ts";
 import { fromCR } from "../handlers/target.ts";
-import { isTerminal } from "../../api/v1alpha1/index.ts";
-import type { Observed } from "../mapping/provisioning-state.ts";
 import { operationProgress } from "./progress.ts";
 import { credentialResult } from "../handlers/credentials.ts";
 

@@ -12,10 +12,14 @@
  *   - Delete: no share (what is left to delete is not counted), the Progressing message.
  *   - Succeeded: 100. Failed or Canceled: no share; the error says why.
  */
-import { EXTERNAL_AUTH_STEPS, HCP_CLUSTER_STEPS, NODE_POOL_STEPS } from "../../api/v1alpha1/index.ts";
+import {
+  EXTERNAL_AUTH_STEPS,
+  HCP_CLUSTER_STEPS,
+  NODE_POOL_STEPS,
+  type Observed,
+  type OperationDoc,
+} from "../../api/v1alpha1/index.ts";
 import type { Condition } from "../../runtime/conditions.ts";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import type { Observed } from "../mapping/provisioning-state.ts";
 import type { ResourceKind } from "../resource-id.ts";
 
 const STEPS: Record<ResourceKind, readonly string[]> = {

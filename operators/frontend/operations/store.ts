@@ -52,18 +52,26 @@ import {
   ARM_LABELS,
   BreakglassCredentialResource,
   BreakglassRevocationResource,
+  type CredentialCR,
+  credentialState,
   currentOperationOf,
+  evaluate,
+  frozen,
   isTerminal,
-  operationHistoryOf,
-  operationOfConfigMap,
+  type Observed,
   OPERATION_TTL_MS,
   type OperationDoc,
+  operationHistoryOf,
+  operationOfConfigMap,
+  settle,
+  type StateResult,
+  SUPERSEDED,
+  withState,
 } from "../../api/v1alpha1/index.ts";
 import type { KubeClient, KubeObject } from "../../runtime/kube.ts";
 import type { ArmCR } from "../mapping/common.ts";
 import { configMapType, crType } from "../service-cluster.ts";
 import { FIELD_MANAGER } from "../mapping/names.ts";
-import type { Observed, StateResult } from "../mapping/provisioning-state.ts";
 import {
   cmName,
   HISTORY_MAX,
@@ -74,15 +82,6 @@ import {
   toConfigMap,
   type NotificationRecord,
 } from "./document.ts";
-import {
-  credentialState,
-  evaluate,
-  frozen,
-  settle,
-  SUPERSEDED,
-  withState,
-  type CredentialCR,
-} from "./status.ts";
 
 /** An operation found by ID; `cr` is the CR it acts on, if it still exists. */
 export interface FoundOperation {

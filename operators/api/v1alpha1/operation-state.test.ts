@@ -1,9 +1,7 @@
-/** Operation IDs, and where an operation stands against the CR it acts on. */
+/** Where an operation stands against the CR it acts on. */
 import { describe, expect, it } from "vitest";
-import type { OperationDoc } from "../../api/v1alpha1/index.ts";
-import type { Observed } from "../mapping/provisioning-state.ts";
-import { newOperationId, operationKey } from "./document.ts";
-import { evaluate } from "./status.ts";
+import type { OperationDoc } from "./operation.ts";
+import { evaluate, type Observed } from "./operation-state.ts";
 
 function cr(
   generation: number,
@@ -53,14 +51,5 @@ describe("operations", () => {
     other.metadata.annotations = { "hcp.aro.dev/arm-operation-id": "op-2" };
     expect(evaluate(update, other)).toMatchObject({ state: "Canceled", error: { code: "Canceled" } });
     expect(evaluate({ ...update, status: "Succeeded" }, other).state).toBe("Succeeded");
-  });
-
-  it("makes operation IDs that name their CR and look like UUIDs", () => {
-    const id = newOperationId("nodePool", "workers-1a2b3c4d");
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(id.slice(0, 8)).toBe(operationKey("nodePool", "workers-1a2b3c4d"));
-    expect(id[7]).toBe("1");
-    expect(operationKey("cluster", "workers-1a2b3c4d")[7]).toBe("0");
-    expect(newOperationId("nodePool", "workers-1a2b3c4d")).not.toBe(id);
   });
 });

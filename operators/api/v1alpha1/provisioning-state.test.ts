@@ -1,6 +1,6 @@
 /** Provisioning states computed from a CR. */
 import { describe, expect, it } from "vitest";
-import { progressState, resourceState, type Observed } from "./provisioning-state.ts";
+import { progressState, resourceState, type Observed } from "./operation-state.ts";
 
 function cr(
   generation: number,
