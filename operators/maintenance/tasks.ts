@@ -9,30 +9,38 @@ import type { MaintenanceStep, StepOutcome, TaskDefinition, TaskRegistry } from 
 /** How often a step that waits on something outside the service (the JWKS, HyperShift) looks again. */
 const POLL_MS = 30_000;
 
-/** Where a cluster's service-account signing-key rotation stands, as the key store and the work show it. */
+/**
+ * Where a cluster's signing-key rotation stands: the fields of RotationState
+ * (operators/cluster/signing-key-rotation.ts) the steps read.
+ */
 export interface SigningKeyRotationState {
-  /** A next key exists (beginRotation ran). */
-  begun: boolean;
-  /** The published JWKS holds the next key beside the current one. */
-  nextKeyPublished: boolean;
-  /** The HostedCluster's work names the next key as its signing key. */
-  switchRequested: boolean;
-  /** The agent applied that work and HyperShift reports the control plane signing with it. */
-  hostedClusterRunsNextKey: boolean;
-  /** The previous public key, still published until tokens it signed have expired. */
-  previousKey?: { verifyUntil: Date };
+  /** none: one key; begun: a next key exists; switched: no next key, a retired key still verifies. */
+  stage: "none" | "begun" | "switched";
+  activeKid: string;
+  /** The next key is in the published JWKS. */
+  nextPublished: boolean;
+  /** Retired public keys still published, each until the last token it signed has expired. */
+  retired: Array<{ kid: string; verifyUntil: Date }>;
 }
 
 /**
- * The rotation's operations (operators/cluster/signing-key-rotation.ts, to be moved into a library
- * folder so that this controller may call them). Each is idempotent.
+ * The rotation's operations, each idempotent: the shape of SigningKeyRotation in
+ * operators/cluster/signing-key-rotation.ts (to be moved into a library folder so that this
+ * controller may take it), plus what the HostedCluster reports of the key it signs with.
  */
 export interface SigningKeyRotation {
-  rotationState(cluster: HcpCluster, signal: AbortSignal): Promise<SigningKeyRotationState>;
-  beginRotation(cluster: HcpCluster, signal: AbortSignal): Promise<void>;
-  switchSigningKey(cluster: HcpCluster, signal: AbortSignal): Promise<void>;
-  /** Removes a previous key whose verify-until instant has passed. */
-  retireExpired(cluster: HcpCluster, now: Date, signal: AbortSignal): Promise<void>;
+  rotationState(cluster: HcpCluster, signal?: AbortSignal): Promise<SigningKeyRotationState>;
+  beginRotation(cluster: HcpCluster, signal?: AbortSignal): Promise<void>;
+  switchSigningKey(cluster: HcpCluster, signal?: AbortSignal): Promise<void>;
+  retireExpired(cluster: HcpCluster, now: Date, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Whether the HostedCluster runs with a signing key: the cluster's work carrying it applied by
+ * the agent, and HyperShift reporting the control plane rolled out at that generation.
+ */
+export interface HostedSigningKey {
+  runsKey(cluster: HcpCluster, kid: string): boolean;
 }
 
 const done = (message: string): StepOutcome => ({ kind: "done", message });
@@ -43,12 +51,16 @@ const waiting = (message: string, requeueMs = POLL_MS): StepOutcome => ({
 });
 
 /** RotateServiceAccountSigningKey: a new key with no token broken on the way. */
-export function rotateServiceAccountSigningKey(rotation: SigningKeyRotation): TaskDefinition {
+export function rotateServiceAccountSigningKey(
+  rotation: SigningKeyRotation,
+  hosted: HostedSigningKey,
+): TaskDefinition {
   const steps: MaintenanceStep[] = [
     {
       name: "BeginRotation",
       async execute({ cluster, signal }) {
-        if ((await rotation.rotationState(cluster, signal)).begun) return done("A next signing key exists");
+        if ((await rotation.rotationState(cluster, signal)).stage === "begun")
+          return done("A next signing key exists");
         await rotation.beginRotation(cluster, signal);
         return done("Made the next signing key");
       },
@@ -57,34 +69,34 @@ export function rotateServiceAccountSigningKey(rotation: SigningKeyRotation): Ta
       name: "PublishBothKeys",
       async execute({ cluster, signal }) {
         const state = await rotation.rotationState(cluster, signal);
-        if (state.nextKeyPublished) return done("The published JWKS holds the current and the next key");
+        // Past the switch (a crash after it): the key published then is the active one now.
+        if (state.nextPublished || state.stage === "switched")
+          return done("The published JWKS holds the current and the next key");
         return waiting("Waiting for the published JWKS to hold the next key");
       },
     },
     {
       name: "SwitchSigningKey",
       async execute({ cluster, signal }) {
-        let state = await rotation.rotationState(cluster, signal);
-        if (!state.switchRequested) {
-          await rotation.switchSigningKey(cluster, signal);
-          state = await rotation.rotationState(cluster, signal);
-        }
-        if (state.hostedClusterRunsNextKey) return done("The HostedCluster signs tokens with the new key");
+        await rotation.switchSigningKey(cluster, signal);
+        const { activeKid } = await rotation.rotationState(cluster, signal);
+        if (hosted.runsKey(cluster, activeKid))
+          return done(`The HostedCluster signs tokens with key ${activeKid}`);
         return waiting(
-          "Waiting for the HostedCluster to run the new signing key (the work applied, HyperShift's report)",
+          `Waiting for the HostedCluster to run signing key ${activeKid} (the work applied, HyperShift's rollout)`,
         );
       },
     },
     {
       name: "RetirePreviousKey",
       async execute({ cluster, now, signal }) {
-        const state = await rotation.rotationState(cluster, signal);
-        if (!state.previousKey) return done("The previous key is no longer published");
-        const until = state.previousKey.verifyUntil;
+        const { retired } = await rotation.rotationState(cluster, signal);
+        if (retired.length === 0) return done("No previous key is published any more");
+        const until = new Date(Math.max(...retired.map((r) => r.verifyUntil.getTime())));
         if (until > now)
           return waiting(
             `Keeping the previous public key until ${until.toISOString()}, when tokens it signed have expired`,
-            Math.min(until.getTime() - now.getTime(), 3_600_000),
+            until.getTime() - now.getTime(),
           );
         await rotation.retireExpired(cluster, now, signal);
         return done("Retired the previous public key");
@@ -96,11 +108,12 @@ export function rotateServiceAccountSigningKey(rotation: SigningKeyRotation): Ta
 
 export interface TaskOperations {
   signingKeys: SigningKeyRotation;
+  hostedSigningKey: HostedSigningKey;
 }
 
 /** Every task type this version knows, with the operations its steps call. */
 export function taskRegistry(ops: TaskOperations): TaskRegistry {
   return new Map<MaintenanceTaskType, TaskDefinition>([
-    ["RotateServiceAccountSigningKey", rotateServiceAccountSigningKey(ops.signingKeys)],
+    ["RotateServiceAccountSigningKey", rotateServiceAccountSigningKey(ops.signingKeys, ops.hostedSigningKey)],
   ]);
 }
