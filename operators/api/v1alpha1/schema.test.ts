@@ -177,6 +177,8 @@ describe("CRDs and TypeScript types of hcp.aro.dev/v1alpha1", () => {
       "BreakglassRevocation",
       "ExternalAuth",
       "HcpCluster",
+      "MaintenanceRun",
+      "MaintenanceTask",
       "ManagementCluster",
       "NodePool",
     ]);
