@@ -197,7 +197,7 @@ describe("a cluster update", () => {
     expect(await refusal(checks.cluster(update))).toBeUndefined();
 
     const operators =
-      c.properties.platform!.operatorsAuthentication!.userAssignedIdentities!.controlPlaneOperators!;
+      c.properties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators;
     operators["ingress"] = uamiId(c.sub, "cp-ingress-2");
     const missing = await refusal(checks.cluster(update));
     expect(missing?.body).toMatchObject({
