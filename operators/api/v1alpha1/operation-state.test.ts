@@ -1,7 +1,7 @@
-/** Where an operation stands against the CR it acts on. */
+/** Provisioning states computed from a CR, and where an operation stands against the CR it acts on. */
 import { describe, expect, it } from "vitest";
 import type { OperationDoc } from "./operation.ts";
-import { evaluate, type Observed } from "./operation-state.ts";
+import { evaluate, progressState, resourceState, type Observed } from "./operation-state.ts";
 
 function cr(
   generation: number,
@@ -26,6 +26,55 @@ function cr(
         }),
   };
 }
+
+describe("states", () => {
+  it("follows observedGeneration and the summary conditions", () => {
+    expect(progressState("Create", cr(1, undefined, [])).state).toBe("Accepted");
+    expect(progressState("Update", cr(2, 1, [["Ready", "True"]])).state).toBe("Accepted");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Ready", "False"],
+          ["Progressing", "True"],
+        ]),
+      ).state,
+    ).toBe("Provisioning");
+    expect(
+      progressState(
+        "Update",
+        cr(2, 2, [
+          ["Ready", "True"],
+          ["Progressing", "True"],
+        ]),
+      ).state,
+    ).toBe("Updating");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Ready", "True"],
+          ["Progressing", "False"],
+        ]),
+      ).state,
+    ).toBe("Succeeded");
+    expect(
+      progressState(
+        "Create",
+        cr(1, 1, [
+          ["Degraded", "True", "QuotaExceeded"],
+          ["Progressing", "False"],
+        ]),
+      ),
+    ).toEqual({
+      state: "Failed",
+      error: { code: "QuotaExceeded", message: "Degraded message" },
+    });
+    const deleting = cr(1, 1, [["Ready", "True"]]);
+    deleting.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+    expect(resourceState(deleting).state).toBe("Deleting");
+  });
+});
 
 describe("operations", () => {
   it("evaluates operations against the CR they act on", () => {
