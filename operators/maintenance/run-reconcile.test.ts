@@ -95,7 +95,7 @@ describe("admission", () => {
     let open!: () => void;
     w.writer.gate = new Promise((resolve) => (open = resolve));
     const both = Promise.all(runs.map((r) => w.reconcile(r)));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await w.writer.held(2); // both runs decided, each status write held at the gate
     w.writer.gate = undefined;
     open();
     await both;
@@ -113,7 +113,7 @@ describe("admission", () => {
     let open!: () => void;
     w.writer.gate = new Promise((resolve) => (open = resolve));
     const all = Promise.all([...runs, elsewhere].map((r) => w.reconcile(r)));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await w.writer.held(4); // every run's status write (admitted or waiting) is held at the gate
     w.writer.gate = undefined;
     open();
     await all;

@@ -24,13 +24,26 @@ import { FakeLister } from "./lister.ts";
 export class GatedWriter extends RecordingWriter {
   gate: Promise<void> | undefined;
   failNext = false;
+  #held = 0;
+  #heldWaiters: Array<{ count: number; resolve: () => void }> = [];
+
+  /** Resolves once `count` status writes are held at the gate. */
+  held(count: number): Promise<void> {
+    if (this.#held >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#heldWaiters.push({ count, resolve }));
+  }
 
   override async applyStatus<T extends KubeObject>(
     type: ResourceType,
     current: KubeObject,
     status: unknown,
   ): Promise<T | undefined> {
-    if (this.gate) await this.gate;
+    if (this.gate) {
+      const gate = this.gate;
+      this.#held++;
+      for (const w of this.#heldWaiters.filter((x) => x.count <= this.#held)) w.resolve();
+      await gate;
+    }
     if (this.failNext) {
       this.failNext = false;
       throw new Error("apiserver unavailable");
