@@ -33,7 +33,7 @@ import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { staleness } from "../hcp/staleness.ts";
 import type { ClusterInfrastructure, ParentZone } from "./infrastructure.ts";
 import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
-import { SigningKeyRotation } from "./signing-key-rotation.ts";
+import { SigningKeyRotation, type SigningKeyRotationOptions } from "./signing-key-rotation.ts";
 import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
 import type { RecheckBudget } from "./holds.ts";
@@ -67,6 +67,8 @@ export interface ClusterControllerOptions {
   workers?: number;
   /** How long a step that failed with a user error (quota, permissions) waits before it is tried again. Default 5 min. */
   userErrorRecheckMs?: number;
+  /** How long a rotated-out signing key still verifies (signing-key-rotation.ts has the defaults and why). */
+  signingKeys?: Pick<SigningKeyRotationOptions, "maxTokenLifetimeMs" | "rolloutAllowanceMs">;
   log?: Logger;
 }
 
@@ -136,6 +138,7 @@ export class ClusterController implements Runnable {
     this.#keys = new SecretSigningKeys(client, opts.namespace);
     this.#log = log;
     this.signingKeyRotation = new SigningKeyRotation({
+      ...opts.signingKeys,
       keys: this.#keys,
       documents: opts.oidc.documents,
       wake: (c) =>

@@ -3,7 +3,16 @@ import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
-import { allowedCIDRBlocks, hostedAutoscaling, hostedClusterManifest } from "./hostedcluster.ts";
+import { SIGNING_KEY_ID_ANNOTATION } from "../api/v1alpha1/feedback.ts";
+import {
+  allowedCIDRBlocks,
+  hostedAutoscaling,
+  hostedClusterManifest,
+  hostedClusterWork,
+  SIGNING_KEY_SECRET_NAME,
+} from "./hostedcluster.ts";
+import { newSigningKey } from "./oidc.ts";
+import { keyId } from "./signing-keyring.ts";
 
 const release: Release = {
   version: "4.19.7",
@@ -149,5 +158,47 @@ describe("customer-managed etcd keys become HyperShift's spec.secretEncryption",
       hostedCluster((c) => (c.spec.etcd = { dataEncryption: { keyManagementMode: "PlatformManaged" } })).spec
         .secretEncryption,
     ).toBeUndefined();
+  });
+});
+
+describe("the service-account signing key's Secret in the work", () => {
+  async function work() {
+    const c = sampleCluster();
+    c.metadata.namespace = "customer";
+    c.metadata.uid = "0b0e5c6e-4f7d-4e43-9d7a-000000000001";
+    const region = sampleRegion();
+    const names = clusterNames(c, region);
+    const signingKey = await newSigningKey();
+    const w = hostedClusterWork({
+      cluster: c,
+      names,
+      release,
+      region,
+      consumer: "mgmt-1",
+      oidc: { issuerURL: "https://oidc.example.com/t/c", signingKey },
+    });
+    return {
+      names,
+      signingKey,
+      manifests: w.spec?.workload?.manifests ?? [],
+      configs: w.spec?.manifestConfigs ?? [],
+    };
+  }
+
+  it("names its key ID in an annotation, and the work asks for that annotation back, not the key", async () => {
+    const { names, signingKey, manifests, configs } = await work();
+    const secret = manifests.find((m) => m.kind === "Secret" && m.metadata?.name === SIGNING_KEY_SECRET_NAME);
+    expect(secret?.metadata?.["annotations"]).toEqual({ [SIGNING_KEY_ID_ANNOTATION]: keyId(signingKey) });
+    const config = configs.find((m) => m.resourceIdentifier.resource === "secrets");
+    expect(config?.resourceIdentifier).toEqual({
+      group: "",
+      resource: "secrets",
+      name: SIGNING_KEY_SECRET_NAME,
+      namespace: names.hostedClusterNamespace,
+    });
+    const paths = (config?.feedbackRules ?? []).flatMap((r) => r.jsonPaths ?? []).map((p) => p.path);
+    expect(paths).toEqual([`.metadata.annotations['${SIGNING_KEY_ID_ANNOTATION}']`]);
+    // The HostedCluster's own rule is still the first, as before.
+    expect(configs[0]?.resourceIdentifier.resource).toBe("hostedclusters");
   });
 });

@@ -4,7 +4,8 @@
  * integration subnet its Swift objects (networking.ts), and the
  * HyperShift HostedCluster with its issuer URL and customer-managed etcd keys
  * (etcd-encryption.ts), with feedback rules
- * that bring back the HostedCluster's conditions, version and endpoint. Names follow ARO HCP
+ * that bring back the HostedCluster's conditions, version and endpoint, and the key ID the
+ * signing key's Secret carries (a rotation's evidence). Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
 import {
@@ -15,8 +16,12 @@ import {
 } from "../api/hypershift/v1beta1/index.ts";
 import type { ExternalAuth, HcpCluster } from "../api/v1alpha1/index.ts";
 import { DEFAULT_NETWORK } from "../api/v1alpha1/index.ts";
-import type { Manifest, ManifestWork } from "../api/work/v1.ts";
-import { HOSTED_CLUSTER_FEEDBACK_PATHS } from "../api/v1alpha1/feedback.ts";
+import type { Manifest, ManifestConfigOption, ManifestWork } from "../api/work/v1.ts";
+import {
+  HOSTED_CLUSTER_FEEDBACK_PATHS,
+  SIGNING_KEY_FEEDBACK_PATHS,
+  SIGNING_KEY_ID_ANNOTATION,
+} from "../api/v1alpha1/feedback.ts";
 import { identityClientId } from "../hcp/identities.ts";
 import type { ClusterNames, RegionSettings } from "../api/v1alpha1/clusternames.ts";
 import { workLabels } from "../api/v1alpha1/labels.ts";
@@ -31,7 +36,7 @@ import {
   swiftMetadata,
   swiftManifests,
 } from "./networking.ts";
-import { SIGNING_KEY_SECRET_KEY } from "./signing-keyring.ts";
+import { keyId, SIGNING_KEY_SECRET_KEY } from "./signing-keyring.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
@@ -286,7 +291,11 @@ export function hostedClusterWork({
   const signingKey: Manifest = {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name: SIGNING_KEY_SECRET_NAME, namespace: names.hostedClusterNamespace },
+    metadata: {
+      name: SIGNING_KEY_SECRET_NAME,
+      namespace: names.hostedClusterNamespace,
+      annotations: { [SIGNING_KEY_ID_ANNOTATION]: keyId(oidc.signingKey) },
+    },
     type: "Opaque",
     data: { [SIGNING_KEY_SECRET_KEY]: Buffer.from(oidc.signingKey).toString("base64") },
   };
@@ -296,7 +305,7 @@ export function hostedClusterWork({
     issuerURL: oidc.issuerURL,
     etcdKeys: keys,
   });
-  return manifestWork({
+  const work = manifestWork({
     name: names.workName,
     consumer,
     labels: workLabels(cluster),
@@ -321,4 +330,16 @@ export function hostedClusterWork({
       paths: HOSTED_CLUSTER_FEEDBACK_PATHS,
     },
   });
+  // The Secret's annotation comes back too (never its data): which key the management cluster has.
+  const signingKeyFeedback: ManifestConfigOption = {
+    resourceIdentifier: {
+      group: "",
+      resource: "secrets",
+      name: SIGNING_KEY_SECRET_NAME,
+      namespace: names.hostedClusterNamespace,
+    },
+    feedbackRules: [{ type: "JSONPaths", jsonPaths: SIGNING_KEY_FEEDBACK_PATHS }],
+  };
+  const manifestConfigs = [...(work.spec?.manifestConfigs ?? []), signingKeyFeedback];
+  return { ...work, spec: { ...work.spec, manifestConfigs } };
 }

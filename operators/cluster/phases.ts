@@ -10,7 +10,12 @@
 import { createHash } from "node:crypto";
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
-import { feedbackOf, hostedReport, type HostedClusterReport } from "../api/v1alpha1/feedback.ts";
+import {
+  appliedSigningKeyId,
+  feedbackOf,
+  hostedReport,
+  type HostedClusterReport,
+} from "../api/v1alpha1/feedback.ts";
 import { externalAuthsCarried } from "../hcp/external-auths.ts";
 import { MANAGEMENT_CLUSTER_INDEX } from "../hcp/indexes.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
@@ -27,10 +32,10 @@ import {
 } from "./azure-phases.ts";
 import { azureStep, recordStep, RetryableStepError, stepReady } from "./azure-step.ts";
 import { carriedKeys, lagsBehind, planKeys, wantedKey, writtenOf, type KeyPlan } from "./etcd-encryption.ts";
-import { hostedClusterWork } from "./hostedcluster.ts";
+import { hostedClusterWork, SIGNING_KEY_SECRET_NAME } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
-import { nextRetirementInMs, type SigningKeyring } from "./signing-keyring.ts";
+import { keyId, nextRetirementInMs, publishedJwks, type SigningKeyring } from "./signing-keyring.ts";
 import { place as choosePlacement } from "./placement.ts";
 import { clusterWork, externalAuthsOf, type ClusterScope } from "./scope.ts";
 import { CONDITIONS } from "./status.ts";
@@ -186,6 +191,13 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
       account: null,
     },
   );
+  // The key IDs for the status: what the service holds active and, once published, what verifies.
+  scope.facts.signingKeys = {
+    activeKeyId: keyId(ring.active),
+    ...(stepReady(scope, CONDITIONS.OidcIssuerReady)
+      ? { publishedKeyIds: publishedJwks(ring, now).map((k) => String(k.kid)) }
+      : {}),
+  };
   const retirementMs = nextRetirementInMs(ring, now);
   if (retirementMs === undefined) return published.phase;
   return { ...published.phase, requeueAfterMs: lowestNonZero(published.phase.requeueAfterMs, retirementMs) };
@@ -332,6 +344,10 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   if (wanted && !report.updatingTo && report.completedVersion && report.completedVersion !== wanted)
     report.updatingTo = wanted;
   facts.hosted = report;
+  const appliedKeyId = appliedSigningKeyId(
+    feedbackOf(work, { kind: "Secret", name: SIGNING_KEY_SECRET_NAME }),
+  );
+  if (appliedKeyId) facts.signingKeys = { ...facts.signingKeys, appliedKeyId };
   facts.steps[CONDITIONS.HostedClusterValid] = hostedClusterValid(scope, report);
   facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
   return {};

@@ -224,3 +224,25 @@ describe("composeStatus while the management cluster's agent is not Connected", 
     expect(byType(after)["Ready"]).toMatchObject({ status: "True", reason: "AsExpected" });
   });
 });
+
+describe("the signing keys' IDs in status", () => {
+  it("takes each key ID this reconcile saw and keeps what the status said of the others", () => {
+    const before = {
+      ...cluster,
+      status: {
+        serviceAccountSigningKey: { activeKeyId: "k1", publishedKeyIds: ["k1"], appliedKeyId: "k1" },
+      },
+    } as HcpCluster;
+    const s = composeStatus(
+      facts(allReady, { cluster: before, signingKeys: { activeKeyId: "k2", publishedKeyIds: ["k2", "k1"] } }),
+    );
+    expect(s.serviceAccountSigningKey).toEqual({
+      activeKeyId: "k2",
+      publishedKeyIds: ["k2", "k1"],
+      appliedKeyId: "k1",
+    });
+    const applied = composeStatus(facts(allReady, { cluster: before, signingKeys: { appliedKeyId: "k2" } }));
+    expect(applied.serviceAccountSigningKey?.appliedKeyId).toBe("k2");
+    expect(composeStatus(facts(allReady)).serviceAccountSigningKey).toBeUndefined();
+  });
+});

@@ -10,6 +10,7 @@ import {
   HCP_CLUSTER_STEPS,
   type HcpCluster,
   type HcpClusterAzureStatus,
+  type HcpClusterSigningKeyStatus,
   type HcpClusterStatus,
   type Phase,
 } from "../api/v1alpha1/index.ts";
@@ -86,6 +87,11 @@ export interface ClusterFacts {
   etcdEncryption?: ConditionInput;
   /** An automatic upgrade waiting for the cluster's maintenance window (version.ts). */
   maintenanceDeferred?: ConditionInput;
+  /**
+   * The signing keys' IDs this reconcile saw: active and published (reconcileOidcIssuer), applied
+   * on the management cluster (observeHostedCluster); status keeps what it said of the others.
+   */
+  signingKeys?: HcpClusterSigningKeyStatus;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -307,5 +313,12 @@ export function composeStatus(
       : {}),
     ...observedFields(facts),
     ...azureFields(facts),
+    ...signingKeyFields(facts),
   };
+}
+
+/** Each key ID from this reconcile, else what the status said: a rotation's evidence (maintenance). */
+function signingKeyFields(facts: ClusterFacts): Pick<HcpClusterStatus, "serviceAccountSigningKey"> {
+  const merged = { ...facts.cluster.status?.serviceAccountSigningKey, ...facts.signingKeys };
+  return Object.keys(merged).length > 0 ? { serviceAccountSigningKey: merged } : {};
 }

@@ -42,6 +42,20 @@ export interface MaintenanceControllerOptions {
 
 const phaseMoved = (a: MaintenanceRun, b: MaintenanceRun): boolean => a.status?.phase !== b.status?.phase;
 
+const availableOf = (c: HcpCluster): string | undefined =>
+  c.status?.conditions?.find((x) => x.type === "HostedClusterAvailable")?.status;
+
+/**
+ * What the signing-key rotation's steps wait on (tasks.ts): the key IDs published and applied on
+ * the management cluster, and whether the HostedCluster is Available.
+ */
+function signingKeyMoved(a: HcpCluster, b: HcpCluster): boolean {
+  return (
+    !isDeepStrictEqual(a.status?.serviceAccountSigningKey, b.status?.serviceAccountSigningKey) ||
+    availableOf(a) !== availableOf(b)
+  );
+}
+
 export class MaintenanceController implements Runnable {
   readonly needLeaderElection = true;
   readonly #controllers: Controller[];
@@ -105,7 +119,8 @@ export class MaintenanceController implements Runnable {
       (a, b) => !isDeepStrictEqual(a.metadata.labels, b.metadata.labels),
     );
     enqueueForObject(runs, runController);
-    // A run that finishes frees its cluster for the next; a cluster's window, placement or deletion moves its runs.
+    // A run that finishes frees its cluster for the next; a cluster's window, placement or
+    // deletion moves its runs, and so does what a step waits on (signingKeyMoved).
     enqueueMapped(
       runs,
       runController,
@@ -119,7 +134,8 @@ export class MaintenanceController implements Runnable {
       (a, b) =>
         a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
         a.status?.managementCluster !== b.status?.managementCluster ||
-        !isDeepStrictEqual(a.spec.maintenance, b.spec.maintenance),
+        !isDeepStrictEqual(a.spec.maintenance, b.spec.maintenance) ||
+        signingKeyMoved(a, b),
     );
     registerMaintenanceGauges(runs);
     this.#controllers = [taskController, runController];

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { HcpCluster, MaintenanceRun } from "../api/v1alpha1/index.ts";
 import type { StepContext, StepOutcome } from "./step.ts";
 import {
+  hostedSigningKeyFromStatus,
   rotateServiceAccountSigningKey,
   type SigningKeyRotation,
   type SigningKeyRotationState,
@@ -86,5 +87,35 @@ describe("RotateServiceAccountSigningKey", () => {
     expect(await run(retire!, "2027-06-04T00:00:00Z")).toMatchObject({ kind: "done" });
     expect(rotation.state.retired).toEqual([]);
     expect(await run(retire!, "2027-06-05T00:00:00Z")).toMatchObject({ kind: "done" });
+  });
+});
+
+describe("hostedSigningKeyFromStatus", () => {
+  const cluster = (appliedKeyId: string | undefined, available: "True" | "False" | undefined): HcpCluster =>
+    ({
+      status: {
+        ...(appliedKeyId ? { serviceAccountSigningKey: { activeKeyId: "k2", appliedKeyId } } : {}),
+        conditions: available
+          ? [
+              {
+                type: "HostedClusterAvailable",
+                status: available,
+                reason: "r",
+                message: "m",
+                lastTransitionTime: "2026-06-04T00:00:00Z",
+              },
+            ]
+          : [],
+      },
+    }) as unknown as HcpCluster;
+
+  it.each([
+    ["the key applied and the HostedCluster Available", cluster("k2", "True"), true],
+    ["another key applied", cluster("k1", "True"), false],
+    ["no key reported", cluster(undefined, "True"), false],
+    ["the HostedCluster not Available", cluster("k2", "False"), false],
+    ["no Available condition", cluster("k2", undefined), false],
+  ])("%s: %s", (_what, c, runs) => {
+    expect(hostedSigningKeyFromStatus.runsKey(c, "k2")).toBe(runs);
   });
 });

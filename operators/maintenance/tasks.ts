@@ -3,7 +3,7 @@
  * thing they maintain through an interface given at construction, so that this folder imports no
  * other controller (hack/lint/layers.js).
  */
-import type { HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
+import type { HCP_CLUSTER_STEPS, HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
 import type { MaintenanceStep, StepOutcome, TaskDefinition, TaskRegistry } from "./step.ts";
 
 /** How often a step that waits on something outside the service (the JWKS, HyperShift) looks again. */
@@ -25,8 +25,9 @@ export interface SigningKeyRotationState {
 
 /**
  * The rotation's operations, each idempotent: the shape of SigningKeyRotation in
- * operators/cluster/signing-key-rotation.ts (to be moved into a library folder so that this
- * controller may take it), plus what the HostedCluster reports of the key it signs with.
+ * operators/cluster/signing-key-rotation.ts. operators/main.ts gives this controller the cluster
+ * controller's instance (ClusterController.signingKeyRotation), so both work on one key store and
+ * each change wakes the cluster to publish it; this folder never imports the cluster controller.
  */
 export interface SigningKeyRotation {
   rotationState(cluster: HcpCluster, signal?: AbortSignal): Promise<SigningKeyRotationState>;
@@ -35,13 +36,25 @@ export interface SigningKeyRotation {
   retireExpired(cluster: HcpCluster, now: Date, signal?: AbortSignal): Promise<void>;
 }
 
-/**
- * Whether the HostedCluster runs with a signing key: the cluster's work carrying it applied by
- * the agent, and HyperShift reporting the control plane rolled out at that generation.
- */
+/** Whether the HostedCluster runs with a signing key (hostedSigningKeyFromStatus says how it is told). */
 export interface HostedSigningKey {
   runsKey(cluster: HcpCluster, kid: string): boolean;
 }
+
+const AVAILABLE: (typeof HCP_CLUSTER_STEPS)[number] = "HostedClusterAvailable";
+
+/**
+ * From the cluster's status, which the cluster controller writes from its work's feedback: the
+ * management cluster's signing-key Secret carries `kid` (its annotation, read back by the agent),
+ * and the HostedCluster is Available. The run controller is woken when either changes.
+ */
+export const hostedSigningKeyFromStatus: HostedSigningKey = {
+  runsKey(cluster, kid) {
+    const status = cluster.status;
+    const available = status?.conditions?.find((c) => c.type === AVAILABLE)?.status === "True";
+    return status?.serviceAccountSigningKey?.appliedKeyId === kid && available;
+  },
+};
 
 const done = (message: string): StepOutcome => ({ kind: "done", message });
 const waiting = (message: string, requeueMs = POLL_MS): StepOutcome => ({
@@ -108,12 +121,16 @@ export function rotateServiceAccountSigningKey(
 
 export interface TaskOperations {
   signingKeys: SigningKeyRotation;
-  hostedSigningKey: HostedSigningKey;
+  /** Default hostedSigningKeyFromStatus. */
+  hostedSigningKey?: HostedSigningKey;
 }
 
 /** Every task type this version knows, with the operations its steps call. */
 export function taskRegistry(ops: TaskOperations): TaskRegistry {
   return new Map<MaintenanceTaskType, TaskDefinition>([
-    ["RotateServiceAccountSigningKey", rotateServiceAccountSigningKey(ops.signingKeys, ops.hostedSigningKey)],
+    [
+      "RotateServiceAccountSigningKey",
+      rotateServiceAccountSigningKey(ops.signingKeys, ops.hostedSigningKey ?? hostedSigningKeyFromStatus),
+    ],
   ]);
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { hostedReport, isProgressReason, poolReport } from "./feedback.ts";
+import {
+  appliedSigningKeyId,
+  hostedReport,
+  isProgressReason,
+  poolReport,
+  SIGNING_KEY_FEEDBACK_PATHS,
+} from "./feedback.ts";
 
 describe("hostedReport", () => {
   it("reads small feedback values and ignores malformed ones", () => {
@@ -91,5 +97,20 @@ describe("node pool feedback", () => {
       version: undefined,
       conditions: [],
     });
+  });
+});
+
+describe("signing key feedback", () => {
+  it("reads the key ID the Secret's annotation carried back, and nothing malformed", () => {
+    expect(appliedSigningKeyId({ signingKeyId: "kid-1" })).toBe("kid-1");
+    expect(appliedSigningKeyId({ signingKeyId: "" })).toBeUndefined();
+    expect(appliedSigningKeyId({ signingKeyId: 7 })).toBeUndefined();
+    expect(appliedSigningKeyId({})).toBeUndefined();
+  });
+
+  it("asks for the annotation alone, never the Secret's data", () => {
+    expect(SIGNING_KEY_FEEDBACK_PATHS.map((p) => p.path)).toEqual([
+      ".metadata.annotations['hcp.aro.dev/signing-key-id']",
+    ]);
   });
 });

@@ -56,6 +56,27 @@ export const HOSTED_CLUSTER_FEEDBACK_PATHS: JsonPath[] = [
   { name: FEEDBACK.kmsBackupKey, path: ".spec.secretEncryption.kms.azure.backupKey" },
 ];
 
+/**
+ * On the service-account signing key's Secret of a cluster's work: the key ID (`kid`) of the key
+ * it holds. HyperShift's spec.serviceAccountSigningKey names the Secret and is immutable, so a
+ * rotation changes the Secret's content, never its name; this annotation says which content the
+ * management cluster has, without anyone reading the key back.
+ */
+export const SIGNING_KEY_ID_ANNOTATION = "hcp.aro.dev/signing-key-id";
+
+/** Feedback name of the signing key's Secret in a cluster's work. */
+export const SIGNING_KEY_FEEDBACK = { keyId: "signingKeyId" } as const;
+
+/** The annotation only: never the Secret's data. Bracketed, as the key holds dots. */
+export const SIGNING_KEY_FEEDBACK_PATHS: JsonPath[] = [
+  { name: SIGNING_KEY_FEEDBACK.keyId, path: `.metadata.annotations['${SIGNING_KEY_ID_ANNOTATION}']` },
+];
+
+/** The key ID the management cluster's signing-key Secret carries; undefined when not reported. */
+export function appliedSigningKeyId(fb: Record<string, unknown>): string | undefined {
+  return nonEmptyString(fb[SIGNING_KEY_FEEDBACK.keyId]);
+}
+
 export const NODE_POOL_FEEDBACK_PATHS: JsonPath[] = [
   { name: POOL_FEEDBACK.replicas, path: ".status.replicas" },
   { name: POOL_FEEDBACK.version, path: ".status.version" },

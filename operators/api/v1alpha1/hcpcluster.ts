@@ -278,6 +278,18 @@ export interface HcpClusterStatus {
   hostedClusterNamespace?: string;
   /** The Azure resources the service made for the cluster, as last found ready. */
   azure?: HcpClusterAzureStatus;
+  /** The service-account signing keys by key ID: held, published, and applied on the management cluster. */
+  serviceAccountSigningKey?: HcpClusterSigningKeyStatus;
+}
+
+/** Key IDs (the `kid` a token carries) of the cluster's service-account signing keys. */
+export interface HcpClusterSigningKeyStatus {
+  /** The key the HostedCluster is given to sign with. */
+  activeKeyId?: string;
+  /** The keys of the JWKS last published at the issuer. */
+  publishedKeyIds?: string[];
+  /** The key the Secret on the management cluster holds, as its agent reported it. */
+  appliedKeyId?: string;
 }
 
 export interface HcpClusterAzureStatus {
