@@ -13,6 +13,7 @@ import {
 } from "./commands/breakglass.ts";
 import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
 import { runGet, type GetOptions } from "./commands/get.ts";
+import { addMaintenance } from "./commands/maintenance-cli.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
@@ -249,6 +250,7 @@ export function buildProgram(io: Io, name: string): Command {
   addMustGather(program, io);
   addBreakglass(program, io);
   addUpgrade(program, io);
+  addMaintenance(program, io);
   return program;
 }
 
