@@ -32,6 +32,7 @@ export const LAYERS = {
   monitor: "controller",
   nodepool: "controller",
   releasegraph: "controller",
+  rollout: "controller",
   hcpctl: "cli",
 };
 

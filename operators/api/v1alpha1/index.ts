@@ -13,3 +13,4 @@ export * from "./operation.ts";
 export * from "./operation-state.ts";
 export * from "./arm.ts";
 export * from "./maintenance.ts";
+export * from "./rollout.ts";

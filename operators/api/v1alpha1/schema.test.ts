@@ -181,6 +181,7 @@ describe("CRDs and TypeScript types of hcp.aro.dev/v1alpha1", () => {
       "MaintenanceTask",
       "ManagementCluster",
       "NodePool",
+      "Rollout",
     ]);
     for (const c of all) expect(c.versions.map((v) => v.name)).toEqual(["v1alpha1"]);
   });
