@@ -1,6 +1,7 @@
 /**
- * The maintenance gauges, read from the runs cache when /metrics is scraped: runs by phase, and
- * how long the oldest run not yet started has waited (a stuck run's alert reads it).
+ * The maintenance gauges, read from the runs cache when /metrics is scraped: runs by phase, how
+ * long the oldest run not yet started has waited, and how long the longest Running run has run
+ * (HcpMaintenanceRunStuck reads it).
  */
 import type { Gauge } from "prom-client";
 import { MAINTENANCE_RUN_PHASES, type MaintenanceRun } from "../api/v1alpha1/index.ts";
@@ -27,6 +28,16 @@ export function oldestPendingSeconds(runs: readonly MaintenanceRun[], now: numbe
   return Math.max(0, (now - oldest) / 1000);
 }
 
+/** Seconds since status.startedAt of the longest Running run; 0 when none runs. */
+export function longestRunningSeconds(runs: readonly MaintenanceRun[], now: number): number {
+  let earliest = now;
+  for (const r of runs) {
+    const started = Date.parse(r.status?.startedAt ?? "");
+    if (r.status?.phase === "Running" && !Number.isNaN(started)) earliest = Math.min(earliest, started);
+  }
+  return Math.max(0, (now - earliest) / 1000);
+}
+
 export function registerMaintenanceGauges(runs: Lister<MaintenanceRun>, now: () => number = Date.now): void {
   source = { runs, now };
   registered ??= [
@@ -46,6 +57,13 @@ export function registerMaintenanceGauges(runs: Lister<MaintenanceRun>, now: () 
       help: "Seconds the oldest MaintenanceRun not yet started (Pending or Waiting) has existed; 0 when none",
       collect() {
         if (source) this.set(oldestPendingSeconds(source.runs.list(), source.now()));
+      },
+    }),
+    gauge(metricsRegistry, {
+      name: "hcp_maintenance_longest_running_run_seconds",
+      help: "Seconds since the longest Running MaintenanceRun started (status.startedAt); 0 when none runs",
+      collect() {
+        if (source) this.set(longestRunningSeconds(source.runs.list(), source.now()));
       },
     }),
   ];
