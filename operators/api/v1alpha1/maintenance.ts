@@ -43,7 +43,7 @@ export interface MaintenanceSpec {
 }
 
 /** The task types this version knows; the CRD's enum refuses any other. */
-export const MAINTENANCE_TASK_TYPES = ["RotateServiceAccountSigningKey"] as const;
+export const MAINTENANCE_TASK_TYPES = ["RotateServiceAccountSigningKey", "UpgradeControlPlane"] as const;
 export type MaintenanceTaskType = (typeof MAINTENANCE_TASK_TYPES)[number];
 
 /** Normal work waits for the cluster's windows and freezes; Urgent (an SRE's call) does not. */
@@ -90,9 +90,17 @@ export interface MaintenanceClusters {
   names?: string[];
 }
 
-/** Immutable as a whole: a different task is a new MaintenanceTask. */
+/** What an UpgradeControlPlane task moves its clusters to. */
+export interface MaintenanceRelease {
+  /** A major.minor.patch OpenShift release, such as 4.19.10. */
+  version: string;
+}
+
+/** Immutable but for paused and cancelled: a different task is a new MaintenanceTask. */
 export interface MaintenanceTaskSpec {
   task: MaintenanceTaskType;
+  /** Set exactly when task is UpgradeControlPlane. */
+  release?: MaintenanceRelease;
   clusters: MaintenanceClusters;
   /** RFC 3339: no run begins before it. */
   notBefore?: string;
@@ -102,6 +110,16 @@ export interface MaintenanceTaskSpec {
   urgency?: MaintenanceUrgency;
   /** Default 1: Running runs of this task at once on one management cluster. */
   maxConcurrentPerManagementCluster?: number;
+  /**
+   * While true no run of the task is admitted; a Running run finishes the step it is on and waits
+   * before the next one.
+   */
+  paused?: boolean;
+  /**
+   * May only go from false to true. Runs not yet Running become Cancelled; Running runs finish
+   * their steps (an upgrade asked for is not taken back half way).
+   */
+  cancelled?: boolean;
 }
 
 export const MAINTENANCE_RUN_PHASES = [
@@ -124,7 +142,7 @@ export const FINISHED_RUN_PHASES: readonly MaintenanceRunPhase[] = [
 ];
 
 export interface MaintenanceTaskStatus {
-  /** Accepted (the clusters matched), Complete (every run finished). */
+  /** Accepted (the clusters matched), Complete (every run finished), Paused (spec.paused). */
   conditions?: Condition[];
   observedGeneration?: number;
   /** How many clusters the task matched (one run each). */
@@ -152,6 +170,8 @@ export interface MaintenanceRunSpec {
   notAfter?: string;
   /** The task's maxConcurrentPerManagementCluster. */
   maxConcurrentPerManagementCluster?: number;
+  /** The task's release (UpgradeControlPlane). */
+  release?: MaintenanceRelease;
 }
 
 export const MAINTENANCE_STEP_STATES = ["Pending", "Running", "Succeeded", "Failed"] as const;
