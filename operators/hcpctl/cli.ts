@@ -15,6 +15,7 @@ import { runDescribe, parseShowConditions, type DescribeOptions } from "./comman
 import { runGet, type GetOptions } from "./commands/get.ts";
 import { addMaintenance } from "./commands/maintenance-cli.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
+import { addRollout } from "./commands/rollout-cli.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
 import { runWait, type WaitOptions } from "./commands/wait.ts";
@@ -251,6 +252,7 @@ export function buildProgram(io: Io, name: string): Command {
   addBreakglass(program, io);
   addUpgrade(program, io);
   addMaintenance(program, io);
+  addRollout(program, io);
   return program;
 }
 
