@@ -43,6 +43,8 @@ import { BreakglassController } from "./breakglass/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
 import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
+import { MaintenanceController } from "./maintenance/controller.ts";
+import { taskRegistry } from "./maintenance/tasks.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
@@ -137,9 +139,9 @@ interface LifecycleFlags {
 }
 
 /**
- * The cluster, node pool and management cluster controllers, with their Azure clients, and the
- * region monitor's gauges. With maestro-server in the same process, the management cluster
- * controller shows its agent liveness.
+ * The cluster, node pool and management cluster controllers, with their Azure clients, the
+ * maintenance controller, and the region monitor's gauges. With maestro-server in the same
+ * process, the management cluster controller shows its agent liveness.
  */
 async function lifecycleControllers(
   values: LifecycleFlags,
@@ -181,8 +183,21 @@ async function lifecycleControllers(
   const retentionSeconds = Number(values["breakglass-retention-seconds"]);
   if (!Number.isFinite(retentionSeconds) || retentionSeconds < 0)
     throw new Error("--breakglass-retention-seconds must be a number of seconds, 0 or more");
+  const clusterController = new ClusterController({
+    cluster: service,
+    namespace,
+    region,
+    parentZone,
+    infra,
+    oidc,
+    log,
+  });
+  // Maintenance steps act through the controllers that own what they change (a controller may
+  // not import another; this file may): the signing-key rotation is the cluster controller's.
+  const tasks = taskRegistry({ signingKeys: clusterController.signingKeyRotation });
   return [
-    new ClusterController({ cluster: service, namespace, region, parentZone, infra, oidc, log }),
+    clusterController,
+    new MaintenanceController({ cluster: service, tasks, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ReleaseGraphController({ cluster: service, namespace, log }),
     new ExternalAuthController({ cluster: service, region, log }),
