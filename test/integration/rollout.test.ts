@@ -150,7 +150,12 @@ describe("a rollout over 20 clusters", () => {
   const name = `ro-${suffix}`;
 
   it("pauses when a cluster of the second wave fails, the rest untouched", async () => {
-    await makeRollout(name, { clusters: { selector: { matchLabels: { fleet: `fleet-${suffix}` } } } });
+    // Four at once per management cluster: a run refused admission looks again after 30 s, and
+    // the default of one would make the waves of 4, 8 and 5 take minutes.
+    await makeRollout(name, {
+      clusters: { selector: { matchLabels: { fleet: `fleet-${suffix}` } } },
+      maxConcurrentPerManagementCluster: 4,
+    });
     await eventually(
       "the rollout to pause itself",
       async () => (await getRollout(name)).status?.phase === "Paused",
@@ -170,6 +175,17 @@ describe("a rollout over 20 clusters", () => {
         failedClusters: [`${ns.name}/${FAILING}`],
       }),
     ]);
+    // Wave 2 settles: its other run finished, or held because the rollout paused the wave's task.
+    await eventually("wave 2's runs to settle", async () =>
+      (await runsIn())
+        .filter((r) => r.spec.task === `${name}-wave-2`)
+        .every(
+          (r) =>
+            ["Succeeded", "Failed"].includes(r.status?.phase ?? "") ||
+            r.status?.conditions?.some((c) => c.type === "Progressing" && c.reason === "TaskPaused"),
+        ),
+    );
+    expect((await getRollout(name)).status?.phase).toBe("Paused");
     // The rest untouched: no third wave's task, no run on any later cluster, no step run there.
     expect((await tasksOf(name)).map((t) => t.metadata.name).sort()).toEqual([
       `${name}-wave-1`,
