@@ -3,7 +3,8 @@
  * maintenance controller running the waves' runs and the rollout controller: 20 placed clusters,
  * a failure on one cluster of the second wave pauses the rollout (FailureBudgetExceeded, naming
  * the cluster) with no task and no run made for any later cluster; proceedPastWave accepts the
- * failure and the rollout finishes; abort cancels a wave's runs that were waiting.
+ * failure and the rollout finishes; abort cancels a wave's runs that were waiting; a selector that
+ * matches nothing is reported on Accepted, naming spec.clusters.selector.
  *
  * The one stand-in is the UpgradeControlPlane definition given to the maintenance controller: the
  * real steps drive a HostedCluster through the cluster controller, Maestro and HyperShift, none of
@@ -247,5 +248,23 @@ describe("abort", () => {
     });
     expect((await tasksOf(name)).map((t) => t.metadata.name)).toEqual([`${name}-wave-1`]);
     expect((await runsIn()).some((r) => r.spec.clusterRef.name === "u3")).toBe(false);
+  });
+});
+
+describe("a selector that matches nothing", () => {
+  it("is reported on Accepted, naming spec.clusters.selector, and begins no wave", async () => {
+    const name = `none-${suffix}`;
+    await makeRollout(name, { clusters: { selector: { matchLabels: { fleet: `nowhere-${suffix}` } } } });
+    await eventually("the rollout to say no cluster matches", async () => {
+      const status = (await getRollout(name)).status;
+      const accepted = status?.conditions?.find((c) => c.type === "Accepted");
+      return (
+        status?.phase === "Pending" &&
+        accepted?.status === "False" &&
+        accepted.reason === "NoClustersMatch" &&
+        accepted.message.includes("spec.clusters.selector")
+      );
+    });
+    expect(await tasksOf(name)).toEqual([]);
   });
 });
