@@ -24,7 +24,7 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { Admissions } from "./admission.ts";
 import { registerMaintenanceGauges } from "./metrics.ts";
 import { MaintenanceRunReconciler } from "./run-reconcile.ts";
-import { RUNS_BY_CLUSTER, RUN_INDEXERS, clusterKey, isFinished } from "./runs.ts";
+import { RUNS_BY_CLUSTER, RUNS_BY_TASK, RUN_INDEXERS, clusterKey, isFinished } from "./runs.ts";
 import type { TaskRegistry } from "./step.ts";
 import { MaintenanceTaskReconciler } from "./task-reconcile.ts";
 
@@ -88,6 +88,7 @@ export class MaintenanceController implements Runnable {
       reconciler: new MaintenanceRunReconciler({
         runs,
         clusters,
+        maintenanceTasks: tasks,
         tasks: opts.tasks,
         admissions: new Admissions(runs),
         writer: new Applier(client, MAINTENANCE_RUN_CONTROLLER),
@@ -119,6 +120,17 @@ export class MaintenanceController implements Runnable {
       (a, b) => !isDeepStrictEqual(a.metadata.labels, b.metadata.labels),
     );
     enqueueForObject(runs, runController);
+    // Pausing, resuming or cancelling a task moves its unfinished runs.
+    enqueueMapped(
+      tasks,
+      runController,
+      (t) =>
+        runs
+          .byIndex(RUNS_BY_TASK, t.metadata.name ?? "")
+          .filter((r) => !isFinished(r))
+          .map(toReq),
+      (a, b) => a.spec.paused !== b.spec.paused || a.spec.cancelled !== b.spec.cancelled,
+    );
     // A run that finishes frees its cluster for the next; a cluster's window, placement or
     // deletion moves its runs, and so does what a step waits on (signingKeyMoved).
     enqueueMapped(

@@ -3,11 +3,13 @@
  * notBefore, past notAfter, outside the cluster's window); admit (one Running run per cluster, a
  * bounded number per management cluster), whose Running is written before any step executes;
  * then, once Running is stored, execute ONE step and record its outcome in the same reconcile's
- * status write. A crash anywhere re-runs at most the current step, which is idempotent.
+ * status write. A crash anywhere re-runs at most the current step, which is idempotent. The run's
+ * task may be paused (nothing admitted, no next step begun) or cancelled (runs not yet Running end).
  */
 import {
   FINISHED_RUN_PHASES,
   type MaintenanceRunPhase,
+  type MaintenanceTask,
   type MaintenanceStepStatus,
 } from "../api/v1alpha1/index.ts";
 import { maintenanceWindowAt } from "../hcp/maintenance-window.ts";
@@ -35,9 +37,9 @@ const requeue = (ms: number): PhaseResult => ({
 /** Whether the phases still have anything to do: a finished run is left as it is. */
 const active = (scope: RunScope): boolean => !FINISHED_RUN_PHASES.includes(scope.facts.phase);
 
-/** Still to be started: active, its cluster found, and not yet Running in the stored status. */
+/** Still to be started: active, its cluster found, not yet Running in the stored status, not held. */
 const toStart = (scope: RunScope): boolean =>
-  active(scope) && scope.cluster !== undefined && scope.stored !== "Running";
+  active(scope) && scope.cluster !== undefined && scope.stored !== "Running" && !scope.held;
 
 function finish(scope: RunScope, phase: MaintenanceRunPhase, message: string, event?: RunEvent): void {
   const { facts } = scope;
@@ -81,6 +83,29 @@ export const findCluster: Phase<RunScope> = (_ctx, scope) => {
 
 const instant = (text: string | undefined): Date | undefined => (text ? new Date(text) : undefined);
 
+/** The run's task as the cache shows it; a task gone (its runs follow it) pauses and cancels nothing. */
+const taskOf = (scope: RunScope): MaintenanceTask | undefined =>
+  scope.deps.maintenanceTasks.get("", scope.run.spec.task);
+
+/**
+ * A cancelled task cancels the runs not yet Running; a paused one admits none. Running runs are
+ * left to executeStep: they finish their steps when cancelled (an upgrade half asked for is not
+ * worth taking back) and finish the step they are on when paused.
+ */
+export const heedTask: Phase<RunScope> = (_ctx, scope) => {
+  if (!toStart(scope)) return {};
+  const task = taskOf(scope);
+  const name = scope.run.spec.task;
+  if (task?.spec.cancelled) {
+    const message = `MaintenanceTask ${name} was cancelled (spec.cancelled) before this run began`;
+    finish(scope, "Cancelled", message, { type: "Warning", reason: "Cancelled", message });
+  } else if (task?.spec.paused) {
+    // No requeue: a change of the task wakes its runs.
+    wait(scope, "TaskPaused", `Waiting: MaintenanceTask ${name} is paused (spec.paused)`);
+  }
+  return {};
+};
+
 /** Past notAfter without having started: TimedOut, saying what it last waited for. */
 function timeOut(scope: RunScope, notAfter: Date): PhaseResult {
   const why = getCondition(scope.run.status?.conditions, RUN_CONDITIONS.Progressing)?.message;
@@ -110,7 +135,7 @@ export const schedule: Phase<RunScope> = (_ctx, scope) => {
 /** Running, written before any step executes, when the cluster and its management cluster have room. */
 export const admit: Phase<RunScope> = (_ctx, scope) => {
   const { run, now, cluster, facts, deps } = scope;
-  if (!toStart(scope) || !cluster || scope.held) return {};
+  if (!toStart(scope) || !cluster) return {};
   const managementCluster = cluster.status?.managementCluster;
   if (!managementCluster) {
     wait(
@@ -214,6 +239,11 @@ export const executeStep: Phase<RunScope> = async (ctx, scope) => {
     finish(scope, "Succeeded", "Every step succeeded");
     return {};
   }
+  // Paused: the step under way (it has begun) goes on to its end; the next one does not begin.
+  if (status.state === "Pending" && taskOf(scope)?.spec.paused) {
+    facts.paused = `Paused before step ${status.name}: MaintenanceTask ${scope.run.spec.task} is paused (spec.paused)`;
+    return {};
+  }
   const outcome = await outcomeOf(ctx, scope, step);
   status.startedAt ??= scope.now.toISOString();
   status.message = outcome.message;
@@ -239,4 +269,4 @@ function recordOutcome(
   }
 }
 
-export const RUN_PHASES: readonly Phase<RunScope>[] = [findCluster, schedule, admit, executeStep];
+export const RUN_PHASES: readonly Phase<RunScope>[] = [findCluster, heedTask, schedule, admit, executeStep];

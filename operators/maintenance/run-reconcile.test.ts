@@ -242,3 +242,72 @@ describe("a crash", () => {
     expect(w.phase(run)).toBe("Running");
   });
 });
+
+describe("a paused or cancelled task", () => {
+  it("admits no run while paused, saying so on Progressing, and admits it once resumed", async () => {
+    const run = w.run("rotate", w.cluster("a"));
+    w.setTask("rotate", { paused: true });
+    await w.step(run);
+    expect(w.phase(run)).toBe("Waiting");
+    expect(w.condition(run, "Progressing")).toMatchObject({ status: "False", reason: "TaskPaused" });
+    expect(w.condition(run, "Progressing")?.message).toContain("spec.paused");
+    expect(w.executed).toEqual([]);
+    expect(w.events.events).toEqual([]);
+
+    w.setTask("rotate", { paused: false });
+    await w.step(run);
+    expect(w.phase(run)).toBe("Running");
+  });
+
+  it("lets a Running run finish the step it is on, then begins no next step until resumed", async () => {
+    const run = w.run("rotate", w.cluster("a"));
+    w.script["First"] = [{ kind: "waiting", message: "under way", requeueMs: 5_000 }];
+    await w.step(run); // admitted
+    await w.step(run); // First begins and waits
+    w.setTask("rotate", { paused: true });
+    await w.step(run); // First goes on to its end
+    expect(w.executed).toEqual(["First", "First"]);
+    expect(w.current(run).status?.steps?.[0]?.state).toBe("Succeeded");
+    await w.step(run);
+    await w.step(run);
+    expect(w.executed).toEqual(["First", "First"]);
+    expect(w.phase(run)).toBe("Running");
+    expect(w.condition(run, "Progressing")).toMatchObject({ status: "False", reason: "TaskPaused" });
+    expect(w.condition(run, "Progressing")?.message).toContain("before step Second");
+
+    w.setTask("rotate", { paused: false });
+    await w.step(run);
+    expect(w.executed).toEqual(["First", "First", "Second"]);
+    expect(w.phase(run)).toBe("Succeeded");
+  });
+
+  it("cancels the runs not yet Running and lets a Running one finish its steps", async () => {
+    const running = w.run("rotate", w.cluster("a"));
+    const waiting = w.run(
+      "rotate",
+      w.cluster("b", { maintenance: { windows: [{ days: ["Saturday"], start: "02:00", end: "06:00" }] } }),
+    );
+    await w.step(running);
+    await w.step(waiting);
+    expect([w.phase(running), w.phase(waiting)]).toEqual(["Running", "Waiting"]);
+
+    w.setTask("rotate", { cancelled: true });
+    await w.step(waiting);
+    expect(w.phase(waiting)).toBe("Cancelled");
+    expect(w.condition(waiting, "Ready")?.message).toContain("spec.cancelled");
+    expect(w.events.events.at(-1)).toMatchObject({ type: "Warning", reason: "Cancelled" });
+
+    await w.step(running);
+    await w.step(running);
+    expect(w.phase(running)).toBe("Succeeded");
+    expect(w.executed).toEqual(["First", "Second"]);
+  });
+
+  it("cancels before pausing: a paused and cancelled task's waiting runs end", async () => {
+    const run = w.run("rotate", w.cluster("a"));
+    w.setTask("rotate", { paused: true, cancelled: true });
+    await w.step(run);
+    expect(w.phase(run)).toBe("Cancelled");
+    expect(w.executed).toEqual([]);
+  });
+});

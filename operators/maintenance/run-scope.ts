@@ -7,6 +7,7 @@ import type {
   MaintenanceRun,
   MaintenanceRunPhase,
   MaintenanceStepStatus,
+  MaintenanceTask,
 } from "../api/v1alpha1/index.ts";
 import type { ObjectWriter } from "../runtime/apply.ts";
 import type { EventRecorder, EventSeverity } from "../runtime/events.ts";
@@ -19,6 +20,8 @@ export interface RunReconcilerDeps {
   /** Indexed by RUN_INDEXERS (runs.ts). */
   runs: Lister<MaintenanceRun>;
   clusters: Lister<HcpCluster>;
+  /** The MaintenanceTasks (cluster-scoped): a run reads its task's paused and cancelled here. */
+  maintenanceTasks: Lister<MaintenanceTask>;
   tasks: TaskRegistry;
   admissions: Admissions;
   writer: ObjectWriter;
@@ -38,7 +41,8 @@ export type WaitReason =
   | "NotPlaced"
   | "ClusterBusy"
   | "ManagementClusterBusy"
-  | "ClusterDeleting";
+  | "ClusterDeleting"
+  | "TaskPaused";
 
 export interface RunEvent {
   type: EventSeverity;
@@ -55,6 +59,8 @@ export interface RunFacts {
   startedAt?: string;
   completedAt?: string;
   managementCluster?: string;
+  /** Running, but its task is paused: no next step begins (Progressing says TaskPaused). */
+  paused?: string;
   /** Recorded once the status that says them is written. */
   events: RunEvent[];
 }

@@ -22,6 +22,8 @@ function progressing(facts: RunFacts): ConditionInput {
       reason: facts.reason,
       message: facts.message,
     };
+  if (facts.paused !== undefined)
+    return { type: RUN_CONDITIONS.Progressing, status: "False", reason: "TaskPaused", message: facts.paused };
   const current = facts.steps.find((s) => s.state !== "Succeeded");
   return {
     type: RUN_CONDITIONS.Progressing,

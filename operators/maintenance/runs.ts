@@ -103,7 +103,7 @@ export function clustersOf(task: MaintenanceTask, clusters: Lister<HcpCluster>):
 export function desiredRun(task: MaintenanceTask, cluster: HcpCluster): MaintenanceRun {
   const taskName = task.metadata.name ?? "";
   const clusterName = cluster.metadata.name ?? "";
-  const { notBefore, notAfter, urgency, maxConcurrentPerManagementCluster } = task.spec;
+  const { notBefore, notAfter, urgency, maxConcurrentPerManagementCluster, release } = task.spec;
   return {
     apiVersion: API_VERSION,
     kind: "MaintenanceRun",
@@ -133,6 +133,7 @@ export function desiredRun(task: MaintenanceTask, cluster: HcpCluster): Maintena
       ...(notBefore === undefined ? {} : { notBefore }),
       ...(notAfter === undefined ? {} : { notAfter }),
       ...(maxConcurrentPerManagementCluster === undefined ? {} : { maxConcurrentPerManagementCluster }),
+      ...(release === undefined ? {} : { release: { version: release.version } }),
     },
   };
 }

@@ -89,6 +89,38 @@ describe("the task controller", () => {
   });
 });
 
+describe("a paused or cancelled task", () => {
+  const condition = (w: ReturnType<typeof world>, type: string) =>
+    w.writer.lastStatus<MaintenanceTaskStatus>()?.conditions?.find((c) => c.type === type);
+
+  it("shows Paused while spec.paused, counting the Running runs that finish their step", async () => {
+    const paused = {
+      ...task({ names: ["a/one"] }),
+      spec: { ...task({ names: ["a/one"] }).spec, paused: true },
+    };
+    const w = world(paused, [cluster("a", "one", {})]);
+    await w.reconcile();
+    expect(condition(w, "Paused")).toMatchObject({ status: "True", reason: "Paused" });
+    const run = w.runs.list()[0]!;
+    w.runs.set({ ...run, status: { phase: "Running" } });
+    await w.reconcile();
+    expect(condition(w, "Paused")?.message).toContain("1 Running run(s) finish the step they are on");
+  });
+
+  it("is not Paused without spec.paused", async () => {
+    const w = world(task({ names: ["a/one"] }), [cluster("a", "one", {})]);
+    await w.reconcile();
+    expect(condition(w, "Paused")).toMatchObject({ status: "False", reason: "NotPaused" });
+  });
+
+  it("makes no run for a cluster once cancelled", async () => {
+    const base = task({ names: ["a/one"] });
+    const w = world({ ...base, spec: { ...base.spec, cancelled: true } }, [cluster("a", "one", {})]);
+    await w.reconcile();
+    expect(w.created).toEqual([]);
+  });
+});
+
 describe("run names", () => {
   it("are task-cluster, or a cut with a hash of both when too long, the same every time", () => {
     expect(runName("rotate", "one")).toBe("rotate-one");

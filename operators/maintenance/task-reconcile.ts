@@ -22,7 +22,7 @@ import type { KubeClient } from "../runtime/kube.ts";
 import { RUNS_BY_TASK, clustersOf, desiredRun, isFinished } from "./runs.ts";
 import type { TaskRegistry } from "./step.ts";
 
-export const TASK_CONDITIONS = { Accepted: "Accepted", Complete: "Complete" } as const;
+export const TASK_CONDITIONS = { Accepted: "Accepted", Complete: "Complete", Paused: "Paused" } as const;
 
 export interface TaskReconcilerDeps {
   tasks: Lister<MaintenanceTask>;
@@ -79,6 +79,26 @@ function completion(
   };
 }
 
+function pausedCondition(task: MaintenanceTask, running: number): ConditionInput {
+  const type = TASK_CONDITIONS.Paused;
+  if (!task.spec.paused)
+    return {
+      type,
+      status: "False",
+      reason: "NotPaused",
+      message: "Runs are admitted as their clusters allow",
+    };
+  return {
+    type,
+    status: "True",
+    reason: "Paused",
+    message:
+      running > 0
+        ? `spec.paused: no run is admitted; ${running} Running run(s) finish the step they are on, then wait`
+        : "spec.paused: no run is admitted",
+  };
+}
+
 export class MaintenanceTaskReconciler implements Reconciler {
   readonly #deps: TaskReconcilerDeps;
 
@@ -100,7 +120,8 @@ export class MaintenanceTaskReconciler implements Reconciler {
     const runKeys = new Set(deps.runs.byIndex(RUNS_BY_TASK, task.metadata.name ?? "").map(objectKey));
     // A cluster that matches after every run finished gets none: the task is done.
     const done = isTrue(task.status?.conditions, TASK_CONDITIONS.Complete);
-    if (done || !deps.registry.has(task.spec.task)) return runKeys;
+    // A cancelled task starts nothing: a run made now would only be cancelled.
+    if (done || task.spec.cancelled || !deps.registry.has(task.spec.task)) return runKeys;
     for (const cluster of clustersOf(task, deps.clusters)) {
       const run = desiredRun(task, cluster);
       const key = objectKey(run);
@@ -125,6 +146,7 @@ export class MaintenanceTaskReconciler implements Reconciler {
     const opts = { observedGeneration: generation, now: (deps.clock ?? (() => new Date()))() };
     let conditions = setCondition(task.status?.conditions, accepted(task, deps.registry, clusters), opts);
     conditions = setCondition(conditions, completion(byPhase, runs), opts);
+    conditions = setCondition(conditions, pausedCondition(task, byPhase.Running ?? 0), opts);
     const status: MaintenanceTaskStatus = {
       conditions,
       ...(generation === undefined ? {} : { observedGeneration: generation }),

@@ -5,6 +5,7 @@
  */
 import type { HCP_CLUSTER_STEPS, HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
 import type { MaintenanceStep, StepOutcome, TaskDefinition, TaskRegistry } from "./step.ts";
+import { upgradeControlPlane, type ControlPlaneUpgrades } from "./upgrade-task.ts";
 
 /** How often a step that waits on something outside the service (the JWKS, HyperShift) looks again. */
 const POLL_MS = 30_000;
@@ -123,6 +124,8 @@ export interface TaskOperations {
   signingKeys: SigningKeyRotation;
   /** Default hostedSigningKeyFromStatus. */
   hostedSigningKey?: HostedSigningKey;
+  /** Without it this process has no UpgradeControlPlane (its tasks say UnknownTask). */
+  controlPlane?: ControlPlaneUpgrades;
 }
 
 /** Every task type this version knows, with the operations its steps call. */
@@ -132,5 +135,6 @@ export function taskRegistry(ops: TaskOperations): TaskRegistry {
       "RotateServiceAccountSigningKey",
       rotateServiceAccountSigningKey(ops.signingKeys, ops.hostedSigningKey ?? hostedSigningKeyFromStatus),
     ],
+    ...(ops.controlPlane ? [["UpgradeControlPlane", upgradeControlPlane(ops.controlPlane)] as const] : []),
   ]);
 }

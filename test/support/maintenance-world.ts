@@ -58,6 +58,8 @@ export class MaintenanceWorld {
   now = new Date("2026-06-03T10:00:00Z"); // a Wednesday
   readonly clusters = new FakeLister<HcpCluster>();
   readonly runs = new FakeLister<MaintenanceRun>([], RUN_INDEXERS);
+  /** The runs' tasks, as run() made them: pause or cancel one with setTask. */
+  readonly tasks = new FakeLister<MaintenanceTask>();
   readonly writer = new GatedWriter();
   readonly events = new RecordingEvents();
   /** Outcomes per step, taken in order; a step with none left is done. An Error is thrown. */
@@ -87,6 +89,7 @@ export class MaintenanceWorld {
     this.reconciler = new MaintenanceRunReconciler({
       runs: this.runs,
       clusters: this.clusters,
+      maintenanceTasks: this.tasks,
       tasks: this.registry,
       admissions: new Admissions(this.runs),
       writer: this.writer,
@@ -115,6 +118,7 @@ export class MaintenanceWorld {
       metadata: { name: task, uid: `task-${task}` },
       spec: { task: "RotateServiceAccountSigningKey", clusters: { names: [] }, ...spec },
     };
+    if (!this.tasks.get("", task)) this.tasks.set(owner);
     const run = desiredRun(owner, cluster);
     run.metadata = {
       ...run.metadata,
@@ -124,6 +128,13 @@ export class MaintenanceWorld {
     };
     this.runs.set(run);
     return run;
+  }
+
+  /** Changes a task's mutable fields, as kubectl patch would. */
+  setTask(name: string, change: Pick<MaintenanceTaskSpec, "paused" | "cancelled">): void {
+    const task = this.tasks.get("", name);
+    if (!task) throw new Error(`no task ${name} in this world`);
+    this.tasks.set({ ...task, spec: { ...task.spec, ...change } });
   }
 
   reconcile(run: MaintenanceRun): Promise<Result> {

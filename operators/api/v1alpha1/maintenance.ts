@@ -76,6 +76,16 @@ export const MAINTENANCE_LABELS = {
   clusterNamespace: "hcp.aro.dev/cluster-namespace",
 } as const;
 
+/**
+ * On an HcpCluster whose spec.version.id an UpgradeControlPlane run raised, written in the same
+ * patch: which run ("namespace/name") and the id it replaced, so a re-run after a crash still
+ * says what it changed.
+ */
+export const MAINTENANCE_VERSION_ANNOTATIONS = {
+  askedBy: "hcp.aro.dev/version-asked-by",
+  replaced: "hcp.aro.dev/version-replaced",
+} as const;
+
 /** Held by the run actuator so that a deleted run leaves its admission in one place. */
 export const MAINTENANCE_RUN_FINALIZER = "hcp.aro.dev/maintenance-run";
 
