@@ -249,6 +249,27 @@ describe("the rollout reconciler", () => {
     expect([...world.server.keys()]).toEqual(["ro-wave-1", "ro-wave-2"]);
   });
 
+  it("goes past a wave whose clusters were all deleted before it made a run", async () => {
+    world.rollout();
+    await world.step();
+    const task = world.tasks.get("", "ro-wave-1")!;
+    const accepted = {
+      type: "Accepted",
+      status: "False",
+      reason: "NoClustersMatch",
+      message: "",
+      lastTransitionTime: "2026-06-01T00:00:00Z",
+    } as const;
+    world.tasks.set({
+      ...task,
+      metadata: { ...task.metadata, generation: 1 },
+      status: { observedGeneration: 1, conditions: [accepted] },
+    });
+    await world.step();
+    expect(world.members(2)).toEqual(["ns/c01", "ns/c02"]);
+    expect(world.status().waves?.[0]).toMatchObject({ state: "Succeeded", runs: {} });
+  });
+
   it("says a selector matching nothing is NoClustersMatch, naming spec.clusters.selector", async () => {
     world.rollout({ clusters: { selector: { matchLabels: { fleet: "nowhere" } } } });
     await world.step();

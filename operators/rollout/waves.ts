@@ -15,7 +15,7 @@ import {
   type Rollout,
   type RolloutWaveState,
 } from "../api/v1alpha1/index.ts";
-import { isTrue } from "../runtime/conditions.ts";
+import { getCondition, isTrue } from "../runtime/conditions.ts";
 import type { IndexFunc } from "../runtime/informer.ts";
 
 /** Wave tasks by the name of the Rollout that controls them. */
@@ -25,6 +25,18 @@ export const RUNS_BY_TASK = "rollout-runs-by-task";
 
 /** The MaintenanceTask condition that says every run of the task finished. */
 const TASK_COMPLETE = "Complete";
+/** The MaintenanceTask condition that says which clusters it matched. */
+const TASK_ACCEPTED = "Accepted";
+
+/** The task controller found none of the task's clusters (for the task's current generation). */
+function noneLeft(task: MaintenanceTask): boolean {
+  const accepted = getCondition(task.status?.conditions, TASK_ACCEPTED);
+  return (
+    accepted?.reason === "NoClustersMatch" &&
+    task.status?.observedGeneration !== undefined &&
+    task.status.observedGeneration === task.metadata.generation
+  );
+}
 
 const rolloutOwner = (t: MaintenanceTask): string | undefined =>
   t.metadata.ownerReferences?.find((o) => o.kind === ROLLOUT_KIND && o.controller)?.name;
@@ -133,8 +145,10 @@ export function observeWave(
   }
   failed.sort();
   const allFinished = runs.every((r) => FINISHED_RUN_PHASES.includes(r.status?.phase ?? "Pending"));
-  // Complete is the task controller's word that no run is still to be made; the cache's runs must agree.
-  const finished = isTrue(task.status?.conditions, TASK_COMPLETE) && allFinished;
+  // Complete is the task controller's word that no run is still to be made; the cache's runs must
+  // agree. A task whose clusters were all deleted before it made a run never completes: it is over.
+  const finished =
+    (isTrue(task.status?.conditions, TASK_COMPLETE) && allFinished) || (runs.length === 0 && noneLeft(task));
   const wave = { index, task, members: task.spec.clusters.names ?? [], runs: byPhase, failed, finished };
   return { ...wave, state: stateOf(wave, rules) };
 }
