@@ -1,9 +1,11 @@
 /**
  * MaintenanceTask and MaintenanceRun against the service cluster's real kube-apiserver: the CRDs
  * refuse an unknown task, a task naming its clusters both ways or neither, an empty selector,
- * notAfter before notBefore and a changed spec, each naming the field; the task controller makes
- * one run per matching cluster, owned by the task, and the garbage collector removes the runs
- * with the task (the actuator lets go of each).
+ * notAfter before notBefore and a changed spec, each naming the field; an UpgradeControlPlane
+ * without spec.release (or another task with one), and cancelled going back to false; the task
+ * controller makes one run per matching cluster, owned by the task, pausing the task holds its
+ * runs and cancelling it ends them, and the garbage collector removes the runs with the task (the
+ * actuator lets go of each); the upgrade's spec.version.id write is refused once the cluster changed.
  */
 import { load } from "js-yaml";
 import { readFile } from "node:fs/promises";
@@ -11,18 +13,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   HcpClusterResource,
   MAINTENANCE_LABELS,
+  MAINTENANCE_VERSION_ANNOTATIONS,
   MaintenanceRunResource,
   MaintenanceTaskResource,
   type HcpCluster,
   type MaintenanceRun,
   type MaintenanceTask,
   type MaintenanceTaskSpec,
+  type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { MaintenanceController } from "../../operators/maintenance/controller.ts";
 import type { TaskRegistry } from "../../operators/maintenance/step.ts";
+import { controlPlaneUpgrades } from "../../operators/maintenance/upgrade-task.ts";
+import { unavailableCatalog } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeApiError } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
+import { FakeLister } from "../support/lister.ts";
 import { clusterInfo } from "../support/region.ts";
 
 const client = clientFor("service");
@@ -115,7 +122,60 @@ describe("MaintenanceTask validation", () => {
         (e: unknown) => e,
       );
     expect(err).toBeInstanceOf(KubeApiError);
-    expect((err as KubeApiError).message).toContain("spec is immutable");
+    expect((err as KubeApiError).message).toContain("spec.urgency is immutable");
+  });
+});
+
+describe("UpgradeControlPlane, paused and cancelled", () => {
+  const upgrade = (extra: Record<string, unknown> = {}): MaintenanceTask =>
+    task({ task: "UpgradeControlPlane", release: { version: "4.19.10" }, ...extra });
+  const patchRefusal = async (name: string, spec: Record<string, unknown>): Promise<string> => {
+    const err = await client.mergePatch(MaintenanceTaskResource, { name }, { spec }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err, "the apiserver accepted the change").toBeInstanceOf(KubeApiError);
+    return (err as KubeApiError).message;
+  };
+
+  it("takes an upgrade with a release, and refuses one without, naming spec.release", async () => {
+    const created = await client.create(MaintenanceTaskResource, upgrade());
+    expect(created.spec.release).toEqual({ version: "4.19.10" });
+    expect(await refusal(task({ task: "UpgradeControlPlane" }))).toContain(
+      "spec.release is required when spec.task is UpgradeControlPlane",
+    );
+  });
+
+  it("refuses a release on another task, and a release that is not major.minor.patch", async () => {
+    expect(await refusal(task({ release: { version: "4.19.10" } }))).toContain(
+      "spec.release is only for spec.task UpgradeControlPlane",
+    );
+    for (const version of ["4.19", "latest", "4.19.10.1"])
+      expect(await refusal(upgrade({ release: { version } }))).toContain(
+        "spec.release.version must be a major.minor.patch release",
+      );
+  });
+
+  it("lets paused go both ways and cancelled only to true, keeping every other field", async () => {
+    const name = (await client.create(MaintenanceTaskResource, upgrade())).metadata.name ?? "";
+    const set = (spec: Record<string, unknown>) =>
+      client.mergePatch<MaintenanceTask>(MaintenanceTaskResource, { name }, { spec });
+    expect((await set({ paused: true })).spec.paused).toBe(true);
+    expect((await set({ paused: false })).spec.paused).toBe(false);
+    expect((await set({ cancelled: true })).spec.cancelled).toBe(true);
+    expect(await patchRefusal(name, { cancelled: false })).toContain(
+      "spec.cancelled cannot go back to false",
+    );
+    expect(await patchRefusal(name, { cancelled: null })).toContain("spec.cancelled cannot go back to false");
+    expect(await patchRefusal(name, { release: { version: "4.19.11" } })).toContain(
+      "spec.release is immutable",
+    );
+    expect(await patchRefusal(name, { notBefore: "2026-07-01T00:00:00Z" })).toContain(
+      "spec.notBefore is immutable",
+    );
+    expect(await patchRefusal(name, { clusters: { names: [`${ns.name}/b`] } })).toContain(
+      "spec.clusters is immutable",
+    );
   });
 });
 
@@ -191,6 +251,22 @@ describe("the task controller", () => {
         return accepted?.reason === "NoClustersMatch" && accepted.message.includes("spec.clusters.selector");
       });
 
+      // Paused: the waiting runs say so, and so does the task; cancelled: they end.
+      await client.mergePatch(MaintenanceTaskResource, { name: taskName }, { spec: { paused: true } });
+      await eventually("the runs to wait for the paused task", async () =>
+        (await runsOf()).every((r) =>
+          r.status?.conditions?.some((c) => c.type === "Progressing" && c.reason === "TaskPaused"),
+        ),
+      );
+      await eventually("the task to show Paused", async () => {
+        const t = await client.get<MaintenanceTask>(MaintenanceTaskResource, taskName);
+        return t.status?.conditions?.some((c) => c.type === "Paused" && c.status === "True") ?? false;
+      });
+      await client.mergePatch(MaintenanceTaskResource, { name: taskName }, { spec: { cancelled: true } });
+      await eventually("the cancelled task's runs to be Cancelled", async () =>
+        (await runsOf()).every((r) => r.status?.phase === "Cancelled"),
+      );
+
       await client.delete(MaintenanceTaskResource, { name: taskName });
       await eventually(
         "the garbage collector to remove the task's runs",
@@ -203,4 +279,37 @@ describe("the task controller", () => {
       clusters.stopAll();
     }
   }, 120_000);
+});
+
+describe("UpgradeControlPlane's write to the cluster", () => {
+  it("raises spec.version.id with the annotations, and writes nothing once the cluster changed", async () => {
+    const c = load(sampleText) as HcpCluster;
+    c.metadata = { name: "upgrade", namespace: ns.name };
+    c.spec.version.id = "4.19.7";
+    c.spec.dns.baseDomainPrefix = `mtup${counter++}`;
+    const created = await client.create(HcpClusterResource, c);
+    const ops = controlPlaneUpgrades({
+      client,
+      catalog: () => unavailableCatalog("not read here"),
+      nodePools: new FakeLister<NodePool>(),
+    });
+    const signal = new AbortController().signal;
+    // Someone else writes the cluster first: the read the step made is stale.
+    await client.mergePatch(
+      HcpClusterResource,
+      { name: "upgrade", namespace: ns.name },
+      { metadata: { labels: { touched: "yes" } } },
+    );
+    expect(await ops.askForVersion(created, "4.19.10", `${ns.name}/run`, signal)).toBe("changed");
+    const fresh = await client.get<HcpCluster>(HcpClusterResource, "upgrade", ns.name);
+    expect(fresh.spec.version.id).toBe("4.19.7");
+
+    expect(await ops.askForVersion(fresh, "4.19.10", `${ns.name}/run`, signal)).toBe("asked");
+    const raised = await client.get<HcpCluster>(HcpClusterResource, "upgrade", ns.name);
+    expect(raised.spec.version.id).toBe("4.19.10");
+    expect(raised.metadata.annotations).toMatchObject({
+      [MAINTENANCE_VERSION_ANNOTATIONS.askedBy]: `${ns.name}/run`,
+      [MAINTENANCE_VERSION_ANNOTATIONS.replaced]: "4.19.7",
+    });
+  });
 });
