@@ -2,10 +2,11 @@
  * The region's software on top of its infrastructure: on the service cluster the release catalog,
  * the ManagementCluster CRs, the parent DNS zone in the ARM emulator, the OIDC storage emulator
  * the cluster controller publishes issuers to, and the controllers
- * (maestro-server, cluster, node pool, management cluster); on each management cluster a
+ * (maestro-server, cluster, node pool, management cluster, maintenance); on each management cluster a
  * maestro-agent and the HyperShift simulator. Everything runs in this process, each controller
  * exactly as operators/main.ts would run it, so `npm run local` and the tests see one system. A
- * management cluster's agent can be stopped and started again alone (stopAgent, startAgent).
+ * management cluster's agent can be stopped and started again alone (stopAgent, startAgent), and
+ * so can the maintenance controller (stopMaintenance, startMaintenance).
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
@@ -15,7 +16,7 @@ import { ManagementClusterResource, type ManagementCluster } from "../../operato
 import { createBlobStore } from "../../operators/azure/blob.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
-import { ClusterController } from "../../operators/cluster/controller.ts";
+import { ClusterController, type ClusterControllerOptions } from "../../operators/cluster/controller.ts";
 import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
 import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
@@ -28,6 +29,8 @@ import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { ReleaseGraphController } from "../../operators/releasegraph/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
+import { MaintenanceController } from "../../operators/maintenance/controller.ts";
+import { taskRegistry } from "../../operators/maintenance/tasks.ts";
 import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
@@ -61,6 +64,8 @@ export interface StackOptions {
   simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
   /** How long the cluster controller leaves a user error (quota, permissions) before trying again. */
   userErrorRecheckMs?: number;
+  /** How long a rotated-out signing key still verifies (default: a year and a day). */
+  signingKeys?: ClusterControllerOptions["signingKeys"];
   /** The break-glass controller's clock and how long it keeps expired credentials (default: Date.now, a day). */
   breakglass?: { now?: () => number; expiredRetentionMs?: number };
   /**
@@ -88,6 +93,10 @@ export interface Stack {
   stopAgent(name: string): Promise<void>;
   /** Starts a fresh maestro-agent for a management cluster whose agent was stopped (a restart). */
   startAgent(name: string): void;
+  /** Stops the maintenance controller, as if the operators went away mid-step. */
+  stopMaintenance(): Promise<void>;
+  /** Starts a new maintenance controller (new queue, new admissions) after stopMaintenance. */
+  startMaintenance(): void;
   stop(): Promise<void>;
 }
 
@@ -240,18 +249,24 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
   });
   const runnables: Runnable[] = [server];
-  if (opts.lifecycleControllers !== false)
+  let maintenance: (() => MaintenanceController) | undefined;
+  if (opts.lifecycleControllers !== false) {
+    const clusterController = new ClusterController({
+      cluster: service,
+      namespace,
+      region,
+      parentZone,
+      infra,
+      oidc,
+      log,
+      userErrorRecheckMs: opts.userErrorRecheckMs,
+      signingKeys: opts.signingKeys,
+    });
+    // As operators/main.ts wires it: the rotation's steps act through the cluster controller.
+    const tasks = taskRegistry({ signingKeys: clusterController.signingKeyRotation });
+    maintenance = () => new MaintenanceController({ cluster: service, tasks, log });
     runnables.push(
-      new ClusterController({
-        cluster: service,
-        namespace,
-        region,
-        parentZone,
-        infra,
-        oidc,
-        log,
-        userErrorRecheckMs: opts.userErrorRecheckMs,
-      }),
+      clusterController,
       new NodePoolController({ cluster: service, namespace, region, log }),
       new ReleaseGraphController({ cluster: service, namespace, log }),
       new ExternalAuthController({ cluster: service, region, log }),
@@ -259,6 +274,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );
+  }
   const agents = new Map<string, () => MaestroAgent>();
   for (const m of opts.management) {
     const kc = new KubeConfig();
@@ -303,15 +319,34 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await agent.done;
   };
   for (const name of agents.keys()) startAgent(name);
+  let runningMaintenance: { stop: AbortController; done: Promise<void> } | undefined;
+  const startMaintenance = (): void => {
+    if (!maintenance) throw new Error("the stack runs no lifecycle controllers");
+    if (runningMaintenance) throw new Error("the maintenance controller runs already");
+    const controllerStop = new AbortController();
+    const done = maintenance()
+      .start(controllerStop.signal)
+      .catch((err: unknown) => log.error("the stack's maintenance controller stopped", err));
+    runningMaintenance = { stop: controllerStop, done };
+  };
+  const stopMaintenance = async (): Promise<void> => {
+    const current = runningMaintenance;
+    runningMaintenance = undefined;
+    current?.stop.abort();
+    await current?.done;
+  };
+  if (maintenance) startMaintenance();
   return {
     namespace,
     region,
     parentZone,
     stopAgent,
     startAgent,
+    stopMaintenance,
+    startMaintenance,
     async stop() {
       stop.abort();
-      await Promise.all([...running, ...[...runningAgents.keys()].map(stopAgent)]);
+      await Promise.all([...running, stopMaintenance(), ...[...runningAgents.keys()].map(stopAgent)]);
       await removeAdmission(service.client).catch((err: unknown) =>
         log.error("could not remove the admission policy", err),
       );
