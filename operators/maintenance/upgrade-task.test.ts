@@ -5,6 +5,7 @@ import {
   type HcpCluster,
   type MaintenanceRun,
 } from "../api/v1alpha1/index.ts";
+import { MaintenanceWorld } from "../../test/support/maintenance-world.ts";
 import { ReleaseCatalog, unavailableCatalog } from "../releases/catalog.ts";
 import type { PoolInput } from "../releases/plan.ts";
 import type { StepOutcome } from "./step.ts";
@@ -229,5 +230,65 @@ describe("asksForLess", () => {
     ["4.20", "4.19.10", false],
   ] as const)("%s for %s: %s", (id, target, less) => {
     expect(asksForLess(id, target)).toBe(less);
+  });
+});
+
+describe("an UpgradeControlPlane run through the actuator", () => {
+  it("checks, raises spec.version.id once, waits for the control plane and succeeds, one event per step", async () => {
+    let cluster = {
+      metadata: { name: "a", namespace: "ns", uid: "cluster-a", resourceVersion: "41", generation: 3 },
+      spec: { version: { id: "4.19.7", channelGroup: "stable" } },
+      status: { managementCluster: "mc-1", version: "4.19.7" },
+    } as unknown as HcpCluster;
+    const writes: string[] = [];
+    const upgrades: ControlPlaneUpgrades = {
+      catalog: () => CATALOG,
+      nodePools: () => [],
+      askForVersion: (c, id, by) => {
+        writes.push(`${c.metadata.resourceVersion ?? ""}:${id}`);
+        const annotations = {
+          [MAINTENANCE_VERSION_ANNOTATIONS.askedBy]: by,
+          [MAINTENANCE_VERSION_ANNOTATIONS.replaced]: c.spec.version.id,
+        };
+        cluster = {
+          ...c,
+          metadata: { ...c.metadata, resourceVersion: "42", generation: 4, annotations },
+          spec: { ...c.spec, version: { ...c.spec.version, id } },
+        };
+        return Promise.resolve("asked");
+      },
+    };
+    const w = new MaintenanceWorld(new Map([["UpgradeControlPlane", upgradeControlPlane(upgrades)]]));
+    w.clusters.set(cluster);
+    const r = w.run("cve", cluster, { task: "UpgradeControlPlane", release: { version: "4.19.10" } });
+    expect(r.spec.release).toEqual({ version: "4.19.10" });
+    // Each reconcile reads the cluster as its watch has it by then.
+    const watch = async (): Promise<void> => {
+      w.clusters.set(cluster);
+      await w.step(r);
+    };
+    await watch(); // admitted
+    await watch(); // CheckUpgradePath
+    await watch(); // AskForRelease writes
+    await watch(); // AskForRelease sees it
+    await watch(); // AwaitControlPlane waits
+    expect(writes).toEqual(["41:4.19.10"]);
+    expect(w.current(r).status?.steps?.map((s) => s.state)).toEqual(["Succeeded", "Succeeded", "Running"]);
+    expect(w.condition(r, "AskForRelease")?.message).toBe("Raised spec.version.id from 4.19.7 to 4.19.10");
+
+    cluster = { ...cluster, status: { ...cluster.status, version: "4.19.10" } };
+    await watch();
+    expect(w.phase(r)).toBe("Succeeded");
+    expect(w.events.reasons()).toEqual([
+      "Started",
+      "StepSucceeded",
+      "StepSucceeded",
+      "StepSucceeded",
+      "Succeeded",
+    ]);
+    // A re-run after a restart changes nothing twice.
+    w.restart();
+    await watch();
+    expect(writes).toHaveLength(1);
   });
 });

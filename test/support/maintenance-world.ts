@@ -70,7 +70,8 @@ export class MaintenanceWorld {
   #synced = 0;
   #uid = 0;
 
-  constructor() {
+  /** `registry`: real task definitions instead of the scripted task. */
+  constructor(registry?: TaskRegistry) {
     const step = (name: string): MaintenanceStep => ({
       name,
       execute: () => {
@@ -80,7 +81,7 @@ export class MaintenanceWorld {
         return Promise.resolve(next ?? { kind: "done", message: `${name} did its work` });
       },
     });
-    this.registry = new Map([["RotateServiceAccountSigningKey", { steps: STEPS.map(step) }]]);
+    this.registry = registry ?? new Map([["RotateServiceAccountSigningKey", { steps: STEPS.map(step) }]]);
     this.reconciler = this.restart();
   }
 
