@@ -44,6 +44,7 @@ import { NodePoolController } from "./nodepool/controller.ts";
 import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import { MaintenanceController } from "./maintenance/controller.ts";
+import { RolloutController } from "./rollout/controller.ts";
 import { taskRegistry } from "./maintenance/tasks.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
@@ -198,6 +199,7 @@ async function lifecycleControllers(
   return [
     clusterController,
     new MaintenanceController({ cluster: service, tasks, log }),
+    new RolloutController({ cluster: service, log }),
     new NodePoolController({ cluster: service, namespace, region, log }),
     new ReleaseGraphController({ cluster: service, namespace, log }),
     new ExternalAuthController({ cluster: service, region, log }),
