@@ -54,16 +54,17 @@ export function currentStep(run: MaintenanceRun): MaintenanceStepStatus | undefi
   );
 }
 
-/** What a run says about itself now: its step's message while Running, else why it is where it is. */
+/**
+ * What a run says about itself now: its step's message while Running, else why it is where it is
+ * (a failed run's Ready and Progressing say only "Failed": then its step says why).
+ */
 export function runMessage(run: MaintenanceRun): string {
   const conditions = run.status?.conditions;
-  if (run.status?.phase === "Running") {
-    const step = currentStep(run);
-    if (step?.message) return step.message;
-  }
+  const step = currentStep(run);
+  if (run.status?.phase === "Running" && step?.message) return step.message;
   const progressing = find(conditions, "Progressing");
   const ready = find(conditions, "Ready");
-  return progressing?.message || ready?.message || "";
+  return progressing?.message || ready?.message || step?.message || "";
 }
 
 function taskState(t: MaintenanceTask): string {

@@ -62,7 +62,11 @@ function stateLines(rollout: Rollout): Array<[string, string | undefined]> {
   const accepted = rollout.spec.proceedPastWave;
   return [
     ["Paused", paused?.status === "True" ? said(paused) : undefined],
-    ["Progressing", said(find(rollout.status?.conditions, "Progressing"))],
+    // While paused, Progressing repeats the Paused message.
+    [
+      "Progressing",
+      paused?.status === "True" ? undefined : said(find(rollout.status?.conditions, "Progressing")),
+    ],
     ["Aborted", rollout.spec.abort ? "true" : undefined],
     ["Failures accepted", accepted ? `waves 1-${accepted}` : undefined],
   ];
