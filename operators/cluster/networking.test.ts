@@ -11,6 +11,10 @@ import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
 import { hostedClusterWork } from "./hostedcluster.ts";
 import { runsWithoutIngress, VNET_INTEGRATION_INSTANCE } from "./networking.ts";
+import { newSigningKey } from "./oidc.ts";
+
+/** A real key: the work names its key ID on the signing key's Secret. */
+const signingKey = await newSigningKey();
 
 const release: Release = {
   version: "4.20.3",
@@ -36,7 +40,7 @@ function work(c: HcpCluster): Manifest[] {
     release,
     region,
     consumer: "mgmt-1",
-    oidc: { issuerURL: "https://oidc.example.com/t/c", signingKey: "key" },
+    oidc: { issuerURL: "https://oidc.example.com/t/c", signingKey },
   });
   return w.spec?.workload?.manifests ?? [];
 }
