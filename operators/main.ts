@@ -46,6 +46,9 @@ import { ExternalAuthController } from "./externalauth/controller.ts";
 import { MaintenanceController } from "./maintenance/controller.ts";
 import { RolloutController } from "./rollout/controller.ts";
 import { taskRegistry } from "./maintenance/tasks.ts";
+import { controlPlaneUpgrades } from "./maintenance/upgrade-task.ts";
+import { catalogSource } from "./releases/catalog.ts";
+import { NodePoolResource, type NodePool } from "./api/v1alpha1/index.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
@@ -195,7 +198,17 @@ async function lifecycleControllers(
   });
   // Maintenance steps act through the controllers that own what they change (a controller may
   // not import another; this file may): the signing-key rotation is the cluster controller's.
-  const tasks = taskRegistry({ signingKeys: clusterController.signingKeyRotation });
+  // UpgradeControlPlane reads the catalog and node pools from the caches the cluster controller
+  // starts (informers are shared by key).
+  const catalog = catalogSource(service, namespace);
+  const tasks = taskRegistry({
+    signingKeys: clusterController.signingKeyRotation,
+    controlPlane: controlPlaneUpgrades({
+      client: service.client,
+      catalog: () => catalog.current(),
+      nodePools: service.informer<NodePool>(NodePoolResource),
+    }),
+  });
   return [
     clusterController,
     new MaintenanceController({ cluster: service, tasks, log }),
