@@ -234,7 +234,7 @@ function addUpgrade(program: Command, io: Io): void {
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description(
-      "SRE tool for the hosted-control-plane region: reads the service cluster only (its one write: break-glass requests)",
+      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort)",
     )
     .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context (default: the current one)")

@@ -2,7 +2,7 @@
  * The alerts in config/monitoring hold together: every PrometheusRule the kustomization lists
  * loads; every alert has a severity, a summary, a description and a runbook_url naming a runbook
  * in config/monitoring/runbooks/ that exists, is about that alert and shows the `hcpctl` commands
- * to run (each a command, resource and flag hcpctl has); every metric an expression reads is one
+ * to run (each a command, subcommand or resource, and flag hcpctl's own program has); every metric an expression reads is one
  * the code under operators/ registers; and every expression parses: with promtool when there is
  * one (PROMTOOL, PATH, or hack/build-promtool.sh's cache), else a bracket check only.
  */
@@ -12,8 +12,11 @@ import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { Command } from "commander";
 import { dump, load } from "js-yaml";
 import { describe, expect, it } from "vitest";
+import { buildProgram } from "../../operators/hcpctl/cli.ts";
+import { plain } from "../../operators/hcpctl/paint.ts";
 import { resolveResource } from "../../operators/hcpctl/resources.ts";
 
 const exec = promisify(execFile);
@@ -135,6 +138,31 @@ function promtool(): string | undefined {
   return cached("promtool", "promtool");
 }
 
+/** hcpctl's commander program, as the bin builds it (nothing is run). */
+function hcpctlProgram(): Command {
+  const io = { stdout: process.stdout, stderr: process.stderr, paint: plain, now: Date.now };
+  return buildProgram({ ...io, signal: new AbortController().signal }, "hcpctl");
+}
+
+const flagsOf = (c: Command | undefined): string[] =>
+  (c?.options ?? []).flatMap((o) => [o.long, o.short]).filter((f): f is string => f !== undefined);
+
+/** The command of a runbook's line is hcpctl's, with its subcommand (or resource) and flags. */
+function expectHcpctlHas(program: Command, line: string, where: string): void {
+  const [, command = "", next = ""] = /hcpctl ([a-z-]+) ([a-z-]+)/.exec(line) ?? [];
+  const cmd = program.commands.find((c) => c.name() === command);
+  expect(cmd, where).toBeDefined();
+  const sub = cmd?.commands.find((c) => c.name() === next);
+  if (cmd?.commands.length) expect(sub, where).toBeDefined();
+  else {
+    const kind = command === "get" ? next : next === "cluster" ? "clusters" : next;
+    expect(() => resolveResource(kind), where).not.toThrow();
+  }
+  const known = [...flagsOf(program), ...flagsOf(cmd), ...flagsOf(sub)];
+  for (const flag of line.match(/(?<=\s)--?[a-zA-Z-]+/g) ?? [])
+    expect(known, `${where}: ${flag}`).toContain(flag);
+}
+
 describe("config/monitoring", () => {
   it("lists PrometheusRules that load, with at least one alert each", () => {
     for (const { file, doc } of ruleFiles()) {
@@ -172,18 +200,11 @@ describe("config/monitoring", () => {
   });
 
   it("shows only hcpctl commands, resources and flags hcpctl has", () => {
-    const cli = readFileSync(join(repo, "operators/hcpctl/cli.ts"), "utf8");
+    const program = hcpctlProgram();
     for (const file of readdirSync(runbooks)) {
       const text = readFileSync(join(runbooks, file), "utf8");
-      for (const line of text.split("\n").filter((l) => /(^|`|\s)hcpctl /.test(l))) {
-        const [, command = "", resource = ""] = /hcpctl ([a-z-]+) ([a-z-]+)/.exec(line) ?? [];
-        const where = `${file}: ${line.trim()}`;
-        expect(["get", "describe", "wait"], where).toContain(command);
-        const kind = command === "get" ? resource : resource === "cluster" ? "clusters" : resource;
-        expect(() => resolveResource(kind), where).not.toThrow();
-        for (const flag of line.match(/(?<=\s)--[a-z-]+/g) ?? [])
-          expect(cli, `${where}: ${flag}`).toContain(flag);
-      }
+      for (const line of text.split("\n").filter((l) => /(^|`|\s)hcpctl /.test(l)))
+        expectHcpctlHas(program, line, `${file}: ${line.trim()}`);
     }
   });
 
