@@ -48,7 +48,7 @@ const ctx = (now: string): StepContext => ({
 });
 
 describe("RotateServiceAccountSigningKey", () => {
-  it("begins, waits for the JWKS, switches, waits for the HostedCluster, keeps the old key until its tokens expire", async () => {
+  it("begins, waits for the JWKS, switches, waits for the HostedCluster, ends saying until when the old key stays published, dropping only expired keys", async () => {
     const rotation = new FakeRotation();
     const task = rotateServiceAccountSigningKey(rotation, {
       runsKey: (_c, kid) => kid === rotation.hostedKid,
@@ -61,7 +61,7 @@ describe("RotateServiceAccountSigningKey", () => {
       "BeginRotation",
       "PublishBothKeys",
       "SwitchSigningKey",
-      "RetirePreviousKey",
+      "ScheduleKeyRetirement",
     ]);
     expect(await run(begin!)).toMatchObject({ kind: "done" });
     // Run again after a crash: the next key exists, none is made again.
@@ -78,15 +78,20 @@ describe("RotateServiceAccountSigningKey", () => {
     // After the switch a re-run of the publish step does not wait on a next key that is now active.
     expect(await run(publish!)).toMatchObject({ kind: "done" });
 
+    // The run does not wait a year for the old key's tokens: it ends, naming the instant, and the
+    // old key stays in the keyring (the cluster controller drops it from the JWKS then).
     const early = await run(retire!, "2026-06-05T00:00:00Z");
     expect(early).toMatchObject({
-      kind: "waiting",
+      kind: "done",
       message: expect.stringContaining("2027-06-04T00:00:00.000Z"),
     });
-    expect(rotation.calls).not.toContain("retire");
-    expect(await run(retire!, "2027-06-04T00:00:00Z")).toMatchObject({ kind: "done" });
+    expect(rotation.state.retired.map((r) => r.kid)).toEqual(["k1"]);
+    // A later rotation's last step tidies keys whose tokens have all expired out of the keyring.
+    expect(await run(retire!, "2027-06-04T00:00:00Z")).toMatchObject({
+      kind: "done",
+      message: "No previous key is published any more",
+    });
     expect(rotation.state.retired).toEqual([]);
-    expect(await run(retire!, "2027-06-05T00:00:00Z")).toMatchObject({ kind: "done" });
   });
 });
 

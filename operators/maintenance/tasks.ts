@@ -102,18 +102,20 @@ export function rotateServiceAccountSigningKey(
       },
     },
     {
-      name: "RetirePreviousKey",
+      // The run ends here rather than waiting out the old key's verify-until (a year by default):
+      // a run holds its cluster, and a year-long run would hold every other task and rollout off
+      // it. The cluster controller drops the old key from the JWKS at that instant on its own
+      // (operators/cluster/phases.ts, reconcileOidcIssuer requeues for it).
+      name: "ScheduleKeyRetirement",
       async execute({ cluster, now, signal }) {
+        // Tidies retired keys of earlier rotations whose tokens have all expired out of the Secret.
+        await rotation.retireExpired(cluster, now, signal);
         const { retired } = await rotation.rotationState(cluster, signal);
         if (retired.length === 0) return done("No previous key is published any more");
         const until = new Date(Math.max(...retired.map((r) => r.verifyUntil.getTime())));
-        if (until > now)
-          return waiting(
-            `Keeping the previous public key until ${until.toISOString()}, when tokens it signed have expired`,
-            until.getTime() - now.getTime(),
-          );
-        await rotation.retireExpired(cluster, now, signal);
-        return done("Retired the previous public key");
+        return done(
+          `The previous public key stays in the JWKS until ${until.toISOString()}, when tokens it signed have expired; the cluster controller removes it then`,
+        );
       },
     },
   ];
