@@ -12,7 +12,12 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
-import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
+import {
+  ManagementClusterResource,
+  NodePoolResource,
+  type ManagementCluster,
+  type NodePool,
+} from "../../operators/api/v1alpha1/index.ts";
 import { createBlobStore } from "../../operators/azure/blob.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
@@ -31,7 +36,9 @@ import { ExternalAuthController } from "../../operators/externalauth/controller.
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
 import { MaintenanceController } from "../../operators/maintenance/controller.ts";
 import { taskRegistry } from "../../operators/maintenance/tasks.ts";
-import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
+import { controlPlaneUpgrades } from "../../operators/maintenance/upgrade-task.ts";
+import { RolloutController } from "../../operators/rollout/controller.ts";
+import { CATALOG_KEY, catalogSource, configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
@@ -263,7 +270,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       signingKeys: opts.signingKeys,
     });
     // As operators/main.ts wires it: the rotation's steps act through the cluster controller.
-    const tasks = taskRegistry({ signingKeys: clusterController.signingKeyRotation });
+    const catalog = catalogSource(service, namespace);
+    const tasks = taskRegistry({
+      signingKeys: clusterController.signingKeyRotation,
+      controlPlane: controlPlaneUpgrades({
+        client: service.client,
+        catalog: () => catalog.current(),
+        nodePools: service.informer<NodePool>(NodePoolResource),
+      }),
+    });
     maintenance = () => new MaintenanceController({ cluster: service, tasks, log });
     runnables.push(
       clusterController,
@@ -272,6 +287,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       new ExternalAuthController({ cluster: service, region, log }),
       new BreakglassController({ cluster: service, region, namespace, log, ...opts.breakglass }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
+      new RolloutController({ cluster: service, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );
   }
