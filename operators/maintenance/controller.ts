@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   HcpClusterResource,
+  MAINTENANCE_CONCURRENCY,
   MaintenanceRunResource,
   MaintenanceTaskResource,
   type HcpCluster,
@@ -16,7 +17,7 @@ import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller, type Request } from "../runtime/controller.ts";
 import { EventRecorder } from "../runtime/events.ts";
-import type { Informer } from "../runtime/informer.ts";
+import type { Informer, Lister } from "../runtime/informer.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
@@ -24,6 +25,7 @@ import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
 import { Admissions } from "./admission.ts";
 import { registerMaintenanceGauges } from "./metrics.ts";
 import { MaintenanceRunReconciler } from "./run-reconcile.ts";
+import { RUN_CONDITIONS } from "./run-status.ts";
 import { RUNS_BY_CLUSTER, RUNS_BY_TASK, RUN_INDEXERS, clusterKey, isFinished } from "./runs.ts";
 import type { TaskRegistry } from "./step.ts";
 import { MaintenanceTaskReconciler } from "./task-reconcile.ts";
@@ -54,6 +56,45 @@ function signingKeyMoved(a: HcpCluster, b: HcpCluster): boolean {
     !isDeepStrictEqual(a.status?.serviceAccountSigningKey, b.status?.serviceAccountSigningKey) ||
     availableOf(a) !== availableOf(b)
   );
+}
+
+/** What UpgradeControlPlane's steps wait on (upgrade-task.ts): the version asked, run and judged. */
+function versionMoved(a: HcpCluster, b: HcpCluster): boolean {
+  const valid = (c: HcpCluster) => c.status?.conditions?.find((x) => x.type === "ValidVersion");
+  return (
+    a.spec.version.id !== b.spec.version.id ||
+    a.status?.version !== b.status?.version ||
+    !isDeepStrictEqual(valid(a), valid(b))
+  );
+}
+
+const busyReason = (r: MaintenanceRun): string | undefined =>
+  r.status?.conditions?.find((c) => c.type === RUN_CONDITIONS.Progressing)?.reason;
+
+/**
+ * A run that leaves Running frees a slot of its task on its management cluster: the oldest runs of
+ * that task waiting there are looked at now rather than at their admission retry. As many as the
+ * task allows at once there, so a wave of a thousand is not woken whole for one slot.
+ */
+function nextInLine(
+  finished: MaintenanceRun,
+  runs: Lister<MaintenanceRun>,
+  clusters: Lister<HcpCluster>,
+): MaintenanceRun[] {
+  const where = finished.status?.managementCluster;
+  if (!where || !isFinished(finished)) return [];
+  const slots = finished.spec.maxConcurrentPerManagementCluster ?? MAINTENANCE_CONCURRENCY.default;
+  return runs
+    .byIndex(RUNS_BY_TASK, finished.spec.task)
+    .filter(
+      (r) =>
+        !isFinished(r) &&
+        r.status?.phase !== "Running" &&
+        busyReason(r) === "ManagementClusterBusy" &&
+        clusters.get(r.metadata.namespace ?? "", r.spec.clusterRef.name)?.status?.managementCluster === where,
+    )
+    .sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""))
+    .slice(0, slots);
 }
 
 export class MaintenanceController implements Runnable {
@@ -132,11 +173,14 @@ export class MaintenanceController implements Runnable {
       (a, b) => a.spec.paused !== b.spec.paused || a.spec.cancelled !== b.spec.cancelled,
     );
     // A run that finishes frees its cluster for the next; a cluster's window, placement or
-    // deletion moves its runs, and so does what a step waits on (signingKeyMoved).
+    // deletion moves its runs, and so does what a step waits on (signingKeyMoved, versionMoved).
     enqueueMapped(
       runs,
       runController,
-      (r) => runsOfCluster(r.metadata.namespace ?? "", r.spec.clusterRef.name),
+      (r) => [
+        ...runsOfCluster(r.metadata.namespace ?? "", r.spec.clusterRef.name),
+        ...nextInLine(r, runs, clusters).map(toReq),
+      ],
       phaseMoved,
     );
     enqueueMapped(
@@ -147,7 +191,8 @@ export class MaintenanceController implements Runnable {
         a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
         a.status?.managementCluster !== b.status?.managementCluster ||
         !isDeepStrictEqual(a.spec.maintenance, b.spec.maintenance) ||
-        signingKeyMoved(a, b),
+        signingKeyMoved(a, b) ||
+        versionMoved(a, b),
     );
     registerMaintenanceGauges(runs);
     this.#controllers = [taskController, runController];
