@@ -31,6 +31,7 @@ export const LAYERS = {
   managementcluster: "controller",
   monitor: "controller",
   nodepool: "controller",
+  orphansweep: "controller",
   releasegraph: "controller",
   rollout: "controller",
   hcpctl: "cli",

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { withMark } from "./actions.ts";
+import { decide, markedSince } from "./decide.ts";
+import { clusterOwner, ORPHANED_SINCE_TAG } from "./inventory.ts";
+
+const LIVE = "11111111-2222-4333-8444-555555555555";
+const GONE = "99999999-2222-4333-8444-555555555555";
+const HOUR = 3_600_000;
+const now = new Date("2026-11-28T12:00:00Z");
+const live = new Set([LIVE]);
+
+const owned = (id: string, tags: Record<string, string> = {}) => ({
+  owner: { id, cluster: "ns/c" },
+  tags: { "hcp.aro.dev_owner": id, ...tags },
+});
+const markedAt = (iso: string) => ({ [ORPHANED_SINCE_TAG]: iso });
+
+describe("decide", () => {
+  it.each([
+    ["a live owner, unmarked", owned(LIVE), { action: "keep" }],
+    ["a live owner, marked", owned(LIVE, markedAt("2026-11-27T00:00:00Z")), { action: "unmark" }],
+    ["no owner, unmarked", owned(GONE), { action: "mark" }],
+    ["no owner, an unreadable mark", owned(GONE, markedAt("yesterday")), { action: "mark" }],
+    [
+      "no owner, marked within the grace",
+      owned(GONE, markedAt("2026-11-28T11:00:00Z")),
+      {
+        action: "wait",
+        since: new Date("2026-11-28T11:00:00Z"),
+        deleteAfter: new Date("2026-11-28T13:00:00Z"),
+      },
+    ],
+    [
+      "no owner, marked exactly the grace ago",
+      owned(GONE, markedAt("2026-11-28T10:00:00Z")),
+      { action: "delete", since: new Date("2026-11-28T10:00:00Z") },
+    ],
+    [
+      "no owner, a mark from a clock ahead",
+      owned(GONE, markedAt("2026-11-28T13:00:00Z")),
+      {
+        action: "wait",
+        since: new Date("2026-11-28T13:00:00Z"),
+        deleteAfter: new Date("2026-11-28T15:00:00Z"),
+      },
+    ],
+  ])("%s", (_, resource, verdict) => {
+    expect(decide(resource, live, now, 2 * HOUR)).toEqual(verdict);
+  });
+
+  it("reads the mark's key case-insensitively, as ARM compares tag names", () => {
+    const r = owned(GONE, { "HCP.ARO.DEV_ORPHANED-SINCE": "2026-11-28T09:00:00Z" });
+    expect(decide(r, live, now, 2 * HOUR)).toEqual({
+      action: "delete",
+      since: new Date("2026-11-28T09:00:00Z"),
+    });
+  });
+});
+
+describe("withMark", () => {
+  it("sets the mark keeping other tags, and removes it (any case) keeping them too", () => {
+    const tags = { "hcp.aro.dev_owner": GONE, team: "a" };
+    const marked = withMark(tags, now);
+    expect(marked).toEqual({ ...tags, [ORPHANED_SINCE_TAG]: "2026-11-28T12:00:00.000Z" });
+    expect(markedSince({ tags: marked })).toEqual(now);
+    expect(withMark({ ...tags, "HCP.aro.dev_Orphaned-Since": "x" }, undefined)).toEqual(tags);
+  });
+});
+
+describe("clusterOwner", () => {
+  it("is a cluster's only when the owner tag holds a Kubernetes UID", () => {
+    expect(clusterOwner({ "hcp.aro.dev_owner": LIVE, "hcp.aro.dev_cluster": "ns/c" })).toEqual({
+      id: LIVE,
+      cluster: "ns/c",
+    });
+    expect(
+      clusterOwner({ "hcp.aro.dev_owner": "hcp-service", "hcp.aro.dev_cluster": "region" }),
+    ).toBeUndefined();
+    expect(clusterOwner({ team: "a" })).toBeUndefined();
+    expect(clusterOwner(undefined)).toBeUndefined();
+  });
+});
