@@ -22,6 +22,7 @@
  *   --oidc-container-url <url>     the blob container behind it (the OIDC storage account's $web)
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   --breakglass-retention-seconds <n>  how long an expired break-glass credential stays (default 86400)
+ *   --orphan-grace-seconds <n>     how long an orphaned Azure resource stays marked before deletion (default 86400)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { hostname } from "node:os";
@@ -45,6 +46,7 @@ import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import { MaintenanceController } from "./maintenance/controller.ts";
 import { RolloutController } from "./rollout/controller.ts";
+import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
 import { taskRegistry } from "./maintenance/tasks.ts";
 import { controlPlaneUpgrades } from "./maintenance/upgrade-task.ts";
 import { catalogSource } from "./releases/catalog.ts";
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
       "oidc-container-url": { type: "string" },
       "oidc-storage-ca": { type: "string" },
       "breakglass-retention-seconds": { type: "string", default: "86400" },
+      "orphan-grace-seconds": { type: "string", default: "86400" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -140,6 +143,7 @@ interface LifecycleFlags {
   "oidc-container-url"?: string;
   "oidc-storage-ca"?: string;
   "breakglass-retention-seconds": string;
+  "orphan-grace-seconds": string;
 }
 
 /**
@@ -225,6 +229,14 @@ async function lifecycleControllers(
     }),
     new ManagementClusterController({ cluster: service, agents, log }),
     new RegionMonitor({ cluster: service, agents }),
+    new OrphanSweep({
+      cluster: service,
+      azure,
+      parentZone,
+      namespace,
+      graceMs: graceFromFlag("--orphan-grace-seconds", values["orphan-grace-seconds"]),
+      log,
+    }),
   ];
 }
 
