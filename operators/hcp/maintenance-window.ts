@@ -56,7 +56,26 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
-function wallClock(instant: Date, timeZone: string): WallClock {
+/**
+ * Wall clocks already worked out, by zone and minute (the formatter shows no seconds and zone
+ * offsets are whole minutes): formatToParts is the costly part of a window decision, and a
+ * fleet's runs ask about the same few zones, start times and current minute again and again.
+ */
+const wallClocks = new Map<string, Readonly<WallClock>>();
+const WALL_CLOCKS_KEPT = 4096;
+
+function wallClock(instant: Date, timeZone: string): Readonly<WallClock> {
+  const key = `${timeZone} ${Math.floor(instant.getTime() / 60_000)}`;
+  let known = wallClocks.get(key);
+  if (known === undefined) {
+    if (wallClocks.size >= WALL_CLOCKS_KEPT) wallClocks.clear();
+    known = Object.freeze(formatWallClock(instant, timeZone));
+    wallClocks.set(key, known);
+  }
+  return known;
+}
+
+function formatWallClock(instant: Date, timeZone: string): WallClock {
   const parts: Record<string, string> = {};
   for (const p of formatterFor(timeZone).formatToParts(instant)) parts[p.type] = p.value;
   return {
@@ -130,24 +149,34 @@ function windowOpenAt(spec: MaintenanceSpec, at: Date): { open: boolean; closesA
 /** How far ahead a next opening is sought: past the longest freeze and a week of windows. */
 const LOOKAHEAD_DAYS = 40;
 
-function nextOpening(spec: MaintenanceSpec, now: Date): Date | undefined {
-  const tz = spec.timeZone ?? "UTC";
-  const candidates: Date[] = (spec.freezes ?? []).map((f) => new Date(Date.parse(f.end)));
-  const today = wallClock(now, tz);
-  for (let k = 0; k <= LOOKAHEAD_DAYS; k++) {
-    const date = new Date(Date.UTC(today.year, today.month - 1, today.day + k));
-    const weekday = (date.getUTCDay() + 6) % 7;
-    for (const w of spec.windows ?? []) {
-      if (!w.days.some((d) => WEEKDAYS.indexOf(d) === weekday)) continue;
-      const start = minuteOfDay(w.start) ?? 0;
-      const day = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
-      candidates.push(instantOf(tz, day, start));
-    }
-  }
+/** The earliest of `candidates` after `now` at which work may begin. */
+function earliestOpen(spec: MaintenanceSpec, now: Date, candidates: Date[]): Date | undefined {
   return candidates
     .filter((c) => c.getTime() > now.getTime())
     .sort((a, b) => a.getTime() - b.getTime())
     .find((c) => windowOpenAt(spec, c).open && frozenAt(spec, c) === undefined);
+}
+
+function nextOpening(spec: MaintenanceSpec, now: Date): Date | undefined {
+  const tz = spec.timeZone ?? "UTC";
+  const freezeEnds = (spec.freezes ?? []).map((f) => new Date(Date.parse(f.end)));
+  const today = wallClock(now, tz);
+  // Day by day, stopping at the first day with an opening: a window start on a later local day is
+  // later, and each start costs time-zone arithmetic (10,000 waiting runs look this up).
+  for (let k = 0; k <= LOOKAHEAD_DAYS; k++) {
+    const date = new Date(Date.UTC(today.year, today.month - 1, today.day + k));
+    const weekday = (date.getUTCDay() + 6) % 7;
+    const starts: Date[] = [];
+    for (const w of spec.windows ?? []) {
+      if (!w.days.some((d) => WEEKDAYS.indexOf(d) === weekday)) continue;
+      const start = minuteOfDay(w.start) ?? 0;
+      const day = { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
+      starts.push(instantOf(tz, day, start));
+    }
+    const opening = earliestOpen(spec, now, starts);
+    if (opening !== undefined) return earliestOpen(spec, now, [...freezeEnds, opening]);
+  }
+  return earliestOpen(spec, now, freezeEnds);
 }
 
 const iso = (d: Date): string => d.toISOString().replace(/\.000Z$/, "Z");
