@@ -69,6 +69,8 @@ export interface ClusterControllerOptions {
   userErrorRecheckMs?: number;
   /** How long a rotated-out signing key still verifies (signing-key-rotation.ts has the defaults and why). */
   signingKeys?: Pick<SigningKeyRotationOptions, "maxTokenLifetimeMs" | "rolloutAllowanceMs">;
+  /** The template revision works are built from (default WORK_TEMPLATE_REVISION; tests move it). */
+  workTemplateRevision?: () => number;
   log?: Logger;
 }
 
@@ -162,6 +164,7 @@ export class ClusterController implements Runnable {
       writer: new Applier(client, CLUSTER_CONTROLLER),
       events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
       userErrorRecheckMs: opts.userErrorRecheckMs,
+      workTemplateRevision: opts.workTemplateRevision,
     });
     this.#controller = new Controller({
       name: CLUSTER_CONTROLLER,

@@ -8,7 +8,7 @@
  * and a restart converge.
  */
 import { createHash } from "node:crypto";
-import type { ManagementCluster } from "../api/v1alpha1/index.ts";
+import { EXTERNAL_AUTHS_ANNOTATION, type ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import {
   appliedSigningKeyId,
@@ -31,13 +31,28 @@ import {
   reconcileResourceGroup,
 } from "./azure-phases.ts";
 import { azureStep, recordStep, RetryableStepError, stepReady } from "./azure-step.ts";
-import { carriedKeys, lagsBehind, planKeys, wantedKey, writtenOf, type KeyPlan } from "./etcd-encryption.ts";
+import {
+  carriedKeys,
+  ETCD_KEYS_ANNOTATION,
+  lagsBehind,
+  planKeys,
+  wantedKey,
+  writtenOf,
+  type KeyPlan,
+} from "./etcd-encryption.ts";
 import { hostedClusterWork, SIGNING_KEY_SECRET_NAME } from "./hostedcluster.ts";
 import type { InfraResult } from "./infrastructure.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import { keyId, nextRetirementInMs, publishedJwks, type SigningKeyring } from "./signing-keyring.ts";
 import { place as choosePlacement } from "./placement.ts";
-import { clusterWork, externalAuthsOf, type ClusterScope } from "./scope.ts";
+import { clusterWork, externalAuthsOf, templateRevision, type ClusterScope } from "./scope.ts";
+import {
+  inputsDigest,
+  templateAnnotations,
+  templateHold,
+  workRevisionOf,
+  workTemplateStatus,
+} from "./work-template.ts";
 import { CONDITIONS } from "./status.ts";
 import { resolveVersion } from "./version.ts";
 
@@ -219,6 +234,41 @@ function etcdKeyPlan(scope: ClusterScope, current: ManifestWorkObject | undefine
   return planKeys(wanted, carriedKeys(current), report);
 }
 
+/** What the work is built from besides the template (work-template.ts WorkInputs), as a digest. */
+function workInputsDigest(scope: ClusterScope, annotations: Record<string, string>): string {
+  const { cluster, release, consumer, signingKey } = scope;
+  return inputsDigest({
+    generation: cluster.metadata.generation ?? 0,
+    release: { version: release?.version ?? "", image: release?.image ?? "" },
+    consumer: consumer ?? "",
+    signingKeyId: signingKey ? keyId(signingKey) : "",
+    externalAuths: annotations[EXTERNAL_AUTHS_ANNOTATION] ?? "",
+    etcdKeys: annotations[ETCD_KEYS_ANNOTATION] ?? "",
+  });
+}
+
+/**
+ * The desired work stamped with the template revision and its inputs' digest, or undefined when
+ * it is held: built from an older template while its cluster did not change (work-template.ts).
+ */
+function stampTemplate(
+  scope: ClusterScope,
+  desired: ManifestWork,
+  current: ManifestWorkObject | undefined,
+): ManifestWork | undefined {
+  const revision = templateRevision(scope);
+  const annotations = desired.metadata.annotations ?? {};
+  const digest = workInputsDigest(scope, annotations);
+  const decision = templateHold({ stored: current, cluster: scope.cluster, digest, revision });
+  if (!decision.write) {
+    scope.facts.workTemplate = workTemplateStatus(decision.workRevision, revision);
+    return undefined;
+  }
+  if (current) scope.facts.workTemplate = workTemplateStatus(workRevisionOf(current), revision);
+  const stamped = { ...annotations, ...templateAnnotations(revision, digest) };
+  return { ...desired, metadata: { ...desired.metadata, annotations: stamped } };
+}
+
 /** Applies the HostedCluster's work when it differs from this controller's last apply. */
 export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   const { cluster, facts, release, consumer, deps, signingKey } = scope;
@@ -243,10 +293,13 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
     externalAuths: externalAuthsCarried(externalAuthsOf(scope)),
     etcdKeys: keys.keys,
   });
-  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, desired, current, {
+  const stamped = stampTemplate(scope, desired, current);
+  if (!stamped) return {};
+  scope.appliedWork = await deps.writer.applyIfChanged<ManifestWork>(ManifestWorkResource, stamped, current, {
     signal,
   });
   if (!scope.appliedWork) return {};
+  facts.workTemplate = workTemplateStatus(workRevisionOf(scope.appliedWork), templateRevision(scope));
   scope.memory.worksWritten.set(cluster.metadata.uid ?? "", writtenOf(scope.appliedWork));
   failpoint("cluster/after-work-applied");
   const work = `${consumer}/${facts.names.workName}`;

@@ -30,10 +30,14 @@ import {
 } from "./scope.ts";
 import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
 
-/** Events for every condition's transitions but Progressing, which restates the steps; an install told by its failures and its end. */
+/**
+ * Events for every condition's transitions but Progressing, which restates the steps, and
+ * WorkTemplateCurrent, which every cluster changes at an operators upgrade (the RefreshWorkTemplate
+ * run tells each rewrite); an install told by its failures and its end.
+ */
 export const CLUSTER_EVENTS: TransitionPolicy = {
   negative: [CONDITIONS.Degraded, CONDITIONS.VersionEndOfLife],
-  quiet: [CONDITIONS.Progressing],
+  quiet: [CONDITIONS.Progressing, CONDITIONS.WorkTemplateCurrent],
   install: { ready: CONDITIONS.Ready, steps: STEP_CONDITIONS },
 };
 

@@ -3,7 +3,13 @@
  * a reconcile (user-error holds, placements not yet visible), and the scope the phases fill in.
  * Each scope field says which phase sets it; status.ts reads only `facts`.
  */
-import type { ExternalAuth, HcpCluster, ManagementCluster, NodePool } from "../api/v1alpha1/index.ts";
+import {
+  WORK_TEMPLATE_REVISION,
+  type ExternalAuth,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { clusterNames, type RegionSettings } from "../api/v1alpha1/clusternames.ts";
 import { isClusterWork } from "./wakes.ts";
@@ -58,6 +64,8 @@ export interface ClusterReconcilerDeps {
   infraRecheckMs?: number;
   /** Rechecks begun per second in one Azure subscription, after a burst (RecheckBudget). */
   infraRecheckBudget?: { perSecond: number; burst: number };
+  /** The template revision works are built from (default WORK_TEMPLATE_REVISION; tests move it). */
+  workTemplateRevision?: () => number;
 }
 
 /** A placement made here, with the cluster it is for (to see when the informer shows it). */
@@ -158,6 +166,10 @@ function publicAddressOf(cluster: HcpCluster): Pick<ClusterInfraSpec, "publicIpN
 
 export function infraRecheckMs(scope: ClusterScope): number {
   return scope.deps.infraRecheckMs ?? INFRA_RECHECK_MS;
+}
+
+export function templateRevision(scope: ClusterScope): number {
+  return scope.deps.workTemplateRevision?.() ?? WORK_TEMPLATE_REVISION;
 }
 
 export function recheckMs(scope: ClusterScope): number {

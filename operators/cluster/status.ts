@@ -12,6 +12,7 @@ import {
   type HcpClusterAzureStatus,
   type HcpClusterSigningKeyStatus,
   type HcpClusterStatus,
+  type HcpClusterWorkTemplateStatus,
   type Phase,
 } from "../api/v1alpha1/index.ts";
 import type { HostedClusterReport } from "../api/v1alpha1/feedback.ts";
@@ -28,6 +29,7 @@ import {
 } from "../hcp/steps.ts";
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 import { ingressTypeOf } from "./networking.ts";
+import { workTemplateCondition } from "./work-template.ts";
 
 export const CONDITIONS = {
   Ready: "Ready",
@@ -48,6 +50,8 @@ export const CONDITIONS = {
   VersionEndOfLife: "VersionEndOfLife",
   /** True while disruptive work the service starts on its own waits for a maintenance window (not a step). */
   MaintenanceDeferred: "MaintenanceDeferred",
+  /** False while the work waits for a RefreshWorkTemplate run to take a newer template (not a step). */
+  WorkTemplateCurrent: "WorkTemplateCurrent",
   Deleting: "Deleting",
   Paused: "Paused",
 } as const;
@@ -92,6 +96,8 @@ export interface ClusterFacts {
    * on the management cluster (observeHostedCluster); status keeps what it said of the others.
    */
   signingKeys?: HcpClusterSigningKeyStatus;
+  /** The work's template revision and the current one, when applyWork looked (work-template.ts). */
+  workTemplate?: HcpClusterWorkTemplateStatus;
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -183,10 +189,11 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
 
 /**
  * How settings that are not steps stand: the customer's etcd key (a rotation holds nothing up),
- * the end of life of the release that runs (it keeps running).
+ * the end of life of the release that runs (it keeps running), the work's template revision.
  */
 function settingConditions(facts: ClusterFacts): ConditionInput[] {
-  return [facts.etcdEncryption, facts.versionEndOfLife, maintenanceCondition(facts)].filter(
+  const template = facts.workTemplate ? workTemplateCondition(facts.workTemplate) : undefined;
+  return [facts.etcdEncryption, facts.versionEndOfLife, maintenanceCondition(facts), template].filter(
     (c) => c !== undefined,
   );
 }
@@ -314,7 +321,14 @@ export function composeStatus(
     ...observedFields(facts),
     ...azureFields(facts),
     ...signingKeyFields(facts),
+    ...workTemplateFields(facts),
   };
+}
+
+/** The work's template revision from this reconcile, else what the status said (a held work's evidence). */
+function workTemplateFields(facts: ClusterFacts): Pick<HcpClusterStatus, "workTemplate"> {
+  const workTemplate = facts.workTemplate ?? facts.cluster.status?.workTemplate;
+  return workTemplate ? { workTemplate } : {};
 }
 
 /** Each key ID from this reconcile, else what the status said: a rotation's evidence (maintenance). */

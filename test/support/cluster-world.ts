@@ -78,6 +78,7 @@ export function world(
     pools?: NodePool[];
     works?: ManifestWork[];
     budget?: { perSecond: number; burst: number };
+    workTemplateRevision?: () => number;
   } = {},
 ) {
   let now = 1_000_000;
@@ -108,6 +109,7 @@ export function world(
       events,
       userErrorRecheckMs: RECHECK_MS,
       ...(opts.budget && { infraRecheckBudget: opts.budget }),
+      ...(opts.workTemplateRevision && { workTemplateRevision: opts.workTemplateRevision }),
     },
     () => now,
   );

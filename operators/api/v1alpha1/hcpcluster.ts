@@ -280,6 +280,14 @@ export interface HcpClusterStatus {
   azure?: HcpClusterAzureStatus;
   /** The service-account signing keys by key ID: held, published, and applied on the management cluster. */
   serviceAccountSigningKey?: HcpClusterSigningKeyStatus;
+  /** The template revision the cluster's work was built from, and the one this service builds now. */
+  workTemplate?: HcpClusterWorkTemplateStatus;
+}
+
+/** WORK_TEMPLATE_REVISION as the cluster's work carries it and as the cluster controller has it. */
+export interface HcpClusterWorkTemplateStatus {
+  workRevision: number;
+  currentRevision: number;
 }
 
 /** Key IDs (the `kid` a token carries) of the cluster's service-account signing keys. */

@@ -43,7 +43,11 @@ export interface MaintenanceSpec {
 }
 
 /** The task types this version knows; the CRD's enum refuses any other. */
-export const MAINTENANCE_TASK_TYPES = ["RotateServiceAccountSigningKey", "UpgradeControlPlane"] as const;
+export const MAINTENANCE_TASK_TYPES = [
+  "RotateServiceAccountSigningKey",
+  "UpgradeControlPlane",
+  "RefreshWorkTemplate",
+] as const;
 export type MaintenanceTaskType = (typeof MAINTENANCE_TASK_TYPES)[number];
 
 /** Normal work waits for the cluster's windows and freezes; Urgent (an SRE's call) does not. */
@@ -85,6 +89,32 @@ export const MAINTENANCE_VERSION_ANNOTATIONS = {
   askedBy: "hcp.aro.dev/version-asked-by",
   replaced: "hcp.aro.dev/version-replaced",
 } as const;
+
+/**
+ * The revision of the template the cluster controller builds a cluster's ManifestWork from.
+ * Bump it by hand in the same change that makes the rendering produce a different work from an
+ * unchanged cluster (a new field, a label, a default): works built from an older revision are then
+ * held (the cluster's WorkTemplateCurrent False) until a RefreshWorkTemplate maintenance run lets
+ * them be written, at the rate a task or rollout allows, instead of every work at once at start.
+ * A change of the cluster itself (its spec, release, signing key, ExternalAuths) writes at once.
+ */
+export const WORK_TEMPLATE_REVISION = 1;
+
+/**
+ * On a cluster's ManifestWork: the template revision it was built from, and a digest of what it
+ * was built from (operators/cluster/work-template.ts), so that a work differing only by the
+ * template can be told from one whose cluster changed.
+ */
+export const WORK_TEMPLATE_ANNOTATIONS = {
+  revision: "hcp.aro.dev/template-revision",
+  inputs: "hcp.aro.dev/template-inputs",
+} as const;
+
+/**
+ * On an HcpCluster: the highest template revision its work may be rewritten to while only the
+ * template moved. Set by a RefreshWorkTemplate run (a guarded merge patch).
+ */
+export const WORK_TEMPLATE_ALLOWED_ANNOTATION = "hcp.aro.dev/work-template-allowed";
 
 /** Held by the run actuator so that a deleted run leaves its admission in one place. */
 export const MAINTENANCE_RUN_FINALIZER = "hcp.aro.dev/maintenance-run";
