@@ -49,6 +49,7 @@ import { RolloutController } from "./rollout/controller.ts";
 import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
 import { taskRegistry } from "./maintenance/tasks.ts";
 import { controlPlaneUpgrades } from "./maintenance/upgrade-task.ts";
+import { workTemplateRefresh } from "./maintenance/refresh-task.ts";
 import { catalogSource } from "./releases/catalog.ts";
 import { NodePoolResource, type NodePool } from "./api/v1alpha1/index.ts";
 import type { Cluster } from "./runtime/clusters.ts";
@@ -212,6 +213,7 @@ async function lifecycleControllers(
       catalog: () => catalog.current(),
       nodePools: service.informer<NodePool>(NodePoolResource),
     }),
+    workTemplates: workTemplateRefresh({ client: service.client }),
   });
   return [
     clusterController,

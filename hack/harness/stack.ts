@@ -37,6 +37,7 @@ import { BreakglassController } from "../../operators/breakglass/controller.ts";
 import { MaintenanceController } from "../../operators/maintenance/controller.ts";
 import { taskRegistry } from "../../operators/maintenance/tasks.ts";
 import { controlPlaneUpgrades } from "../../operators/maintenance/upgrade-task.ts";
+import { workTemplateRefresh } from "../../operators/maintenance/refresh-task.ts";
 import { RolloutController } from "../../operators/rollout/controller.ts";
 import { CATALOG_KEY, catalogSource, configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
@@ -73,6 +74,8 @@ export interface StackOptions {
   userErrorRecheckMs?: number;
   /** How long a rotated-out signing key still verifies (default: a year and a day). */
   signingKeys?: ClusterControllerOptions["signingKeys"];
+  /** The work template revision the cluster controller builds and RefreshWorkTemplate raises to (default the constant). */
+  workTemplateRevision?: () => number;
   /** The break-glass controller's clock and how long it keeps expired credentials (default: Date.now, a day). */
   breakglass?: { now?: () => number; expiredRetentionMs?: number };
   /**
@@ -268,6 +271,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log,
       userErrorRecheckMs: opts.userErrorRecheckMs,
       signingKeys: opts.signingKeys,
+      workTemplateRevision: opts.workTemplateRevision,
     });
     // As operators/main.ts wires it: the rotation's steps act through the cluster controller.
     const catalog = catalogSource(service, namespace);
@@ -278,6 +282,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         catalog: () => catalog.current(),
         nodePools: service.informer<NodePool>(NodePoolResource),
       }),
+      workTemplates: workTemplateRefresh({ client: service.client, revision: opts.workTemplateRevision }),
     });
     maintenance = () => new MaintenanceController({ cluster: service, tasks, log });
     runnables.push(

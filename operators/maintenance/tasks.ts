@@ -5,6 +5,7 @@
  */
 import type { HCP_CLUSTER_STEPS, HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
 import type { MaintenanceStep, StepOutcome, TaskDefinition, TaskRegistry } from "./step.ts";
+import { refreshWorkTemplate, type WorkTemplateRefresh } from "./refresh-task.ts";
 import { upgradeControlPlane, type ControlPlaneUpgrades } from "./upgrade-task.ts";
 
 /** How often a step that waits on something outside the service (the JWKS, HyperShift) looks again. */
@@ -128,6 +129,8 @@ export interface TaskOperations {
   hostedSigningKey?: HostedSigningKey;
   /** Without it this process has no UpgradeControlPlane (its tasks say UnknownTask). */
   controlPlane?: ControlPlaneUpgrades;
+  /** Without it this process has no RefreshWorkTemplate (its tasks say UnknownTask). */
+  workTemplates?: WorkTemplateRefresh;
 }
 
 /** Every task type this version knows, with the operations its steps call. */
@@ -138,5 +141,6 @@ export function taskRegistry(ops: TaskOperations): TaskRegistry {
       rotateServiceAccountSigningKey(ops.signingKeys, ops.hostedSigningKey ?? hostedSigningKeyFromStatus),
     ],
     ...(ops.controlPlane ? [["UpgradeControlPlane", upgradeControlPlane(ops.controlPlane)] as const] : []),
+    ...(ops.workTemplates ? [["RefreshWorkTemplate", refreshWorkTemplate(ops.workTemplates)] as const] : []),
   ]);
 }

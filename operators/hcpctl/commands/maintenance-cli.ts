@@ -65,7 +65,7 @@ export function addMaintenance(program: Command, io: Io): void {
     });
   mt.command("run")
     .description("create a MaintenanceTask: TYPE over the clusters named or selected")
-    .argument("<type>", "RotateServiceAccountSigningKey or UpgradeControlPlane")
+    .argument("<type>", "RotateServiceAccountSigningKey, UpgradeControlPlane or RefreshWorkTemplate")
     .option("--clusters <list>", "HcpClusters as namespace/name, comma-separated")
     .option("--selector <labels>", "HcpClusters in every namespace with these labels, k=v,k2=v2")
     .option("--release <version>", "UpgradeControlPlane: the release, such as 4.19.10")
