@@ -22,7 +22,14 @@ import type { Runnable } from "../runtime/manager.ts";
 import { metricsRegistry } from "../runtime/metrics.ts";
 import { deleteOwnedResource, withMark, writeTags } from "./actions.ts";
 import { decide } from "./decide.ts";
-import { DELETION_ORDER, listOwned, type OwnedResource, type ParentZoneRef } from "./inventory.ts";
+import {
+  DELETION_ORDER,
+  groupHoldsRegionZone,
+  listOwned,
+  regionOwners,
+  type OwnedResource,
+  type ParentZoneRef,
+} from "./inventory.ts";
 import { SweepReport, sweepMetrics, type ReportEntry, type SweepMetrics } from "./report.ts";
 
 /** How long a resource stays marked before it is deleted: a day for a human to notice. */
@@ -67,6 +74,17 @@ interface Tally {
   marked: number;
   unmarked: number;
   deleted: number;
+}
+
+/** What one sweep knows while it goes through the resources. */
+interface SweepState {
+  live: ReadonlySet<string>;
+  /** Owners shown to be this region's clusters (regionOwners, and groups found holding their zone). */
+  ours: Set<string>;
+  /** Owners with a deletion that failed or is still running: their other resources wait a sweep. */
+  blocked: Set<string>;
+  now: Date;
+  tally: Tally;
 }
 
 export class OrphanSweep implements Runnable {
@@ -133,10 +151,12 @@ export class OrphanSweep implements Runnable {
     await this.#report.ensure(signal);
     const now = this.#now();
     const tally: Tally = { marked: 0, unmarked: 0, deleted: 0 };
+    const ours = regionOwners(inventory.found, this.#parentZone);
+    const state: SweepState = { live, ours, blocked: new Set(), now, tally };
     const orphans: ReportEntry[] = [];
     for (const r of byDeletionOrder(inventory.found)) {
       try {
-        const entry = await this.#handle(r, { live, now, tally }, signal);
+        const entry = await this.#handle(r, state, signal);
         if (entry) orphans.push(entry);
       } catch (err) {
         if (signal?.aborted) throw err;
@@ -150,13 +170,16 @@ export class OrphanSweep implements Runnable {
     return { decided: true, orphans, ...tally };
   }
 
-  async #handle(
-    r: OwnedResource,
-    at: { live: ReadonlySet<string>; now: Date; tally: Tally },
-    signal?: AbortSignal,
-  ): Promise<ReportEntry | undefined> {
+  async #handle(r: OwnedResource, at: SweepState, signal?: AbortSignal): Promise<ReportEntry | undefined> {
     const { now, tally } = at;
     const verdict = decide(r, at.live, now, this.#graceMs);
+    if (verdict.action !== "keep" && verdict.action !== "unmark" && !(await this.#ours(r, at, signal))) {
+      this.#log.debug("Leaving a resource of an unknown cluster alone: no sign it is this region's", {
+        resource: r.id,
+        owner: r.owner.id,
+      });
+      return undefined;
+    }
     switch (verdict.action) {
       case "keep":
         return undefined;
@@ -176,8 +199,21 @@ export class OrphanSweep implements Runnable {
       case "wait":
         return { resource: r, state: "marked", since: verdict.since, deleteAfter: verdict.deleteAfter };
       case "delete":
-        return this.#delete(r, { since: verdict.since, tally }, signal);
+        return this.#delete(r, { ...at, since: verdict.since }, signal);
     }
+  }
+
+  /**
+   * Whether the owner is one of this region's clusters: its delegation is in the parent zone or its
+   * zone is under it; for a group, a zone under the parent zone in it. A cluster of another region
+   * sharing the subscription is in no cache here, and is never this sweep's to touch.
+   */
+  async #ours(r: OwnedResource, at: SweepState, signal?: AbortSignal): Promise<boolean> {
+    if (at.ours.has(r.owner.id)) return true;
+    if (r.kind !== "ResourceGroup" || !(await groupHoldsRegionZone(this.#azure, r, this.#parentZone, signal)))
+      return false;
+    at.ours.add(r.owner.id);
+    return true;
   }
 
   async #unmark(r: OwnedResource, signal?: AbortSignal): Promise<void> {
@@ -189,16 +225,22 @@ export class OrphanSweep implements Runnable {
 
   async #delete(
     r: OwnedResource,
-    at: { since: Date; tally: Tally },
+    at: SweepState & { since: Date },
     signal?: AbortSignal,
   ): Promise<ReportEntry | undefined> {
-    const entry = (problem: string): ReportEntry => ({
-      resource: r,
-      state: "deleting",
-      since: at.since,
-      deleteAfter: new Date(at.since.getTime() + this.#graceMs),
-      problem,
-    });
+    const entry = (problem: string): ReportEntry => {
+      // What comes after it (its IP, its zone: the sign it is this region's) waits for the next sweep.
+      at.blocked.add(r.owner.id);
+      return {
+        resource: r,
+        state: "deleting",
+        since: at.since,
+        deleteAfter: new Date(at.since.getTime() + this.#graceMs),
+        problem,
+      };
+    };
+    if (at.blocked.has(r.owner.id))
+      return entry("waits for another resource of the same cluster to be deleted first");
     const owner = await this.#ownerExists(r, signal);
     if (owner === undefined) return entry("its cluster tag names no HcpCluster to check; not deleted");
     if (owner) {

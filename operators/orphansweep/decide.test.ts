@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { withMark } from "./actions.ts";
 import { decide, markedSince } from "./decide.ts";
-import { clusterOwner, ORPHANED_SINCE_TAG } from "./inventory.ts";
+import {
+  clusterOwner,
+  ORPHANED_SINCE_TAG,
+  regionOwners,
+  underParentZone,
+  type OwnedResource,
+} from "./inventory.ts";
 
 const LIVE = "11111111-2222-4333-8444-555555555555";
 const GONE = "99999999-2222-4333-8444-555555555555";
@@ -78,5 +84,31 @@ describe("clusterOwner", () => {
     ).toBeUndefined();
     expect(clusterOwner({ team: "a" })).toBeUndefined();
     expect(clusterOwner(undefined)).toBeUndefined();
+  });
+});
+
+describe("regionOwners", () => {
+  const parentZone = { subscriptionId: "s", resourceGroup: "g", name: "hcp.example.com" };
+  const item = (kind: OwnedResource["kind"], name: string, id: string): OwnedResource => ({
+    kind,
+    id: name,
+    subscriptionId: "s",
+    resourceGroup: "g",
+    name,
+    tags: {},
+    owner: { id, cluster: "ns/c" },
+  });
+
+  it("are the owners of a delegation in the parent zone or of a zone under it, nothing else", () => {
+    const found = [
+      item("DnsRecordSet", "a", "delegated"),
+      item("DnsZone", "b.HCP.example.com.", "zoned"),
+      item("DnsZone", "c.westus3.example.org", "elsewhere"),
+      item("DnsZone", "hcp.example.com", "the-parent-itself"),
+      item("DnsZone", "xhcp.example.com", "a-sibling"),
+      item("ResourceGroup", "rg", "grouped"),
+    ];
+    expect([...regionOwners(found, parentZone)].sort()).toEqual(["delegated", "zoned"]);
+    expect(underParentZone("a.b.hcp.example.com", parentZone)).toBe(true);
   });
 });

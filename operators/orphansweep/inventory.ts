@@ -74,6 +74,37 @@ export function clusterOwner(tags: Record<string, string> | undefined): Owner | 
   return { id, cluster: tagOf(tags, CLUSTER_TAG) ?? "" };
 }
 
+/** Whether a zone is a child of the parent zone: a zone of one of this region's clusters. */
+export function underParentZone(zone: string, parentZone: ParentZoneRef): boolean {
+  const name = zone.toLowerCase().replace(/\.$/, "");
+  return name.endsWith(`.${parentZone.name.toLowerCase().replace(/\.$/, "")}`);
+}
+
+/**
+ * The owners the listing shows to be this region's clusters: only this region writes delegations
+ * into its parent zone and names zones under it. Another region's clusters may share a
+ * subscription (and a location) with ours; their owners are in no region's cache but their own.
+ */
+export function regionOwners(found: readonly OwnedResource[], parentZone: ParentZoneRef): Set<string> {
+  const evidence = found.filter(
+    (r) => r.kind === "DnsRecordSet" || (r.kind === "DnsZone" && underParentZone(r.name, parentZone)),
+  );
+  return new Set(evidence.map((r) => r.owner.id));
+}
+
+/** Whether an owned group holds a zone under the parent zone, owned by the group's owner. */
+export async function groupHoldsRegionZone(
+  azure: AzureClients,
+  group: OwnedResource,
+  parentZone: ParentZoneRef,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const zones = azure.dns(group.subscriptionId).zones;
+  for await (const z of zones.listByResourceGroup(group.resourceGroup, { abortSignal: signal }))
+    if (underParentZone(z.name ?? "", parentZone) && clusterOwner(z.tags)?.id === group.owner.id) return true;
+  return false;
+}
+
 const NETWORK_KINDS: Record<string, OrphanKind> = {
   "microsoft.network/publicipaddresses": "PublicIp",
   "microsoft.network/loadbalancers": "LoadBalancer",

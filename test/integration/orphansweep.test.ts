@@ -61,8 +61,11 @@ const T0 = clock;
 /** The cluster that exists, and one whose resources were marked while the cache had not seen it. */
 let live: Owner;
 let back: Owner;
-/** A cluster that never existed here: its resources are orphans. */
+/** Clusters that never existed here: their resources are orphans. */
 const gone: Owner = { id: randomUUID(), cluster: "" };
+const goneToo: Owner = { id: randomUUID(), cluster: "" };
+/** Another region's cluster in the same subscription: in no cache here, and not this region's. */
+const elsewhere: Owner = { id: randomUUID(), cluster: "elsewhere/c" };
 
 async function makeCluster(name: string): Promise<Owner> {
   const c = load(
@@ -151,6 +154,7 @@ beforeAll(async () => {
   live = await makeCluster("live");
   back = await makeCluster("back");
   gone.cluster = `${ns.name}/gone`;
+  goneToo.cluster = `${ns.name}/gone-too`;
   clusters.add("service", { path: clusterInfo("service").kubeconfigPath });
 
   // The region's own parent zone and group, owned by the service (not a cluster).
@@ -184,6 +188,15 @@ beforeAll(async () => {
   ] as const) {
     await ensureResourceGroup(azure, { subscriptionId: sub, name: `${name}-rg`, location, owner });
     await delegation(owner, name);
+  }
+  // A gone cluster with no delegation left, its zone (under the parent zone) in its group; another
+  // region's cluster with its group and zone (under that region's parent zone).
+  for (const [owner, name, zoneName] of [
+    [goneToo, "gone-too-rg", `gonetoo.${parentZone.name}`],
+    [elsewhere, "elsewhere-rg", "c.westus3.example.org"],
+  ] as const) {
+    await ensureResourceGroup(azure, { subscriptionId: sub, name, location, owner });
+    await ensureDnsZone(azure, { subscriptionId: sub, resourceGroup: name, zoneName, owner });
   }
   // The gone cluster's ingress in a group the user named (not ours): each resource tagged on its own.
   const network = azure.network(sub);
@@ -231,24 +244,25 @@ describe("the Azure orphan sweep", () => {
   const registry = new Registry();
   const first = (): OrphanSweep => firstSweep ?? (firstSweep = newSweep(registry));
   let firstSweep: OrphanSweep | undefined;
-  const orphans = ["gone-rg", "gone-ip", "gone-lb"];
+  const orphans = ["gone-rg", "gone-ip", "gone-lb", "gone-too-rg"];
 
   it("marks the orphans, deletes nothing, clears the mark of an owner that exists, and reports each", async () => {
     const sweep = first();
     await eventually("the HcpCluster cache to sync", () => clusters.get("service").hasSynced());
     const result = await decided(sweep);
-    expect(result).toMatchObject({ marked: 4, unmarked: 1, deleted: 0 });
+    expect(result).toMatchObject({ marked: 5, unmarked: 1, deleted: 0 });
     for (const name of orphans) expect(tagsOf(name)?.[ORPHANED_SINCE_TAG]).toBe(T0.toISOString());
     expect(tagsOf("gone", "/NS")?.[ORPHANED_SINCE_TAG]).toBe(T0.toISOString());
     // Live clusters' resources: never marked; the back cluster's mark is gone.
     for (const [name, type] of [["live-rg"], ["back-rg"], ["live", "/NS"], ["back", "/NS"]] as const)
       expect(tagsOf(name, type)).not.toHaveProperty(ORPHANED_SINCE_TAG);
-    expect(await reasons()).toEqual([...Array<string>(4).fill("OrphanFound"), "OrphanOwnerFound"]);
+    expect(tagsOf("elsewhere-rg")).not.toHaveProperty(ORPHANED_SINCE_TAG);
+    expect(await reasons()).toEqual([...Array<string>(5).fill("OrphanFound"), "OrphanOwnerFound"]);
     const { orphans: text, summary } = await report();
-    expect(summary).toBe("4 orphaned Azure resources: 4 marked, 0 deleting");
-    expect(text?.split("\n")).toHaveLength(4);
+    expect(summary).toBe("5 orphaned Azure resources: 5 marked, 0 deleting");
+    expect(text?.split("\n")).toHaveLength(5);
     expect(text).toContain(`cluster=${gone.cluster} uid=${gone.id} state=marked since=${T0.toISOString()}`);
-    expect(await metric(registry, "hcp_azure_orphans", { state: "marked" })).toBe(4);
+    expect(await metric(registry, "hcp_azure_orphans", { state: "marked" })).toBe(5);
     expect(await metric(registry, "hcp_azure_orphans", { kind: "DnsRecordSet", state: "marked" })).toBe(1);
   });
 
@@ -257,10 +271,10 @@ describe("the Azure orphan sweep", () => {
     emu.clearRequests();
     const result = await decided(first());
     expect(result).toMatchObject({ marked: 0, unmarked: 0, deleted: 0 });
-    expect(result.orphans).toHaveLength(4);
+    expect(result.orphans).toHaveLength(5);
     expect(emu.requests(writes)).toEqual([]);
     for (const name of orphans) expect(found(name)).toBeDefined();
-    expect(await reasons()).toEqual([...Array<string>(4).fill("OrphanFound"), "OrphanOwnerFound"]);
+    expect(await reasons()).toEqual([...Array<string>(5).fill("OrphanFound"), "OrphanOwnerFound"]);
   });
 
   it("deletes them after it, in a sweep that starts afresh (the mark is on the resource), and nothing else", async () => {
@@ -268,8 +282,9 @@ describe("the Azure orphan sweep", () => {
     emu.clearRequests();
     const after = new Registry();
     const result = await decided(newSweep(after));
-    expect(result).toMatchObject({ marked: 0, unmarked: 0, deleted: 4 });
+    expect(result).toMatchObject({ marked: 0, unmarked: 0, deleted: 5 });
     for (const name of orphans) expect(found(name)).toBeUndefined();
+    expect(found(`gonetoo.${parentZone.name}`)).toBeUndefined();
     expect(found("gone", "/NS")).toBeUndefined();
     // The load balancer went before the public IP it used.
     const deletes = emu.requests({ method: "DELETE" }).map((r) => r.path.toLowerCase());
@@ -287,17 +302,20 @@ describe("the Azure orphan sweep", () => {
       "theirs-ip",
       "their-rg",
       "byo-rg",
+      "elsewhere-rg",
+      "c.westus3.example.org",
     ])
       expect(found(name)).toBeDefined();
+    expect(tagsOf("elsewhere-rg")).not.toHaveProperty(ORPHANED_SINCE_TAG);
     expect(tagsOf("their-rg")).toEqual({ team: "a" });
     expect(tagsOf("theirs-ip")).toEqual({});
     expect(tagsOf("live", "/NS")).not.toHaveProperty(ORPHANED_SINCE_TAG);
-    expect((await reasons()).filter((r) => r === "OrphanDeleted")).toHaveLength(4);
+    expect((await reasons()).filter((r) => r === "OrphanDeleted")).toHaveLength(5);
     expect(await report()).toEqual({
       summary: "0 orphaned Azure resources: 0 marked, 0 deleting",
       orphans: "",
     });
-    expect(await metric(after, "hcp_azure_orphans_deleted_total", {})).toBe(4);
+    expect(await metric(after, "hcp_azure_orphans_deleted_total", {})).toBe(5);
     expect(await metric(after, "hcp_azure_orphans", {})).toBe(0);
   });
 });
