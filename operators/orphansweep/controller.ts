@@ -259,7 +259,14 @@ export class OrphanSweep implements Runnable {
       return entry(why);
     }
     if (!outcome.done) return entry(outcome.reason);
-    if (outcome.value !== "deleted") return undefined;
+    if (outcome.value !== "deleted") {
+      // Gone already, or its owner tag changed since the listing: nothing of ours to delete.
+      this.#log.info("Orphan not deleted: it is gone or no longer this owner's", {
+        resource: r.id,
+        found: outcome.value,
+      });
+      return undefined;
+    }
     at.tally.deleted++;
     this.#metrics.deleted(r.kind);
     const message = `Deleted ${describe(r)} of HcpCluster ${ownerName(r)}, orphaned since ${at.since.toISOString()}`;
