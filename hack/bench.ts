@@ -5,6 +5,8 @@
  *  - workqueue: add/get/done throughput with dedup, one process;
  *  - lifecycle: N clusters with a node pool each created, a restart, deleted; each component a
  *    process of its own; a raw-client floor (hack/bench/lifecycle.ts, its flags there);
+ *  - maintenance: every MaintenanceRun decided at 10,000 clusters and the heap the maintenance
+ *    controller adds; a rollout over 1,000 clusters (hack/bench/maintenance.ts, its flags there);
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
  *  - frontend: ARM frontend PUT and GET, open loop at 200/s for 60 s, beside a raw HcpCluster create
  *    and get at the same rate (hack/bench-frontend.ts, its flags there).
@@ -18,6 +20,7 @@ import { startRegion } from "./harness/region.ts";
 import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { transportScenario } from "./bench-maestro.ts";
 import { lifecycleScenario } from "./bench/lifecycle.ts";
+import { maintenanceScenario } from "./bench/maintenance.ts";
 import { frontendScenario } from "./bench-frontend.ts";
 import {
   percentile,
@@ -80,6 +83,7 @@ const figuresOnly = (run: () => Promise<Figure[]>) => async (): Promise<Scenario
 const scenarios: Record<string, Scenario> = {
   frontend: frontendScenario,
   lifecycle: lifecycleScenario,
+  maintenance: maintenanceScenario,
   transport: transportScenario,
   workqueue: {
     describe: "workqueue add/get/done throughput",
