@@ -259,7 +259,8 @@ function stampTemplate(
   const revision = templateRevision(scope);
   const annotations = desired.metadata.annotations ?? {};
   const digest = workInputsDigest(scope, annotations);
-  const decision = templateHold({ stored: current, cluster: scope.cluster, digest, revision });
+  const signingKeyId = scope.signingKey ? keyId(scope.signingKey) : "";
+  const decision = templateHold({ stored: current, cluster: scope.cluster, digest, revision, signingKeyId });
   if (!decision.write) {
     scope.facts.workTemplate = workTemplateStatus(decision.workRevision, revision);
     return undefined;

@@ -25,8 +25,8 @@ const stamped = (revision: number, digest: string) =>
     [WORK_TEMPLATE_ANNOTATIONS.inputs]: digest,
   });
 
-function reconciled(c: HcpCluster, observedGeneration: number): HcpCluster {
-  return { ...c, status: { ...c.status, observedGeneration } };
+function reconciled(c: HcpCluster, observedGeneration: number, appliedKeyId = "kid-1"): HcpCluster {
+  return { ...c, status: { ...c.status, observedGeneration, serviceAccountSigningKey: { appliedKeyId } } };
 }
 
 describe("templateHold", () => {
@@ -66,13 +66,21 @@ describe("templateHold", () => {
       { write: false, workRevision: 0 },
     ],
     [
+      "a work from before revisions, its signing key switched since",
+      storedWork(undefined),
+      reconciled(c, 1, "kid-0"),
+      { write: true, why: "ClusterChanged" },
+    ],
+    [
       "a work from before revisions, its cluster changed since",
       storedWork(undefined),
       reconciled({ ...c, metadata: { ...c.metadata, generation: 2 } }, 1),
       { write: true, why: "ClusterChanged" },
     ],
   ])("%s", (_name, stored, cl, expected) => {
-    expect(templateHold({ stored, cluster: cl, digest: "d", revision: 2 })).toEqual(expected);
+    expect(templateHold({ stored, cluster: cl, digest: "d", revision: 2, signingKeyId: "kid-1" })).toEqual(
+      expected,
+    );
   });
 
   it("words the condition truly both ways", () => {

@@ -81,6 +81,8 @@ export interface HoldInput {
   digest: string;
   /** The revision this controller builds. */
   revision: number;
+  /** The ID of the signing key the work would carry now. */
+  signingKeyId: string;
 }
 
 export type HoldDecision =
@@ -88,21 +90,32 @@ export type HoldDecision =
   | { write: false; workRevision: number };
 
 /**
+ * For a work from before digests were recorded: the cluster's status says its current generation
+ * was reconciled (so its work was written for this spec) and the management cluster carries the
+ * signing key the work would carry (a rotation's switch is not held).
+ */
+function unchangedSinceLegacyWork(cluster: HcpCluster, signingKeyId: string): boolean {
+  const status = cluster.status;
+  return (
+    status?.observedGeneration === cluster.metadata.generation &&
+    status?.serviceAccountSigningKey?.appliedKeyId === signingKeyId
+  );
+}
+
+/**
  * Whether the work may be written now. Held only when all of these hold: a work exists, it was
  * built from an older revision, no RefreshWorkTemplate run allowed the current one, and its
- * cluster did not change since (the same inputs digest; for a work from before digests were
- * recorded, the cluster's status says its current generation was reconciled, i.e. written).
+ * cluster did not change since (the same inputs digest, or unchangedSinceLegacyWork).
  */
-export function templateHold({ stored, cluster, digest, revision }: HoldInput): HoldDecision {
+export function templateHold(input: HoldInput): HoldDecision {
+  const { stored, cluster, digest, revision } = input;
   if (!stored) return { write: true, why: "NoWork" };
   const workRevision = workRevisionOf(stored);
   if (workRevision >= revision) return { write: true, why: "Current" };
   if (allowedRevisionOf(cluster) >= revision) return { write: true, why: "Allowed" };
   const recorded = stored.metadata.annotations?.[WORK_TEMPLATE_ANNOTATIONS.inputs];
   const unchanged =
-    recorded !== undefined
-      ? recorded === digest
-      : cluster.status?.observedGeneration === cluster.metadata.generation;
+    recorded !== undefined ? recorded === digest : unchangedSinceLegacyWork(cluster, input.signingKeyId);
   return unchanged ? { write: false, workRevision } : { write: true, why: "ClusterChanged" };
 }
 
