@@ -173,7 +173,7 @@ export class MaintenanceController implements Runnable {
       (a, b) => a.spec.paused !== b.spec.paused || a.spec.cancelled !== b.spec.cancelled,
     );
     // A run that finishes frees its cluster for the next; a cluster's window, placement or
-    // deletion moves its runs, and so does what a step waits on (signingKeyMoved, versionMoved).
+    // deletion moves its runs, and so does what a step waits on (signingKeyMoved, versionMoved, the work's template revision).
     enqueueMapped(
       runs,
       runController,
@@ -192,7 +192,8 @@ export class MaintenanceController implements Runnable {
         a.status?.managementCluster !== b.status?.managementCluster ||
         !isDeepStrictEqual(a.spec.maintenance, b.spec.maintenance) ||
         signingKeyMoved(a, b) ||
-        versionMoved(a, b),
+        versionMoved(a, b) ||
+        !isDeepStrictEqual(a.status?.workTemplate, b.status?.workTemplate),
     );
     registerMaintenanceGauges(runs);
     this.#controllers = [taskController, runController];
