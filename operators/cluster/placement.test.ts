@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ManagementCluster } from "../api/v1alpha1/index.ts";
-import { matchesSelector, mayMakeRoom, place } from "./placement.ts";
+import { mayMakeRoom, place } from "./placement.ts";
 
 function mc(
   name: string,
@@ -74,22 +74,6 @@ describe("place", () => {
     );
     expect(fullMessage).toMatch(/characters in all\]\); the cluster is placed when room appears$/);
     expect(fullMessage.length).toBeLessThan(1200);
-  });
-});
-
-describe("matchesSelector", () => {
-  it("evaluates expressions", () => {
-    const labels = { zone: "1", tier: "standard" };
-    expect(
-      matchesSelector(labels, { matchExpressions: [{ key: "zone", operator: "In", values: ["1", "2"] }] }),
-    ).toBe(true);
-    expect(
-      matchesSelector(labels, { matchExpressions: [{ key: "zone", operator: "NotIn", values: ["1"] }] }),
-    ).toBe(false);
-    expect(matchesSelector(labels, { matchExpressions: [{ key: "gpu", operator: "DoesNotExist" }] })).toBe(
-      true,
-    );
-    expect(matchesSelector(labels, { matchExpressions: [{ key: "gpu", operator: "Exists" }] })).toBe(false);
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import type { LabelSelector, ManagementCluster } from "../api/v1alpha1/index.ts";
 import { truncateText } from "../runtime/conditions.ts";
+import { matchesSelector } from "../hcp/label-selector.ts";
 
 /** Longest selector or load list quoted in a message: the whole is in the spec and the informer. */
 const QUOTED_TEXT_MAX = 1024;
@@ -18,34 +19,6 @@ export type Placement =
       reason: "NoManagementCluster" | "NoMatchingManagementCluster" | "NoCapacity";
       message: string;
     };
-
-type Requirement = NonNullable<LabelSelector["matchExpressions"]>[number];
-
-/** The four label selector operators, as Kubernetes defines them. */
-const OPERATORS: Record<Requirement["operator"], (has: boolean, inValues: boolean) => boolean> = {
-  Exists: (has) => has,
-  DoesNotExist: (has) => !has,
-  In: (has, inValues) => has && inValues,
-  NotIn: (has, inValues) => !has || !inValues,
-};
-
-function matchesRequirement(labels: Record<string, string>, req: Requirement): boolean {
-  const has = Object.hasOwn(labels, req.key);
-  const inValues = (req.values ?? []).includes(labels[req.key] ?? "");
-  return OPERATORS[req.operator](has, inValues);
-}
-
-export function matchesSelector(
-  labels: Record<string, string> | undefined,
-  selector?: LabelSelector,
-): boolean {
-  if (!selector) return true;
-  const l = labels ?? {};
-  return (
-    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v) &&
-    (selector.matchExpressions ?? []).every((req) => matchesRequirement(l, req))
-  );
-}
 
 function describeSelector(selector: LabelSelector): string {
   const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);

@@ -9,12 +9,11 @@ import {
   MAINTENANCE_LABELS,
   MAINTENANCE_TASK_KIND,
   type HcpCluster,
-  type LabelSelector,
-  type LabelSelectorRequirement,
   type MaintenanceRun,
   type MaintenanceTask,
 } from "../api/v1alpha1/index.ts";
 import type { IndexFunc, Lister } from "../runtime/informer.ts";
+import { matchesSelector } from "../hcp/label-selector.ts";
 
 /** Runs by "namespace/cluster". */
 export const RUNS_BY_CLUSTER = "maintenance-runs-by-cluster";
@@ -59,32 +58,6 @@ export function runName(task: string, cluster: string): string {
 
 /** The task's name as a label value (hashed when longer than a label value may be). */
 export const taskLabel = (task: string): string => bounded(task, MAX_LABEL);
-
-function matchesRequirement(labels: Record<string, string>, req: LabelSelectorRequirement): boolean {
-  const has = Object.hasOwn(labels, req.key);
-  const inValues = (req.values ?? []).includes(labels[req.key] ?? "");
-  switch (req.operator) {
-    case "Exists":
-      return has;
-    case "DoesNotExist":
-      return !has;
-    case "In":
-      return has && inValues;
-    case "NotIn":
-      return !has || !inValues;
-  }
-}
-
-export function matchesSelector(
-  labels: Record<string, string> | undefined,
-  selector: LabelSelector,
-): boolean {
-  const l = labels ?? {};
-  return (
-    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v) &&
-    (selector.matchExpressions ?? []).every((req) => matchesRequirement(l, req))
-  );
-}
 
 /** The clusters a task names that exist and are not being deleted. */
 export function clustersOf(task: MaintenanceTask, clusters: Lister<HcpCluster>): HcpCluster[] {

@@ -7,12 +7,11 @@
 import {
   ROLLOUT_WAVES,
   type HcpCluster,
-  type LabelSelector,
-  type LabelSelectorRequirement,
   type MaintenanceClusters,
   type RolloutWaves,
 } from "../api/v1alpha1/index.ts";
 import type { Lister } from "../runtime/informer.ts";
+import { matchesSelector } from "../hcp/label-selector.ts";
 
 export interface ResolvedWaves {
   canary: number;
@@ -56,31 +55,6 @@ export function nextWaveMembers(
 }
 
 export const clusterKey = (c: HcpCluster): string => `${c.metadata.namespace ?? ""}/${c.metadata.name ?? ""}`;
-
-// The label selector semantics; operators/cluster/placement.ts and operators/maintenance/runs.ts
-// hold the same, and a controller may not import another's (a library home for all three is owed).
-function matchesRequirement(labels: Record<string, string>, req: LabelSelectorRequirement): boolean {
-  const has = Object.hasOwn(labels, req.key);
-  const inValues = (req.values ?? []).includes(labels[req.key] ?? "");
-  switch (req.operator) {
-    case "Exists":
-      return has;
-    case "DoesNotExist":
-      return !has;
-    case "In":
-      return has && inValues;
-    case "NotIn":
-      return !has || !inValues;
-  }
-}
-
-function matchesSelector(labels: Record<string, string> | undefined, selector: LabelSelector): boolean {
-  const l = labels ?? {};
-  return (
-    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v) &&
-    (selector.matchExpressions ?? []).every((req) => matchesRequirement(l, req))
-  );
-}
 
 export interface Selection {
   /** "namespace/name" of the clusters named now, not being deleted, in code-point order. */
