@@ -45,13 +45,9 @@ import { NodePoolController } from "./nodepool/controller.ts";
 import { ReleaseGraphController } from "./releasegraph/controller.ts";
 import { ExternalAuthController } from "./externalauth/controller.ts";
 import { MaintenanceController } from "./maintenance/controller.ts";
+import { regionTaskRegistry } from "./maintenance/region-tasks.ts";
 import { RolloutController } from "./rollout/controller.ts";
 import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
-import { taskRegistry } from "./maintenance/tasks.ts";
-import { controlPlaneUpgrades } from "./maintenance/upgrade-task.ts";
-import { workTemplateRefresh } from "./maintenance/refresh-task.ts";
-import { catalogSource } from "./releases/catalog.ts";
-import { NodePoolResource, type NodePool } from "./api/v1alpha1/index.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
@@ -203,17 +199,10 @@ async function lifecycleControllers(
   });
   // Maintenance steps act through the controllers that own what they change (a controller may
   // not import another; this file may): the signing-key rotation is the cluster controller's.
-  // UpgradeControlPlane reads the catalog and node pools from the caches the cluster controller
-  // starts (informers are shared by key).
-  const catalog = catalogSource(service, namespace);
-  const tasks = taskRegistry({
+  const tasks = regionTaskRegistry({
+    service,
+    namespace,
     signingKeys: clusterController.signingKeyRotation,
-    controlPlane: controlPlaneUpgrades({
-      client: service.client,
-      catalog: () => catalog.current(),
-      nodePools: service.informer<NodePool>(NodePoolResource),
-    }),
-    workTemplates: workTemplateRefresh({ client: service.client }),
   });
   return [
     clusterController,

@@ -12,12 +12,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
-import {
-  ManagementClusterResource,
-  NodePoolResource,
-  type ManagementCluster,
-  type NodePool,
-} from "../../operators/api/v1alpha1/index.ts";
+import { ManagementClusterResource, type ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
 import { createBlobStore } from "../../operators/azure/blob.ts";
 import { createAzureClients } from "../../operators/azure/clients.ts";
 import { AzureClusterInfrastructure } from "../../operators/cluster/azure.ts";
@@ -35,11 +30,9 @@ import { ReleaseGraphController } from "../../operators/releasegraph/controller.
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
 import { MaintenanceController } from "../../operators/maintenance/controller.ts";
-import { taskRegistry } from "../../operators/maintenance/tasks.ts";
-import { controlPlaneUpgrades } from "../../operators/maintenance/upgrade-task.ts";
-import { workTemplateRefresh } from "../../operators/maintenance/refresh-task.ts";
+import { regionTaskRegistry } from "../../operators/maintenance/region-tasks.ts";
 import { RolloutController } from "../../operators/rollout/controller.ts";
-import { CATALOG_KEY, catalogSource, configMapType } from "../../operators/releases/catalog.ts";
+import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
@@ -274,15 +267,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       workTemplateRevision: opts.workTemplateRevision,
     });
     // As operators/main.ts wires it: the rotation's steps act through the cluster controller.
-    const catalog = catalogSource(service, namespace);
-    const tasks = taskRegistry({
+    const tasks = regionTaskRegistry({
+      service,
+      namespace,
       signingKeys: clusterController.signingKeyRotation,
-      controlPlane: controlPlaneUpgrades({
-        client: service.client,
-        catalog: () => catalog.current(),
-        nodePools: service.informer<NodePool>(NodePoolResource),
-      }),
-      workTemplates: workTemplateRefresh({ client: service.client, revision: opts.workTemplateRevision }),
+      workTemplateRevision: opts.workTemplateRevision,
     });
     maintenance = () => new MaintenanceController({ cluster: service, tasks, log });
     runnables.push(
