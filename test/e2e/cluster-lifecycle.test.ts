@@ -102,6 +102,9 @@ describe("cluster lifecycle", () => {
     "hcp.aro.dev/correlation-request-id": "5f0c8f7e-e2e0-4c1a-9d7e-000000000001",
   };
   cluster.spec.dns.baseDomainPrefix = `e2e${process.pid % 100000}`;
+  // Its own managed resource group: a cluster another test left behind in the shared service
+  // apiserver may still hold the sample's while the next stack deletes it.
+  cluster.spec.platform.azure.managedResourceGroup = `lifecycle-${process.pid}-managed`;
   delete cluster.spec.placement;
   const fixed = sampleFixedPool();
   fixed.metadata = { name: "workers", namespace: customer };

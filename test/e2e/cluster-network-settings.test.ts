@@ -134,6 +134,7 @@ function kubectlCluster(version = "4.20"): HcpCluster {
   const c = sampleCluster();
   c.metadata = { name: "no-ingress", namespace: customer };
   c.spec.dns.baseDomainPrefix = kubectlPrefix;
+  c.spec.platform.azure.managedResourceGroup = `no-ingress-${process.pid}-managed`;
   c.spec.version = { id: version, channelGroup: "stable" };
   c.spec.ingress = { type: "Disabled" };
   c.spec.platform.azure.vnetIntegrationSubnetId = c.spec.platform.azure.subnetId.replace(
