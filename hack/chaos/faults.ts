@@ -16,6 +16,7 @@ import { issueBrokerCredentials } from "../harness/broker.ts";
 import { compactEtcd } from "../harness/etcd.ts";
 import { EVENT_GRID_QUEUE } from "./mqtt-proxy.ts";
 import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
+import { operatorsKillMidRollout } from "./rollout-fault.ts";
 import type { Workload } from "./workload.ts";
 
 export interface FaultSettings {
@@ -416,5 +417,6 @@ export function allFaults(): Fault[] {
     agentClockAhead,
     certRotation,
     managementOutage(),
+    operatorsKillMidRollout,
   ];
 }

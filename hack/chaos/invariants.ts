@@ -17,6 +17,8 @@
  *  - orphaned: anything of a cluster that no longer exists (Azure resources by owner tag,
  *    management-cluster namespaces and HyperShift objects, ManifestWorks, AppliedManifestWorks),
  *    a work without an owner, and any object still held by a finalizer after its deletion.
+ *
+ * A run that started a fleet rollout adds the rollout's own checks (rollout-invariants.ts).
  */
 import type { KubeObject } from "../../operators/api/meta/v1.ts";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
@@ -26,6 +28,7 @@ import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { CONNECTED, STATUS_STALE } from "../../operators/api/v1alpha1/managementcluster.ts";
 import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
+import { judgeRollouts, type RolloutWorld } from "./rollout-invariants.ts";
 import type { Expected } from "./workload.ts";
 
 /** The environment the operators run with (operators/main.ts's default): namespaces are `ocm-local-<uid>`. */
@@ -49,6 +52,8 @@ export interface Snapshot {
   works: ManifestWork[];
   management: ManagementSnapshot[];
   azure: ArmResourceRecord[];
+  /** Present once a fault has started a Rollout. */
+  rollouts?: RolloutWorld;
 }
 
 export interface Verdict {
@@ -125,6 +130,13 @@ export function judge(snapshot: Snapshot, expected: Expected[]): Verdict {
   checkConnected(f, snapshot.managementClusters);
   const live = new Set(snapshot.clusters.map((c) => c.metadata.uid ?? ""));
   checkOrphans(f, snapshot, live);
+  if (snapshot.rollouts) {
+    const r = judgeRollouts(snapshot.rollouts, snapshot.clusters);
+    f.pending.push(...r.pending);
+    f.lost.push(...r.lost);
+    f.duplicated.push(...r.duplicated);
+    f.orphaned.push(...r.orphaned);
+  }
   return {
     converged: f.pending.length === 0,
     pending: f.pending,

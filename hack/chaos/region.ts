@@ -9,24 +9,32 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { NamespaceResource } from "../../operators/api/core.ts";
+import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
 } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   HcpClusterResource,
+  MaintenanceRunResource,
+  MaintenanceTaskResource,
   ManagementClusterResource,
   NodePoolResource,
+  RolloutResource,
   type HcpCluster,
+  type MaintenanceRun,
+  type MaintenanceTask,
   type ManagementCluster,
   type NodePool,
+  type Rollout,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import {
   AppliedManifestWorkResource,
   type AppliedManifestWork,
 } from "../../operators/maestro-agent/appliedwork.ts";
+import { SIGNING_KEY_LABEL } from "../../operators/cluster/oidc.ts";
+import { keyId, keyringFromSecretData } from "../../operators/cluster/signing-keyring.ts";
 import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { startArmEmulator, type ArmEmulator } from "../harness/arm-emulator/index.ts";
 import { startStorageEmulator, type StorageEmulator } from "../harness/storage-emulator/index.ts";
@@ -45,6 +53,7 @@ import {
 import type { Component } from "../bench/processes.ts";
 import type { Snapshot } from "./invariants.ts";
 import { startMqttProxy, type MqttProxy } from "./mqtt-proxy.ts";
+import type { RolloutWorld, StoredKeyring } from "./rollout-invariants.ts";
 
 export const OPERATORS_NAMESPACE = "hcp-system";
 const READY_TIMEOUT_MS = 120_000;
@@ -67,6 +76,8 @@ export interface Restart {
   nodeArgs?: string[];
   /** Wait until it is ready (default true; false for a process expected to die at a failpoint). */
   ready?: boolean;
+  /** What happens while the process is down, before the new one starts. */
+  whileDown?: () => Promise<void>;
 }
 
 /** One component process that a fault kills and starts again, at the same probe address. */
@@ -101,6 +112,7 @@ export class Slot {
   /** SIGKILL, then a new process as `restart` says. */
   async restart(restart: Restart = {}): Promise<void> {
     await this.#served.component.kill();
+    await restart.whileDown?.();
     this.#served = await this.#spawn(restart);
     if (restart.ready !== false) await this.ready();
   }
@@ -274,5 +286,41 @@ async function snapshot(
       return { name: m.cluster, namespaces, hostedClusters, nodePools, applied };
     }),
   );
-  return { clusters, managementClusters, pools, works, management: mgmt, azure: arm.resources() };
+  const rollouts = await rolloutWorld(service, signal);
+  return {
+    clusters,
+    managementClusters,
+    pools,
+    works,
+    management: mgmt,
+    azure: arm.resources(),
+    ...(rollouts ? { rollouts } : {}),
+  };
+}
+
+/** The rollouts, their tasks and runs, and the keyrings they may have rotated; none when no rollout exists. */
+async function rolloutWorld(service: KubeClient, signal?: AbortSignal): Promise<RolloutWorld | undefined> {
+  const rollouts = await listAll<Rollout>(service, RolloutResource, signal);
+  if (rollouts.length === 0) return undefined;
+  const [tasks, runs, secrets] = await Promise.all([
+    listAll<MaintenanceTask>(service, MaintenanceTaskResource, signal),
+    listAll<MaintenanceRun>(service, MaintenanceRunResource, signal),
+    service.listAll<KubeObject & { data?: Record<string, string> }>(SecretResource, {
+      namespace: OPERATORS_NAMESPACE,
+      labelSelector: SIGNING_KEY_LABEL,
+      signal,
+    }),
+  ]);
+  const keyrings = new Map<string, StoredKeyring>();
+  for (const secret of secrets.items) {
+    const uid = secret.metadata.labels?.[SIGNING_KEY_LABEL];
+    const ring = keyringFromSecretData(secret.data);
+    if (!uid || !ring) continue;
+    keyrings.set(uid, {
+      activeKeyId: keyId(ring.active),
+      next: ring.next !== undefined,
+      retiredKeyIds: ring.retired.map((r) => r.kid),
+    });
+  }
+  return { rollouts, tasks, runs, keyrings };
 }
