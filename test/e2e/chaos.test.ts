@@ -2,8 +2,10 @@
  * The chaos table's short subset, through the same code as `npm run chaos` (hack/chaos/): five
  * clusters per fault in one region of its own, every component a process of its own; the broker
  * killed, every agent killed mid-apply and restarted with an empty store, the operators process
- * killed at four failpoints between a write and its status. Each must converge with nothing lost,
- * duplicated or orphaned, and each failpoint must really have been reached.
+ * killed at four failpoints between a write and its status, and killed again while a key-rotation
+ * rollout's wave-2 run waits in a step. Each must converge with nothing lost, duplicated or
+ * orphaned (for the rollout: Succeeded, one run per wave and cluster, each key rotated once), and
+ * each failpoint and the mid-step moment must really have been reached.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,7 +16,7 @@ import type { RunResult } from "../../hack/chaos/run.ts";
 import { runSuite } from "../../hack/chaos/suite.ts";
 import { formatTable } from "../../hack/chaos/table.ts";
 
-const FAULTS = ["broker-kill", "agent-crash", "operators-failpoints"];
+const FAULTS = ["broker-kill", "agent-crash", "operators-failpoints", "operators-kill-mid-rollout"];
 const FAILPOINTS = [
   "maestro-agent/mid-apply",
   "cluster/after-load-balancer-created",
@@ -46,8 +48,8 @@ beforeAll(async () => {
   });
   results = report.results;
   process.stderr.write(`${formatTable(report.rows)}\n`);
-  // Passing runs take about two minutes; the margin lets a run that never converges report why.
-}, 240_000);
+  // Passing runs take about two and a half minutes; the margin lets a run that never converges report why.
+}, 300_000);
 
 afterAll(async () => {
   // The components' logs stay for a failed run to be read.
@@ -68,5 +70,10 @@ describe("chaos subset", () => {
   it("reached every failpoint it armed", () => {
     const notes = results.flatMap((r) => r.notes);
     for (const fp of FAILPOINTS) expect(notes.find((n) => n.startsWith(`${fp}:`))).toMatch(/killed after/);
+  });
+
+  it("killed the operators while a rollout's wave-2 run was mid-step", () => {
+    const notes = results.find((r) => r.fault === "operators-kill-mid-rollout")?.notes ?? [];
+    expect(notes[0]).toMatch(/^killed .* into the rollout, \S+-wave-2-\S+ in SwitchSigningKey/);
   });
 });
