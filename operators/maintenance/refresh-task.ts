@@ -6,13 +6,13 @@
  * wait until its status says the work carries the current revision.
  */
 import {
-  HcpClusterResource,
   WORK_TEMPLATE_ALLOWED_ANNOTATION,
   WORK_TEMPLATE_REVISION,
   type HcpCluster,
 } from "../api/v1alpha1/index.ts";
-import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
+import type { KubeClient } from "../runtime/kube.ts";
 import type { StepOutcome, TaskDefinition } from "./step.ts";
+import { clusterName, patchClusterAsRead } from "./step-outcomes.ts";
 
 /**
  * How often the step looks again while the work is rewritten: a cache read, and a run is Running
@@ -39,26 +39,13 @@ export function workTemplateRefresh(deps: {
   return {
     revision: deps.revision ?? (() => WORK_TEMPLATE_REVISION),
     async allow(cluster, revision, signal) {
-      const ref = { name: cluster.metadata.name ?? "", namespace: cluster.metadata.namespace ?? "" };
-      // A merge patch carrying resourceVersion is refused (409) when the cluster changed since.
-      const patch = {
-        metadata: {
-          resourceVersion: cluster.metadata.resourceVersion,
-          annotations: { [WORK_TEMPLATE_ALLOWED_ANNOTATION]: String(revision) },
-        },
-      };
-      try {
-        await deps.client.mergePatch(HcpClusterResource, ref, patch, { signal });
-        return "allowed";
-      } catch (err) {
-        if (err instanceof KubeApiError && err.code === 409) return "changed";
-        throw err;
-      }
+      const patch = { metadata: { annotations: { [WORK_TEMPLATE_ALLOWED_ANNOTATION]: String(revision) } } };
+      return (await patchClusterAsRead(deps.client, cluster, patch, signal)) === "written"
+        ? "allowed"
+        : "changed";
     },
   };
 }
-
-const nameOf = (c: HcpCluster): string => `HcpCluster ${c.metadata.namespace ?? ""}/${c.metadata.name ?? ""}`;
 
 function allowedOf(cluster: HcpCluster): number {
   const raw = cluster.metadata.annotations?.[WORK_TEMPLATE_ALLOWED_ANNOTATION] ?? "";
@@ -71,14 +58,14 @@ export function refreshOutcome(cluster: HcpCluster, revision: number): StepOutco
   if (template && template.workRevision >= revision)
     return {
       kind: "done",
-      message: `${nameOf(cluster)}'s work is built from template revision ${template.workRevision}`,
+      message: `${clusterName(cluster)}'s work is built from template revision ${template.workRevision}`,
     };
   if (allowedOf(cluster) < revision) return "allow";
   return {
     kind: "waiting",
     message: template
-      ? `Waiting for ${nameOf(cluster)}'s work to be rewritten from template revision ${template.workRevision} to ${revision}`
-      : `Waiting for ${nameOf(cluster)} to report its work's template revision`,
+      ? `Waiting for ${clusterName(cluster)}'s work to be rewritten from template revision ${template.workRevision} to ${revision}`
+      : `Waiting for ${clusterName(cluster)} to report its work's template revision`,
     requeueMs: POLL_MS,
   };
 }
@@ -95,12 +82,12 @@ export function refreshWorkTemplate(ops: WorkTemplateRefresh): TaskDefinition {
           if ((await ops.allow(cluster, revision, signal)) === "changed")
             return {
               kind: "waiting",
-              message: `${nameOf(cluster)} changed meanwhile; looking again`,
+              message: `${clusterName(cluster)} changed meanwhile; looking again`,
               requeueMs: RACE_RETRY_MS,
             };
           return {
             kind: "waiting",
-            message: `Allowed ${nameOf(cluster)}'s work to be rewritten from template revision ${revision}`,
+            message: `Allowed ${clusterName(cluster)}'s work to be rewritten from template revision ${revision}`,
             requeueMs: POLL_MS,
           };
         },

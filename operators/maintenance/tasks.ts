@@ -4,12 +4,10 @@
  * other controller (hack/lint/layers.js).
  */
 import type { HCP_CLUSTER_STEPS, HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
-import type { MaintenanceStep, StepOutcome, TaskDefinition, TaskRegistry } from "./step.ts";
+import type { MaintenanceStep, TaskDefinition, TaskRegistry } from "./step.ts";
+import { done, waiting } from "./step-outcomes.ts";
 import { refreshWorkTemplate, type WorkTemplateRefresh } from "./refresh-task.ts";
 import { upgradeControlPlane, type ControlPlaneUpgrades } from "./upgrade-task.ts";
-
-/** How often a step that waits on something outside the service (the JWKS, HyperShift) looks again. */
-const POLL_MS = 30_000;
 
 /**
  * Where a cluster's signing-key rotation stands: the fields of RotationState
@@ -57,13 +55,6 @@ export const hostedSigningKeyFromStatus: HostedSigningKey = {
     return status?.serviceAccountSigningKey?.appliedKeyId === kid && available;
   },
 };
-
-const done = (message: string): StepOutcome => ({ kind: "done", message });
-const waiting = (message: string, requeueMs = POLL_MS): StepOutcome => ({
-  kind: "waiting",
-  message,
-  requeueMs,
-});
 
 /** RotateServiceAccountSigningKey: a new key with no token broken on the way. */
 export function rotateServiceAccountSigningKey(

@@ -6,20 +6,14 @@
  * it) and AwaitControlPlane (until the control plane runs the target; HyperShift's upgrade itself
  * is what HcpUpgradeStuck watches). The cluster controller does the upgrade from spec.version.
  */
-import {
-  HcpClusterResource,
-  MAINTENANCE_VERSION_ANNOTATIONS,
-  type HcpCluster,
-  type NodePool,
-} from "../api/v1alpha1/index.ts";
+import { MAINTENANCE_VERSION_ANNOTATIONS, type HcpCluster, type NodePool } from "../api/v1alpha1/index.ts";
 import { compareVersions, parseVersion, type ReleaseCatalog } from "../releases/catalog.ts";
 import { planVersion, type PoolInput } from "../releases/plan.ts";
 import { objectKey, type Lister } from "../runtime/informer.ts";
-import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
+import type { KubeClient } from "../runtime/kube.ts";
 import type { MaintenanceStep, StepContext, StepOutcome, TaskDefinition } from "./step.ts";
+import { clusterName, done, patchClusterAsRead, terminal, waiting } from "./step-outcomes.ts";
 
-/** How often a step that waits on the control plane looks again (a cluster's change also wakes it). */
-const POLL_MS = 30_000;
 /** A lost race on the cluster: look again as soon as the cache has the newer cluster. */
 const RACE_RETRY_MS = 1_000;
 
@@ -59,11 +53,8 @@ export function controlPlaneUpgrades(deps: {
           ...(p.spec.version ? { version: p.spec.version.id } : {}),
         })),
     async askForVersion(cluster, id, run, signal) {
-      const ref = { name: cluster.metadata.name ?? "", namespace: cluster.metadata.namespace ?? "" };
-      // A merge patch carrying resourceVersion is refused (409) when the cluster changed since.
       const patch = {
         metadata: {
-          resourceVersion: cluster.metadata.resourceVersion,
           annotations: {
             [MAINTENANCE_VERSION_ANNOTATIONS.askedBy]: run,
             [MAINTENANCE_VERSION_ANNOTATIONS.replaced]: cluster.spec.version.id,
@@ -71,26 +62,12 @@ export function controlPlaneUpgrades(deps: {
         },
         spec: { version: { id } },
       };
-      try {
-        await deps.client.mergePatch(HcpClusterResource, ref, patch, { signal });
-        return "asked";
-      } catch (err) {
-        if (err instanceof KubeApiError && err.code === 409) return "changed";
-        throw err;
-      }
+      return (await patchClusterAsRead(deps.client, cluster, patch, signal)) === "written"
+        ? "asked"
+        : "changed";
     },
   };
 }
-
-const done = (message: string): StepOutcome => ({ kind: "done", message });
-const waiting = (message: string, requeueMs = POLL_MS): StepOutcome => ({
-  kind: "waiting",
-  message,
-  requeueMs,
-});
-const terminal = (message: string): StepOutcome => ({ kind: "terminal", message });
-
-const nameOf = (c: HcpCluster): string => `HcpCluster ${c.metadata.namespace ?? ""}/${c.metadata.name ?? ""}`;
 
 /** Whether spec.version.id asks for less than `target`: an older release, or an older minor. */
 export function asksForLess(id: string, target: string): boolean {
@@ -106,14 +83,15 @@ function targetOf(ctx: StepContext): string | undefined {
 function alreadyThere(cluster: HcpCluster, target: string): StepOutcome | undefined {
   const running = cluster.status?.version;
   if (running && compareVersions(running, target) >= 0)
-    return done(`${nameOf(cluster)} already runs ${running}, at or past ${target}: nothing to change`);
+    return done(`${clusterName(cluster)} already runs ${running}, at or past ${target}: nothing to change`);
   return undefined;
 }
 
 function checkUpgradePath(ops: ControlPlaneUpgrades, ctx: StepContext, target: string): StepOutcome {
   const { cluster, now } = ctx;
   const running = cluster.status?.version;
-  if (!running) return waiting(`Waiting for ${nameOf(cluster)} to report the version its control plane runs`);
+  if (!running)
+    return waiting(`Waiting for ${clusterName(cluster)} to report the version its control plane runs`);
   const plan = planVersion({
     catalog: ops.catalog(),
     version: {
@@ -128,9 +106,9 @@ function checkUpgradePath(ops: ControlPlaneUpgrades, ctx: StepContext, target: s
   const hold = plan.holds[0];
   if (hold?.reason === "CatalogUnavailable")
     return { kind: "transient", message: `The release catalog is unavailable: ${hold.message}` };
-  if (hold) return terminal(`${hold.reason}: ${nameOf(cluster)} runs ${running}; ${hold.message}`);
+  if (hold) return terminal(`${hold.reason}: ${clusterName(cluster)} runs ${running}; ${hold.message}`);
   const via = plan.hops.map((h) => h.to.version).join(" → ");
-  return done(`${nameOf(cluster)} can move from ${running} to ${target} (${via || target})`);
+  return done(`${clusterName(cluster)} can move from ${running} to ${target} (${via || target})`);
 }
 
 /**
@@ -160,7 +138,10 @@ async function askForRelease(
       `spec.version.id was set to ${asked} after this run asked for ${target}; a later choice is not overridden`,
     );
   if ((await ops.askForVersion(cluster, target, objectKey(run), signal)) === "changed")
-    return waiting(`${nameOf(cluster)} changed while asking for ${target}; looking again`, RACE_RETRY_MS);
+    return waiting(
+      `${clusterName(cluster)} changed while asking for ${target}; looking again`,
+      RACE_RETRY_MS,
+    );
   return waiting(
     `Asked for ${target} in spec.version.id (it asked for ${asked}); waiting to see it`,
     RACE_RETRY_MS,
@@ -173,7 +154,7 @@ function holdOf(cluster: HcpCluster): StepOutcome | undefined {
   if (valid?.status !== "False" || valid.reason === "CatalogUnavailable") return undefined;
   if (valid.observedGeneration !== undefined && valid.observedGeneration !== cluster.metadata.generation)
     return undefined;
-  return terminal(`${valid.reason}: ${nameOf(cluster)} runs ${runsOf(cluster)}; ${valid.message}`);
+  return terminal(`${valid.reason}: ${clusterName(cluster)} runs ${runsOf(cluster)}; ${valid.message}`);
 }
 
 const runsOf = (cluster: HcpCluster): string => cluster.status?.version ?? "no version yet";
@@ -188,7 +169,7 @@ function awaitControlPlane(ctx: StepContext, target: string): StepOutcome {
   return (
     holdOf(cluster) ??
     waiting(
-      `Waiting for the control plane of ${nameOf(cluster)} to run ${target} (runs ${runsOf(cluster)}, asked ${cluster.status?.desiredVersion ?? "nothing yet"})`,
+      `Waiting for the control plane of ${clusterName(cluster)} to run ${target} (runs ${runsOf(cluster)}, asked ${cluster.status?.desiredVersion ?? "nothing yet"})`,
     )
   );
 }
