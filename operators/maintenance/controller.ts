@@ -15,6 +15,7 @@ import {
 } from "../api/v1alpha1/index.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
+import { getCondition } from "../runtime/conditions.ts";
 import { Controller, type Request } from "../runtime/controller.ts";
 import { EventRecorder } from "../runtime/events.ts";
 import type { Informer, Lister } from "../runtime/informer.ts";
@@ -45,7 +46,7 @@ export interface MaintenanceControllerOptions {
 const phaseMoved = (a: MaintenanceRun, b: MaintenanceRun): boolean => a.status?.phase !== b.status?.phase;
 
 const availableOf = (c: HcpCluster): string | undefined =>
-  c.status?.conditions?.find((x) => x.type === "HostedClusterAvailable")?.status;
+  getCondition(c.status?.conditions, "HostedClusterAvailable")?.status;
 
 /**
  * What the signing-key rotation's steps wait on (tasks.ts): the key IDs published and applied on
@@ -60,7 +61,7 @@ function signingKeyMoved(a: HcpCluster, b: HcpCluster): boolean {
 
 /** What UpgradeControlPlane's steps wait on (upgrade-task.ts): the version asked, run and judged. */
 function versionMoved(a: HcpCluster, b: HcpCluster): boolean {
-  const valid = (c: HcpCluster) => c.status?.conditions?.find((x) => x.type === "ValidVersion");
+  const valid = (c: HcpCluster) => getCondition(c.status?.conditions, "ValidVersion");
   return (
     a.spec.version.id !== b.spec.version.id ||
     a.status?.version !== b.status?.version ||
@@ -69,7 +70,7 @@ function versionMoved(a: HcpCluster, b: HcpCluster): boolean {
 }
 
 const busyReason = (r: MaintenanceRun): string | undefined =>
-  r.status?.conditions?.find((c) => c.type === RUN_CONDITIONS.Progressing)?.reason;
+  getCondition(r.status?.conditions, RUN_CONDITIONS.Progressing)?.reason;
 
 /**
  * A run that leaves Running frees a slot of its task on its management cluster: the oldest runs of

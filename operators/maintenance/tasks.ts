@@ -6,6 +6,7 @@
 import type { HCP_CLUSTER_STEPS, HcpCluster, MaintenanceTaskType } from "../api/v1alpha1/index.ts";
 import type { MaintenanceStep, TaskDefinition, TaskRegistry } from "./step.ts";
 import { done, waiting } from "./step-outcomes.ts";
+import { isTrue } from "../runtime/conditions.ts";
 import { refreshWorkTemplate, type WorkTemplateRefresh } from "./refresh-task.ts";
 import { upgradeControlPlane, type ControlPlaneUpgrades } from "./upgrade-task.ts";
 
@@ -51,7 +52,7 @@ const AVAILABLE: (typeof HCP_CLUSTER_STEPS)[number] = "HostedClusterAvailable";
 export const hostedSigningKeyFromStatus: HostedSigningKey = {
   runsKey(cluster, kid) {
     const status = cluster.status;
-    const available = status?.conditions?.find((c) => c.type === AVAILABLE)?.status === "True";
+    const available = isTrue(status?.conditions, AVAILABLE);
     return status?.serviceAccountSigningKey?.appliedKeyId === kid && available;
   },
 };

@@ -10,6 +10,7 @@ import { MAINTENANCE_VERSION_ANNOTATIONS, type HcpCluster, type NodePool } from 
 import { compareVersions, parseVersion, type ReleaseCatalog } from "../releases/catalog.ts";
 import { planVersion, type PoolInput } from "../releases/plan.ts";
 import { objectKey, type Lister } from "../runtime/informer.ts";
+import { getCondition } from "../runtime/conditions.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import type { MaintenanceStep, StepContext, StepOutcome, TaskDefinition } from "./step.ts";
 import { clusterName, done, patchClusterAsRead, terminal, waiting } from "./step-outcomes.ts";
@@ -150,7 +151,7 @@ async function askForRelease(
 
 /** A hold of the version asked now (not of an older spec) ends the run; a missing catalog may come back. */
 function holdOf(cluster: HcpCluster): StepOutcome | undefined {
-  const valid = cluster.status?.conditions?.find((c) => c.type === "ValidVersion");
+  const valid = getCondition(cluster.status?.conditions, "ValidVersion");
   if (valid?.status !== "False" || valid.reason === "CatalogUnavailable") return undefined;
   if (valid.observedGeneration !== undefined && valid.observedGeneration !== cluster.metadata.generation)
     return undefined;
