@@ -77,6 +77,21 @@ export interface ManagementClusterAgentStatus {
   lastHeardTime?: string;
   /** The heartbeat interval the agent announces; absent for an agent that sends none. */
   heartbeatSeconds?: number;
+  /**
+   * The broker client certificate the agent's connection uses, as its heartbeat reports it;
+   * absent for an agent that sends none. The agent renews it itself before it expires
+   * (docs/decisions/0010-agent-certificate-renewal.md).
+   */
+  brokerCertificate?: BrokerCertificateSummary;
+}
+
+/** A client certificate, by what identifies it and bounds it. */
+export interface BrokerCertificateSummary {
+  /** Lower-case hexadecimal, without leading zeros stripped or added. */
+  serialNumber: string;
+  /** RFC 3339. */
+  notBefore: string;
+  notAfter: string;
 }
 
 /** The ManagementCluster condition that says whether its agent is heard (managementcluster/connected.ts). */
@@ -125,6 +140,8 @@ export interface AgentHeard {
   lastHeardMs: number;
   /** The interval its heartbeats announce; absent for an agent that has sent none. */
   heartbeatMs?: number;
+  /** The client certificate its last heartbeat reported. */
+  brokerCertificate?: BrokerCertificateSummary;
 }
 
 /** What the readers of agent liveness see of it. */

@@ -9,7 +9,7 @@
  * beat.) A real Maestro agent sends none: the service then cannot tell and says so (Unknown).
  */
 import { randomUUID } from "node:crypto";
-import { MISSED_HEARTBEATS } from "../../api/v1alpha1/managementcluster.ts";
+import { MISSED_HEARTBEATS, type BrokerCertificateSummary } from "../../api/v1alpha1/managementcluster.ts";
 import {
   Action,
   DecodeError,
@@ -45,6 +45,8 @@ export interface Heartbeat {
   consumer: string;
   /** How often the agent promises to beat, in milliseconds. */
   intervalMs: number;
+  /** The client certificate the agent's connection uses; absent from an agent that cannot say. */
+  brokerCertificate?: BrokerCertificateSummary;
 }
 
 export function encodeHeartbeat(agentId: string, beat: Heartbeat): CloudEvent {
@@ -56,7 +58,10 @@ export function encodeHeartbeat(agentId: string, beat: Heartbeat): CloudEvent {
     time: new Date().toISOString(),
     datacontenttype: "application/json",
     extensions: { [Ext.clusterName]: beat.consumer },
-    data: { intervalSeconds: beat.intervalMs / 1000 },
+    data: {
+      intervalSeconds: beat.intervalMs / 1000,
+      ...(beat.brokerCertificate ? { brokerCertificate: beat.brokerCertificate } : {}),
+    },
   };
 }
 
@@ -83,5 +88,33 @@ export function decodeHeartbeat(event: CloudEvent): Heartbeat {
       "data.intervalSeconds",
       `${quoted(JSON.stringify(seconds) ?? "undefined")} is not a number of seconds in (0, ${MAX_HEARTBEAT_SECONDS}]`,
     );
-  return { consumer, intervalMs: Math.round(seconds * 1000) };
+  const certificate = decodeCertificateSummary((data as Record<string, unknown>)["brokerCertificate"]);
+  return {
+    consumer,
+    intervalMs: Math.round(seconds * 1000),
+    ...(certificate ? { brokerCertificate: certificate } : {}),
+  };
+}
+
+const SERIAL_PATTERN = /^[0-9a-f]{1,64}$/;
+
+function instant(value: unknown, field: string): string {
+  if (typeof value !== "string" || value.length > 40 || Number.isNaN(Date.parse(value)))
+    throw new DecodeError(field, `${quoted(JSON.stringify(value) ?? "undefined")} is not an RFC 3339 time`);
+  return new Date(value).toISOString();
+}
+
+function decodeCertificateSummary(value: unknown): BrokerCertificateSummary | undefined {
+  if (value === undefined) return undefined;
+  const field = "data.brokerCertificate";
+  if (typeof value !== "object" || value === null) throw new DecodeError(field, "is not an object");
+  const v = value as Record<string, unknown>;
+  const serial = v["serialNumber"];
+  if (typeof serial !== "string" || !SERIAL_PATTERN.test(serial))
+    throw new DecodeError(`${field}.serialNumber`, "is not a lower-case hexadecimal serial number");
+  return {
+    serialNumber: serial,
+    notBefore: instant(v["notBefore"], `${field}.notBefore`),
+    notAfter: instant(v["notAfter"], `${field}.notAfter`),
+  };
 }
