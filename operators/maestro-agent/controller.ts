@@ -18,6 +18,8 @@ import type { Runnable } from "../runtime/manager.ts";
 import { DEFAULT_ALLOWED_KINDS, DEFAULT_FIELD_MANAGER, KindAllowList } from "./apply.ts";
 import { AppliedWorks, hubHash } from "./appliedwork.ts";
 import { AppliedObjects, DEFAULT_WATCHED_RESOURCES, informerWatch } from "./objects.ts";
+import { CredentialsSecret } from "./broker-credentials.ts";
+import { CertificateRenewal } from "./certificate-renewal.ts";
 import { AgentWorkReconciler } from "./reconcile.ts";
 import { RestMapper } from "./restmapper.ts";
 
@@ -57,6 +59,15 @@ export interface MaestroAgentOptions {
    * missed beats. 0: no heartbeat, as a real Maestro agent.
    */
   heartbeatMs?: number;
+  /**
+   * `<namespace>/<name>` of the Secret on the management cluster that holds the agent's broker
+   * credentials (ca.crt, tls.crt, tls.key). With it the agent renews its certificate before it
+   * expires and keeps the renewed one there (certificate-renewal.ts); without it the files are
+   * read at each connection attempt and renewed by whoever writes them.
+   */
+  credentialsSecret?: string;
+  /** How long the renewal waits for maestro-server's answer. Default 30 s. */
+  certificateAnswerTimeoutMs?: number;
   log?: Logger;
 }
 
@@ -70,6 +81,26 @@ export interface MaestroAgentOptions {
  */
 export const MAX_RETRY_BACKOFF_MS = 30_000;
 
+/** The agent's certificate renewal, when it keeps its credentials in a Secret. */
+function certificateRenewal(
+  opts: MaestroAgentOptions,
+  agentId: string,
+  connection: Connection,
+  log: Logger,
+): CertificateRenewal | undefined {
+  if (!opts.credentialsSecret) return undefined;
+  const { caFile, certFile, keyFile } = opts.broker;
+  return new CertificateRenewal({
+    consumer: opts.consumer,
+    agentId,
+    connection,
+    secret: new CredentialsSecret(opts.kube, opts.credentialsSecret),
+    ...(certFile && keyFile ? { files: { caFile, certFile, keyFile } } : {}),
+    answerTimeoutMs: opts.certificateAnswerTimeoutMs,
+    log,
+  });
+}
+
 export class MaestroAgent implements Runnable {
   /** One agent per management cluster; it needs no lease of the service cluster. */
   readonly needLeaderElection = false;
@@ -78,6 +109,8 @@ export class MaestroAgent implements Runnable {
   readonly #controller: Controller;
   readonly #client: AgentClient;
   readonly objects: AppliedObjects;
+  /** Present with a credentials Secret: the certificate in use and its renewal. */
+  readonly certificates: CertificateRenewal | undefined;
 
   constructor(opts: MaestroAgentOptions) {
     checkConsumerName(opts.consumer);
@@ -87,7 +120,11 @@ export class MaestroAgent implements Runnable {
     const log = (opts.log ?? silentLogger).child({ component: "maestro-agent", consumer });
     this.connection = brokerConnection(
       name,
-      { ...opts.broker, clientId: opts.broker.clientId ?? `${agentId}-client` },
+      {
+        ...opts.broker,
+        clientId: opts.broker.clientId ?? `${agentId}-client`,
+        ...(opts.credentialsSecret ? { tls: () => this.certificates?.credentials } : {}),
+      },
       { subscriptions: [topics.sourceEvents(consumer)], publishTopic: () => topics.agentEvents(consumer) },
       log,
     );
@@ -97,12 +134,15 @@ export class MaestroAgent implements Runnable {
       hubHash: hubHash(new URL(opts.broker.url).host),
       agentId,
     });
+    const renewal = certificateRenewal(opts, agentId, this.connection, log);
+    this.certificates = renewal;
     const client = new AgentClient(this.connection, {
       consumer,
       agentId,
       store: this.store,
       recordedWorks: () => applied.recordedWorkNames(),
       heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      brokerCertificate: () => renewal?.summary,
       log,
     });
     this.#client = client;
@@ -139,11 +179,19 @@ export class MaestroAgent implements Runnable {
       }),
     });
     client.onChange(enqueue);
+    // A status that could not be sent while the connection was down goes out as soon as it is
+    // back, not at the work's next sync (a certificate switch reconnects on purpose).
+    this.connection.onSubscribed(() => {
+      for (const work of this.store.list())
+        if (work.status && work.statusHash === undefined) enqueue(work.uid);
+    });
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    await this.certificates?.load(signal);
     await Promise.all([
       this.connection.run(signal),
+      this.certificates?.run(signal),
       this.#client.runHeartbeats(signal),
       this.objects.start(signal),
       this.#controller.start(signal),

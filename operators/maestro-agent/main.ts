@@ -6,6 +6,10 @@
  *   --kubeconfig <path>            the management cluster (default: in-cluster / $KUBECONFIG)
  *   --broker-url <mqtts://h:p>     the MQTT 5 broker
  *   --broker-ca/-cert/-key <path>  its CA and this agent's client certificate (CN = consumer)
+ *   --broker-credentials-secret <namespace>/<name>
+ *                                  the Secret on the management cluster holding ca.crt, tls.crt and
+ *                                  tls.key: read first at start, and where the agent keeps the
+ *                                  certificate it renews before expiry (default: none, files only)
  *   --allowed-kinds <list>         comma-separated Kind, Kind.group, *.group (default: see apply.ts)
  *   --status-sync-ms <ms>          how often objects no watch covers are read for status (default 60000;
  *                                  HostedClusters and NodePools report through watches)
@@ -29,6 +33,7 @@ async function main(): Promise<void> {
       "broker-ca": { type: "string", default: "" },
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
+      "broker-credentials-secret": { type: "string" },
       "allowed-kinds": { type: "string" },
       "status-sync-ms": { type: "string" },
       "heartbeat-ms": { type: "string" },
@@ -54,6 +59,7 @@ async function main(): Promise<void> {
       .filter(Boolean),
     statusSyncMs,
     heartbeatMs,
+    credentialsSecret: values["broker-credentials-secret"],
     broker: {
       url: values["broker-url"],
       caFile: values["broker-ca"],

@@ -201,10 +201,13 @@ function agentStatus(
   heartbeatMs: number | undefined,
 ): ManagementClusterAgentStatus | undefined {
   const time = lastHeardTime(input, status);
-  if (time === undefined && heartbeatMs === undefined) return undefined;
+  // The certificate the agent last reported, in this run or (persisted) in an earlier one.
+  const certificate = input.liveness?.agent?.brokerCertificate ?? input.previous?.agent?.brokerCertificate;
+  if (time === undefined && heartbeatMs === undefined && certificate === undefined) return undefined;
   return {
     ...(time === undefined ? {} : { lastHeardTime: time }),
     ...(heartbeatMs === undefined ? {} : { heartbeatSeconds: heartbeatMs / 1000 }),
+    ...(certificate === undefined ? {} : { brokerCertificate: certificate }),
   };
 }
 

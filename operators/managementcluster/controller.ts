@@ -39,6 +39,7 @@ import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { enqueueForObject, enqueueMapped } from "../runtime/source.ts";
+import { certificateEvent } from "./broker-certificate.ts";
 import { connectedStatus, type ConnectedOutcome } from "./connected.ts";
 
 export const MANAGEMENT_CLUSTER_CONTROLLER = "managementcluster-controller";
@@ -231,6 +232,7 @@ export class LoadReconciler implements Reconciler {
       await this.#recordChanges(ctx, mc, [
         connectedEvent(before, connected.condition),
         heldEvent(mc, placed),
+        certificateEvent(mc.status?.agent?.brokerCertificate, connected.agent?.brokerCertificate),
       ]);
     }
     return recheck(connected);

@@ -14,6 +14,7 @@
  *                                                               the agent's apply
  *   hcp_managementcluster_connected{management_cluster,status}  1 for the Connected status it has
  *   hcp_managementcluster_agent_last_heard_seconds{management_cluster}
+ *   hcp_managementcluster_agent_certificate_expiry_timestamp_seconds{management_cluster}
  */
 import type { Gauge } from "prom-client";
 import {
@@ -255,6 +256,20 @@ function managementClusterGauges(): Gauge[] {
           for (const mc of m.managementClusters.list()) {
             const seconds = m.lastHeardSeconds(mc);
             if (seconds !== undefined) this.set({ management_cluster: mc.metadata.name ?? "" }, seconds);
+          }
+      },
+    }),
+    gauge(metricsRegistry, {
+      name: "hcp_managementcluster_agent_certificate_expiry_timestamp_seconds",
+      help: "When the broker client certificate the ManagementCluster's agent reports expires (seconds since the epoch; absent if it reports none)",
+      labelNames: ["management_cluster"],
+      collect() {
+        this.reset();
+        for (const m of live)
+          for (const mc of m.managementClusters.list()) {
+            const notAfter = Date.parse(mc.status?.agent?.brokerCertificate?.notAfter ?? "");
+            if (Number.isFinite(notAfter))
+              this.set({ management_cluster: mc.metadata.name ?? "" }, notAfter / 1000);
           }
       },
     }),

@@ -9,6 +9,8 @@
 import type { ManifestWorkStatus } from "../../api/work/v1.ts";
 import { sleep } from "../../runtime/backoff.ts";
 import { silentLogger, type Logger } from "../../runtime/logger.ts";
+import type { BrokerCertificateSummary } from "../../api/v1alpha1/managementcluster.ts";
+import { isBrokerCertificateEvent } from "../codec/broker-certificate.ts";
 import { encodeHeartbeat } from "../codec/heartbeat.ts";
 import { decodeSpecEvent, encodeStatusEvent } from "../codec/manifestbundle.ts";
 import { decodeStatusResyncRequest, encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
@@ -31,6 +33,8 @@ export interface AgentClientOptions {
   recordedWorks?: () => Promise<string[]>;
   /** How often to beat (runHeartbeats); 0 or unset: never, as a real Maestro agent. */
   heartbeatMs?: number;
+  /** The client certificate in use, which each heartbeat reports. */
+  brokerCertificate?: () => BrokerCertificateSummary | undefined;
   log?: Logger;
 }
 
@@ -70,8 +74,13 @@ export class AgentClient {
     const intervalMs = this.#opts.heartbeatMs ?? 0;
     if (intervalMs <= 0) return;
     try {
+      const brokerCertificate = this.#opts.brokerCertificate?.();
       await this.#conn.publish(
-        encodeHeartbeat(this.#opts.agentId, { consumer: this.#opts.consumer, intervalMs }),
+        encodeHeartbeat(this.#opts.agentId, {
+          consumer: this.#opts.consumer,
+          intervalMs,
+          ...(brokerCertificate ? { brokerCertificate } : {}),
+        }),
       );
     } catch (err) {
       if (!isPublishRefused(err, "not-connected")) this.#log.error("Failed to send a heartbeat", err);
@@ -115,6 +124,8 @@ export class AgentClient {
   }
 
   #dispatch(event: CloudEvent): void {
+    // Answers to certificate requests are the certificate renewal's (maestro-agent/certificate-renewal.ts).
+    if (isBrokerCertificateEvent(event)) return;
     try {
       const type = parseEventType(event.type);
       if (type.subResource === "status" && type.action === Action.resyncRequest) {

@@ -71,6 +71,9 @@ export class Connection {
   readonly #eventHandlers: Array<(event: CloudEvent, topic: string) => void> = [];
   readonly #subscribedHandlers: Array<() => void> = [];
   readonly #disconnectedHandlers: Array<() => void> = [];
+  /** Why the current connection is being closed on purpose (reconnect), so the loop does not back off. */
+  #reconnectReason: string | undefined;
+  #closeCurrent: (() => void) | undefined;
 
   constructor(opts: ConnectionOptions) {
     this.name = opts.name;
@@ -123,12 +126,32 @@ export class Connection {
     this.#metrics.sent.labels(this.name, event.type).inc();
   }
 
+  /**
+   * Closes the current connection on purpose and connects again at once, with a new transport
+   * (new credentials, for one): not counted as a failure, no backoff. The owner's resync after the
+   * subscribe repairs what the broker dropped in between, as after any reconnect. Returns false
+   * when there is no connection to close (the next attempt uses the new transport anyway).
+   */
+  reconnect(reason: string): boolean {
+    const close = this.#closeCurrent;
+    if (!close) return false;
+    this.#reconnectReason = reason;
+    close();
+    return true;
+  }
+
   /** Keeps the connection up until the signal aborts. Never throws. */
   async run(signal: AbortSignal): Promise<void> {
     const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000, ...this.#opts.backoff });
     while (!signal.aborted) {
       const lost = await this.#session(signal);
       if (signal.aborted) break;
+      const reason = this.#reconnectReason;
+      this.#reconnectReason = undefined;
+      if (reason !== undefined) {
+        this.#log.info("Reconnecting to the broker", { reason });
+        continue;
+      }
       this.#metrics.failures.labels(this.name).inc();
       const delayMs = Math.round(backoff.next());
       this.#log.info("Broker connection lost, reconnecting", { err: errorMessage(lost), delayMs });
@@ -143,6 +166,7 @@ export class Connection {
     const ended = new Promise<Error>((resolve) => {
       transport.onError(resolve);
       signal.addEventListener("abort", () => resolve(new Error("stopped")), { once: true });
+      this.#closeCurrent = () => resolve(new Error("closed to reconnect"));
     });
     try {
       transport.receive((event, topic) => this.#deliver(event, topic));
@@ -162,6 +186,7 @@ export class Connection {
       return err;
     } finally {
       const wasConnected = this.#state === "connected";
+      this.#closeCurrent = undefined;
       this.#state = "disconnected";
       this.#transport = undefined;
       this.#metrics.connected.labels(this.name).set(0);

@@ -302,12 +302,21 @@ export class MqttTransport implements Transport {
   }
 }
 
-/** Broker address and mutual-TLS material (file paths). */
+/** PEM contents for mutual TLS. */
+export interface TlsMaterial {
+  ca: string | Buffer;
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/** Broker address and mutual-TLS material (file paths, or a source of PEM that wins over them). */
 export interface BrokerConnectionOptions {
   url: string;
   caFile: string;
   certFile: string;
   keyFile: string;
+  /** Read at each connection attempt; undefined falls back to the files (an agent that renews its certificate). */
+  tls?: () => TlsMaterial | undefined;
   /** MQTT client ID prefix; each connection appends random bits (connectionClientId). */
   clientId: string;
   backoff?: BackoffOptions;
@@ -317,14 +326,18 @@ export function mqttTransportFactory(
   broker: BrokerConnectionOptions,
   route: Pick<MqttTransportOptions, "subscriptions" | "publishTopic">,
 ): () => MqttTransport {
-  // Read the files on each attempt so rotated certificates are picked up on reconnect.
+  // Read on each attempt so rotated certificates are picked up on reconnect.
+  const material = (): TlsMaterial =>
+    broker.tls?.() ?? {
+      ca: readFileSync(broker.caFile),
+      cert: readFileSync(broker.certFile),
+      key: readFileSync(broker.keyFile),
+    };
   return () =>
     new MqttTransport({
       url: broker.url,
       clientId: connectionClientId(broker.clientId),
-      ca: readFileSync(broker.caFile),
-      cert: readFileSync(broker.certFile),
-      key: readFileSync(broker.keyFile),
+      ...material(),
       ...route,
     });
 }
