@@ -288,11 +288,11 @@ describe("CertificateRenewal", () => {
     expect(conn.reconnects).toHaveLength(0);
   });
 
-  it("starts with whichever of the Secret's and the files' certificates lasts longer", async () => {
+  it("starts with the Secret's credentials, and with the files only while the Secret holds none", async () => {
     const ca = await testCA();
     const now = Date.now();
-    const shorter = await credentials(ca, new Date(now - HOUR), new Date(now + HOUR));
-    const longer = await credentials(ca, new Date(now - HOUR), new Date(now + 10 * HOUR));
+    const inSecret = await credentials(ca, new Date(now - HOUR), new Date(now + HOUR));
+    const inFiles = await credentials(ca, new Date(now - HOUR), new Date(now + 10 * HOUR));
     const conn = fakeConnection(() => Promise.resolve(undefined));
     const dir = await mkdtemp(join(tmpdir(), "renewal-"));
     const files = {
@@ -300,35 +300,25 @@ describe("CertificateRenewal", () => {
       certFile: join(dir, "tls.crt"),
       keyFile: join(dir, "tls.key"),
     };
-    await writeFile(files.caFile, longer.ca);
-    await writeFile(files.certFile, longer.cert);
-    await writeFile(files.keyFile, longer.key);
-    const fromFiles = new CertificateRenewal({
-      consumer: "mgmt-1",
-      agentId: "a",
-      connection: conn,
-      secret: memorySecret(shorter),
-      files,
-    });
-    await fromFiles.load(new AbortController().signal);
-    expect(fromFiles.credentials.cert).toBe(longer.cert);
-    const fromSecret = new CertificateRenewal({
-      consumer: "mgmt-1",
-      agentId: "a",
-      connection: conn,
-      secret: memorySecret(longer),
-      files: { ...files },
-    });
-    await writeFile(files.certFile, shorter.cert);
-    await writeFile(files.keyFile, shorter.key);
-    await fromSecret.load(new AbortController().signal);
-    expect(fromSecret.credentials.cert).toBe(longer.cert);
-    const neither = new CertificateRenewal({
-      consumer: "mgmt-1",
-      agentId: "a",
-      connection: conn,
-      secret: memorySecret(),
-    });
-    await expect(neither.load(new AbortController().signal)).rejects.toThrow(/holds no certificate and key/);
+    await writeFile(files.caFile, inFiles.ca);
+    await writeFile(files.certFile, inFiles.cert);
+    await writeFile(files.keyFile, inFiles.key);
+    const start = async (
+      secret: ReturnType<typeof memorySecret>,
+      withFiles = true,
+    ): Promise<CertificateRenewal> => {
+      const r = new CertificateRenewal({
+        consumer: "mgmt-1",
+        agentId: "a",
+        connection: conn,
+        secret,
+        ...(withFiles ? { files } : {}),
+      });
+      await r.load(new AbortController().signal);
+      return r;
+    };
+    expect((await start(memorySecret(inSecret))).credentials.cert).toBe(inSecret.cert);
+    expect((await start(memorySecret())).credentials.cert).toBe(inFiles.cert);
+    await expect(start(memorySecret(), false)).rejects.toThrow(/holds no certificate and key/);
   });
 });

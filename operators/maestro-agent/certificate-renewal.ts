@@ -145,12 +145,11 @@ export class CertificateRenewal {
   }
 
   /**
-   * The credentials to start with: of the Secret's and the files', the certificate that lasts
-   * longer. The Secret is read until it can be (nothing works without the management cluster's
-   * apiserver anyway); a Secret that is absent or incomplete leaves the files.
+   * The credentials to start with: the Secret's, where the agent keeps what it renews, and the
+   * files only while the Secret holds none (a new agent). The Secret is read until it can be
+   * (nothing works without the management cluster's apiserver anyway).
    */
   async load(signal: AbortSignal): Promise<void> {
-    const fromFiles = this.#o.files ? readCredentialFiles(this.#o.files) : undefined;
     let stored: BrokerCredentials | undefined;
     const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
     while (this.#o.secret && !signal.aborted) {
@@ -162,16 +161,7 @@ export class CertificateRenewal {
         await sleep(backoff.next(), signal);
       }
     }
-    const lasts = (c: BrokerCredentials): number => {
-      try {
-        return Date.parse(certificateSummary(c.cert).notAfter);
-      } catch {
-        return 0;
-      }
-    };
-    const chosen = [stored, fromFiles]
-      .filter((c): c is BrokerCredentials => c !== undefined)
-      .sort((a, b) => lasts(b) - lasts(a))[0];
+    const chosen = stored ?? (this.#o.files ? readCredentialFiles(this.#o.files) : undefined);
     if (!chosen)
       throw new Error(
         `the credentials Secret ${this.#o.secret?.ref ?? ""} holds no certificate and key, and no --broker-cert/--broker-key were given`,
