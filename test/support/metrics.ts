@@ -48,3 +48,8 @@ export function reconciledSince(queue: string, addsBefore: number): () => Promis
 export function gaugeValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   return metricSum(name, labels);
 }
+
+/** A counter's value summed over the series matching `labels` (0 when there is none). */
+export function counterValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return metricSum(name, labels);
+}

@@ -29,6 +29,27 @@ describe("heartbeat events", () => {
     expect(decodeHeartbeat(event)).toEqual({ consumer: "mgmt-1", intervalMs: 10_000 });
   });
 
+  it("carries the broker certificate in use, and refuses one that is malformed, naming the field", () => {
+    const brokerCertificate = {
+      serialNumber: "7f3a",
+      notBefore: "2026-01-01T00:00:00.000Z",
+      notAfter: "2026-01-31T00:00:00.000Z",
+    };
+    const event = encodeHeartbeat("a", { consumer: "mgmt-1", intervalMs: 1000, brokerCertificate });
+    expect(decodeHeartbeat(event)).toEqual({ consumer: "mgmt-1", intervalMs: 1000, brokerCertificate });
+    const bad = (certificate: unknown) => ({
+      ...event,
+      data: { intervalSeconds: 1, brokerCertificate: certificate },
+    });
+    expect(() => decodeHeartbeat(bad({ ...brokerCertificate, serialNumber: "7F;3a" }))).toThrow(
+      /^data\.brokerCertificate\.serialNumber:/,
+    );
+    expect(() => decodeHeartbeat(bad({ ...brokerCertificate, notAfter: "soon" }))).toThrow(
+      /^data\.brokerCertificate\.notAfter:/,
+    );
+    expect(() => decodeHeartbeat(bad("x"))).toThrow(/^data\.brokerCertificate:/);
+  });
+
   it("keeps sub-second intervals, for tests", () => {
     const event = encodeHeartbeat("a", { consumer: "mgmt-1", intervalMs: 250 });
     expect(decodeHeartbeat(event).intervalMs).toBe(250);
