@@ -9,6 +9,9 @@
  *   --namespace <ns>               where the lease lives (default hcp-system)
  *   --broker-url <mqtts://h:p>     run maestro-server against this MQTT 5 broker, with
  *   --broker-ca/-cert/-key <path>  its CA and this server's client certificate (CN "maestro")
+ *   --agent-certificate-signer-cert/-key <path>  the agents' client CA, with which maestro-server
+ *                                  signs agents' broker certificate renewals (both or neither)
+ *   --agent-certificate-lifetime-hours <n>  how long a renewed agent certificate lasts (default 720)
  *   --base-domain <zone>           run the cluster, node pool and management cluster controllers;
  *                                  the region's parent DNS zone, which lives in
  *   --parent-zone-subscription <uuid> --parent-zone-resource-group <name>
@@ -37,6 +40,7 @@ import { createAzureClients } from "./azure/clients.ts";
 import { AzureClusterInfrastructure } from "./cluster/azure.ts";
 import { ClusterController } from "./cluster/controller.ts";
 import { BlobIssuerDocuments } from "./cluster/oidc.ts";
+import { AgentCertificateSigner } from "./maestro-server/agent-certificates.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
@@ -65,6 +69,9 @@ async function main(): Promise<void> {
       "broker-ca": { type: "string", default: "" },
       "broker-cert": { type: "string", default: "" },
       "broker-key": { type: "string", default: "" },
+      "agent-certificate-signer-cert": { type: "string" },
+      "agent-certificate-signer-key": { type: "string" },
+      "agent-certificate-lifetime-hours": { type: "string", default: "720" },
       "base-domain": { type: "string" },
       "parent-zone-subscription": { type: "string", default: "" },
       "parent-zone-resource-group": { type: "string", default: "" },
@@ -112,6 +119,7 @@ async function main(): Promise<void> {
         keyFile: values["broker-key"],
         clientId: `maestro-${hostname()}`,
       },
+      agentCertificates: agentCertificateSigner(values, log),
     });
     manager.add(server);
     // A follower holds no broker connection; readiness must not depend on leadership.
@@ -123,6 +131,26 @@ async function main(): Promise<void> {
   }
   await manager.start(signalHandler(log));
   clusters.stopAll();
+}
+
+/** The signer of agents' certificate renewals, when both of its files are given. */
+function agentCertificateSigner(
+  values: {
+    "agent-certificate-signer-cert"?: string;
+    "agent-certificate-signer-key"?: string;
+    "agent-certificate-lifetime-hours": string;
+  },
+  log: Logger,
+): AgentCertificateSigner | undefined {
+  const certFile = values["agent-certificate-signer-cert"];
+  const keyFile = values["agent-certificate-signer-key"];
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile) throw new Error("--agent-certificate-signer-key needs --agent-certificate-signer-cert");
+  if (!keyFile) throw new Error("--agent-certificate-signer-cert needs --agent-certificate-signer-key");
+  const hours = Number(values["agent-certificate-lifetime-hours"]);
+  if (!Number.isFinite(hours) || hours < 1 || hours > 24 * 366)
+    throw new Error("--agent-certificate-lifetime-hours must be a number of hours from 1 to 8784");
+  return new AgentCertificateSigner({ certFile, keyFile, lifetimeMs: hours * 3_600_000, log });
 }
 
 interface LifecycleFlags {

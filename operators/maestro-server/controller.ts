@@ -24,6 +24,8 @@ import { SourceClient } from "../cloudevents/client/source.ts";
 import type { StatusUpdate } from "../cloudevents/codec/manifestbundle.ts";
 import { StatusStore } from "../cloudevents/store/status.ts";
 import { SOURCE_ID, topics } from "../cloudevents/types.ts";
+import type { BrokerCertificateRequest } from "../cloudevents/codec/broker-certificate.ts";
+import { noSignerAnswer, type AgentCertificateSigner } from "./agent-certificates.ts";
 import { AgentLiveness } from "./liveness.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -58,6 +60,11 @@ export interface MaestroServerOptions {
    * status write) and the broker, so 4 kept 1,000 works queued ~20 s each while the process idled.
    */
   workers?: number;
+  /**
+   * Signs agents' broker certificate renewals (agent-certificates.ts); without it every request
+   * is answered with a refusal saying so.
+   */
+  agentCertificates?: AgentCertificateSigner;
   /** Milliseconds since the epoch, for agent liveness. Default Date.now. */
   now?: () => number;
   log?: Logger;
@@ -130,8 +137,22 @@ export class MaestroServer implements Runnable {
     });
     enqueueForObject(this.#works, this.#controller);
     this.#client.onStatus((u) => this.#acceptStatus(u));
-    this.#client.onHeartbeat((beat) => this.agents.heard(beat.consumer, beat.intervalMs));
+    this.#client.onHeartbeat((beat) =>
+      this.agents.heard(beat.consumer, beat.intervalMs, beat.brokerCertificate),
+    );
+    this.#client.onBrokerCertificateRequest((request) => void this.#answerCertificateRequest(request));
     this.connection.onSubscribed(() => void this.#afterSubscribe());
+  }
+
+  async #answerCertificateRequest(request: BrokerCertificateRequest): Promise<void> {
+    const signer = this.#opts.agentCertificates;
+    const answer = signer ? await signer.answer(request) : noSignerAnswer(request);
+    // Not connected: the agent asks again after its timeout.
+    await this.#client
+      .answerBrokerCertificate(answer)
+      .catch((err: unknown) =>
+        this.#log.error("Failed to answer a broker certificate request", err, { consumer: request.consumer }),
+      );
   }
 
   async start(signal: AbortSignal): Promise<void> {

@@ -60,6 +60,26 @@ describe("AgentLiveness", () => {
     expect(t.changes).toEqual(["mgmt-1", "mgmt-1", "mgmt-1", "mgmt-1"]);
   });
 
+  it("holds the certificate the heartbeats report, and announces a switch to another", () => {
+    const t = tracked();
+    const first = {
+      serialNumber: "1a",
+      notBefore: "2026-01-01T00:00:00.000Z",
+      notAfter: "2026-01-31T00:00:00.000Z",
+    };
+    const renewed = { ...first, serialNumber: "2b", notAfter: "2026-02-28T00:00:00.000Z" };
+    t.liveness.heard("mgmt-1", 10_000, first);
+    t.changes.length = 0;
+    t.advance(1_000);
+    t.liveness.heard("mgmt-1", 10_000, first); // the same certificate: nothing new
+    t.liveness.heard("mgmt-1"); // a status: the certificate stays
+    expect(t.liveness.snapshot("mgmt-1").agent?.brokerCertificate).toEqual(first);
+    expect(t.changes).toEqual([]);
+    t.liveness.heard("mgmt-1", 10_000, renewed);
+    expect(t.changes).toEqual(["mgmt-1"]);
+    expect(t.liveness.snapshot("mgmt-1").agent?.brokerCertificate).toEqual(renewed);
+  });
+
   it("keeps consumers apart", () => {
     const t = tracked();
     t.liveness.heard("mgmt-1", 1_000);

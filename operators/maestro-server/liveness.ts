@@ -7,8 +7,27 @@
  * at receipt, never the agent's. Why a heartbeat, and why three intervals:
  * docs/decisions/0006-agent-liveness-by-heartbeat.md.
  */
-import type { AgentHeard, AgentLivenessSource, LivenessSnapshot } from "../api/v1alpha1/managementcluster.ts";
+import type {
+  AgentHeard,
+  AgentLivenessSource,
+  BrokerCertificateSummary,
+  LivenessSnapshot,
+} from "../api/v1alpha1/managementcluster.ts";
 import { silenceBoundMs } from "../cloudevents/codec/heartbeat.ts";
+
+/** Whether what was just heard changes what a reader concludes: an interval, a certificate, a silence ended. */
+function isNews(
+  before: AgentHeard,
+  now: number,
+  interval: number | undefined,
+  certificate: BrokerCertificateSummary | undefined,
+): boolean {
+  return (
+    before.heartbeatMs !== interval ||
+    before.brokerCertificate?.serialNumber !== certificate?.serialNumber ||
+    now - before.lastHeardMs >= silenceBoundMs(before.heartbeatMs)
+  );
+}
 
 export class AgentLiveness implements AgentLivenessSource {
   readonly #now: () => number;
@@ -45,20 +64,21 @@ export class AgentLiveness implements AgentLivenessSource {
     this.#emit(undefined);
   }
 
-  /** A message from the consumer's agent; `heartbeatMs` when it was a heartbeat announcing it. */
-  heard(consumer: string, heartbeatMs?: number): void {
+  /**
+   * A message from the consumer's agent; `heartbeatMs` when it was a heartbeat announcing it, and
+   * the broker certificate that heartbeat reported. A certificate other than the one held is news.
+   */
+  heard(consumer: string, heartbeatMs?: number, brokerCertificate?: BrokerCertificateSummary): void {
     const now = this.#now();
     const before = this.#agents.get(consumer);
     const interval = heartbeatMs ?? before?.heartbeatMs;
+    const certificate = brokerCertificate ?? before?.brokerCertificate;
     this.#agents.set(consumer, {
       lastHeardMs: now,
       ...(interval === undefined ? {} : { heartbeatMs: interval }),
+      ...(certificate === undefined ? {} : { brokerCertificate: certificate }),
     });
-    const news =
-      !before ||
-      before.heartbeatMs !== interval ||
-      now - before.lastHeardMs >= silenceBoundMs(before.heartbeatMs);
-    if (news) this.#emit(consumer);
+    if (!before || isNews(before, now, interval, certificate)) this.#emit(consumer);
   }
 
   snapshot(consumer: string): LivenessSnapshot {

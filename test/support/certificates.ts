@@ -5,8 +5,11 @@
  */
 import "reflect-metadata";
 import {
+  BasicConstraintsExtension,
   ExtendedKeyUsage,
   ExtendedKeyUsageExtension,
+  KeyUsageFlags,
+  KeyUsagesExtension,
   X509Certificate,
   X509CertificateGenerator,
 } from "@peculiar/x509";
@@ -39,4 +42,32 @@ export async function issueClientCertificate(
     extensions: [new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth], false)],
   });
   return { cert: cert.toString("pem"), key: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
+}
+
+/** A new self-signed EC P-256 CA, valid from an hour ago for `days`. */
+export async function createTestCA(
+  commonName: string,
+  days = 365,
+): Promise<{ certPem: string; keyPem: string }> {
+  const serial = randomBytes(16);
+  serial[0] = (serial[0] ?? 0) & 0x7f;
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const { algorithm, keys } = webKeys(privateKey);
+  const notBefore = new Date(Date.now() - 3_600_000);
+  const cert = await X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial.toString("hex"),
+    name: subjectName({ commonName }),
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + days * 86_400_000),
+    keys,
+    signingAlgorithm: algorithm,
+    extensions: [
+      new BasicConstraintsExtension(true, undefined, true),
+      new KeyUsagesExtension(KeyUsageFlags.keyCertSign, true),
+    ],
+  });
+  return {
+    certPem: cert.toString("pem"),
+    keyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  };
 }

@@ -14,6 +14,13 @@ import {
   encodeSpecEvent,
   type StatusUpdate,
 } from "../codec/manifestbundle.ts";
+import {
+  decodeBrokerCertificateRequest,
+  encodeBrokerCertificateAnswer,
+  isBrokerCertificateEvent,
+  type BrokerCertificateAnswer,
+  type BrokerCertificateRequest,
+} from "../codec/broker-certificate.ts";
 import { decodeHeartbeat, isHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import {
   decodeSpecResyncRequest,
@@ -21,7 +28,7 @@ import {
   encodeStatusResyncRequests,
   type ResourceVersion,
 } from "../codec/resync.ts";
-import { Action, parseEventType, topics, type CloudEvent, type EventAction } from "../types.ts";
+import { Action, SOURCE_ID, parseEventType, topics, type CloudEvent, type EventAction } from "../types.ts";
 import type { Connection } from "./connection.ts";
 
 /** The part of a Connection the source client uses. */
@@ -85,6 +92,7 @@ export class SourceClient {
   readonly #resyncs = new Map<string, ResyncState>();
   #onStatus: (update: StatusUpdate) => void = () => undefined;
   #onHeartbeat: (beat: Heartbeat) => void = () => undefined;
+  #onCertificateRequest: (request: BrokerCertificateRequest) => void = () => undefined;
 
   constructor(
     conn: SourceConnection,
@@ -108,6 +116,16 @@ export class SourceClient {
 
   onHeartbeat(handler: (beat: Heartbeat) => void): void {
     this.#onHeartbeat = handler;
+  }
+
+  /** An agent's request for a new broker certificate, from its own topic (the consumer checked). */
+  onBrokerCertificateRequest(handler: (request: BrokerCertificateRequest) => void): void {
+    this.#onCertificateRequest = handler;
+  }
+
+  /** Sends the answer to a certificate request to its consumer's agent. */
+  answerBrokerCertificate(answer: BrokerCertificateAnswer): Promise<void> {
+    return this.#conn.publish(encodeBrokerCertificateAnswer(SOURCE_ID, answer));
   }
 
   /** Publishes the work's spec (or its deletion, when it has a deletionTimestamp). */
@@ -169,6 +187,12 @@ export class SourceClient {
       const beat = decodeHeartbeat(event);
       if (beat.consumer !== topicConsumer) return this.#conn.drop("consumer-mismatch", topic, event);
       return this.#onHeartbeat(beat);
+    }
+    if (isBrokerCertificateEvent(event)) {
+      // The topic vouches for the requester: the broker lets only that consumer publish there.
+      const request = decodeBrokerCertificateRequest(event);
+      if (request.consumer !== topicConsumer) return this.#conn.drop("consumer-mismatch", topic, event);
+      return this.#onCertificateRequest(request);
     }
     if (type.subResource !== "status") return this.#conn.drop("unexpected-type", event.type, event);
     const update = decodeStatusEvent(event);
