@@ -201,6 +201,8 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
     arm,
     storage,
     simulator: { provisionDelayMs: 5_000, deleteDelayMs: 2_000 },
+    // As deployed: the agents renew their broker certificates, signed with the broker's CA.
+    agentCertificates: { signerCertPath: broker.caPath, signerKeyPath: broker.caKeyPath },
     log: createLogger({ component: "local" }, "error"),
   });
   return { stack, arm, storage };

@@ -22,6 +22,7 @@ import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.t
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
 import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
+import { AgentCertificateSigner } from "../../operators/maestro-server/agent-certificates.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
@@ -78,8 +79,17 @@ export interface StackOptions {
   lifecycleControllers?: boolean;
   /** How often the agents beat (default 10 s); the service calls an agent not Connected after three missed. */
   agentHeartbeatMs?: number;
+  /**
+   * Agents renew their broker certificates (operators/maestro-agent/certificate-renewal.ts):
+   * maestro-server signs with this CA (the broker's), each agent keeps its credentials in the
+   * Secret `maestro-agent/maestro-agent-broker` on its management cluster. Default: off.
+   */
+  agentCertificates?: { signerCertPath: string; signerKeyPath: string; lifetimeMs?: number };
   log?: Logger;
 }
+
+/** Where each agent keeps its broker credentials when agentCertificates is on, as deployed. */
+export const AGENT_CREDENTIALS_SECRET = "maestro-agent/maestro-agent-broker";
 
 export type StorageInfo = Pick<StorageEmulator, "blobServiceUrl" | "webEndpoint" | "caPath">;
 
@@ -246,10 +256,19 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const c = await opts.broker.credentials(identity);
     return { url: opts.broker.url, caFile: c.caPath, certFile: c.certPath, keyFile: c.keyPath };
   };
+  const certificates = opts.agentCertificates;
   const server = new MaestroServer({
     cluster: service,
     log,
     broker: { ...(await creds("maestro")), clientId: `maestro-${process.pid}` },
+    ...(certificates && {
+      agentCertificates: new AgentCertificateSigner({
+        certFile: certificates.signerCertPath,
+        keyFile: certificates.signerKeyPath,
+        lifetimeMs: certificates.lifetimeMs,
+        log,
+      }),
+    }),
   });
   const runnables: Runnable[] = [server];
   let maintenance: (() => MaintenanceController) | undefined;
@@ -291,6 +310,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     kc.loadFromFile(m.kubeconfigPath);
     const mgmt = registry.add(m.name, kc);
     const broker = await creds(m.name);
+    if (certificates)
+      await new KubeClient(m.name, kc).createIfAbsent(namespaceType, {
+        metadata: { name: AGENT_CREDENTIALS_SECRET.split("/")[0] ?? "" },
+      });
     agents.set(
       m.name,
       () =>
@@ -301,6 +324,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           // HyperShift's progress shows up in feedback at this pace (OCM's default is 10 s).
           statusSyncMs: 1_000,
           heartbeatMs: opts.agentHeartbeatMs,
+          ...(certificates && { credentialsSecret: AGENT_CREDENTIALS_SECRET }),
           log,
         }),
     );
