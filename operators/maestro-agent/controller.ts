@@ -18,7 +18,9 @@ import type { Runnable } from "../runtime/manager.ts";
 import { DEFAULT_ALLOWED_KINDS, DEFAULT_FIELD_MANAGER, KindAllowList } from "./apply.ts";
 import { AppliedWorks, hubHash } from "./appliedwork.ts";
 import { AppliedObjects, DEFAULT_WATCHED_RESOURCES, informerWatch } from "./objects.ts";
-import { CredentialsSecret } from "./broker-credentials.ts";
+import { readFileSync } from "node:fs";
+import type { BrokerCertificateSummary } from "../api/v1alpha1/managementcluster.ts";
+import { certificateSummary, CredentialsSecret } from "./broker-credentials.ts";
 import { CertificateRenewal } from "./certificate-renewal.ts";
 import { AgentWorkReconciler } from "./reconcile.ts";
 import { RestMapper } from "./restmapper.ts";
@@ -81,6 +83,15 @@ export interface MaestroAgentOptions {
  */
 export const MAX_RETRY_BACKOFF_MS = 30_000;
 
+/** The certificate in a file the agent connects with (read at each beat, as at each attempt). */
+function fileCertificate(path: string): BrokerCertificateSummary | undefined {
+  try {
+    return path ? certificateSummary(readFileSync(path, "utf8")) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The agent's certificate renewal, when it keeps its credentials in a Secret. */
 function certificateRenewal(
   opts: MaestroAgentOptions,
@@ -142,7 +153,7 @@ export class MaestroAgent implements Runnable {
       store: this.store,
       recordedWorks: () => applied.recordedWorkNames(),
       heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-      brokerCertificate: () => renewal?.summary,
+      brokerCertificate: () => renewal?.summary ?? fileCertificate(opts.broker.certFile),
       log,
     });
     this.#client = client;

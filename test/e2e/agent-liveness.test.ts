@@ -8,6 +8,8 @@
  * for evidence in the objects or in a command's output.
  */
 import { execFile } from "node:child_process";
+import { X509Certificate } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +25,7 @@ import type { Condition } from "../../operators/runtime/conditions.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { gaugeValue } from "../support/metrics.ts";
 import type { ClusterTree } from "../../operators/hcpctl/model.ts";
-import { clusterInfo, kubectlPath } from "../support/region.ts";
+import { brokerCredentials, clusterInfo, kubectlPath } from "../support/region.ts";
 import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
@@ -110,6 +112,15 @@ describe("a management cluster whose agent stops", () => {
         ),
       SHOWN_MS,
     );
+    // Each shows the broker certificate its agent connects with, as the agent's heartbeat reports it.
+    for (const name of [placed, other]) {
+      const cert = new X509Certificate(await readFile((await brokerCredentials(name)).certPath));
+      expect((await getMc(name))?.status?.agent?.brokerCertificate).toEqual({
+        serialNumber: cert.serialNumber.toLowerCase().replace(/^0+(?=.)/, ""),
+        notBefore: new Date(cert.validFrom).toISOString(),
+        notAfter: new Date(cert.validTo).toISOString(),
+      });
+    }
 
     const stopped = Date.now();
     await running!.stack.stopAgent(placed);
@@ -180,7 +191,8 @@ describe("a management cluster whose agent stops", () => {
     const mcColumns = await kubectl("get", "managementclusters", placed, "-o", "wide");
     expect(mcColumns.stdout).toMatch(
       new RegExp(
-        `\\n${placed}\\s+${placed}\\s+true\\s+\\d+\\s+\\d+\\s+False\\s+\\S+\\s+Unavailable\\s+\\S+\\n$`,
+        // The last heard, the broker certificate's expiry (RFC 3339), the phase, the age.
+        `\\n${placed}\\s+${placed}\\s+true\\s+\\d+\\s+\\d+\\s+False\\s+\\S+\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+Unavailable\\s+\\S+\\n$`,
       ),
     );
     const staleJson = JSON.parse(

@@ -1235,6 +1235,7 @@ describe("names, printer columns and category", () => {
       ["Capacity", ".spec.capacity.maxHostedClusters"],
       ["Connected", '.status.conditions[?(@.type=="Connected")].status'],
       ["Last Heard", ".status.agent.lastHeardTime"],
+      ["Certificate Expires", ".status.agent.brokerCertificate.notAfter"],
       ["Phase", ".status.phase"],
       ["Age", ".metadata.creationTimestamp"],
     ],
