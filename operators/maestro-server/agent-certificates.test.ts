@@ -1,4 +1,13 @@
-import { generateKeyPairSync, X509Certificate } from "node:crypto";
+import "reflect-metadata";
+import {
+  BasicConstraintsExtension,
+  KeyUsageFlags,
+  KeyUsagesExtension,
+  Pkcs10CertificateRequestGenerator,
+  SubjectAlternativeNameExtension,
+  X509Certificate as ParsedCertificate,
+} from "@peculiar/x509";
+import { generateKeyPairSync, webcrypto, X509Certificate } from "node:crypto";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +38,11 @@ async function request(subject: Subject, consumer = "mgmt-1"): Promise<BrokerCer
   };
 }
 
+function keyUsage(pem: string): { critical: boolean; usages: number } | undefined {
+  const usage = new ParsedCertificate(pem).getExtension(KeyUsagesExtension);
+  return usage ? { critical: usage.critical, usages: usage.usages } : undefined;
+}
+
 function signer(now = new Date(), lifetimeMs = HOUR): AgentCertificateSigner {
   return new AgentCertificateSigner({
     certFile: ca.certPath,
@@ -50,6 +64,9 @@ describe("AgentCertificateSigner", () => {
     expect(cert.subject).toBe("CN=mgmt-1");
     expect(cert.keyUsage).toEqual(["1.3.6.1.5.5.7.3.2"]);
     expect(cert.ca).toBe(false);
+    const constraints = new ParsedCertificate(answer.certificate).getExtension(BasicConstraintsExtension);
+    expect(constraints).toMatchObject({ ca: false, critical: true });
+    expect(keyUsage(answer.certificate)).toEqual({ critical: true, usages: KeyUsageFlags.digitalSignature });
     expect(Date.parse(cert.validTo)).toBe(Math.floor((now.getTime() + HOUR) / 1000) * 1000);
     expect(Date.parse(cert.validFrom)).toBeLessThan(now.getTime());
   });
@@ -76,6 +93,65 @@ describe("AgentCertificateSigner", () => {
       consumer: "mgmt-1",
       requestId: "r-1",
       refused: expect.stringMatching(why),
+    });
+  });
+
+  it("refuses a request with subjectAltNames", async () => {
+    const keys = await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, [
+      "sign",
+      "verify",
+    ]);
+    const csr = await Pkcs10CertificateRequestGenerator.create({
+      name: "CN=mgmt-1",
+      keys,
+      signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+      extensions: [new SubjectAlternativeNameExtension([{ type: "dns", value: "broker.example" }])],
+    });
+    const answer = await signer().answer({
+      consumer: "mgmt-1",
+      requestId: "r",
+      certificateSigningRequest: csr.toString("pem"),
+    });
+    expect("refused" in answer && answer.refused).toMatch(/subjectAltNames/);
+  });
+
+  it("refuses a key other than EC P-256 or RSA of 2048 to 4096 bits", async () => {
+    const p384 = await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-384" }, false, [
+      "sign",
+      "verify",
+    ]);
+    const csr = await Pkcs10CertificateRequestGenerator.create({
+      name: "CN=mgmt-1",
+      keys: p384,
+      signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+    });
+    const s = signer();
+    const ec = await s.answer({
+      consumer: "mgmt-1",
+      requestId: "r",
+      certificateSigningRequest: csr.toString("pem"),
+    });
+    expect("refused" in ec && ec.refused).toMatch(/unsupported key: EC on curve/);
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 4160 });
+    const big = await s.answer({
+      consumer: "mgmt-1",
+      requestId: "r",
+      certificateSigningRequest: await certificateRequest(privateKey, { commonName: "mgmt-1" }),
+    });
+    expect("refused" in big && big.refused).toMatch(/RSA of 4160 bits/);
+  });
+
+  it("signs an RSA key for key encipherment too", async () => {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const answer = await signer().answer({
+      consumer: "mgmt-1",
+      requestId: "r",
+      certificateSigningRequest: await certificateRequest(privateKey, { commonName: "mgmt-1" }),
+    });
+    if (!("certificate" in answer)) throw new Error(answer.refused);
+    expect(keyUsage(answer.certificate)).toEqual({
+      critical: true,
+      usages: KeyUsageFlags.digitalSignature | KeyUsageFlags.keyEncipherment,
     });
   });
 

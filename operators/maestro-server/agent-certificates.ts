@@ -34,7 +34,10 @@ export const DEFAULT_MIN_INTERVAL_MS = 60_000;
 const BACKDATE_MS = 5 * 60_000;
 
 /** The reasons a request is refused, as metric labels (a bounded set). */
-export type RefusalReason = "no-signer" | "malformed" | "wrong-subject" | "alt-names" | "too-soon";
+export type RefusalReason = "no-signer" | "malformed" | "key" | "wrong-subject" | "alt-names" | "too-soon";
+
+/** RSA keys up to this size are signed (pkcs10.ts reads up to 16384 bits; a broker client needs no more). */
+const MAX_RSA_BITS = 4096;
 
 export interface AgentCertificateSignerOptions {
   /** PEM files of the agents' client CA: its certificate and its private key. */
@@ -158,7 +161,14 @@ export class AgentCertificateSigner {
   }
 
   async #checked(request: BrokerCertificateRequest): Promise<ParsedRequest> {
-    const parsed = await parseCertificateRequest(request.certificateSigningRequest);
+    let parsed: ParsedRequest;
+    try {
+      parsed = await parseCertificateRequest(request.certificateSigningRequest);
+    } catch (err) {
+      // pkcs10.ts words every key it will not read as "unsupported key: …".
+      const message = errorMessage(err);
+      throw new Refusal(message.startsWith("unsupported key") ? "key" : "malformed", message);
+    }
     const attrs = parsed.subjectAttributes;
     if (attrs.length !== 1 || attrs[0] !== "CN" || parsed.subject.commonName !== request.consumer)
       throw new Refusal(
@@ -170,6 +180,17 @@ export class AgentCertificateSigner {
       throw new Refusal(
         "alt-names",
         "the request holds subjectAltNames; a broker client certificate has none",
+      );
+    const key = createPublicKey({
+      key: Buffer.from(parsed.request.publicKey.rawData),
+      format: "der",
+      type: "spki",
+    });
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (key.asymmetricKeyType === "rsa" && bits > MAX_RSA_BITS)
+      throw new Refusal(
+        "key",
+        `unsupported key: RSA of ${bits} bits (want EC P-256 or RSA of 2048 to ${MAX_RSA_BITS} bits)`,
       );
     return parsed;
   }
