@@ -2,9 +2,14 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { summariseWorkSpec, type ManifestWork } from "../../api/work/v1.ts";
 import type { Logger, LogValues } from "../../runtime/logger.ts";
+import {
+  decodeBrokerCertificateAnswer,
+  encodeBrokerCertificateRequest,
+  type BrokerCertificateRequest,
+} from "../codec/broker-certificate.ts";
 import { encodeHeartbeat, type Heartbeat } from "../codec/heartbeat.ts";
 import { encodeSpecResyncRequest, type ResourceVersion } from "../codec/resync.ts";
-import { Ext, parseEventType, topics, type CloudEvent } from "../types.ts";
+import { Ext, SOURCE_ID, parseEventType, topics, type CloudEvent } from "../types.ts";
 import { SourceClient, type SourceConnection, type SpecResyncLimits } from "./source.ts";
 
 /** A connection that records what is published and dropped, and delivers what the test sends. */
@@ -202,5 +207,50 @@ describe("heartbeats", () => {
     conn.deliverEvent(event, topics.agentEvents("mgmt-1"));
     expect(beats).toEqual([]);
     expect(conn.dropped).toEqual(["invalid"]);
+  });
+});
+
+describe("broker certificate requests", () => {
+  function requestSetup() {
+    const conn = new FakeConnection();
+    const client = new SourceClient(conn, {
+      consumers: () => [],
+      worksOf: () => [],
+      fetch: () => Promise.resolve(undefined),
+      statusHash: () => undefined,
+    });
+    const requests: BrokerCertificateRequest[] = [];
+    client.onBrokerCertificateRequest((r) => requests.push(r));
+    return { conn, client, requests };
+  }
+
+  test("from the consumer's own topic are handed to the owner", () => {
+    const { conn, requests } = requestSetup();
+    const event = encodeBrokerCertificateRequest("mgmt-1-work-agent", "mgmt-1", "csr");
+    conn.deliverEvent(event, topics.agentEvents("mgmt-1"));
+    expect(requests).toEqual([{ consumer: "mgmt-1", requestId: event.id, certificateSigningRequest: "csr" }]);
+    expect(conn.dropped).toEqual([]);
+  });
+
+  test("naming another consumer than their topic are dropped", () => {
+    const { conn, requests } = requestSetup();
+    conn.deliverEvent(
+      encodeBrokerCertificateRequest("mgmt-1-work-agent", "mgmt-2", "csr"),
+      topics.agentEvents("mgmt-1"),
+    );
+    expect(requests).toEqual([]);
+    expect(conn.dropped).toEqual(["consumer-mismatch"]);
+  });
+
+  test("are answered to the consumer, as maestro", async () => {
+    const { conn, client } = requestSetup();
+    await client.answerBrokerCertificate({ consumer: "mgmt-1", requestId: "r-1", refused: "no" });
+    const [event] = conn.published;
+    expect(event?.source).toBe(SOURCE_ID);
+    expect(event && decodeBrokerCertificateAnswer(event)).toEqual({
+      consumer: "mgmt-1",
+      requestId: "r-1",
+      refused: "no",
+    });
   });
 });
