@@ -84,7 +84,12 @@ export interface StackOptions {
    * maestro-server signs with this CA (the broker's), each agent keeps its credentials in the
    * Secret `maestro-agent/maestro-agent-broker` on its management cluster. Default: off.
    */
-  agentCertificates?: { signerCertPath: string; signerKeyPath: string; lifetimeMs?: number };
+  agentCertificates?: {
+    signerCertPath: string;
+    signerKeyPath: string;
+    lifetimeMs?: number;
+    minIntervalMs?: number;
+  };
   log?: Logger;
 }
 
@@ -266,6 +271,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         certFile: certificates.signerCertPath,
         keyFile: certificates.signerKeyPath,
         lifetimeMs: certificates.lifetimeMs,
+        minIntervalMs: certificates.minIntervalMs,
         log,
       }),
     }),
