@@ -1,0 +1,233 @@
+/**
+ * Restoring a region backup into an EMPTY service cluster (the CRDs installed, the operators not
+ * running). Objects are created in tiers (selection.ts), an owner always before what it owns; each
+ * gets its ownerReferences pointed at the new uids of its owners, then its status written through
+ * /status. Labels and annotations are kept exactly; an HcpCluster also gets ORIGINAL_UID_ANNOTATION.
+ *
+ * Crash-safe and idempotent: before the first cluster-scoped region object, a record ConfigMap
+ * (RESTORE_RECORD) in the operators' namespace names the backup being restored; a restore run
+ * again from the same backup passes the emptiness check by that record, skips every object that
+ * exists by name (writing its status if the first run stopped before that), and creates the rest.
+ */
+import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
+import type { KubeObject, OwnerReference, ResourceType } from "../api/meta/v1.ts";
+import { HcpClusterResource, ManagementClusterResource } from "../api/v1alpha1/index.ts";
+import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
+import type { BackedUpObject, BackupDocument } from "./document.ts";
+import { entryOfKey, ORIGINAL_UID_ANNOTATION, REGION_KINDS, typeKey, typeOf } from "./selection.ts";
+
+export const RESTORE_RECORD = "hcp-region-restore";
+
+export class RestoreRefusedError extends Error {
+  override readonly name = "RestoreRefusedError";
+}
+
+/** Where an object is: `group/Kind/namespace/name` (namespace "" when cluster-scoped). */
+const refKey = (group: string, kind: string, namespace: string, name: string): string =>
+  `${group}/${kind}/${namespace}/${name}`;
+
+function keyOf(o: BackedUpObject): string {
+  const m = o.object.metadata;
+  return `${o.type}/${m.namespace ?? ""}/${m.name ?? ""}`;
+}
+
+/** The key of the owner an ownerReference names, from an object in `namespace`; undefined for a kind never held. */
+function ownerKey(ref: OwnerReference, namespace: string): string | undefined {
+  const entry = typeOf(ref.apiVersion, ref.kind);
+  if (!entry) return undefined;
+  return refKey(entry.type.group, ref.kind, entry.type.namespaced ? namespace : "", ref.name);
+}
+
+/**
+ * The order of creation: by tier, and an object after its owners when an owner is in a later
+ * tier (a kubeconfig Secret owned by its BreakglassCredential, a task owned by its Rollout).
+ * Stable within a rank, so the document's order decides ties.
+ */
+export function restorePlan(objects: readonly BackedUpObject[]): BackedUpObject[] {
+  const byKey = new Map(objects.map((o) => [keyOf(o), o]));
+  const rank = new Map<string, number>();
+  const rankOf = (o: BackedUpObject, seen: Set<string>): number => {
+    const key = keyOf(o);
+    const known = rank.get(key);
+    if (known !== undefined) return known;
+    let r = entryOfKey(o.type)?.tier ?? Number.MAX_SAFE_INTEGER;
+    seen.add(key);
+    for (const ref of o.object.metadata.ownerReferences ?? []) {
+      const owner = byKey.get(ownerKey(ref, o.object.metadata.namespace ?? "") ?? "");
+      if (owner && !seen.has(keyOf(owner))) r = Math.max(r, rankOf(owner, seen) + 1);
+    }
+    rank.set(key, r);
+    return r;
+  };
+  const ranked = objects.map((o, i) => ({ o, i, r: rankOf(o, new Set()) }));
+  ranked.sort((a, b) => a.r - b.r || a.i - b.i);
+  return ranked.map((x) => x.o);
+}
+
+/** The ownerReferences with their owners' uids in the target; those with no owner there are dropped. */
+export function mapOwnerReferences(
+  refs: readonly OwnerReference[] | undefined,
+  namespace: string,
+  uidOf: (key: string) => string | undefined,
+): { kept: OwnerReference[]; dropped: OwnerReference[] } {
+  const kept: OwnerReference[] = [];
+  const dropped: OwnerReference[] = [];
+  for (const ref of refs ?? []) {
+    const key = ownerKey(ref, namespace);
+    const uid = key ? uidOf(key) : undefined;
+    if (uid) kept.push({ ...ref, uid });
+    else dropped.push(ref);
+  }
+  return { kept, dropped };
+}
+
+export interface RestoreOptions {
+  client: KubeClient;
+  doc: BackupDocument;
+  /** The blob the document came from, for the record. */
+  source: string;
+  /** The operators' namespace: where the restore record lives. */
+  namespace: string;
+  signal?: AbortSignal;
+  /** Told of each object as it is done. */
+  progress?: (line: string) => void;
+}
+
+export interface RestoreSummary {
+  takenAt: string;
+  /** Per `group/kind`. */
+  counts: Record<string, { created: number; existed: number }>;
+  /** "Kind ns/name → OwnerKind name": references whose owner is neither in the backup nor here. */
+  droppedOwners: string[];
+}
+
+async function checkCrds(o: RestoreOptions): Promise<void> {
+  for (const t of REGION_KINDS) {
+    try {
+      await o.client.list(t, { limit: 1, signal: o.signal });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404)
+        throw new RestoreRefusedError(
+          `the service cluster does not serve ${t.plural}.${t.group}: install the CRDs (crds/) before restoring`,
+        );
+      throw err;
+    }
+  }
+}
+
+/** Refuses unless every CRD is served and no cluster exists (except from this same backup's restore). */
+export async function checkTarget(o: RestoreOptions): Promise<void> {
+  const { client, signal } = o;
+  await checkCrds(o);
+  const present: string[] = [];
+  for (const t of [HcpClusterResource, ManagementClusterResource] as ResourceType[]) {
+    const page = await client.list(t, { limit: 5, signal });
+    for (const item of page.items)
+      present.push(`${t.kind} ${[item.metadata.namespace, item.metadata.name].filter(Boolean).join("/")}`);
+  }
+  if (present.length === 0) return;
+  const record = await client.find(ConfigMapResource, RESTORE_RECORD, o.namespace, { signal });
+  const data = (record?.["data"] ?? {}) as Record<string, string>;
+  if (data["takenAt"] === o.doc.takenAt && data["region"] === o.doc.region) return;
+  throw new RestoreRefusedError(
+    `the service cluster is not empty (${present.join(", ")}${present.length >= 5 ? ", …" : ""}); a restore goes into an empty one only`,
+  );
+}
+
+async function writeRecord(o: RestoreOptions, state: string): Promise<void> {
+  const cm = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: RESTORE_RECORD, namespace: o.namespace },
+    data: { source: o.source, takenAt: o.doc.takenAt, region: o.doc.region, state },
+  };
+  await o.client.apply(ConfigMapResource, cm, { fieldManager: "hcp-region-restore", signal: o.signal });
+}
+
+const hasStatus = (obj: KubeObject | undefined): boolean => {
+  const status = obj?.["status"];
+  return typeof status === "object" && status !== null && Object.keys(status).length > 0;
+};
+
+class Restorer {
+  readonly #o: RestoreOptions;
+  readonly #uids = new Map<string, string>();
+  readonly summary: RestoreSummary;
+
+  constructor(o: RestoreOptions) {
+    this.#o = o;
+    this.summary = { takenAt: o.doc.takenAt, counts: {}, droppedOwners: [] };
+  }
+
+  /** The new uid of an owner: restored in this run, else found here by name. */
+  async #resolveOwners(o: BackedUpObject): Promise<void> {
+    const ns = o.object.metadata.namespace ?? "";
+    for (const ref of o.object.metadata.ownerReferences ?? []) {
+      const key = ownerKey(ref, ns);
+      const entry = typeOf(ref.apiVersion, ref.kind);
+      if (!key || !entry || this.#uids.has(key)) continue;
+      const found = await this.#o.client.find(entry.type, ref.name, entry.type.namespaced ? ns : undefined, {
+        signal: this.#o.signal,
+      });
+      if (found?.metadata.uid) this.#uids.set(key, found.metadata.uid);
+    }
+  }
+
+  async one(o: BackedUpObject): Promise<void> {
+    const entry = entryOfKey(o.type);
+    if (!entry) throw new Error(`the backup holds ${o.type}, a kind this version does not restore`);
+    const t = entry.type;
+    const { client, signal } = this.#o;
+    const meta = o.object.metadata;
+    const count = (this.summary.counts[o.type] ??= { created: 0, existed: 0 });
+    let current = await client.find(t, meta.name ?? "", meta.namespace, { signal });
+    const existed = current !== undefined;
+    if (current) count.existed++;
+    else {
+      current = await client.create(t, await this.#body(o, t), { signal });
+      count.created++;
+    }
+    this.#uids.set(keyOf(o), current.metadata.uid ?? "");
+    if (entry.status && hasStatus(o.object) && !hasStatus(current))
+      await client.replace(t, { ...current, status: o.object["status"] }, "status", { signal });
+    const where = [meta.namespace, meta.name].filter(Boolean).join("/");
+    this.#o.progress?.(`${t.kind} ${where}: ${existed ? "exists, kept" : "created"}`);
+  }
+
+  async #body(o: BackedUpObject, t: ResourceType): Promise<KubeObject> {
+    const rest: KubeObject = { ...o.object };
+    delete rest["status"];
+    const meta = { ...rest.metadata };
+    await this.#resolveOwners(o);
+    const { kept, dropped } = mapOwnerReferences(meta.ownerReferences, meta.namespace ?? "", (k) =>
+      this.#uids.get(k),
+    );
+    for (const ref of dropped)
+      this.summary.droppedOwners.push(
+        `${t.kind} ${[meta.namespace, meta.name].filter(Boolean).join("/")} → ${ref.kind} ${ref.name}`,
+      );
+    if (meta.ownerReferences) {
+      if (kept.length > 0) meta.ownerReferences = kept;
+      else delete meta.ownerReferences;
+    }
+    if (typeKey(t) === typeKey(HcpClusterResource) && o.uid)
+      meta.annotations = { ...meta.annotations, [ORIGINAL_UID_ANNOTATION]: o.uid };
+    return { ...rest, metadata: meta };
+  }
+}
+
+/** Restores `doc` into the service cluster; see the module comment. */
+export async function restoreRegion(o: RestoreOptions): Promise<RestoreSummary> {
+  await checkTarget(o);
+  const restorer = new Restorer(o);
+  const plan = restorePlan(o.doc.objects);
+  const namespaces = plan.filter((x) => x.type === typeKey(NamespaceResource));
+  for (const ns of namespaces) await restorer.one(ns);
+  // The operators' namespace may be one the backup did not hold (nothing of the region's lived there).
+  const own = { metadata: { name: o.namespace } };
+  await o.client.createIfAbsent(NamespaceResource, own, { signal: o.signal });
+  await writeRecord(o, "InProgress");
+  for (const obj of plan.filter((x) => x.type !== typeKey(NamespaceResource))) await restorer.one(obj);
+  await writeRecord(o, "Complete");
+  return restorer.summary;
+}
