@@ -34,7 +34,8 @@ export const DEFAULT_MIN_INTERVAL_MS = 60_000;
 const BACKDATE_MS = 5 * 60_000;
 
 /** The reasons a request is refused, as metric labels (a bounded set). */
-export type RefusalReason = "no-signer" | "malformed" | "key" | "wrong-subject" | "alt-names" | "too-soon";
+export type RefusalReason =
+  "no-signer" | "ca-expired" | "malformed" | "key" | "wrong-subject" | "alt-names" | "too-soon";
 
 /** RSA keys up to this size are signed (pkcs10.ts reads up to 16384 bits; a broker client needs no more). */
 const MAX_RSA_BITS = 4096;
@@ -200,7 +201,7 @@ export class AgentCertificateSigner {
     const notBefore = new Date(Math.max(now.getTime() - BACKDATE_MS, Date.parse(this.#ca.cert.validFrom)));
     const notAfter = new Date(Math.min(now.getTime() + this.#lifetimeMs, caEnd));
     if (notAfter.getTime() <= now.getTime())
-      throw new Refusal("no-signer", `the agents' client CA expired at ${this.#ca.cert.validTo}`);
+      throw new Refusal("ca-expired", `the agents' client CA expired at ${this.#ca.cert.validTo}`);
     const rsa =
       createPublicKey({ key: Buffer.from(parsed.request.publicKey.rawData), format: "der", type: "spki" })
         .asymmetricKeyType === "rsa";
