@@ -15,6 +15,7 @@ import { runDescribe, parseShowConditions, type DescribeOptions } from "./comman
 import { runGet, type GetOptions } from "./commands/get.ts";
 import { addMaintenance } from "./commands/maintenance-cli.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
+import { addRegion } from "./commands/region.ts";
 import { addRollout } from "./commands/rollout-cli.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
@@ -234,7 +235,7 @@ function addUpgrade(program: Command, io: Io): void {
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description(
-      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort)",
+      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort), and a region restore into an empty one",
     )
     .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context (default: the current one)")
@@ -253,6 +254,7 @@ export function buildProgram(io: Io, name: string): Command {
   addUpgrade(program, io);
   addMaintenance(program, io);
   addRollout(program, io);
+  addRegion(program, io);
   return program;
 }
 

@@ -7,6 +7,8 @@ import { createBlobStore, type BlobStore } from "../azure/blob.ts";
 import { resolveAzureConfig } from "../azure/config.ts";
 import { createCredential } from "../azure/credentials.ts";
 
+export type { BlobStore };
+
 export interface BackupStoreOptions {
   /** `https://<account>.blob.core.windows.net/<container>`. */
   containerUrl: string;
