@@ -26,6 +26,10 @@
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   --breakglass-retention-seconds <n>  how long an expired break-glass credential stays (default 86400)
  *   --orphan-grace-seconds <n>     how long an orphaned Azure resource stays marked before deletion (default 86400)
+ *   --region-backup-container-url <url>  back the region's own objects up to this blob container, with
+ *   --region-backup-key <path>     a 32-byte AES-256 key (raw or base64), every
+ *   --region-backup-interval <s>   seconds (default 60), keeping --region-backup-retention (default 48);
+ *   --region-backup-storage-ca <path>  extra CA to trust for that container (the storage emulator's)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { hostname } from "node:os";
@@ -52,6 +56,7 @@ import { MaintenanceController } from "./maintenance/controller.ts";
 import { regionTaskRegistry } from "./maintenance/region-tasks.ts";
 import { RolloutController } from "./rollout/controller.ts";
 import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
+import { regionBackupFromFlags } from "./regionbackup/flags.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
@@ -86,6 +91,11 @@ async function main(): Promise<void> {
       "oidc-storage-ca": { type: "string" },
       "breakglass-retention-seconds": { type: "string", default: "86400" },
       "orphan-grace-seconds": { type: "string", default: "86400" },
+      "region-backup-container-url": { type: "string" },
+      "region-backup-key": { type: "string" },
+      "region-backup-interval": { type: "string", default: "60" },
+      "region-backup-retention": { type: "string", default: "48" },
+      "region-backup-storage-ca": { type: "string" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -129,6 +139,8 @@ async function main(): Promise<void> {
   if (values["base-domain"]) {
     for (const r of await lifecycleControllers(values, service, log, server?.agents)) manager.add(r);
   }
+  const backup = await regionBackupFromFlags(values, service.client, log);
+  if (backup) manager.add(backup);
   await manager.start(signalHandler(log));
   clusters.stopAll();
 }
