@@ -78,11 +78,21 @@ export interface AppliedWorksOptions {
   agentId: string;
 }
 
+const resourceKey = (r: AppliedResource): string => `${r.group}/${r.resource}/${r.namespace}/${r.name}`;
+
 export class AppliedWorks {
   readonly #client: AppliedWorksClient;
   readonly #applier: RecordWriter;
   readonly #hubHash: string;
   readonly #agentId: string;
+  /**
+   * Which works' records hold each object, and each work's objects: derived from the records this
+   * process wrote, seeded once from the records on the cluster (sharedWithOthers), so that an
+   * object two works apply is kept when one of them goes, as OCM's agent keeps a shared resource.
+   */
+  readonly #holders = new Map<string, Set<string>>();
+  readonly #held = new Map<string, string[]>();
+  #seeded: Promise<void> | undefined;
 
   constructor(opts: AppliedWorksOptions) {
     this.#client = opts.kube;
@@ -125,6 +135,7 @@ export class AppliedWorks {
             metadata: { name: this.nameOf(workName), annotations },
             spec,
           });
+    this.#index(workName, resources);
     if (isDeepStrictEqual(current.status, status)) return current;
     return (
       (await this.#applier.applyStatus<AppliedManifestWork>(AppliedManifestWorkResource, current, status)) ??
@@ -139,6 +150,55 @@ export class AppliedWorks {
 
   async remove(workName: string): Promise<void> {
     await this.#client.delete(AppliedManifestWorkResource, { name: this.nameOf(workName) });
+    this.#index(workName, []);
+  }
+
+  /**
+   * Of `resources`, those another work of this agent also holds and is not deleting: they stay
+   * when `workName` goes or drops them (an object applied by the works of two hub objects, such as
+   * the same work written again under a new resource ID after a restore, must outlive the older
+   * one). Works being deleted do not hold an object, or two that share one and go together would
+   * each leave it to the other.
+   */
+  async sharedWithOthers(
+    workName: string,
+    resources: AppliedResource[],
+    deleting: (workName: string) => boolean,
+  ): Promise<AppliedResource[]> {
+    this.#seeded ??= this.#seed();
+    await this.#seeded;
+    return resources.filter((r) =>
+      [...(this.#holders.get(resourceKey(r)) ?? [])].some((h) => h !== workName && !deleting(h)),
+    );
+  }
+
+  /** Indexes the records on the cluster that this process has not written (yet). */
+  async #seed(): Promise<void> {
+    const list = await this.#client.listAll<AppliedManifestWork>(AppliedManifestWorkResource);
+    for (const a of list.items) {
+      const name = a.spec?.manifestWorkName;
+      if (a.spec?.hubHash !== this.#hubHash || a.spec.agentID !== this.#agentId || !name) continue;
+      if (!this.#held.has(name)) this.#index(name, a.status?.appliedResources ?? []);
+    }
+  }
+
+  #index(workName: string, resources: AppliedResource[]): void {
+    for (const key of this.#held.get(workName) ?? []) {
+      const holders = this.#holders.get(key);
+      holders?.delete(workName);
+      if (holders?.size === 0) this.#holders.delete(key);
+    }
+    const keys = resources.map(resourceKey);
+    if (keys.length === 0) {
+      this.#held.delete(workName);
+      return;
+    }
+    this.#held.set(workName, keys);
+    for (const key of keys) {
+      const holders = this.#holders.get(key) ?? new Set<string>();
+      holders.add(workName);
+      this.#holders.set(key, holders);
+    }
   }
 
   /** Names of the works this agent recorded for this hub. */

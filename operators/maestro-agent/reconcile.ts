@@ -221,12 +221,17 @@ export class AgentWorkReconciler implements Reconciler {
     }
     const current = outcomes.flatMap((o) => (o.object ? (appliedResourceOf(o) ?? []) : []));
     const dropped = before.filter((b) => !planned.some((p) => sameResource(b, p)));
+    const shared = await applied.sharedWithOthers(work.name, dropped, this.#deleting);
     const stillThere = await applied.deleteResources(
-      dropped.filter((r) => !isOrphaned(work.spec.deleteOption, r)),
+      dropped.filter((r) => !isOrphaned(work.spec.deleteOption, r) && !shared.includes(r)),
     );
     await applied.record(work.name, [...current, ...stillThere], work.spec.deleteOption, written);
     return outcomes;
   }
+
+  /** Whether the work of that name is being deleted (asked only about works sharing an object). */
+  readonly #deleting = (workName: string): boolean =>
+    this.#d.store.list().some((w) => w.name === workName && w.deletionTimestamp !== undefined);
 
   async #reconcileDelete(ctx: ReconcileContext, work: AgentWork): Promise<Result> {
     const { applied } = this.#d;
@@ -234,8 +239,11 @@ export class AgentWorkReconciler implements Reconciler {
     const { record } = progress;
     const deleteOption = work.spec.deleteOption ?? applied.recordedDeleteOption(record);
     const recorded = record?.status?.appliedResources ?? [];
+    // An object another work also applied stays, as an orphaned one does.
+    const shared = await applied.sharedWithOthers(work.name, recorded, this.#deleting);
     const pending = recorded.filter(
-      (r) => !isOrphaned(deleteOption, r) && !progress.gone.some((g) => sameResource(g, r)),
+      (r) =>
+        !isOrphaned(deleteOption, r) && !shared.includes(r) && !progress.gone.some((g) => sameResource(g, r)),
     );
     const remaining = await this.#deleteInOrder(applied, pending);
     progress.gone.push(...pending.filter((r) => !remaining.some((x) => sameResource(x, r))));
@@ -258,6 +266,7 @@ export class AgentWorkReconciler implements Reconciler {
     ctx.log.info("Work deleted", {
       work: work.name,
       orphaned: recorded.filter((r) => isOrphaned(deleteOption, r)).length,
+      keptForOtherWorks: shared.length,
     });
     return {};
   }

@@ -325,6 +325,39 @@ describe("maestro transport", () => {
     expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-orphan")).toBeDefined();
   });
 
+  it("keeps an object another work also applies when one of them goes, and deletes it with the last", async () => {
+    // As OCM's agent keeps a shared resource: the same object in the works of two hub objects
+    // (the same work written again under a new resource ID after a restore) outlives the first.
+    const first = await createWork("mgmt-2", [configMapManifest(target, "cm-shared", { by: "both" })]);
+    const second = await createWork("mgmt-2", [
+      configMapManifest(target, "cm-shared", { by: "both" }),
+      configMapManifest(target, "cm-second-only", { by: "second" }),
+    ]);
+    await eventually(
+      "both works applied",
+      async () => (await settled(first)) && (await settled(second)),
+      30_000,
+    );
+    await service.delete(ManifestWorkResource, { name: first.metadata.name!, namespace: "mgmt-2" });
+    await eventually("the first work gone", async () => (await getWork(first)) === undefined, 30_000);
+    expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-shared")).toBeDefined();
+    // Dropped from the second work while nothing else holds it: deleted.
+    const current = (await getWork(second))!;
+    await service.mergePatch(
+      ManifestWorkResource,
+      { name: current.metadata.name!, namespace: "mgmt-2" },
+      { spec: { workload: { manifests: [configMapManifest(target, "cm-shared", { by: "both" })] } } },
+    );
+    await eventually(
+      "a manifest dropped by its only holder deleted",
+      async () => (await getObject(mgmt["mgmt-2"]!, configMapType, "cm-second-only")) === undefined,
+      30_000,
+    );
+    await service.delete(ManifestWorkResource, { name: second.metadata.name!, namespace: "mgmt-2" });
+    await eventually("the second work gone", async () => (await getWork(second)) === undefined, 30_000);
+    expect(await getObject(mgmt["mgmt-2"]!, configMapType, "cm-shared")).toBeUndefined();
+  });
+
   it("refuses to publish a bundle over 500 KiB and says so on the work", async () => {
     const big = "x".repeat(520 * 1024);
     const work = await createWork("mgmt-1", [configMapManifest(target, "cm-big", { big })]);
