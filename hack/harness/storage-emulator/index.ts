@@ -78,6 +78,8 @@ export interface StartStorageEmulatorOptions {
   verifyBearer?: (authorization: string | undefined, audience: string) => string | undefined;
   /** Default: a free port chosen by the OS. */
   port?: number;
+  /** Private containers the account holds besides `$web` (as made beforehand in Azure). Default none. */
+  containers?: string[];
 }
 
 interface Reply {
@@ -91,7 +93,9 @@ export async function startStorageEmulator(opts: StartStorageEmulatorOptions): P
   const account = opts.account ?? "hcpoidclocal";
   const state: State = {
     account,
-    containers: new Map([[WEB_CONTAINER, new Map<string, Blob>()]]),
+    containers: new Map(
+      [WEB_CONTAINER, ...(opts.containers ?? [])].map((c) => [c, new Map<string, Blob>()] as const),
+    ),
     rules: [],
     log: [],
     verifyBearer: opts.verifyBearer,
