@@ -17,6 +17,9 @@ import { startControllerManager, type ControllerManager } from "./controllermana
 import { crdFilesIn, installCrds } from "./crds.ts";
 import { startEtcd, type Etcd } from "./etcd.ts";
 import { isAlive } from "./process.ts";
+import { NamespaceResource } from "../../operators/api/core.ts";
+import { VELERO_NAMESPACE } from "../../operators/api/velero/v1/index.ts";
+import { KubeClient } from "../../operators/runtime/kube.ts";
 import { managementClusterCrds } from "./upstream.ts";
 
 export const SERVICE_CLUSTER = "service";
@@ -103,7 +106,13 @@ async function installRegionCrds(clusters: RegionCluster[]): Promise<void> {
     clusters.map((c) => {
       const kc = new KubeConfig();
       kc.loadFromFile(c.kubeconfigPath);
-      return installCrds(kc, c.role === "service" ? serviceCrds : mgmtCrds);
+      if (c.role === "service") return installCrds(kc, serviceCrds);
+      // Velero's install owns its namespace (ARO HCP's Helm chart), not any cluster's work.
+      return installCrds(kc, mgmtCrds).then(() =>
+        new KubeClient("crd-install", kc).createIfAbsent(NamespaceResource, {
+          metadata: { name: VELERO_NAMESPACE },
+        }),
+      );
     }),
   );
 }

@@ -12,6 +12,8 @@ const exec = promisify(execFile);
 /** The newest HyperShift release the module proxy and the checksum database both serve here. */
 export const HYPERSHIFT_MODULE = "github.com/openshift/hypershift@v0.1.75";
 export const OCM_API_MODULE = "open-cluster-management.io/api@v1.2.0";
+/** Velero, which runs on every management cluster and backs up each hosted control plane (docs/backups.md of ARO HCP). */
+export const VELERO_MODULE = "github.com/vmware-tanzu/velero@v1.18.3";
 
 const moduleDirs = new Map<string, Promise<string>>();
 
@@ -43,10 +45,16 @@ export interface UpstreamCrdPaths {
   revocationRequests: string;
   manifestWorks: string;
   appliedManifestWorks: string;
+  /** Velero's Schedule, Backup, Restore and BackupStorageLocation. */
+  velero: string[];
 }
 
 export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
-  const [hypershift, ocm] = await Promise.all([goModuleDir(HYPERSHIFT_MODULE), goModuleDir(OCM_API_MODULE)]);
+  const [hypershift, ocm, velero] = await Promise.all([
+    goModuleDir(HYPERSHIFT_MODULE),
+    goModuleDir(OCM_API_MODULE),
+    goModuleDir(VELERO_MODULE),
+  ]);
   // The "Default" feature-set CRDs, the ones a HyperShift install serves.
   const hsDir = join(hypershift, "cmd/install/assets/hypershift-operator/zz_generated.crd-manifests");
   const certDir = join(hypershift, "cmd/install/assets/hypershift-operator");
@@ -67,6 +75,9 @@ export async function upstreamCrdPaths(): Promise<UpstreamCrdPaths> {
       ocm,
       "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml",
     ),
+    velero: ["schedules", "backups", "restores", "backupstoragelocations"].map((plural) =>
+      join(velero, `config/crd/v1/bases/velero.io_${plural}.yaml`),
+    ),
   };
 }
 
@@ -80,8 +91,9 @@ export const ACN_STAND_IN_CRDS = fileURLToPath(
 
 /**
  * What a management cluster serves: HyperShift's HostedCluster, NodePool and certificate CRs
- * (break-glass approvals and revocations), OCM's AppliedManifestWork, and the Swift networking
- * kinds a cluster with a VNet integration subnet carries (ACN_STAND_IN_CRDS).
+ * (break-glass approvals and revocations), OCM's AppliedManifestWork, the Swift networking
+ * kinds a cluster with a VNet integration subnet carries (ACN_STAND_IN_CRDS), and Velero's kinds
+ * (each cluster's backup Schedule).
  */
 export async function managementClusterCrds(): Promise<string[]> {
   const p = await upstreamCrdPaths();
@@ -92,6 +104,7 @@ export async function managementClusterCrds(): Promise<string[]> {
     p.revocationRequests,
     p.appliedManifestWorks,
     ACN_STAND_IN_CRDS,
+    ...p.velero,
   ];
 }
 
