@@ -1,0 +1,381 @@
+/**
+ * The region backup end to end: objects of every kind the backup holds are made in the shared
+ * service cluster, `hcpctl region backup` seals them into the storage emulator over https, and
+ * `hcpctl region restore` brings them into an EMPTY apiserver this test starts (CRDs installed):
+ * every object is there with its spec, labels, annotations, finalizers and status, and its owner
+ * references point at the new owners. A restore cut short completes when run again; a second
+ * restore into the now non-empty cluster from another backup is refused, naming what exists.
+ */
+import { randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApiServer, type ApiServer } from "../../hack/harness/apiserver.ts";
+import { crdFilesIn, installCrds } from "../../hack/harness/crds.ts";
+import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
+import { ConfigMapResource, NamespaceResource, SecretResource } from "../../operators/api/core.ts";
+import type { KubeObject, ResourceType } from "../../operators/api/meta/v1.ts";
+import {
+  ARM_LABELS,
+  breakglassCredential,
+  BreakglassCredentialResource,
+  breakglassRevocation,
+  BreakglassRevocationResource,
+  ExternalAuthResource,
+  HcpClusterResource,
+  MaintenanceRunResource,
+  MaintenanceTaskResource,
+  ManagementClusterResource,
+  NodePoolResource,
+  RolloutResource,
+  WORK_LABELS,
+  type HcpCluster,
+} from "../../operators/api/v1alpha1/index.ts";
+import { SIGNING_KEY_LABEL as CONTROLLER_SIGNING_KEY_LABEL } from "../../operators/cluster/oidc.ts";
+import { CATALOG_CONFIGMAP } from "../../operators/releases/catalog.ts";
+import { readPointer } from "../../operators/regionbackup/backup.ts";
+import { backupKey, openDocument } from "../../operators/regionbackup/document.ts";
+import { restoreRegion } from "../../operators/regionbackup/restore.ts";
+import { ORIGINAL_UID_ANNOTATION, SIGNING_KEY_LABEL } from "../../operators/regionbackup/selection.ts";
+import { openBackupStore } from "../../operators/regionbackup/store.ts";
+import { KubeClient } from "../../operators/runtime/kube.ts";
+import { clientFor, scratchDir, tempNamespace } from "../support/fixtures.ts";
+import { runHcpctl } from "../support/hcpctl-run.ts";
+import { clusterInfo, kubeConfigAt, region } from "../support/region.ts";
+import {
+  sampleCluster,
+  sampleExternalAuth,
+  sampleFixedPool,
+  sampleManagementCluster,
+} from "../support/samples.ts";
+
+const CONTAINER = "region-backups";
+const API = "hcp.aro.dev/v1alpha1";
+const suffix = `${process.pid}-${Date.now().toString(36)}`;
+const condition = (type: string) => ({
+  type,
+  status: "True",
+  reason: "Restored",
+  message: `${type} before the backup`,
+  lastTransitionTime: "2026-11-28T08:00:00Z",
+});
+
+let scratch: Awaited<ReturnType<typeof scratchDir>>;
+let storage: StorageEmulator;
+let target: ApiServer;
+let targetClient: KubeClient;
+let keyPath: string;
+let sub: { name: string; remove(): Promise<void> };
+let ops: { name: string; remove(): Promise<void> };
+const service = clientFor("service");
+/** What the test made in the service cluster, in creation order, as the apiserver returned it. */
+const made: Array<{ type: ResourceType; obj: KubeObject }> = [];
+
+async function make<T extends KubeObject>(type: ResourceType, obj: T, status?: unknown): Promise<T> {
+  let created = await service.create<T>(type, obj);
+  if (status !== undefined) created = await service.replace<T>(type, { ...created, status }, "status");
+  made.push({ type, obj: created });
+  return created;
+}
+
+const owner = (kind: string, o: KubeObject) => [
+  { apiVersion: API, kind, name: o.metadata.name ?? "", uid: o.metadata.uid ?? "", controller: true },
+];
+
+const storeFlags = () => [
+  "--container-url",
+  `${storage.blobServiceUrl}/${CONTAINER}`,
+  "--key",
+  keyPath,
+  "--namespace",
+  ops.name,
+  "--storage-ca",
+  storage.caPath,
+  "--anonymous",
+];
+
+async function makeRegion(): Promise<void> {
+  const mc = sampleManagementCluster("mgmt-1");
+  mc.metadata.name = `rb-mgmt-${suffix}`;
+  await make(ManagementClusterResource, mc, { conditions: [condition("Schedulable")], hostedClusters: 1 });
+  const c = sampleCluster();
+  c.metadata = {
+    name: "demo",
+    namespace: sub.name,
+    labels: { [ARM_LABELS.resourceGroup]: "abc123" },
+    annotations: { "hcp.aro.dev/cluster-id": "11111111-2222-3333-4444-555555555555" },
+    finalizers: ["hcp.aro.dev/region-backup-test"],
+  };
+  c.spec.dns.baseDomainPrefix = `rb${Date.now().toString(36)}`;
+  const cluster = await make<HcpCluster>(HcpClusterResource, c, {
+    conditions: [condition("Ready")],
+    managementCluster: mc.metadata.name,
+    phase: "Ready",
+  });
+  const pool = sampleFixedPool();
+  pool.metadata = {
+    name: "demo-workers",
+    namespace: sub.name,
+    ownerReferences: owner("HcpCluster", cluster),
+  };
+  await make(NodePoolResource, pool, { conditions: [condition("Ready")] });
+  const auth = sampleExternalAuth();
+  auth.metadata = { name: "entra", namespace: sub.name, ownerReferences: owner("HcpCluster", cluster) };
+  await make(ExternalAuthResource, auth, { conditions: [condition("Ready")] });
+  const ask = { cluster, requester: "sre@example.com", reason: "incident 7" };
+  const credential = await make(
+    BreakglassCredentialResource,
+    breakglassCredential({ ...ask, name: "bg-1" }),
+    {
+      conditions: [condition("Issued")],
+    },
+  );
+  await make(BreakglassRevocationResource, breakglassRevocation({ ...ask, name: "rv-1" }));
+  const bgLabel = { [WORK_LABELS.breakglass]: credential.metadata.uid ?? "" };
+  await make(SecretResource, {
+    metadata: {
+      name: "bg-1-kubeconfig",
+      namespace: sub.name,
+      labels: bgLabel,
+      ownerReferences: owner("BreakglassCredential", credential),
+    },
+    type: "Opaque",
+    data: { kubeconfig: Buffer.from("apiVersion: v1").toString("base64") },
+  });
+  await make(SecretResource, {
+    metadata: { name: `bg-key-${suffix}`, namespace: ops.name, labels: bgLabel },
+    data: { "tls.key": "a2V5" },
+  });
+  await make(SecretResource, {
+    metadata: {
+      name: `sa-signing-key-${cluster.metadata.uid}`,
+      namespace: ops.name,
+      labels: { [SIGNING_KEY_LABEL]: cluster.metadata.uid ?? "" },
+      annotations: { "hcp.aro.dev/cluster": "demo" },
+    },
+    data: { keyring: Buffer.from('{"active":"k1"}').toString("base64") },
+  });
+  await make(ConfigMapResource, {
+    metadata: { name: "op-0123abcd", namespace: sub.name, labels: { [ARM_LABELS.operation]: "true" } },
+    data: { document: '{"status":"Succeeded"}' },
+  });
+  await make(ConfigMapResource, {
+    metadata: { name: CATALOG_CONFIGMAP, namespace: ops.name },
+    data: { "catalog.yaml": "releases: []\n" },
+  });
+  const rollout = await make(
+    RolloutResource,
+    {
+      apiVersion: API,
+      kind: "Rollout",
+      metadata: { name: `rb-ro-${suffix}` },
+      spec: { release: { version: "4.19.10" }, clusters: { names: [`${sub.name}/demo`] } },
+    },
+    { conditions: [condition("Progressing")] },
+  );
+  const task = await make(MaintenanceTaskResource, {
+    apiVersion: API,
+    kind: "MaintenanceTask",
+    metadata: { name: `rb-mt-${suffix}`, ownerReferences: owner("Rollout", rollout) },
+    spec: { task: "RotateServiceAccountSigningKey", clusters: { names: [`${sub.name}/demo`] } },
+  });
+  await make(MaintenanceRunResource, {
+    apiVersion: API,
+    kind: "MaintenanceRun",
+    metadata: { name: "run-demo", namespace: sub.name, ownerReferences: owner("MaintenanceTask", task) },
+    spec: {
+      task: task.metadata.name,
+      taskType: "RotateServiceAccountSigningKey",
+      clusterRef: { name: "demo" },
+    },
+  });
+}
+
+beforeAll(async () => {
+  scratch = await scratchDir("region-backup");
+  storage = await startStorageEmulator({ workDir: scratch.path, containers: [CONTAINER] });
+  keyPath = join(scratch.path, "backup.key");
+  await writeFile(keyPath, `${randomBytes(32).toString("base64")}\n`);
+  sub = await tempNamespace(service, "rb-sub");
+  await service.mergePatch(
+    NamespaceResource,
+    { name: sub.name },
+    { metadata: { labels: { [ARM_LABELS.subscription]: "0000-sub" } } },
+  );
+  ops = await tempNamespace(service, "rb-ops");
+  target = await startApiServer({
+    name: `rb-target-${process.pid}`,
+    assetsDir: region().assetsDir,
+    etcdUrl: region().etcdUrl,
+    workDir: scratch.path,
+  });
+  await installCrds(
+    kubeConfigAt(target.kubeconfigPath),
+    await crdFilesIn(fileURLToPath(new URL("../../crds", import.meta.url))),
+  );
+  targetClient = new KubeClient("rb-target", kubeConfigAt(target.kubeconfigPath));
+  await makeRegion();
+});
+
+afterAll(async () => {
+  for (const { type, obj } of [...made].reverse()) {
+    const ref = {
+      name: obj.metadata.name ?? "",
+      ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+    };
+    if (obj.metadata.finalizers)
+      await service.mergePatch(type, ref, { metadata: { finalizers: null } }).catch(() => undefined);
+    await service.delete(type, ref).catch(() => undefined);
+  }
+  await sub?.remove();
+  await ops?.remove();
+  await target?.stop();
+  await storage?.stop();
+  await scratch?.remove();
+});
+
+/** The target's copy of a made object. */
+async function restoredOf(type: ResourceType, obj: KubeObject): Promise<KubeObject | undefined> {
+  return targetClient.find(type, obj.metadata.name ?? "", obj.metadata.namespace);
+}
+
+/** Every made object is in the target as it was, its owner references on the new owners' uids. */
+async function expectRestored(): Promise<void> {
+  const newUid = new Map<string, string>();
+  for (const { type, obj } of made) {
+    const got = await restoredOf(type, obj);
+    const where = `${type.kind} ${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
+    expect(got, where).toBeDefined();
+    newUid.set(obj.metadata.uid ?? "", got!.metadata.uid ?? "");
+    const annotations = { ...obj.metadata.annotations };
+    if (type === HcpClusterResource) annotations[ORIGINAL_UID_ANNOTATION] = obj.metadata.uid ?? "";
+    expect(got!.metadata.labels, where).toEqual(obj.metadata.labels);
+    expect(got!.metadata.annotations ?? {}, where).toEqual(annotations);
+    expect(got!.metadata.finalizers, where).toEqual(obj.metadata.finalizers);
+    for (const field of ["spec", "status", "data", "type"])
+      expect(got![field], `${where} ${field}`).toEqual(obj[field]);
+  }
+  for (const { type, obj } of made) {
+    const got = (await restoredOf(type, obj))!;
+    const want = (obj.metadata.ownerReferences ?? []).map((r) => ({ ...r, uid: newUid.get(r.uid) }));
+    expect(got.metadata.ownerReferences, `${type.kind} ${obj.metadata.name} owners`).toEqual(
+      want.length ? want : undefined,
+    );
+  }
+}
+
+describe("region backup and restore", () => {
+  it("holds the controllers' own signing-key label", () => {
+    expect(SIGNING_KEY_LABEL).toBe(CONTROLLER_SIGNING_KEY_LABEL);
+  });
+
+  it("backs the region up sealed, restores it into an empty service cluster after an interruption, and refuses a second one", async () => {
+    const backup = await runHcpctl(
+      "--kubeconfig",
+      clusterInfo("service").kubeconfigPath,
+      "region",
+      "backup",
+      ...storeFlags(),
+    );
+    expect(backup.stderr).toBe("");
+    expect(backup.code).toBe(0);
+    expect(backup.stdout).toMatch(/^backup .*backups\/.*\.json\.gz\.enc: \d+ objects, \d+ bytes/);
+    const blobs = storage.blobs().filter((b) => b.container === CONTAINER);
+    expect(blobs.map((b) => b.name).sort()).toEqual([expect.stringMatching(/^backups\//), "latest"]);
+    expect(blobs.find((b) => b.name !== "latest")!.body).not.toContain("demo-workers");
+
+    // A first restore cut short after a few objects, as a crash would.
+    const store = await openBackupStore({
+      containerUrl: `${storage.blobServiceUrl}/${CONTAINER}`,
+      storageCa: storage.caPath,
+      anonymous: true,
+    });
+    const pointer = (await readPointer(store))!;
+    const key = backupKey(Buffer.from((await readFile(keyPath, "utf8")).trim(), "base64"));
+    const doc = openDocument((await store.read(pointer.latest))!, key);
+    const cut = new AbortController();
+    let done = 0;
+    const interrupted = restoreRegion({
+      client: targetClient,
+      doc,
+      source: pointer.latest,
+      namespace: ops.name,
+      signal: cut.signal,
+      progress: () => void (++done >= 12 && cut.abort(new Error("interrupted"))),
+    });
+    await expect(interrupted).rejects.toThrow("interrupted");
+
+    const restore = await runHcpctl(
+      "--kubeconfig",
+      target.kubeconfigPath,
+      "region",
+      "restore",
+      "--from",
+      "latest",
+      ...storeFlags(),
+    );
+    expect(restore.stderr).toBe("");
+    expect(restore.code).toBe(0);
+    // The first run had created some objects; the second created the rest.
+    const tally = [...restore.stdout.matchAll(/(\d+) created\s+(\d+) existed/g)];
+    const sum = (i: 1 | 2) => tally.reduce((n, m) => n + Number(m[i]), 0);
+    expect({ created: sum(1) > 0, existed: sum(2) > 0, total: sum(1) + sum(2) }).toEqual({
+      created: true,
+      existed: true,
+      total: doc.objects.length,
+    });
+    expect(restore.stdout).toContain(
+      `restored from the backup taken at ${doc.takenAt}: changes after ${doc.takenAt}`,
+    );
+    expect(restore.stdout).toMatch(/HcpCluster\s+\d+ created\s+\d+ existed/);
+
+    await expectRestored();
+    const ns = await targetClient.get(NamespaceResource, sub.name);
+    expect(ns.metadata.labels?.[ARM_LABELS.subscription]).toBe("0000-sub");
+
+    // Run again from the same backup: nothing is created twice.
+    const again = await runHcpctl(
+      "--kubeconfig",
+      target.kubeconfigPath,
+      "region",
+      "restore",
+      ...storeFlags(),
+    );
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/HcpCluster\s+0 created/);
+
+    // Another backup is refused: the cluster is no longer empty.
+    const second = await runHcpctl(
+      "--kubeconfig",
+      clusterInfo("service").kubeconfigPath,
+      "region",
+      "backup",
+      ...storeFlags(),
+    );
+    expect(second.code).toBe(0);
+    const refused = await runHcpctl(
+      "--kubeconfig",
+      target.kubeconfigPath,
+      "region",
+      "restore",
+      ...storeFlags(),
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^error: restore refused: the service cluster is not empty \((ManagementCluster|HcpCluster) /,
+    );
+  });
+
+  it("refuses a backup read with another key, naming both keys", async () => {
+    const other = join(scratch.path, "other.key");
+    await writeFile(other, randomBytes(32));
+    const flags = storeFlags();
+    flags[flags.indexOf("--key") + 1] = other;
+    const result = await runHcpctl("--kubeconfig", target.kubeconfigPath, "region", "restore", ...flags);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: .*backups\/.* was encrypted with key [0-9a-f]{16}; the key given is [0-9a-f]{16}\n$/,
+    );
+  });
+});
