@@ -96,6 +96,8 @@ export interface HcpClusterSpec {
   placement?: PlacementSpec;
   /** When true the controllers roll out no changes. */
   paused?: boolean;
+  /** Backups of the hosted control plane (a Velero Schedule); unset, DEFAULT_BACKUP. */
+  backup?: BackupSpec;
   /**
    * When the service may begin disruptive work of its own (an automatic patch upgrade, a
    * maintenance task): weekly windows in the customer's time zone and freezes. None: any time.
@@ -104,6 +106,23 @@ export interface HcpClusterSpec {
 }
 
 export type AvailabilityPolicy = "HighlyAvailable" | "SingleReplica";
+
+/** Each field defaulted by the CRD (DEFAULT_BACKUP). */
+export interface BackupSpec {
+  /** True: the Schedule makes no backups; those taken are kept. */
+  paused?: boolean;
+  /** Cron, 5 fields, UTC. */
+  schedule?: string;
+  /** 1..2160. */
+  retentionHours?: number;
+}
+
+/** ARO HCP's hourly tier (its docs/backups.md): every hour, kept 7 days. */
+export const DEFAULT_BACKUP: Required<BackupSpec> = {
+  paused: false,
+  schedule: "0 */1 * * *",
+  retentionHours: 168,
+};
 
 export interface DnsSpec {
   /** Parent zone; when omitted the cluster controller uses the region's base domain. */
@@ -282,6 +301,18 @@ export interface HcpClusterStatus {
   serviceAccountSigningKey?: HcpClusterSigningKeyStatus;
   /** The template revision the cluster's work was built from, and the one this service builds now. */
   workTemplate?: HcpClusterWorkTemplateStatus;
+  /** The backup Schedule as Velero last reported it. */
+  backup?: HcpClusterBackupStatus;
+}
+
+export interface HcpClusterBackupStatus {
+  /** The Schedule's phase: New, Enabled or FailedValidation. */
+  phase?: string;
+  /** RFC 3339: when the Schedule last started a backup. */
+  lastBackupTime?: string;
+  paused: boolean;
+  /** Velero's validation errors, when it has any. */
+  message?: string;
 }
 
 /** WORK_TEMPLATE_REVISION as the cluster's work carries it and as the cluster controller has it. */
