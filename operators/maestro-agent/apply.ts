@@ -65,6 +65,8 @@ export const DEFAULT_ALLOWED_KINDS = [
   // A cluster's VNet integration subnet (Swift): its PodNetwork and the control plane's instance of it.
   "PodNetwork.multitenancy.acn.azure.com",
   "PodNetworkInstance.multitenancy.acn.azure.com",
+  // A cluster's backup schedule in Velero's namespace.
+  "Schedule.velero.io",
 ] as const;
 
 function configFor(
