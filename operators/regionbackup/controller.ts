@@ -22,6 +22,8 @@ export interface RegionBackupMetrics {
   duration: Histogram;
   bytes: Gauge;
   failures: Counter;
+  /** The interval, so that the staleness alert needs no copy of the flag. */
+  interval: Gauge;
 }
 
 export function regionBackupMetrics(registry: Registry = metricsRegistry): RegionBackupMetrics {
@@ -42,6 +44,10 @@ export function regionBackupMetrics(registry: Registry = metricsRegistry): Regio
     failures: counter(registry, {
       name: "hcp_region_backup_failures_total",
       help: "Region backups that failed",
+    }),
+    interval: gauge(registry, {
+      name: "hcp_region_backup_interval_seconds",
+      help: "Seconds between region backups (--region-backup-interval)",
     }),
   };
 }
@@ -78,6 +84,7 @@ export class RegionBackup implements Runnable {
     this.#log = (o.log ?? silentLogger).child({ component: "region-backup" });
     this.#metrics = regionBackupMetrics(o.registry);
     this.#intervalSeconds = o.intervalSeconds ?? DEFAULT_INTERVAL_SECONDS;
+    this.#metrics.interval.set(this.#intervalSeconds);
   }
 
   async start(signal: AbortSignal): Promise<void> {
