@@ -10,24 +10,16 @@
 import "reflect-metadata";
 import {
   BasicConstraintsExtension,
-  ExtendedKeyUsage,
-  ExtendedKeyUsageExtension,
   KeyUsageFlags,
   KeyUsagesExtension,
-  X509Certificate as Certificate,
   X509CertificateGenerator,
   type Extension,
 } from "@peculiar/x509";
-import {
-  generateKeyPairSync,
-  randomBytes,
-  X509Certificate,
-  createPrivateKey,
-  type KeyObject,
-} from "node:crypto";
+import { generateKeyPairSync, X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
 import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { subjectName, webKeys, type ParsedRequest, type Subject } from "../../operators/hcp/pkcs10.ts";
+import { randomSerial, signClientCertificate } from "../../operators/hcp/x509.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 
 export const SIGNER_SECRET = "customer-system-admin-signer";
@@ -49,20 +41,6 @@ const caExtensions = (): Extension[] => [
   new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true),
 ];
 
-/** A break-glass client certificate's extensions: no CA, a signing key, client authentication. */
-const clientExtensions = (): Extension[] => [
-  new BasicConstraintsExtension(false, undefined, true),
-  new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
-  new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth], false),
-];
-
-/** A random positive 128-bit serial number, in hex. */
-const serialNumber = (): string => {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f;
-  return bytes.toString("hex");
-};
-
 /** A self-signed CA certificate for a new EC P-256 key, as PEM, with the key as PKCS#8 PEM. */
 async function selfSignedCA(
   subject: Subject,
@@ -72,7 +50,7 @@ async function selfSignedCA(
   const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const { algorithm, keys } = webKeys(privateKey);
   const cert = await X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
+    serialNumber: randomSerial(),
     name: subjectName(subject),
     notBefore,
     notAfter: new Date(notBefore.getTime() + validityMs),
@@ -159,27 +137,21 @@ export async function rotateSigner(client: KubeClient, namespace: string, revoke
  * Signs a checked request: its subject and public key as sent, the signer's subject as issuer,
  * notBefore backdated, notAfter `expirationSeconds` from now, never past the signer's own notAfter.
  */
-export async function sign(
+export function sign(
   signer: Signer,
   request: ParsedRequest,
   expirationSeconds: number,
   now = new Date(),
 ): Promise<string> {
-  const caEnd = new Date(signer.cert.validTo).getTime();
-  const notAfter = new Date(Math.min(now.getTime() + expirationSeconds * 1000, caEnd));
-  const { algorithm, keys } = webKeys(signer.key);
-  const cert = await X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
-    subject: request.request.subjectName,
-    issuer: new Certificate(signer.certificate).subjectName,
-    notBefore: new Date(Math.max(now.getTime() - BACKDATE_MS, new Date(signer.cert.validFrom).getTime())),
-    notAfter,
-    publicKey: request.request.publicKey,
-    signingKey: keys.privateKey,
-    signingAlgorithm: algorithm,
-    extensions: clientExtensions(),
-  });
-  return cert.toString("pem");
+  return signClientCertificate(
+    { certificate: signer.certificate, key: signer.key },
+    {
+      subject: request.request.subjectName,
+      publicKey: request.request.publicKey,
+      notBefore: new Date(Math.max(now.getTime() - BACKDATE_MS, new Date(signer.cert.validFrom).getTime())),
+      notAfter: new Date(now.getTime() + expirationSeconds * 1000),
+    },
+  );
 }
 
 /** How long the control plane's root CA lives (HyperShift: ten years). */

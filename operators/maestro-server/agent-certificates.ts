@@ -5,23 +5,14 @@
  * clients), for a bounded lifetime, at most once a minute per consumer. Everything else is
  * refused with an answer that says why, so the agent can log it.
  */
-import "reflect-metadata";
-import {
-  BasicConstraintsExtension,
-  ExtendedKeyUsage,
-  ExtendedKeyUsageExtension,
-  KeyUsageFlags,
-  KeyUsagesExtension,
-  X509Certificate as Certificate,
-  X509CertificateGenerator,
-} from "@peculiar/x509";
-import { createPrivateKey, createPublicKey, randomBytes, X509Certificate, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type {
   BrokerCertificateAnswer,
   BrokerCertificateRequest,
 } from "../cloudevents/codec/broker-certificate.ts";
 import { parseCertificateRequest, subjectName, webKeys, type ParsedRequest } from "../hcp/pkcs10.ts";
+import { signClientCertificate } from "../hcp/x509.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import { counter, metricsRegistry } from "../runtime/metrics.ts";
@@ -205,27 +196,15 @@ export class AgentCertificateSigner {
     const rsa =
       createPublicKey({ key: Buffer.from(parsed.request.publicKey.rawData), format: "der", type: "spki" })
         .asymmetricKeyType === "rsa";
-    const serial = randomBytes(16);
-    serial[0] = (serial[0] ?? 0) & 0x7f;
-    const { algorithm, keys } = webKeys(this.#ca.key);
-    const cert = await X509CertificateGenerator.create({
-      serialNumber: serial.toString("hex"),
-      subject: subjectName({ commonName: consumer }),
-      issuer: new Certificate(this.#ca.pem).subjectName,
-      notBefore,
-      notAfter,
-      publicKey: parsed.request.publicKey,
-      signingKey: keys.privateKey,
-      signingAlgorithm: algorithm,
-      extensions: [
-        new BasicConstraintsExtension(false, undefined, true),
-        new KeyUsagesExtension(
-          KeyUsageFlags.digitalSignature | (rsa ? KeyUsageFlags.keyEncipherment : 0),
-          true,
-        ),
-        new ExtendedKeyUsageExtension([ExtendedKeyUsage.clientAuth], false),
-      ],
-    });
-    return cert.toString("pem");
+    return signClientCertificate(
+      { certificate: this.#ca.pem, key: this.#ca.key },
+      {
+        subject: subjectName({ commonName: consumer }),
+        publicKey: parsed.request.publicKey,
+        notBefore,
+        notAfter,
+        keyEncipherment: rsa,
+      },
+    );
   }
 }
