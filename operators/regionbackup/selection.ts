@@ -9,8 +9,8 @@
  * |                               | and every namespace holding an object below                  |      |
  * | Secret                        | operators' namespace, labelled hcp.aro.dev/signing-key-of     | 1    |
  * |                               | (the clusters' service-account signing keyrings)             |      |
- * | Secret                        | any namespace, labelled hcp.aro.dev/breakglass (a break-glass | 1    |
- * |                               | credential's key and request, and its kubeconfig)            |      |
+ * | Secret                        | operators' namespace, labelled hcp.aro.dev/breakglass (the    | 1    |
+ * |                               | key and request the service made for a break-glass credential)|      |
  * | ConfigMap                     | any namespace, labelled hcp.aro.dev/arm-operation (ARM        | 1    |
  * |                               | operations `op-<id>`, frozen or still running deletes)       |      |
  * | ConfigMap                     | operators' namespace, hcp-release-catalog                    | 1    |
@@ -19,7 +19,9 @@
  * | NodePool, ExternalAuth,       | all                                                          | 4    |
  * | BreakglassCredential/-Revocation, MaintenanceTask/-Run, Rollout | all                        |      |
  *
- * Not held: ManifestWorks (each controller writes its work again from the CR), Events and Leases
+ * Not held: a break-glass credential's kubeconfig Secret in the customer's namespace (the
+ * operators may not read Secrets outside their own; it lives a day at most and is requested
+ * again), ManifestWorks (each controller writes its work again from the CR), Events and Leases
  * (history and liveness, not state), the release graph's ConfigMap hcp-release-graph (derived from
  * the catalog), the orphan sweep's report (derived from Azure).
  *
@@ -85,9 +87,10 @@ export const SELECTION: readonly SelectionEntry[] = [
   {
     type: SecretResource,
     tier: 1,
+    operatorsNamespaceOnly: true,
     labelSelector: WORK_LABELS.breakglass,
     status: false,
-    why: "break-glass keys and kubeconfigs",
+    why: "break-glass keys",
   },
   {
     type: ConfigMapResource,

@@ -133,7 +133,8 @@ async function makeRegion(): Promise<void> {
   );
   await make(BreakglassRevocationResource, breakglassRevocation({ ...ask, name: "rv-1" }));
   const bgLabel = { [WORK_LABELS.breakglass]: credential.metadata.uid ?? "" };
-  await make(SecretResource, {
+  // Not held: the operators may not read Secrets outside their namespace (checked below).
+  await service.create(SecretResource, {
     metadata: {
       name: "bg-1-kubeconfig",
       namespace: sub.name,
@@ -331,6 +332,7 @@ describe("region backup and restore", () => {
     expect(restore.stdout).toMatch(/HcpCluster\s+\d+ created\s+\d+ existed/);
 
     await expectRestored();
+    expect(await targetClient.find(SecretResource, "bg-1-kubeconfig", sub.name)).toBeUndefined();
     const ns = await targetClient.get(NamespaceResource, sub.name);
     expect(ns.metadata.labels?.[ARM_LABELS.subscription]).toBe("0000-sub");
 
