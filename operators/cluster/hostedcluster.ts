@@ -5,7 +5,8 @@
  * HyperShift HostedCluster with its issuer URL and customer-managed etcd keys
  * (etcd-encryption.ts), with feedback rules
  * that bring back the HostedCluster's conditions, version and endpoint, and the key ID the
- * signing key's Secret carries (a rotation's evidence). Names follow ARO HCP
+ * signing key's Secret carries (a rotation's evidence), and the cluster's Velero backup Schedule
+ * with its feedback (backup.ts). Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
 import {
@@ -38,6 +39,7 @@ import {
 } from "./networking.ts";
 import { keyId, SIGNING_KEY_SECRET_KEY } from "./signing-keyring.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
+import { backupFeedbackConfig, backupScheduleManifest } from "./backup.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
 /** The Secret of the HostedCluster's namespace that holds the service-account signing key. */
@@ -322,6 +324,7 @@ export function hostedClusterWork({
       ...caConfigMaps(externalAuths, names.hostedClusterNamespace),
       ...clientSecrets(externalAuths, names.hostedClusterNamespace),
       asManifest(withAuthentication(hostedCluster, externalAuths)),
+      asManifest(backupScheduleManifest(cluster, names)),
     ],
     feedback: {
       type: HostedClusterResource,
@@ -340,6 +343,10 @@ export function hostedClusterWork({
     },
     feedbackRules: [{ type: "JSONPaths", jsonPaths: SIGNING_KEY_FEEDBACK_PATHS }],
   };
-  const manifestConfigs = [...(work.spec?.manifestConfigs ?? []), signingKeyFeedback];
+  const manifestConfigs = [
+    ...(work.spec?.manifestConfigs ?? []),
+    signingKeyFeedback,
+    backupFeedbackConfig(names),
+  ];
   return { ...work, spec: { ...work.spec, manifestConfigs } };
 }

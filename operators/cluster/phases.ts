@@ -31,6 +31,8 @@ import {
   reconcileResourceGroup,
 } from "./azure-phases.ts";
 import { azureStep, recordStep, RetryableStepError, stepReady } from "./azure-step.ts";
+import { backupReport, backupScheduleName, backupVerdict } from "./backup.ts";
+import { SCHEDULE_KIND } from "../api/velero/v1/index.ts";
 import {
   carriedKeys,
   ETCD_KEYS_ANNOTATION,
@@ -404,7 +406,12 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   if (appliedKeyId) facts.signingKeys = { ...facts.signingKeys, appliedKeyId };
   facts.steps[CONDITIONS.HostedClusterValid] = hostedClusterValid(scope, report);
   facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
-  return {};
+  const schedule = { kind: SCHEDULE_KIND, name: backupScheduleName(facts.names) };
+  const backup = backupVerdict(scope.cluster, backupReport(feedbackOf(work, schedule)), scope.now);
+  facts.backup = backup;
+  // No watch tells when a backup becomes overdue: look again then.
+  const overdueIn = backup.overdueAt === undefined ? 0 : backup.overdueAt - scope.now + 1_000;
+  return overdueIn > 0 ? { requeueAfterMs: overdueIn } : {};
 };
 
 /** Every phase of a cluster that is not paused, in order. */

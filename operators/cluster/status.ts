@@ -10,6 +10,7 @@ import {
   HCP_CLUSTER_STEPS,
   type HcpCluster,
   type HcpClusterAzureStatus,
+  type HcpClusterBackupStatus,
   type HcpClusterSigningKeyStatus,
   type HcpClusterStatus,
   type HcpClusterWorkTemplateStatus,
@@ -30,6 +31,7 @@ import {
 import { getCondition, setCondition, type Condition, type ConditionInput } from "../runtime/conditions.ts";
 import { ingressTypeOf } from "./networking.ts";
 import { workTemplateCondition } from "./work-template.ts";
+import { BACKUPS_HEALTHY } from "./backup.ts";
 
 export const CONDITIONS = {
   Ready: "Ready",
@@ -52,6 +54,8 @@ export const CONDITIONS = {
   MaintenanceDeferred: "MaintenanceDeferred",
   /** False while the work waits for a RefreshWorkTemplate run to take a newer template (not a step). */
   WorkTemplateCurrent: "WorkTemplateCurrent",
+  /** Whether the backup Schedule takes backups in time (not a step: backups hold nothing up). */
+  BackupsHealthy: BACKUPS_HEALTHY,
   Deleting: "Deleting",
   Paused: "Paused",
 } as const;
@@ -98,6 +102,8 @@ export interface ClusterFacts {
   signingKeys?: HcpClusterSigningKeyStatus;
   /** The work's template revision and the current one, when applyWork looked (work-template.ts). */
   workTemplate?: HcpClusterWorkTemplateStatus;
+  /** The backup Schedule's report and BackupsHealthy, when the work was observed (backup.ts). */
+  backup?: { status: HcpClusterBackupStatus; condition: ConditionInput };
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -189,13 +195,18 @@ function phaseOf(facts: ClusterFacts, conditions: Condition[]): Phase {
 
 /**
  * How settings that are not steps stand: the customer's etcd key (a rotation holds nothing up),
- * the end of life of the release that runs (it keeps running), the work's template revision.
+ * the end of life of the release that runs (it keeps running), the work's template revision, the
+ * backups (they hold nothing up either).
  */
 function settingConditions(facts: ClusterFacts): ConditionInput[] {
   const template = facts.workTemplate ? workTemplateCondition(facts.workTemplate) : undefined;
-  return [facts.etcdEncryption, facts.versionEndOfLife, maintenanceCondition(facts), template].filter(
-    (c) => c !== undefined,
-  );
+  return [
+    facts.etcdEncryption,
+    facts.versionEndOfLife,
+    maintenanceCondition(facts),
+    template,
+    facts.backup?.condition,
+  ].filter((c) => c !== undefined);
 }
 
 /** MaintenanceDeferred while something waits for a window; False once it no longer does, never before. */
@@ -322,7 +333,14 @@ export function composeStatus(
     ...azureFields(facts),
     ...signingKeyFields(facts),
     ...workTemplateFields(facts),
+    ...backupFields(facts),
   };
+}
+
+/** The backup Schedule as last reported: this reconcile's, else what the status said. */
+function backupFields(facts: ClusterFacts): Pick<HcpClusterStatus, "backup"> {
+  const backup = facts.backup?.status ?? facts.cluster.status?.backup;
+  return backup ? { backup } : {};
 }
 
 /** The work's template revision from this reconcile, else what the status said (a held work's evidence). */
