@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { HcpClusterResource } from "../api/v1alpha1/index.ts";
 import {
   backupKey,
+  DocumentSealer,
   FORMAT_VERSION,
   openDocument,
   readBackupKey,
@@ -55,6 +56,19 @@ describe("region backup document", () => {
     const sealed = sealDocument(doc(), key);
     expect(sealed).not.toContain("mgmt-1");
     expect(openDocument(sealed, key)).toEqual(doc());
+  });
+
+  it("seals the same document streamed object by object", async () => {
+    const whole = doc();
+    const sealer = new DocumentSealer(key, {
+      formatVersion: whole.formatVersion,
+      region: whole.region,
+      takenAt: whole.takenAt,
+    });
+    for (const o of whole.objects) await sealer.add(o);
+    const body = await sealer.finish({ listDurationMs: 12, resourceVersions: whole.resourceVersions });
+    expect(openDocument(body, key)).toEqual(whole);
+    expect(sealer.count).toBe(1);
   });
 
   it("strips server-set fields and keeps status, labels, annotations, finalizers and owners", () => {

@@ -5,9 +5,11 @@
  * envelope of base64 fields, because the blob store carries text. A wrong key is named by its ID;
  * any changed byte fails the tag and nothing of the document is read.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, type CipherGCM } from "node:crypto";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { finished } from "node:stream/promises";
+import { createGzip, gunzipSync, gzipSync, type Gzip } from "node:zlib";
 import type { KubeObject } from "../api/meta/v1.ts";
 
 export const FORMAT_VERSION = 1;
@@ -82,20 +84,70 @@ interface Envelope {
 
 const associatedData = (keyId: string): Buffer => Buffer.from(`${ENVELOPE_FORMAT}\n${keyId}`, "utf8");
 
-/** The blob body of a document. */
-export function sealDocument(doc: BackupDocument, key: BackupKey): string {
+function newCipher(key: BackupKey): { iv: Buffer; cipher: CipherGCM } {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key.bytes, iv);
   cipher.setAAD(associatedData(key.id));
-  const data = Buffer.concat([cipher.update(gzipSync(JSON.stringify(doc))), cipher.final()]);
-  const envelope: Envelope = {
+  return { iv, cipher };
+}
+
+function envelopeOf(key: BackupKey, iv: Buffer, cipher: CipherGCM, data: Buffer): string {
+  const head: Omit<Envelope, "data"> = {
     format: ENVELOPE_FORMAT,
     keyId: key.id,
     iv: iv.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
-    data: data.toString("base64"),
   };
-  return JSON.stringify(envelope);
+  // Not JSON.stringify of the whole: the data is the bulk, and one copy of it is enough.
+  return `${JSON.stringify(head).slice(0, -1)},"data":"${data.toString("base64")}"}`;
+}
+
+/** The blob body of a document held whole (tests, small regions); DocumentSealer streams one. */
+export function sealDocument(doc: BackupDocument, key: BackupKey): string {
+  const { iv, cipher } = newCipher(key);
+  const data = Buffer.concat([cipher.update(gzipSync(JSON.stringify(doc))), cipher.final()]);
+  return envelopeOf(key, iv, cipher, data);
+}
+
+/**
+ * Seals a document object by object, so that a backup of 10,000 clusters never holds the whole
+ * document as objects or as one JSON string: each object goes through gzip and the cipher as it
+ * is added, and only the compressed ciphertext is kept (off the JS heap) until `finish`.
+ */
+export class DocumentSealer {
+  readonly #key: BackupKey;
+  readonly #iv: Buffer;
+  readonly #cipher: CipherGCM;
+  readonly #gzip: Gzip = createGzip();
+  readonly #sealed: Buffer[] = [];
+  #count = 0;
+
+  constructor(
+    key: BackupKey,
+    head: Pick<BackupDocument, "formatVersion" | "region" | "takenAt" | "intervalSeconds">,
+  ) {
+    this.#key = key;
+    ({ iv: this.#iv, cipher: this.#cipher } = newCipher(key));
+    this.#gzip.on("data", (chunk: Buffer) => this.#sealed.push(this.#cipher.update(chunk)));
+    this.#gzip.write(`${JSON.stringify(head).slice(0, -1)},"objects":[`);
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  async add(o: BackedUpObject): Promise<void> {
+    const more = this.#gzip.write(`${this.#count++ === 0 ? "" : ","}${JSON.stringify(o)}`);
+    if (!more) await once(this.#gzip, "drain");
+  }
+
+  /** The blob body, with the fields known only at the end. */
+  async finish(tail: Pick<BackupDocument, "listDurationMs" | "resourceVersions">): Promise<string> {
+    this.#gzip.end(`],${JSON.stringify(tail).slice(1)}`);
+    await finished(this.#gzip);
+    this.#sealed.push(this.#cipher.final());
+    return envelopeOf(this.#key, this.#iv, this.#cipher, Buffer.concat(this.#sealed));
+  }
 }
 
 function parseEnvelope(body: string, where: string): Envelope {
