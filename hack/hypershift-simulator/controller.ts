@@ -8,7 +8,8 @@
  * Watches: HostedClusters (→ themselves and their NodePools), NodePools (→ themselves and their
  * HostedCluster, which waits for them when deleting), control-plane namespaces (→ their
  * HostedCluster, which waits for them when deleting). The break-glass signer (breakglass.ts)
- * watches CSRs, their approvals and revocation requests.
+ * watches CSRs, their approvals and revocation requests. Velero's part (velero.ts) watches the
+ * Schedules in the `velero` namespace.
  */
 import {
   HostedClusterResource,
@@ -35,6 +36,8 @@ import {
 import { BreakglassSigner } from "./breakglass.ts";
 import { simulatorMetrics } from "./metrics.ts";
 import { NodePoolReconciler } from "./nodepool.ts";
+import { VeleroScheduleReconciler } from "./velero.ts";
+import { ScheduleResource, VELERO_NAMESPACE, type Schedule } from "../../operators/api/velero/v1/index.ts";
 
 /** Field manager of every write, and the component of its Events. */
 export const SIMULATOR_NAME = "hypershift-simulator";
@@ -68,6 +71,8 @@ export class HyperShiftSimulator implements Runnable {
   readonly #hcController: Controller;
   readonly #npController: Controller;
   readonly #signer: BreakglassSigner;
+  readonly #schedules: Informer<Schedule>;
+  readonly #veleroController: Controller;
 
   constructor(opts: HyperShiftSimulatorOptions) {
     const { cluster } = opts;
@@ -104,6 +109,17 @@ export class HyperShiftSimulator implements Runnable {
       reconciler: new NodePoolReconciler(shared),
     });
     this.#signer = new BreakglassSigner({ cluster, namespaces: this.#namespaces, log, workers });
+    this.#schedules = cluster.informer<Schedule>(ScheduleResource, { namespace: VELERO_NAMESPACE });
+    this.#veleroController = new Controller({
+      name: `${SIMULATOR_NAME}-velero-${cluster.name}`,
+      maxConcurrentReconciles: workers,
+      log,
+      reconciler: new VeleroScheduleReconciler({
+        client: cluster.client,
+        schedules: this.#schedules,
+        applier: shared.applier,
+      }),
+    });
     this.#watch(cluster.name);
   }
 
@@ -115,6 +131,7 @@ export class HyperShiftSimulator implements Runnable {
     });
     enqueueForObject(this.#hostedClusters, this.#hcController);
     enqueueForObject(this.#nodePools, this.#npController);
+    enqueueForObject(this.#schedules, this.#veleroController);
     // A NodePool waits for its HostedCluster to be Available.
     enqueueMapped(this.#hostedClusters, this.#npController, (hc) =>
       nodePoolsOf(this.#nodePools, hc).map((np) => request(np.metadata.namespace, np.metadata.name ?? "")),
@@ -134,6 +151,7 @@ export class HyperShiftSimulator implements Runnable {
       this.#hostedClusters,
       this.#nodePools,
       this.#namespaces,
+      this.#schedules,
       ...this.#signer.informers,
     ] as Informer<KubeObject>[];
   }
@@ -151,6 +169,7 @@ export class HyperShiftSimulator implements Runnable {
       this.#hcController.start(signal),
       this.#npController.start(signal),
       this.#signer.start(signal),
+      this.#veleroController.start(signal),
     ]);
   }
 }

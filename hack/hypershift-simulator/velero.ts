@@ -1,0 +1,385 @@
+/**
+ * Plays Velero on a management cluster for the Schedules the clusters' works carry (the real CRDs,
+ * hack/harness/upstream.ts). Per Schedule in the `velero` namespace: phase Enabled, or
+ * FailedValidation for a cron Velero would refuse; unless paused, a Backup
+ * `<schedule>-<yyyyMMddHHmmss>` at creation (Velero backs up at once unless skipImmediately) and
+ * at each due time, labelled as the Schedule plus `velero.io/schedule-name`, completed at once: its
+ * contents (a JSON listing of the included namespaces' objects, names only) written to the
+ * BackupStorageLocation as `<prefix>/backups/<name>/<name>.tar.gz`, then phase Completed; Backups
+ * past their expiration go, with their stored object. Velero's Schedule status says when a backup
+ * started, not how it ended, so the Schedule is also annotated with the newest Backup's outcome
+ * (operators/cluster/backup.ts LAST_BACKUP_ANNOTATIONS), as a reporter beside Velero would.
+ *
+ * Storage: the BackupStorageLocation the template names, else the one marked default, provider
+ * `azure`: `objectStorage.bucket` is the blob container, `config.storageAccountURI` the Blob
+ * service URL, `objectStorage.caCert` the CA to trust, and `credential` a Secret key holding the
+ * Azure plugin's credentials file (AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET,
+ * AZURE_AUTHORITY_HOST, and for the simulator only AZURE_AUTHORITY_CA_FILE: the token endpoint's CA).
+ * veleroInstall() builds them for a storage emulator. With none, a Backup ends FailedValidation.
+ *
+ * Test-only annotations on a Schedule: SIMULATE_FAILURE_ANNOTATION "true" makes each Backup fail;
+ * PERIOD_OVERRIDE_ANNOTATION "<ms>" backs up at that interval instead of the cron's.
+ */
+import { ClientSecretCredential } from "@azure/identity";
+import { readFile } from "node:fs/promises";
+import { rootCertificates } from "node:tls";
+import { SecretResource } from "../../operators/api/core.ts";
+import { HostedClusterResource, NodePoolResource } from "../../operators/api/hypershift/v1beta1/index.ts";
+import {
+  BACKUP_KIND,
+  BackupResource,
+  BackupStorageLocationResource,
+  SCHEDULE_NAME_LABEL,
+  ScheduleResource,
+  STORAGE_LOCATION_LABEL,
+  VELERO_API_VERSION,
+  VELERO_NAMESPACE,
+  type Backup,
+  type BackupStorageLocation,
+  type Schedule,
+} from "../../operators/api/velero/v1/index.ts";
+import { HttpsBlobStore, type BlobStore } from "../../operators/azure/blob.ts";
+import { sdkTlsSettings } from "../../operators/azure/config.ts";
+import { LAST_BACKUP_ANNOTATIONS } from "../../operators/cluster/backup.ts";
+import { cronError, nextFire, parseCron } from "../../operators/cluster/backup-cron.ts";
+import type { Applier } from "../../operators/runtime/apply.ts";
+import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
+import { errorMessage, isNotFound } from "../../operators/runtime/errors.ts";
+import type { Informer } from "../../operators/runtime/informer.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+
+export const SIMULATE_FAILURE_ANNOTATION = "hcp.aro.dev/simulate-backup-failure";
+export const PERIOD_OVERRIDE_ANNOTATION = "hypershift-simulator.hcp.aro.dev/velero-period-ms";
+/** The blob container the local region's backups go to. */
+export const BACKUP_CONTAINER = "velero-backups";
+const CREDENTIALS_KEY = "cloud";
+
+/** Where a Backup's contents go in the bucket, as Velero lays them out. */
+export function backupObjectName(backup: string, prefix = ""): string {
+  return `${prefix ? `${prefix.replace(/\/+$/, "")}/` : ""}backups/${backup}/${backup}.tar.gz`;
+}
+
+/** `<schedule>-<yyyyMMddHHmmss>` in UTC, Velero's name for a scheduled Backup. */
+export function scheduledBackupName(schedule: string, at: Date): string {
+  return `${schedule}-${at.toISOString().replace(/[-:T]/g, "").slice(0, 14)}`;
+}
+
+/** Velero's install on a management cluster, pointed at a storage account: its BSL and credentials Secret. */
+export function veleroInstall(opts: {
+  blobServiceUrl: string;
+  storageCaPem: string;
+  container?: string;
+  azure: { tenantId: string; clientId: string; clientSecret: string; authorityHost: string; caPath: string };
+}): { location: BackupStorageLocation; credentials: KubeObject } {
+  const { azure } = opts;
+  const file = [
+    `AZURE_TENANT_ID=${azure.tenantId}`,
+    `AZURE_CLIENT_ID=${azure.clientId}`,
+    `AZURE_CLIENT_SECRET=${azure.clientSecret}`,
+    `AZURE_AUTHORITY_HOST=${azure.authorityHost}`,
+    `AZURE_AUTHORITY_CA_FILE=${azure.caPath}`,
+  ].join("\n");
+  return {
+    credentials: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "velero-azure-credentials", namespace: VELERO_NAMESPACE },
+      data: { [CREDENTIALS_KEY]: Buffer.from(file).toString("base64") },
+    },
+    location: {
+      apiVersion: VELERO_API_VERSION,
+      kind: "BackupStorageLocation",
+      metadata: { name: "default", namespace: VELERO_NAMESPACE },
+      spec: {
+        provider: "azure",
+        default: true,
+        objectStorage: {
+          bucket: opts.container ?? BACKUP_CONTAINER,
+          caCert: Buffer.from(opts.storageCaPem).toString("base64"),
+        },
+        config: { storageAccountURI: opts.blobServiceUrl },
+        credential: { name: "velero-azure-credentials", key: CREDENTIALS_KEY },
+      },
+    },
+  };
+}
+
+export interface VeleroReconcilerDeps {
+  client: KubeClient;
+  schedules: Informer<Schedule>;
+  applier: Applier;
+  now?: () => number;
+}
+
+type SecretObject = KubeObject & { data?: Record<string, string> };
+
+const FAILED = "the simulated backup failed (hcp.aro.dev/simulate-backup-failure)";
+
+/** One Schedule: its status, its due Backup, its expired Backups. */
+export class VeleroScheduleReconciler implements Reconciler {
+  readonly #d: VeleroReconcilerDeps;
+  readonly #now: () => number;
+  /** Blob stores by the location's and its Secret's resourceVersions, so credentials keep their tokens. */
+  readonly #stores = new Map<string, BlobStore>();
+  /** The last backup each Schedule (by uid) was given: the cache may not show the status write yet. */
+  readonly #taken = new Map<string, string>();
+
+  constructor(deps: VeleroReconcilerDeps) {
+    this.#d = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    const schedule = this.#d.schedules.get(req.namespace, req.name);
+    if (!schedule || schedule.metadata.deletionTimestamp) return {};
+    const invalid = cronError(schedule.spec.schedule);
+    if (invalid) {
+      await this.#writeStatus(ctx, schedule, { phase: "FailedValidation", validationErrors: [invalid] });
+      return {};
+    }
+    const now = this.#now();
+    const kept = await this.#expire(ctx, schedule, now);
+    const remembered = this.#taken.get(schedule.metadata.uid ?? "");
+    let lastBackup = [schedule.status?.lastBackup, remembered]
+      .filter((t) => t !== undefined)
+      .sort()
+      .at(-1);
+    let newest: Backup | undefined;
+    const due = this.#dueAt(schedule, lastBackup);
+    if (!schedule.spec.paused && due <= now) {
+      newest = await this.#backUp(ctx, schedule, new Date(now));
+      lastBackup = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
+      this.#taken.set(schedule.metadata.uid ?? "", lastBackup);
+    }
+    await this.#writeStatus(ctx, schedule, {
+      phase: "Enabled",
+      ...(lastBackup ? { lastBackup } : {}),
+    });
+    if (newest) await this.#annotate(ctx, schedule, newest, kept);
+    const next = schedule.spec.paused ? undefined : this.#dueAt(schedule, lastBackup) - now;
+    const expiry = Math.min(
+      ...kept.map((b) => Date.parse(b.status?.expiration ?? "") - now).filter((ms) => ms > 0),
+    );
+    const wait = Math.min(next ?? Infinity, expiry);
+    return Number.isFinite(wait) ? { requeueAfterMs: Math.max(wait, 100) } : {};
+  }
+
+  /** When the next Backup is due: at once when none was taken, else the cron's next time (or the test override). */
+  #dueAt(schedule: Schedule, lastBackup: string | undefined): number {
+    const last = Date.parse(lastBackup ?? "");
+    if (Number.isNaN(last)) return schedule.spec.skipImmediately ? this.#cronAfter(schedule, this.#now()) : 0;
+    const override = Number(schedule.metadata.annotations?.[PERIOD_OVERRIDE_ANNOTATION] ?? "");
+    if (override > 0) return last + override;
+    return this.#cronAfter(schedule, last);
+  }
+
+  #cronAfter(schedule: Schedule, t: number): number {
+    return nextFire(parseCron(schedule.spec.schedule), new Date(t))?.getTime() ?? Infinity;
+  }
+
+  async #writeStatus(ctx: ReconcileContext, schedule: Schedule, status: Schedule["status"]): Promise<void> {
+    const merged = { ...schedule.status, ...status };
+    if (status?.phase === "Enabled") delete merged.validationErrors;
+    await this.#d.applier.applyStatus(ScheduleResource, schedule, merged, { signal: ctx.signal });
+  }
+
+  /** Creates the due Backup and completes it (or fails it), writing its contents to storage. */
+  async #backUp(ctx: ReconcileContext, schedule: Schedule, at: Date): Promise<Backup> {
+    const name = scheduledBackupName(schedule.metadata.name ?? "", at);
+    const ttlHours = Number(/^(\d+)h/.exec(schedule.spec.template.ttl ?? "")?.[1] ?? 720);
+    const started = at.toISOString().replace(/\.\d+Z$/, "Z");
+    const location = await this.#location(ctx, schedule);
+    const base: Backup = {
+      apiVersion: VELERO_API_VERSION,
+      kind: BACKUP_KIND,
+      metadata: {
+        name,
+        namespace: VELERO_NAMESPACE,
+        labels: {
+          ...schedule.metadata.labels,
+          [SCHEDULE_NAME_LABEL]: schedule.metadata.name ?? "",
+          ...(location ? { [STORAGE_LOCATION_LABEL]: location.metadata.name ?? "" } : {}),
+        },
+      },
+      spec: schedule.spec.template,
+    };
+    const expiration = new Date(at.getTime() + ttlHours * 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+    const outcome = await this.#store(ctx, schedule, name, location);
+    const backup: Backup = {
+      ...base,
+      status: {
+        startTimestamp: started,
+        completionTimestamp: started,
+        expiration,
+        ...outcome,
+      },
+    };
+    try {
+      return await this.#d.client.create(BackupResource, backup, { signal: ctx.signal });
+    } catch (err) {
+      // Made by a reconcile that crashed before it wrote the Schedule's status: that one stands.
+      const existing = await this.#d.client.find<Backup>(BackupResource, name, VELERO_NAMESPACE);
+      if (existing) return existing;
+      throw err;
+    }
+  }
+
+  /** Writes the Backup's contents; the status fields of its outcome. */
+  async #store(
+    ctx: ReconcileContext,
+    schedule: Schedule,
+    name: string,
+    location: BackupStorageLocation | undefined,
+  ): Promise<Backup["status"]> {
+    if (schedule.metadata.annotations?.[SIMULATE_FAILURE_ANNOTATION] === "true")
+      return { phase: "Failed", failureReason: FAILED };
+    if (!location)
+      return {
+        phase: "FailedValidation",
+        validationErrors: ["an existing backup storage location was not specified and no default was found"],
+      };
+    try {
+      const store = await this.#storeFor(location);
+      const contents = await this.#contents(ctx, schedule.spec.template.includedNamespaces ?? []);
+      await store.write(
+        backupObjectName(name, location.spec.objectStorage.prefix),
+        JSON.stringify({ backup: name, namespaces: contents }),
+        "application/json",
+        { signal: ctx.signal },
+      );
+      return { phase: "Completed" };
+    } catch (err) {
+      return { phase: "Failed", failureReason: `writing to ${location.metadata.name}: ${errorMessage(err)}` };
+    }
+  }
+
+  /** The kinds listed per namespace: names only, never a Secret's data. */
+  async #contents(ctx: ReconcileContext, namespaces: string[]): Promise<Record<string, string[]>> {
+    const kinds: ResourceType[] = [HostedClusterResource, NodePoolResource, SecretResource];
+    const out: Record<string, string[]> = {};
+    for (const namespace of namespaces) {
+      const names: string[] = [];
+      for (const kind of kinds) {
+        const list = await this.#d.client.list(kind, { namespace, signal: ctx.signal });
+        for (const item of list.items) names.push(`${kind.kind}/${item.metadata.name ?? ""}`);
+      }
+      out[namespace] = names.sort();
+    }
+    return out;
+  }
+
+  async #location(ctx: ReconcileContext, schedule: Schedule): Promise<BackupStorageLocation | undefined> {
+    const named = schedule.spec.template.storageLocation;
+    const list = await this.#d.client.list<BackupStorageLocation>(BackupStorageLocationResource, {
+      namespace: VELERO_NAMESPACE,
+      signal: ctx.signal,
+    });
+    return list.items.find((l) => (named ? l.metadata.name === named : l.spec.default === true));
+  }
+
+  async #storeFor(location: BackupStorageLocation): Promise<BlobStore> {
+    const ref = location.spec.credential;
+    const secret = ref
+      ? await this.#d.client.get<SecretObject>(SecretResource, ref.name, VELERO_NAMESPACE)
+      : undefined;
+    const key = `${location.metadata.uid}/${location.metadata.resourceVersion}/${secret?.metadata.resourceVersion}`;
+    const cached = this.#stores.get(key);
+    if (cached) return cached;
+    const env = parseEnvFile(Buffer.from(secret?.data?.[ref?.key ?? ""] ?? "", "base64").toString());
+    const authorityCa = env.AZURE_AUTHORITY_CA_FILE
+      ? await readFile(env.AZURE_AUTHORITY_CA_FILE, "utf8")
+      : undefined;
+    const credential =
+      env.AZURE_TENANT_ID && env.AZURE_CLIENT_ID && env.AZURE_CLIENT_SECRET
+        ? new ClientSecretCredential(env.AZURE_TENANT_ID, env.AZURE_CLIENT_ID, env.AZURE_CLIENT_SECRET, {
+            ...(env.AZURE_AUTHORITY_HOST
+              ? { authorityHost: env.AZURE_AUTHORITY_HOST, disableInstanceDiscovery: true }
+              : {}),
+            ...(authorityCa ? { tlsOptions: sdkTlsSettings([...rootCertificates, authorityCa]) } : {}),
+          })
+        : undefined;
+    const ca = location.spec.objectStorage.caCert;
+    const account = location.spec.config?.storageAccountURI ?? "";
+    const store = new HttpsBlobStore({
+      containerUrl: `${account.replace(/\/+$/, "")}/${location.spec.objectStorage.bucket}`,
+      ...(credential ? { credential } : {}),
+      ...(ca ? { tls: sdkTlsSettings([...rootCertificates, Buffer.from(ca, "base64").toString()]) } : {}),
+    });
+    this.#stores.clear();
+    this.#stores.set(key, store);
+    return store;
+  }
+
+  /** Deletes the Schedule's Backups past their expiration, and their stored objects; the rest. */
+  async #expire(ctx: ReconcileContext, schedule: Schedule, now: number): Promise<Backup[]> {
+    const list = await this.#d.client.list<Backup>(BackupResource, {
+      namespace: VELERO_NAMESPACE,
+      labelSelector: `${SCHEDULE_NAME_LABEL}=${schedule.metadata.name ?? ""}`,
+      signal: ctx.signal,
+    });
+    const kept: Backup[] = [];
+    for (const backup of list.items) {
+      const expiration = Date.parse(backup.status?.expiration ?? "");
+      if (Number.isNaN(expiration) || expiration > now) {
+        kept.push(backup);
+        continue;
+      }
+      const location = await this.#location(ctx, schedule);
+      if (location && backup.status?.phase === "Completed") {
+        const store = await this.#storeFor(location);
+        await store.remove(backupObjectName(backup.metadata.name ?? "", location.spec.objectStorage.prefix), {
+          signal: ctx.signal,
+        });
+      }
+      await this.#d.client
+        .delete(
+          BackupResource,
+          { name: backup.metadata.name ?? "", namespace: VELERO_NAMESPACE },
+          { signal: ctx.signal },
+        )
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+    return kept;
+  }
+
+  /** The newest Backup's outcome, and the newest completion, on the Schedule's annotations. */
+  async #annotate(ctx: ReconcileContext, schedule: Schedule, newest: Backup, kept: Backup[]): Promise<void> {
+    const completed = [newest, ...kept]
+      .filter((b) => b.status?.phase === "Completed")
+      .map((b) => b.status?.completionTimestamp ?? "")
+      .sort()
+      .at(-1);
+    const before = schedule.metadata.annotations?.[LAST_BACKUP_ANNOTATIONS.completed];
+    const annotations: Record<string, string> = {
+      [LAST_BACKUP_ANNOTATIONS.phase]: newest.status?.phase ?? "",
+      ...(newest.status?.failureReason || newest.status?.validationErrors
+        ? {
+            [LAST_BACKUP_ANNOTATIONS.failure]:
+              newest.status.failureReason ?? newest.status.validationErrors?.join("; ") ?? "",
+          }
+        : {}),
+      ...(completed || before ? { [LAST_BACKUP_ANNOTATIONS.completed]: completed ?? before ?? "" } : {}),
+    };
+    await this.#d.applier.apply(
+      ScheduleResource,
+      {
+        apiVersion: VELERO_API_VERSION,
+        kind: ScheduleResource.kind,
+        metadata: { name: schedule.metadata.name, namespace: VELERO_NAMESPACE, annotations },
+      },
+      { signal: ctx.signal },
+    );
+  }
+}
+
+/** KEY=value lines, as the Azure plugin reads its credentials file. */
+function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const i = line.indexOf("=");
+    if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
