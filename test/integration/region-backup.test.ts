@@ -34,13 +34,15 @@ import {
 } from "../../operators/api/v1alpha1/index.ts";
 import { SIGNING_KEY_LABEL as CONTROLLER_SIGNING_KEY_LABEL } from "../../operators/cluster/oidc.ts";
 import { CATALOG_CONFIGMAP } from "../../operators/releases/catalog.ts";
+import { Registry } from "prom-client";
 import { readPointer } from "../../operators/regionbackup/backup.ts";
+import { RegionBackup } from "../../operators/regionbackup/controller.ts";
 import { backupKey, openDocument } from "../../operators/regionbackup/document.ts";
 import { restoreRegion } from "../../operators/regionbackup/restore.ts";
 import { ORIGINAL_UID_ANNOTATION, SIGNING_KEY_LABEL } from "../../operators/regionbackup/selection.ts";
 import { openBackupStore } from "../../operators/regionbackup/store.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
-import { clientFor, scratchDir, tempNamespace } from "../support/fixtures.ts";
+import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
 import { clusterInfo, kubeConfigAt, region } from "../support/region.ts";
 import {
@@ -379,5 +381,61 @@ describe("region backup and restore", () => {
     expect(result.stderr).toMatch(
       /^error: .*backups\/.* was encrypted with key [0-9a-f]{16}; the key given is [0-9a-f]{16}\n$/,
     );
+  });
+
+  it("keeps the retention's newest backups, the pointer naming them, and reports each in its metrics", async () => {
+    const store = await openBackupStore({
+      containerUrl: `${storage.blobServiceUrl}/${CONTAINER}`,
+      storageCa: storage.caPath,
+      anonymous: true,
+    });
+    const registry = new Registry();
+    const key = backupKey(Buffer.from((await readFile(keyPath, "utf8")).trim(), "base64"));
+    const backup = new RegionBackup({
+      client: service,
+      store,
+      key,
+      region: "local",
+      namespace: ops.name,
+      intervalSeconds: 30,
+      retention: 2,
+      registry,
+    });
+    const taken = [];
+    for (let i = 0; i < 3; i++) taken.push(await backup.once());
+    const pointer = (await readPointer(store))!;
+    expect(pointer.retained).toEqual([taken[2]!.blob, taken[1]!.blob]);
+    expect(pointer.latest).toBe(taken[2]!.blob);
+    const names = storage
+      .blobs()
+      .filter((b) => b.container === CONTAINER)
+      .map((b) => b.name);
+    expect(names).not.toContain(taken[0]!.blob);
+    expect(names).toEqual(expect.arrayContaining(pointer.retained));
+    expect(openDocument((await store.read(pointer.latest))!, key).intervalSeconds).toBe(30);
+    const value = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]!.value;
+    expect(await value("hcp_region_backup_bytes")).toBe(taken[2]!.bytes);
+    expect(await value("hcp_region_backup_interval_seconds")).toBe(30);
+    expect(await value("hcp_region_backup_last_success_timestamp_seconds")).toBeGreaterThan(
+      Date.now() / 1000 - 60,
+    );
+    expect(await value("hcp_region_backup_failures_total")).toBe(0);
+
+    // Running: a write the storage refuses is counted as a failure, and the loop goes on.
+    const fault = storage.faults.add({
+      method: "PUT",
+      pathIncludes: "backups/",
+      fault: { status: 503, code: "ServerBusy" },
+    });
+    const stop = new AbortController();
+    const running = backup.start(stop.signal);
+    await eventually(
+      "a failed backup counted",
+      async () => (await value("hcp_region_backup_failures_total")) === 1,
+    );
+    stop.abort();
+    await running;
+    fault.remove();
+    expect((await readPointer(store))!.latest).toBe(taken[2]!.blob);
   });
 });
