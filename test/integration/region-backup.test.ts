@@ -35,7 +35,7 @@ import {
 import { SIGNING_KEY_LABEL as CONTROLLER_SIGNING_KEY_LABEL } from "../../operators/cluster/oidc.ts";
 import { CATALOG_CONFIGMAP } from "../../operators/releases/catalog.ts";
 import { Registry } from "prom-client";
-import { readPointer } from "../../operators/regionbackup/backup.ts";
+import { readPointer, takeBackup } from "../../operators/regionbackup/backup.ts";
 import { RegionBackup } from "../../operators/regionbackup/controller.ts";
 import { backupKey, openDocument } from "../../operators/regionbackup/document.ts";
 import { restoreRegion } from "../../operators/regionbackup/restore.ts";
@@ -44,6 +44,7 @@ import { openBackupStore } from "../../operators/regionbackup/store.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
+import { ensureNamespaceExists, kubectl, serviceAccountKubeConfig } from "../support/rbac.ts";
 import { clusterInfo, kubeConfigAt, region } from "../support/region.ts";
 import {
   sampleCluster,
@@ -437,5 +438,46 @@ describe("region backup and restore", () => {
     await running;
     fault.remove();
     expect((await readPointer(store))!.latest).toBe(taken[2]!.blob);
+  });
+
+  it("is taken by the operators' ServiceAccount with config/'s RBAC alone", async () => {
+    await ensureNamespaceExists("service", "hcp-system");
+    await kubectl(
+      "service",
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "-k",
+      "config/bases/operators/rbac",
+    );
+    const operators = new KubeClient(
+      "service",
+      await serviceAccountKubeConfig("service", "hcp-system", "hcp-operators"),
+    );
+    const store = await openBackupStore({
+      containerUrl: `${storage.blobServiceUrl}/${CONTAINER}`,
+      storageCa: storage.caPath,
+      anonymous: true,
+    });
+    const key = backupKey(randomBytes(32));
+    const taken = await takeBackup({
+      client: operators,
+      store,
+      key,
+      region: "local",
+      namespace: "hcp-system",
+    });
+    const doc = openDocument((await store.read(taken.blob))!, key);
+    const held = doc.objects.map(
+      (o) => `${o.type} ${o.object.metadata.namespace ?? ""}/${o.object.metadata.name}`,
+    );
+    expect(held).toEqual(
+      expect.arrayContaining([
+        `hcp.aro.dev/HcpCluster ${sub.name}/demo`,
+        `/ConfigMap ${sub.name}/op-0123abcd`,
+        `/Namespace /${sub.name}`,
+        `hcp.aro.dev/Rollout /rb-ro-${suffix}`,
+      ]),
+    );
   });
 });
