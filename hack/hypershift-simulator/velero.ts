@@ -22,11 +22,13 @@
  */
 import { ClientSecretCredential } from "@azure/identity";
 import { readFile } from "node:fs/promises";
+import { isDeepStrictEqual } from "node:util";
 import { rootCertificates } from "node:tls";
 import { SecretResource } from "../../operators/api/core.ts";
 import { HostedClusterResource, NodePoolResource } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
   BACKUP_KIND,
+  SCHEDULE_KIND,
   BackupResource,
   BackupStorageLocationResource,
   SCHEDULE_NAME_LABEL,
@@ -134,40 +136,52 @@ export class VeleroScheduleReconciler implements Reconciler {
     if (!schedule || schedule.metadata.deletionTimestamp) return {};
     const invalid = cronError(schedule.spec.schedule);
     if (invalid) {
-      await this.#writeStatus(ctx, schedule, { phase: "FailedValidation", validationErrors: [invalid] });
+      await this.#write(ctx, schedule, { phase: "FailedValidation", validationErrors: [invalid] });
       return {};
     }
     const now = this.#now();
     const kept = await this.#expire(ctx, schedule, now);
+    let lastBackup = this.#lastBackupOf(schedule);
+    let newest: Backup | undefined;
+    if (!schedule.spec.paused && this.#dueAt(schedule, lastBackup) <= now) {
+      newest = await this.#backUp(ctx, schedule, new Date(now));
+      lastBackup = rfc3339(now);
+      this.#taken.set(schedule.metadata.uid ?? "", lastBackup);
+    }
+    await this.#write(
+      ctx,
+      schedule,
+      { phase: "Enabled", ...(lastBackup ? { lastBackup } : {}) },
+      newest &&
+        outcomeAnnotations(newest, kept, schedule.metadata.annotations?.[LAST_BACKUP_ANNOTATIONS.completed]),
+    );
+    return this.#nextLook(schedule, lastBackup, kept, now);
+  }
+
+  /** The status's lastBackup, or the one this process gave when the cache does not show it yet. */
+  #lastBackupOf(schedule: Schedule): string | undefined {
     const remembered = this.#taken.get(schedule.metadata.uid ?? "");
-    let lastBackup = [schedule.status?.lastBackup, remembered]
+    return [schedule.status?.lastBackup, remembered]
       .filter((t) => t !== undefined)
       .sort()
       .at(-1);
-    let newest: Backup | undefined;
-    const due = this.#dueAt(schedule, lastBackup);
-    if (!schedule.spec.paused && due <= now) {
-      newest = await this.#backUp(ctx, schedule, new Date(now));
-      lastBackup = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
-      this.#taken.set(schedule.metadata.uid ?? "", lastBackup);
-    }
-    await this.#writeStatus(ctx, schedule, {
-      phase: "Enabled",
-      ...(lastBackup ? { lastBackup } : {}),
-    });
-    if (newest) await this.#annotate(ctx, schedule, newest, kept);
-    const next = schedule.spec.paused ? undefined : this.#dueAt(schedule, lastBackup) - now;
-    const expiry = Math.min(
-      ...kept.map((b) => Date.parse(b.status?.expiration ?? "") - now).filter((ms) => ms > 0),
-    );
-    const wait = Math.min(next ?? Infinity, expiry);
+  }
+
+  /** Back at the next due time or the next expiration, whichever is first. */
+  #nextLook(schedule: Schedule, lastBackup: string | undefined, kept: Backup[], now: number): Result {
+    const next = schedule.spec.paused ? Infinity : this.#dueAt(schedule, lastBackup) - now;
+    const expiries = kept.map((b) => Date.parse(b.status?.expiration ?? "") - now).filter((ms) => ms > 0);
+    const wait = Math.min(next, ...expiries);
     return Number.isFinite(wait) ? { requeueAfterMs: Math.max(wait, 100) } : {};
   }
 
   /** When the next Backup is due: at once when none was taken, else the cron's next time (or the test override). */
   #dueAt(schedule: Schedule, lastBackup: string | undefined): number {
     const last = Date.parse(lastBackup ?? "");
-    if (Number.isNaN(last)) return schedule.spec.skipImmediately ? this.#cronAfter(schedule, this.#now()) : 0;
+    if (Number.isNaN(last)) {
+      const created = Date.parse(schedule.metadata.creationTimestamp ?? "");
+      return schedule.spec.skipImmediately ? this.#cronAfter(schedule, created) : 0;
+    }
     const override = Number(schedule.metadata.annotations?.[PERIOD_OVERRIDE_ANNOTATION] ?? "");
     if (override > 0) return last + override;
     return this.#cronAfter(schedule, last);
@@ -177,10 +191,36 @@ export class VeleroScheduleReconciler implements Reconciler {
     return nextFire(parseCron(schedule.spec.schedule), new Date(t))?.getTime() ?? Infinity;
   }
 
-  async #writeStatus(ctx: ReconcileContext, schedule: Schedule, status: Schedule["status"]): Promise<void> {
+  /**
+   * The status and the outcome annotations in one apply: Velero's Schedule CRD has no status
+   * subresource, and an apply drops the fields its manager no longer sends. Without a new outcome,
+   * the annotations this manager wrote before stay as they are.
+   */
+  async #write(
+    ctx: ReconcileContext,
+    schedule: Schedule,
+    status: Schedule["status"],
+    outcome?: Record<string, string>,
+  ): Promise<void> {
     const merged = { ...schedule.status, ...status };
     if (status?.phase === "Enabled") delete merged.validationErrors;
-    await this.#d.applier.applyStatus(ScheduleResource, schedule, merged, { signal: ctx.signal });
+    const keys: string[] = Object.values(LAST_BACKUP_ANNOTATIONS);
+    const previous = Object.entries(schedule.metadata.annotations ?? {}).filter(([k]) => keys.includes(k));
+    const annotations = outcome ?? Object.fromEntries(previous);
+    const unchanged =
+      isDeepStrictEqual(schedule.status ?? {}, merged) &&
+      isDeepStrictEqual(Object.fromEntries(previous), annotations);
+    if (unchanged) return;
+    await this.#d.applier.apply(
+      ScheduleResource,
+      {
+        apiVersion: VELERO_API_VERSION,
+        kind: SCHEDULE_KIND,
+        metadata: { name: schedule.metadata.name, namespace: VELERO_NAMESPACE, annotations },
+        status: merged,
+      },
+      { signal: ctx.signal },
+    );
   }
 
   /** Creates the due Backup and completes it (or fails it), writing its contents to storage. */
@@ -286,25 +326,7 @@ export class VeleroScheduleReconciler implements Reconciler {
     const cached = this.#stores.get(key);
     if (cached) return cached;
     const env = parseEnvFile(Buffer.from(secret?.data?.[ref?.key ?? ""] ?? "", "base64").toString());
-    const authorityCa = env.AZURE_AUTHORITY_CA_FILE
-      ? await readFile(env.AZURE_AUTHORITY_CA_FILE, "utf8")
-      : undefined;
-    const credential =
-      env.AZURE_TENANT_ID && env.AZURE_CLIENT_ID && env.AZURE_CLIENT_SECRET
-        ? new ClientSecretCredential(env.AZURE_TENANT_ID, env.AZURE_CLIENT_ID, env.AZURE_CLIENT_SECRET, {
-            ...(env.AZURE_AUTHORITY_HOST
-              ? { authorityHost: env.AZURE_AUTHORITY_HOST, disableInstanceDiscovery: true }
-              : {}),
-            ...(authorityCa ? { tlsOptions: sdkTlsSettings([...rootCertificates, authorityCa]) } : {}),
-          })
-        : undefined;
-    const ca = location.spec.objectStorage.caCert;
-    const account = location.spec.config?.storageAccountURI ?? "";
-    const store = new HttpsBlobStore({
-      containerUrl: `${account.replace(/\/+$/, "")}/${location.spec.objectStorage.bucket}`,
-      ...(credential ? { credential } : {}),
-      ...(ca ? { tls: sdkTlsSettings([...rootCertificates, Buffer.from(ca, "base64").toString()]) } : {}),
-    });
+    const store = blobStoreOf(location, await credentialOf(env));
     this.#stores.clear();
     this.#stores.set(key, store);
     return store;
@@ -343,35 +365,58 @@ export class VeleroScheduleReconciler implements Reconciler {
     }
     return kept;
   }
+}
 
-  /** The newest Backup's outcome, and the newest completion, on the Schedule's annotations. */
-  async #annotate(ctx: ReconcileContext, schedule: Schedule, newest: Backup, kept: Backup[]): Promise<void> {
-    const completed = [newest, ...kept]
-      .filter((b) => b.status?.phase === "Completed")
-      .map((b) => b.status?.completionTimestamp ?? "")
-      .sort()
-      .at(-1);
-    const before = schedule.metadata.annotations?.[LAST_BACKUP_ANNOTATIONS.completed];
-    const annotations: Record<string, string> = {
-      [LAST_BACKUP_ANNOTATIONS.phase]: newest.status?.phase ?? "",
-      ...(newest.status?.failureReason || newest.status?.validationErrors
-        ? {
-            [LAST_BACKUP_ANNOTATIONS.failure]:
-              newest.status.failureReason ?? newest.status.validationErrors?.join("; ") ?? "",
-          }
-        : {}),
-      ...(completed || before ? { [LAST_BACKUP_ANNOTATIONS.completed]: completed ?? before ?? "" } : {}),
-    };
-    await this.#d.applier.apply(
-      ScheduleResource,
-      {
-        apiVersion: VELERO_API_VERSION,
-        kind: ScheduleResource.kind,
-        metadata: { name: schedule.metadata.name, namespace: VELERO_NAMESPACE, annotations },
-      },
-      { signal: ctx.signal },
-    );
-  }
+/** LAST_BACKUP_ANNOTATIONS: the newest Backup's phase and failure, the newest completion (kept from before if none). */
+function outcomeAnnotations(
+  newest: Backup,
+  kept: Backup[],
+  before: string | undefined,
+): Record<string, string> {
+  const status = newest.status ?? {};
+  const completed = [newest, ...kept]
+    .filter((b) => b.status?.phase === "Completed")
+    .map((b) => b.status?.completionTimestamp ?? "")
+    .sort()
+    .at(-1);
+  const failure = status.failureReason ?? status.validationErrors?.join("; ");
+  const lastCompleted = completed ?? before;
+  return {
+    [LAST_BACKUP_ANNOTATIONS.phase]: status.phase ?? "",
+    ...(failure ? { [LAST_BACKUP_ANNOTATIONS.failure]: failure } : {}),
+    ...(lastCompleted ? { [LAST_BACKUP_ANNOTATIONS.completed]: lastCompleted } : {}),
+  };
+}
+
+/** The location's blob container: the account's URL and the bucket, trusting its CA. */
+function blobStoreOf(
+  location: BackupStorageLocation,
+  credential: ClientSecretCredential | undefined,
+): BlobStore {
+  const ca = location.spec.objectStorage.caCert;
+  const account = location.spec.config?.storageAccountURI ?? "";
+  return new HttpsBlobStore({
+    containerUrl: `${account.replace(/\/+$/, "")}/${location.spec.objectStorage.bucket}`,
+    ...(credential ? { credential } : {}),
+    ...(ca ? { tls: sdkTlsSettings([...rootCertificates, Buffer.from(ca, "base64").toString()]) } : {}),
+  });
+}
+
+/** A client-secret credential from the Azure plugin's file, with the simulator's authority CA; none without a secret. */
+async function credentialOf(env: Record<string, string>): Promise<ClientSecretCredential | undefined> {
+  const { AZURE_TENANT_ID: tenant, AZURE_CLIENT_ID: client, AZURE_CLIENT_SECRET: secret } = env;
+  if (!tenant || !client || !secret) return undefined;
+  const authority = env.AZURE_AUTHORITY_HOST;
+  const caFile = env.AZURE_AUTHORITY_CA_FILE;
+  const ca = caFile ? await readFile(caFile, "utf8") : undefined;
+  return new ClientSecretCredential(tenant, client, secret, {
+    ...(authority ? { authorityHost: authority, disableInstanceDiscovery: true } : {}),
+    ...(ca ? { tlsOptions: sdkTlsSettings([...rootCertificates, ca]) } : {}),
+  });
+}
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 }
 
 /** KEY=value lines, as the Azure plugin reads its credentials file. */

@@ -21,7 +21,7 @@ export const SCHEDULE_NAME_LABEL = "velero.io/schedule-name";
 /** The label naming the BackupStorageLocation a Backup went to. */
 export const STORAGE_LOCATION_LABEL = "velero.io/storage-location";
 
-/** Has the status subresource. */
+/** Has no status subresource in v1.18.3 (`subresources: {}`): status is written with the object. */
 export const ScheduleResource = {
   group: VELERO_GROUP,
   version: VELERO_VERSION,
