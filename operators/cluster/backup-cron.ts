@@ -23,6 +23,14 @@ const FIELDS = [
   { name: "day of week", min: 0, max: 7 },
 ] as const;
 
+/** The bounds of one item: `*`, `n`, `n-m`, each with an optional step (`5/15` runs to the end, as robfig has it). */
+function boundsOf(m: RegExpExecArray, f: (typeof FIELDS)[number]): [number, number] {
+  if (m[1] === "*") return [f.min, f.max];
+  const lo = Number(m[2]);
+  if (m[3] !== undefined) return [lo, Number(m[3])];
+  return [lo, m[4] !== undefined ? f.max : lo];
+}
+
 function parseField(text: string, f: (typeof FIELDS)[number]): { values: Set<number>; star: boolean } {
   const values = new Set<number>();
   let star = false;
@@ -30,14 +38,8 @@ function parseField(text: string, f: (typeof FIELDS)[number]): { values: Set<num
     const m = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(item);
     if (!m) throw new Error(`${f.name} "${item}" is not a number, range, * or step`);
     const step = m[4] === undefined ? 1 : Number(m[4]);
-    let lo: number = f.min;
-    let hi: number = f.max;
-    if (m[1] === "*") star ||= m[4] === undefined;
-    else {
-      lo = Number(m[2]);
-      // "5/15" runs from 5 to the end, as robfig has it.
-      hi = m[3] !== undefined ? Number(m[3]) : m[4] !== undefined ? f.max : lo;
-    }
+    const [lo, hi] = boundsOf(m, f);
+    star ||= m[1] === "*" && m[4] === undefined;
     if (lo < f.min || hi > f.max) throw new Error(`${f.name} "${item}" is outside ${f.min}-${f.max}`);
     if (lo > hi) throw new Error(`${f.name} "${item}" begins after it ends`);
     if (step < 1) throw new Error(`${f.name} "${item}" has a step of 0`);

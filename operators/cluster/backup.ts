@@ -140,7 +140,8 @@ export function backupReport(fb: Record<string, unknown>): BackupReport {
     lastFailure: text(fb[BACKUP_FEEDBACK.lastFailure]),
     lastCompleted: text(fb[BACKUP_FEEDBACK.lastCompleted]),
   };
-  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as BackupReport;
+  const report: BackupReport = Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
+  return report;
 }
 
 const FAILED_PHASES = new Set(["Failed", "PartiallyFailed", "FailedValidation"]);
@@ -171,11 +172,23 @@ export function backupVerdict(cluster: HcpCluster, report: BackupReport, now: nu
     paused,
     ...(report.validationError ? { message: report.validationError } : {}),
   };
-  const verdict = (s: ConditionInput["status"], reason: string, message: string, overdueAt?: number) => ({
+  const verdict: VerdictOf = (s, reason, message, overdueAt) => ({
     status,
     condition: { type: BACKUPS_HEALTHY, status: s, reason, message },
     ...(overdueAt !== undefined ? { overdueAt } : {}),
   });
+  return refusal(report, paused, verdict) ?? freshness(settings.schedule, report, now, verdict);
+}
+
+type VerdictOf = (
+  s: ConditionInput["status"],
+  reason: string,
+  message: string,
+  overdueAt?: number,
+) => BackupVerdict;
+
+/** Why no backup can be counted on, before any time is looked at: no report, refused, paused, failed. */
+function refusal(report: BackupReport, paused: boolean, verdict: VerdictOf): BackupVerdict | undefined {
   if (!report.phase || report.phase === "New")
     return verdict("Unknown", "AwaitingReport", "Velero has not reported the backup Schedule yet");
   if (report.phase === "FailedValidation")
@@ -184,14 +197,15 @@ export function backupVerdict(cluster: HcpCluster, report: BackupReport, now: nu
       "FailedValidation",
       `Velero refused the backup Schedule: ${report.validationError ?? "no reason given"}`,
     );
-  if (paused) return verdict("False", "Paused", "Backups are paused (spec.backup.paused); those taken are kept");
+  if (paused)
+    return verdict("False", "Paused", "Backups are paused (spec.backup.paused); those taken are kept");
   if (report.lastPhase && FAILED_PHASES.has(report.lastPhase))
     return verdict(
       "False",
       "BackupFailed",
       `The last backup ended ${report.lastPhase}: ${report.lastFailure ?? "no reason given"}`,
     );
-  return freshness(settings.schedule, report, now, verdict);
+  return undefined;
 }
 
 /** True while a backup completed within twice the period; BackupOverdue after. */
@@ -199,7 +213,12 @@ function freshness(
   schedule: string,
   report: BackupReport,
   now: number,
-  verdict: (s: ConditionInput["status"], reason: string, message: string, overdueAt?: number) => BackupVerdict,
+  verdict: (
+    s: ConditionInput["status"],
+    reason: string,
+    message: string,
+    overdueAt?: number,
+  ) => BackupVerdict,
 ): BackupVerdict {
   const bad = cronError(schedule);
   if (bad) return verdict("False", "FailedValidation", `spec.backup.schedule: ${bad}`);
@@ -208,7 +227,8 @@ function freshness(
   const since = Date.parse(last ?? report.created ?? "");
   if (Number.isNaN(since)) return verdict("Unknown", "AwaitingFirstBackup", "No backup has completed yet");
   const period = periodAfter(parseCron(schedule), new Date(since));
-  if (period === undefined) return verdict("False", "FailedValidation", `spec.backup.schedule "${schedule}" never fires`);
+  if (period === undefined)
+    return verdict("False", "FailedValidation", `spec.backup.schedule "${schedule}" never fires`);
   const overdueAt = since + 2 * period;
   if (now > overdueAt)
     return verdict(
