@@ -32,7 +32,9 @@ import {
 import { KubeApiError } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
 import { sampleCluster } from "../support/samples.ts";
+import { queueAdds, reconciledSince } from "../support/metrics.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
+import { SIMULATOR_NAME } from "../../hack/hypershift-simulator/controller.ts";
 
 const service = clientFor("service");
 const MANAGEMENT = ["mgmt-1", "mgmt-2"];
@@ -244,8 +246,19 @@ describe("hosted control-plane backups", () => {
       READY_MS,
     );
     const before = (await backupsOf()).length;
-    // Absence takes waiting: several of the shortened periods, in which an unpaused Schedule backs up each time.
-    await new Promise((r) => setTimeout(r, FAST_PERIOD_MS * 5));
+    // The evidence that none is taken: a reconcile of the paused Schedule that began after its next
+    // backup was due (an unpaused one backs up then). A paused Schedule is not looked at on its
+    // own, so a touch of it brings that reconcile.
+    const lastBackup = Date.parse((await scheduleOf())?.status?.lastBackup ?? "");
+    await eventually("the next backup due", () => Date.now() > lastBackup + FAST_PERIOD_MS, READY_MS);
+    const queue = `${SIMULATOR_NAME}-velero-${placed.mgmt}`;
+    const addsBefore = await queueAdds(queue);
+    await clientFor(placed.mgmt).mergePatch(
+      ScheduleResource,
+      { name: placed.schedule, namespace: VELERO_NAMESPACE },
+      { metadata: { annotations: { "hcp.aro.dev/test-touch": randomUUID() } } },
+    );
+    await eventually("the paused Schedule looked at again", reconciledSince(queue, addsBefore), READY_MS);
     expect((await backupsOf()).length).toBe(before);
 
     await service.mergePatch(
