@@ -10,6 +10,7 @@
  * the cache unless the owner is gone); a cluster being deleted counts as live; a grace period; and
  * just before a delete, the owner is read from the apiserver by the name in its cluster tag.
  */
+import { sleep } from "../runtime/backoff.ts";
 import type { Registry } from "prom-client";
 import { HcpClusterResource, type HcpCluster } from "../api/v1alpha1/index.ts";
 import type { AzureClients } from "../azure/index.ts";
@@ -126,7 +127,7 @@ export class OrphanSweep implements Runnable {
       } catch (err) {
         if (!signal.aborted) this.#log.error("Orphan sweep failed", err);
       }
-      await pause(this.#intervalMs, signal);
+      await sleep(this.#intervalMs, signal);
     }
   }
 
@@ -296,17 +297,4 @@ function describe(r: OwnedResource): string {
 
 function ownerName(r: OwnedResource): string {
   return `${r.owner.cluster || "(unnamed)"} (uid ${r.owner.id})`;
-}
-
-/** Waits `ms`, or less if the signal aborts first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -6,6 +6,7 @@
  * attempt comes one interval later; the alert HcpRegionBackupStale fires after five intervals
  * without a success.
  */
+import { sleep } from "../runtime/backoff.ts";
 import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { BlobStore } from "../azure/blob.ts";
 import type { KubeClient } from "../runtime/kube.ts";
@@ -96,7 +97,7 @@ export class RegionBackup implements Runnable {
         this.#metrics.failures.inc();
         this.#log.error("Region backup failed", err, { store: this.#o.store.location });
       }
-      await pause(this.#intervalSeconds * 1000, signal);
+      await sleep(this.#intervalSeconds * 1000, signal);
     }
   }
 
@@ -126,16 +127,4 @@ export class RegionBackup implements Runnable {
     });
     return taken;
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
