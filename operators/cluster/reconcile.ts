@@ -37,7 +37,10 @@ import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
  */
 export const CLUSTER_EVENTS: TransitionPolicy = {
   negative: [CONDITIONS.Degraded, CONDITIONS.VersionEndOfLife],
-  quiet: [CONDITIONS.Progressing, CONDITIONS.WorkTemplateCurrent],
+  // BackupsHealthy is shown, not told: until a management cluster's Velero has a storage location
+  // every cluster on it would tell "BackupFailed" at its first report (the local region's have
+  // none yet), and a backup failure is a fact for the fleet's alerting, not one event per cluster.
+  quiet: [CONDITIONS.Progressing, CONDITIONS.WorkTemplateCurrent, CONDITIONS.BackupsHealthy],
   install: { ready: CONDITIONS.Ready, steps: STEP_CONDITIONS },
 };
 
