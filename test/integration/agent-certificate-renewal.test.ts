@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBroker, type Broker } from "../../hack/harness/broker.ts";
 import { SecretResource } from "../../operators/api/core.ts";
 import { ManifestWorkResource, type Manifest, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { certificateSummary } from "../../operators/maestro-agent/broker-credentials.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { AgentCertificateSigner } from "../../operators/maestro-server/agent-certificates.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
@@ -277,5 +278,5 @@ describe("agent broker certificate renewal", () => {
 });
 
 function serialOf(cert: X509Certificate): string {
-  return cert.serialNumber.toLowerCase().replace(/^0+(?=.)/, "");
+  return certificateSummary(cert.toString()).serialNumber;
 }
