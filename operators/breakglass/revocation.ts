@@ -18,6 +18,7 @@ import {
   type HcpCluster,
   type BreakglassRevocation,
   type BreakglassRevocationStatus,
+  originalUid,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf } from "../api/v1alpha1/feedback.ts";
@@ -58,7 +59,7 @@ export interface RevocationScope {
   deleting?: boolean;
 }
 
-const crrName = (r: BreakglassRevocation): string => `breakglass-revoke-${r.metadata.uid ?? ""}`;
+const crrName = (r: BreakglassRevocation): string => `breakglass-revoke-${originalUid(r)}`;
 
 export function revocationWorkOf(
   deps: RevocationDeps,
@@ -225,7 +226,7 @@ function revocationWork(
     spec: { signerClass: CUSTOMER_BREAK_GLASS },
   };
   return manifestWork({
-    name: `${names.clusterID}-bgr-${(r.metadata.uid ?? "").slice(0, 8)}`,
+    name: `${names.clusterID}-bgr-${originalUid(r).slice(0, 8)}`,
     consumer,
     labels: { ...workLabels(cluster), [WORK_LABELS.breakglass]: r.metadata.uid ?? "" },
     annotations: {},

@@ -2,11 +2,12 @@
  * What one BreakglassCredential reconcile works with: the dependencies and the scope the phases
  * fill in (each field says which phase sets it); status.ts reads only `facts`.
  */
-import type {
-  BreakglassCredential,
-  BreakglassRevocation,
-  HcpCluster,
-  ManagementCluster,
+import {
+  originalUid,
+  type BreakglassCredential,
+  type BreakglassRevocation,
+  type HcpCluster,
+  type ManagementCluster,
 } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import type { ClusterNames, RegionSettings } from "../api/v1alpha1/clusternames.ts";
@@ -70,7 +71,7 @@ export function credentialWorkOf(scope: CredentialScope): ManifestWorkObject | u
  * every namespace meet there.
  */
 export function keySecretName(credential: BreakglassCredential): string {
-  return `breakglass-key-${credential.metadata.uid ?? ""}`;
+  return `breakglass-key-${originalUid(credential)}`;
 }
 
 /** The Secret in the credential's namespace, owned by it, that holds the kubeconfig with the key. */

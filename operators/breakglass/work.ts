@@ -24,6 +24,7 @@ import {
   CUSTOMER_BREAK_GLASS,
   type BreakglassCredential,
   type HcpCluster,
+  originalUid,
 } from "../api/v1alpha1/index.ts";
 import type { JsonPath, ManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { feedbackOf } from "../api/v1alpha1/feedback.ts";
@@ -33,11 +34,11 @@ import { asManifest, manifestWork } from "../hcp/work.ts";
 
 /** The CSR's (and its approval's) name: global on the management cluster, so the credential's uid. */
 export function csrName(credential: BreakglassCredential): string {
-  return `breakglass-${credential.metadata.uid ?? ""}`;
+  return `breakglass-${originalUid(credential)}`;
 }
 
 export function workName(credential: BreakglassCredential, names: ClusterNames): string {
-  return `${names.clusterID}-bg-${(credential.metadata.uid ?? "").slice(0, 8)}`;
+  return `${names.clusterID}-bg-${originalUid(credential).slice(0, 8)}`;
 }
 
 const FEEDBACK = {

@@ -5,7 +5,7 @@
  * and key; then the skeleton (runtime/reconciler.ts) removes the finalizer. A phase that is still
  * waiting records why in `facts.deleting`, which holds the phases after it.
  */
-import { ExternalAuthResource, NodePoolResource } from "../api/v1alpha1/index.ts";
+import { ExternalAuthResource, NodePoolResource, originalUid } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
@@ -104,10 +104,7 @@ export const deleteOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) =
     scope.facts.deleting = { reason: "DeletingOidcIssuer", message: step.message };
     throw new RetryableStepError(step.message);
   }
-  await deps.oidc.keys.remove(
-    { uid: cluster.metadata.uid ?? "", name: scope.infraSpec.ownerName },
-    { signal },
-  );
+  await deps.oidc.keys.remove({ uid: originalUid(cluster), name: scope.infraSpec.ownerName }, { signal });
   return {};
 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { ORIGINAL_UID_ANNOTATION, type HcpCluster } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import type { Release } from "../releases/catalog.ts";
 import { sampleCluster, sampleRegion } from "../../test/support/samples.ts";
@@ -11,7 +11,7 @@ import {
   hostedClusterWork,
   SIGNING_KEY_SECRET_NAME,
 } from "./hostedcluster.ts";
-import { newSigningKey } from "./oidc.ts";
+import { issuerPath, newSigningKey } from "./oidc.ts";
 import { keyId } from "./signing-keyring.ts";
 
 const release: Release = {
@@ -200,5 +200,19 @@ describe("the service-account signing key's Secret in the work", () => {
     expect(paths).toEqual([`.metadata.annotations['${SIGNING_KEY_ID_ANNOTATION}']`]);
     // The HostedCluster's own rule is still the first, as before.
     expect(configs[0]?.resourceIdentifier.resource).toBe("hostedclusters");
+  });
+});
+
+describe("a restored cluster keeps its names", () => {
+  it("takes its ID, namespaces, work and issuer path from the uid it was first created with", () => {
+    const first = sampleCluster();
+    first.metadata.uid = "0b0e5c6e-4f7d-4e43-9d7a-000000000001";
+    const restored = sampleCluster();
+    restored.metadata.uid = "7d1c2b3a-0000-4000-8000-00000000000f";
+    restored.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: first.metadata.uid };
+    const region = sampleRegion();
+    expect(clusterNames(restored, region)).toEqual(clusterNames(first, region));
+    expect(clusterNames(restored, region).hostedClusterNamespace).toContain(first.metadata.uid);
+    expect(issuerPath(restored)).toBe(issuerPath(first));
   });
 });

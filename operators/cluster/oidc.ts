@@ -15,7 +15,7 @@
 import { generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
 import { SecretResource } from "../api/core.ts";
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { originalUid, type HcpCluster } from "../api/v1alpha1/index.ts";
 import { BlobStoreError, type BlobStore } from "../azure/index.ts";
 import type { StepState } from "../hcp/steps.ts";
 import { isApiError, type KubeClient, type KubeObject } from "../runtime/kube.ts";
@@ -38,7 +38,7 @@ const RSA_BITS = 2048;
 /** The cluster's path under the issuer base: `<tenantId>/<clusterID>`; the cluster ID alone without a tenant. */
 export function issuerPath(cluster: HcpCluster): string {
   const tenant = cluster.spec.platform.azure.tenantId;
-  const id = cluster.metadata.uid ?? "";
+  const id = originalUid(cluster);
   return tenant ? `${tenant.toLowerCase()}/${id}` : id;
 }
 

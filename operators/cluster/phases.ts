@@ -8,7 +8,7 @@
  * and a restart converge.
  */
 import { createHash } from "node:crypto";
-import { EXTERNAL_AUTHS_ANNOTATION, type ManagementCluster } from "../api/v1alpha1/index.ts";
+import { EXTERNAL_AUTHS_ANNOTATION, originalUid, type ManagementCluster } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import {
   appliedSigningKeyId,
@@ -32,6 +32,7 @@ import {
 } from "./azure-phases.ts";
 import { azureStep, recordStep, RetryableStepError, stepReady } from "./azure-step.ts";
 import { backupReport, backupScheduleName, backupVerdict } from "./backup.ts";
+import { observedRestore, restoreInput } from "./restore.ts";
 import { SCHEDULE_KIND } from "../api/velero/v1/index.ts";
 import {
   carriedKeys,
@@ -156,7 +157,7 @@ export const resolveRelease: Phase<ClusterScope> = (_ctx, scope) => {
 
 /** Gets (or makes and stores) the keyring; failing to is a retryable step, like a storage failure. */
 async function ensureSigningKey(scope: ClusterScope, signal: AbortSignal): Promise<SigningKeyring> {
-  const owner = { uid: scope.cluster.metadata.uid ?? "", name: scope.infraSpec.ownerName };
+  const owner = { uid: originalUid(scope.cluster), name: scope.infraSpec.ownerName };
   try {
     return await scope.deps.oidc.keys.ensure(owner, { signal });
   } catch (err) {
@@ -246,6 +247,7 @@ function workInputsDigest(scope: ClusterScope, annotations: Record<string, strin
     signingKeyId: signingKey ? keyId(signingKey) : "",
     externalAuths: annotations[EXTERNAL_AUTHS_ANNOTATION] ?? "",
     etcdKeys: annotations[ETCD_KEYS_ANNOTATION] ?? "",
+    restore: restoreInput(cluster),
   });
 }
 
@@ -409,6 +411,7 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   const schedule = { kind: SCHEDULE_KIND, name: backupScheduleName(facts.names) };
   const backup = backupVerdict(scope.cluster, backupReport(feedbackOf(work, schedule)), scope.now);
   facts.backup = backup;
+  facts.restore = observedRestore(scope.cluster, facts.names, work);
   // No watch tells when a backup becomes overdue: look again then.
   const overdueIn = backup.overdueAt === undefined ? 0 : backup.overdueAt - scope.now + 1_000;
   return overdueIn > 0 ? { requeueAfterMs: overdueIn } : {};

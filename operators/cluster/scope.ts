@@ -9,6 +9,7 @@ import {
   type HcpCluster,
   type ManagementCluster,
   type NodePool,
+  originalUid,
 } from "../api/v1alpha1/index.ts";
 import type { CachedManifestWork, ManifestWorkObject } from "../api/work/v1.ts";
 import { clusterNames, type RegionSettings } from "../api/v1alpha1/clusternames.ts";
@@ -138,7 +139,7 @@ export function newScope(
     cluster,
     facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster, azure: {} },
     infraSpec: {
-      owner: cluster.metadata.uid ?? "",
+      owner: originalUid(cluster),
       ownerName: `${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`,
       subscriptionId: azure.subscriptionId,
       location: azure.location,

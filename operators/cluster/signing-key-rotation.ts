@@ -10,7 +10,7 @@
  *   switchSigningKey  next becomes active once the JWKS holds it; the old public key is retired
  *   retireExpired     retired keys whose tokens have all expired are dropped from the Secret
  */
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import { originalUid, type HcpCluster } from "../api/v1alpha1/index.ts";
 import type { InfraOptions } from "./infrastructure.ts";
 import {
   issuerPath,
@@ -207,7 +207,7 @@ export class SigningKeyRotation {
 }
 
 function ownerOf(cluster: HcpCluster): KeyOwner {
-  return { uid: cluster.metadata.uid ?? "", name: nameOf(cluster) };
+  return { uid: originalUid(cluster), name: nameOf(cluster) };
 }
 
 function nameOf(cluster: HcpCluster): string {

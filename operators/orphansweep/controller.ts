@@ -12,7 +12,7 @@
  */
 import { sleep } from "../runtime/backoff.ts";
 import type { Registry } from "prom-client";
-import { HcpClusterResource, type HcpCluster } from "../api/v1alpha1/index.ts";
+import { HcpClusterResource, originalUid, type HcpCluster } from "../api/v1alpha1/index.ts";
 import type { AzureClients } from "../azure/index.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { EventRecorder } from "../runtime/events.ts";
@@ -148,7 +148,7 @@ export class OrphanSweep implements Runnable {
         place,
       });
     // The cache is read after Azure was listed: see the file's comment.
-    const live = new Set(this.#clusters.list().map((c) => c.metadata.uid ?? ""));
+    const live = new Set(this.#clusters.list().map((c) => originalUid(c)));
     await this.#report.ensure(signal);
     const now = this.#now();
     const tally: Tally = { marked: 0, unmarked: 0, deleted: 0 };
@@ -283,7 +283,7 @@ export class OrphanSweep implements Runnable {
     const [namespace, name, ...rest] = r.owner.cluster.split("/");
     if (!namespace || !name || rest.length > 0) return undefined;
     const found = await this.#client.find<HcpCluster>(HcpClusterResource, name, namespace, { signal });
-    return found?.metadata.uid === r.owner.id;
+    return found !== undefined && originalUid(found) === r.owner.id;
   }
 }
 

@@ -2,7 +2,9 @@
  * Restoring a region backup into an EMPTY service cluster (the CRDs installed, the operators not
  * running). Objects are created in tiers (selection.ts), an owner always before what it owns; each
  * gets its ownerReferences pointed at the new uids of its owners, then its status written through
- * /status. Labels and annotations are kept exactly; an HcpCluster also gets ORIGINAL_UID_ANNOTATION.
+ * /status. Labels and annotations are kept exactly; each object of the region's own kinds also gets
+ * ORIGINAL_UID_ANNOTATION (the uid it was first created with: its backed-up one, or the annotation
+ * an earlier restore set), which the controllers name its Azure resources, namespaces and works by.
  *
  * Crash-safe and idempotent: before the first cluster-scoped region object, a record ConfigMap
  * (RESTORE_RECORD) in the operators' namespace names the backup being restored; a restore run
@@ -11,10 +13,15 @@
  */
 import { ConfigMapResource, NamespaceResource } from "../api/core.ts";
 import type { KubeObject, OwnerReference, ResourceType } from "../api/meta/v1.ts";
-import { HcpClusterResource, ManagementClusterResource } from "../api/v1alpha1/index.ts";
+import {
+  GROUP,
+  HcpClusterResource,
+  ManagementClusterResource,
+  ORIGINAL_UID_ANNOTATION,
+} from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
 import type { BackedUpObject, BackupDocument } from "./document.ts";
-import { entryOfKey, ORIGINAL_UID_ANNOTATION, REGION_KINDS, typeKey, typeOf } from "./selection.ts";
+import { entryOfKey, REGION_KINDS, typeKey, typeOf } from "./selection.ts";
 
 export const RESTORE_RECORD = "hcp-region-restore";
 
@@ -210,8 +217,8 @@ class Restorer {
       if (kept.length > 0) meta.ownerReferences = kept;
       else delete meta.ownerReferences;
     }
-    if (typeKey(t) === typeKey(HcpClusterResource) && o.uid)
-      meta.annotations = { ...meta.annotations, [ORIGINAL_UID_ANNOTATION]: o.uid };
+    if (t.group === GROUP && o.uid)
+      meta.annotations = { [ORIGINAL_UID_ANNOTATION]: o.uid, ...meta.annotations };
     return { ...rest, metadata: meta };
   }
 }

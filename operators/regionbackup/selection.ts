@@ -48,8 +48,6 @@ import { CATALOG_CONFIGMAP } from "../releases/catalog.ts";
 
 /** cluster/oidc.ts SIGNING_KEY_LABEL: on each signing keyring Secret, the owning HcpCluster's uid. */
 export const SIGNING_KEY_LABEL = "hcp.aro.dev/signing-key-of";
-/** On an HcpCluster a restore created: the uid it had in the backed-up region. */
-export const ORIGINAL_UID_ANNOTATION = "hcp.aro.dev/original-uid";
 
 /** One list the backup makes. */
 export interface SelectionEntry {

@@ -3,7 +3,8 @@
  * ExternalAuth, BreakglassCredential and BreakglassRevocation carries its controller's finalizer
  * from creation, so one deleted before any controller saw it still waits for the controllers (a
  * cluster for its node pools, a pool or a credential for its work, an external auth until the
- * HostedCluster no longer carries it).
+ * HostedCluster no longer carries it). The original-uid annotation, which names a cluster's
+ * namespaces and work, is set only by a region restorer and never changed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installAdmission, removeAdmission } from "../../hack/harness/admission.ts";
@@ -18,13 +19,16 @@ import {
   ExternalAuthResource,
   HcpClusterResource,
   NodePoolResource,
+  ORIGINAL_UID_ANNOTATION,
+  originalUid,
   type BreakglassCredential,
   type BreakglassRevocation,
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import type { KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
+import { KubeClient, type KubeObject, type ResourceType } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, tempNamespace } from "../support/fixtures.ts";
+import { kubectl, serviceAccountKubeConfig } from "../support/rbac.ts";
 import { sampleCluster, sampleExternalAuth, sampleFixedPool } from "../support/samples.ts";
 
 const service = clientFor("service");
@@ -96,6 +100,82 @@ describe("the finalizers admission policy", () => {
     await service.delete(HcpClusterResource, { name: "early", namespace: ns.name });
     const held = await service.find<HcpCluster>(HcpClusterResource, "early", ns.name);
     expect(held?.metadata.deletionTimestamp).toBeTruthy();
+  });
+
+  it("lets only a region restorer name an object by an original uid, and nobody change it", async () => {
+    // A tenant with every right on clusters in its namespace, as a kubectl user of the service has.
+    await kubectl("service", "-n", ns.name, "create", "serviceaccount", "tenant");
+    await kubectl(
+      "service",
+      "-n",
+      ns.name,
+      "create",
+      "role",
+      "clusters",
+      "--verb=*",
+      "--resource=hcpclusters.hcp.aro.dev",
+    );
+    await kubectl(
+      "service",
+      "-n",
+      ns.name,
+      "create",
+      "rolebinding",
+      "tenant",
+      "--role=clusters",
+      `--serviceaccount=${ns.name}:tenant`,
+    );
+    const tenant = new KubeClient("tenant", await serviceAccountKubeConfig("service", ns.name, "tenant"));
+    const copied = sampleCluster();
+    copied.metadata = {
+      name: "copied",
+      namespace: ns.name,
+      annotations: { [ORIGINAL_UID_ANNOTATION]: "0b7e5f0e-victim" },
+    };
+    // A policy applies a moment after it is stored: the evidence is the refusal itself.
+    let attempt = 0;
+    await eventually(
+      "a tenant's cluster with a copied original uid refused",
+      async () => {
+        const name = `copied-${attempt++}`;
+        try {
+          await tenant.create(HcpClusterResource, { ...copied, metadata: { ...copied.metadata, name } });
+        } catch (err) {
+          expect(String(err)).toMatch(
+            /metadata\.annotations\[hcp\.aro\.dev\/original-uid\]: only a region restore/,
+          );
+          return true;
+        }
+        created.push({ type: HcpClusterResource, name });
+        return false;
+      },
+      30_000,
+    );
+    const own = sampleCluster();
+    own.metadata = { name: "own", namespace: ns.name };
+    await tenant.create(HcpClusterResource, own);
+    created.push({ type: HcpClusterResource, name: "own" });
+    const ref = { name: "own", namespace: ns.name };
+    await expect(
+      tenant.mergePatch(HcpClusterResource, ref, {
+        metadata: { annotations: { [ORIGINAL_UID_ANNOTATION]: "x" } },
+      }),
+    ).rejects.toThrow(/original-uid\]: immutable/);
+
+    // The restore's own identity (here the admin, in system:masters) sets it; then it is fixed.
+    const restored = await create(HcpClusterResource, copied);
+    expect(originalUid(restored)).toBe("0b7e5f0e-victim");
+    const restoredRef = { name: "copied", namespace: ns.name };
+    for (const value of ["other", null])
+      await expect(
+        service.mergePatch(HcpClusterResource, restoredRef, {
+          metadata: { annotations: { [ORIGINAL_UID_ANNOTATION]: value } },
+        }),
+      ).rejects.toThrow(/original-uid\]: immutable \(was "0b7e5f0e-victim"\)/);
+    // Other annotations still change.
+    await service.mergePatch(HcpClusterResource, restoredRef, {
+      metadata: { annotations: { note: "kept" } },
+    });
   });
 
   it("leaves what is created after it is removed alone", async () => {

@@ -30,6 +30,8 @@ import {
   NodePoolResource,
   RolloutResource,
   WORK_LABELS,
+  GROUP,
+  ORIGINAL_UID_ANNOTATION,
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
 import { SIGNING_KEY_LABEL as CONTROLLER_SIGNING_KEY_LABEL } from "../../operators/cluster/oidc.ts";
@@ -39,7 +41,7 @@ import { readPointer, takeBackup } from "../../operators/regionbackup/backup.ts"
 import { RegionBackup } from "../../operators/regionbackup/controller.ts";
 import { backupKey, openDocument } from "../../operators/regionbackup/document.ts";
 import { restoreRegion } from "../../operators/regionbackup/restore.ts";
-import { ORIGINAL_UID_ANNOTATION, SIGNING_KEY_LABEL } from "../../operators/regionbackup/selection.ts";
+import { SIGNING_KEY_LABEL } from "../../operators/regionbackup/selection.ts";
 import { openBackupStore } from "../../operators/regionbackup/store.ts";
 import { KubeClient } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
@@ -253,7 +255,8 @@ async function expectRestored(): Promise<void> {
     expect(got, where).toBeDefined();
     newUid.set(obj.metadata.uid ?? "", got!.metadata.uid ?? "");
     const annotations = { ...obj.metadata.annotations };
-    if (type === HcpClusterResource) annotations[ORIGINAL_UID_ANNOTATION] = obj.metadata.uid ?? "";
+    // Every object of the region's own kinds is told the uid it was made with.
+    if (type.group === GROUP) annotations[ORIGINAL_UID_ANNOTATION] = obj.metadata.uid ?? "";
     expect(got!.metadata.labels, where).toEqual(obj.metadata.labels);
     expect(got!.metadata.annotations ?? {}, where).toEqual(annotations);
     expect(got!.metadata.finalizers, where).toEqual(obj.metadata.finalizers);

@@ -5,6 +5,7 @@
  * here, so that they agree.
  */
 import type { HcpCluster } from "./hcpcluster.ts";
+import { originalUid } from "./labels.ts";
 
 /** What the service knows beyond the HcpCluster itself. */
 export interface RegionSettings {
@@ -31,9 +32,12 @@ export interface ClusterNames {
   workName: string;
 }
 
-/** Every name derived from the cluster; the clusterID is the HcpCluster's uid, stable across restarts. */
+/**
+ * Every name derived from the cluster; the clusterID is the uid the HcpCluster was first created
+ * with (labels.ts originalUid), stable across restarts and region restores.
+ */
 export function clusterNames(cluster: HcpCluster, region: RegionSettings): ClusterNames {
-  const clusterID = cluster.metadata.uid ?? "";
+  const clusterID = originalUid(cluster);
   const prefix = cluster.spec.dns.baseDomainPrefix;
   const baseDomain = cluster.spec.dns.baseDomain ?? region.baseDomain;
   const hostedClusterNamespace = `ocm-${region.environment}-${clusterID}`;

@@ -3,7 +3,23 @@
  * components (the other controllers, hcpctl) read back. The frontend's own ARM names are
  * elsewhere; these are the ones that map a work to what it carries.
  */
+import type { ObjectMeta } from "../meta/v1.ts";
 import type { HcpCluster } from "./hcpcluster.ts";
+
+/**
+ * On an object a region restore created (operators/regionbackup): the uid it was first created
+ * with. A restore makes every object again under a new uid, so whatever the controllers name after
+ * an object (a cluster's ID: its namespaces, works, Azure owner tags, OIDC issuer path and keyring)
+ * uses originalUid(), and a restored region renames nothing. Only a region restorer may set it and
+ * nobody may change it (config/bases/operators/admission.yaml): a copied ID would name another
+ * cluster's namespaces and work.
+ */
+export const ORIGINAL_UID_ANNOTATION = "hcp.aro.dev/original-uid";
+
+/** The uid the object was first created with: ORIGINAL_UID_ANNOTATION, else its own. */
+export function originalUid(obj: { metadata: ObjectMeta }): string {
+  return obj.metadata.annotations?.[ORIGINAL_UID_ANNOTATION] || (obj.metadata.uid ?? "");
+}
 
 /**
  * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and node

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { OperationDoc } from "./operation.ts";
 import { evaluate, progressState, resourceState, type Observed } from "./operation-state.ts";
+import { ORIGINAL_UID_ANNOTATION } from "./labels.ts";
 
 function cr(
   generation: number,
@@ -77,6 +78,29 @@ describe("states", () => {
 });
 
 describe("operations", () => {
+  it("follows a delete by the uid its target was first created with, across a region restore", () => {
+    const doc: OperationDoc = {
+      id: "op-d",
+      request: "Delete",
+      resourceId: "x",
+      kind: "cluster",
+      target: "c",
+      location: "eastus",
+      apiVersion: "2026-06-30-preview",
+      startTime: "",
+      lastTransitionTime: "",
+      status: "Deleting",
+      targetUid: "uid-first",
+    };
+    const restored = cr(1, 1, []);
+    restored.metadata.uid = "uid-after-restore";
+    restored.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: "uid-first" };
+    expect(evaluate(doc, restored).state).toBe("Deleting");
+    const recreated = cr(1, 1, []);
+    recreated.metadata.uid = "uid-other";
+    expect(evaluate(doc, recreated).state).toBe("Succeeded");
+  });
+
   it("evaluates operations against the CR they act on", () => {
     const doc: OperationDoc = {
       id: "op-1",

@@ -20,6 +20,7 @@
  */
 import type { Condition, KubeObject } from "../meta/v1.ts";
 import { ARM_ANNOTATIONS, isTerminal } from "./arm.ts";
+import { originalUid } from "./labels.ts";
 import type { BreakglassCredential, BreakglassRevocation } from "./breakglasscredential.ts";
 import type { CloudErrorBody, OperationDoc, ProvisioningState } from "./operation.ts";
 
@@ -173,7 +174,9 @@ function stateFromCR(doc: OperationDoc, cr: Observed | undefined): StateResult {
  * notifier) may come in between. Documents without a uid go by the CR's current operation.
  */
 function deleteState(doc: OperationDoc, cr: Observed | undefined, current: boolean): StateResult {
-  const same = doc.targetUid ? cr?.metadata.uid === doc.targetUid : cr !== undefined && current;
+  const same = doc.targetUid
+    ? cr !== undefined && originalUid(cr) === doc.targetUid
+    : cr !== undefined && current;
   return same ? { state: "Deleting" } : { state: "Succeeded" };
 }
 

@@ -10,7 +10,13 @@ import type { ArmCR } from "../mapping/common.ts";
 import { conflict, resourceNotFound, type CloudError } from "../errors.ts";
 import { toVersioned, type VersionedBody } from "../api/conversion.ts";
 import type { InternalKind, InternalResource, PropertiesOf } from "../api/internal.ts";
-import { ARM_ANNOTATIONS, ARM_LABELS, type OperationDoc, resourceState } from "../../api/v1alpha1/index.ts";
+import {
+  ARM_ANNOTATIONS,
+  ARM_LABELS,
+  originalUid,
+  type OperationDoc,
+  resourceState,
+} from "../../api/v1alpha1/index.ts";
 import { readPatchBody, readPutBody } from "../api/request-body.ts";
 import { resourceName, resourceType, type ResourceId } from "../resource-id.ts";
 import { crType } from "../service-cluster.ts";
@@ -175,7 +181,8 @@ export async function deleteResource(deps: ResourceDeps, req: ArmRequest, id: Re
   const location = fromCR(id.kind, existing).location;
   const op = {
     ...newOperation(deps, req, t, { request: "Delete", location }),
-    ...(existing.metadata.uid ? { targetUid: existing.metadata.uid } : {}),
+    // The uid it was first created with, so a region restore between this and a poll keeps it.
+    ...(originalUid(existing) ? { targetUid: originalUid(existing) } : {}),
   };
   await deps.operations.create(t.namespace, op);
   await deps.operations.retire(t.namespace, existing);
