@@ -33,7 +33,12 @@ export const LAST_BACKUP_ANNOTATIONS = {
   failure: "backups.hcp.aro.dev/last-backup-failure",
   /** RFC 3339: when the newest Completed Backup completed. */
   completed: "backups.hcp.aro.dev/last-completed-backup",
+  /** The names of the newest Completed Backups, newest first, comma-separated (at most RECENT_BACKUPS_MAX). */
+  recent: "backups.hcp.aro.dev/recent-completed-backups",
 } as const;
+
+/** How many completed backups status.backup.recent names (the CRD's maxItems). */
+export const RECENT_BACKUPS_MAX = 10;
 
 /** Feedback names of the Schedule in a cluster's work. */
 export const BACKUP_FEEDBACK = {
@@ -45,6 +50,7 @@ export const BACKUP_FEEDBACK = {
   lastPhase: "lastBackupPhase",
   lastFailure: "lastBackupFailure",
   lastCompleted: "lastCompletedBackup",
+  recent: "recentBackups",
 } as const;
 
 const annotationPath = (key: string): string => `.metadata.annotations['${key}']`;
@@ -59,6 +65,7 @@ export const BACKUP_FEEDBACK_PATHS: JsonPath[] = [
   { name: BACKUP_FEEDBACK.lastPhase, path: annotationPath(LAST_BACKUP_ANNOTATIONS.phase) },
   { name: BACKUP_FEEDBACK.lastFailure, path: annotationPath(LAST_BACKUP_ANNOTATIONS.failure) },
   { name: BACKUP_FEEDBACK.lastCompleted, path: annotationPath(LAST_BACKUP_ANNOTATIONS.completed) },
+  { name: BACKUP_FEEDBACK.recent, path: annotationPath(LAST_BACKUP_ANNOTATIONS.recent) },
 ];
 
 /** spec.backup with the CRD's defaults. */
@@ -121,10 +128,21 @@ export interface BackupReport {
   lastPhase?: string;
   lastFailure?: string;
   lastCompleted?: string;
+  /** Newest first. */
+  recent?: string[];
 }
 
 function text(v: unknown): string | undefined {
   return typeof v === "string" && v ? v : undefined;
+}
+
+/** The reporter's comma-separated list, as names (at most RECENT_BACKUPS_MAX, malformed ones dropped). */
+function recentOf(v: unknown): string[] | undefined {
+  const list = text(v)
+    ?.split(",")
+    .map((n) => n.trim())
+    .filter((n) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(n));
+  return list?.length ? list.slice(0, RECENT_BACKUPS_MAX) : undefined;
 }
 
 /** The Schedule's feedback values (feedbackOf) as a report. */
@@ -139,6 +157,7 @@ export function backupReport(fb: Record<string, unknown>): BackupReport {
     lastPhase: text(fb[BACKUP_FEEDBACK.lastPhase]),
     lastFailure: text(fb[BACKUP_FEEDBACK.lastFailure]),
     lastCompleted: text(fb[BACKUP_FEEDBACK.lastCompleted]),
+    recent: recentOf(fb[BACKUP_FEEDBACK.recent]),
   };
   const report: BackupReport = Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
   return report;
@@ -171,6 +190,7 @@ export function backupVerdict(cluster: HcpCluster, report: BackupReport, now: nu
     ...(report.lastBackup ? { lastBackupTime: report.lastBackup } : {}),
     paused,
     ...(report.validationError ? { message: report.validationError } : {}),
+    ...(report.recent ? { recent: report.recent } : {}),
   };
   const verdict: VerdictOf = (s, reason, message, overdueAt) => ({
     status,

@@ -6,7 +6,8 @@
  * (etcd-encryption.ts), with feedback rules
  * that bring back the HostedCluster's conditions, version and endpoint, and the key ID the
  * signing key's Secret carries (a rotation's evidence), and the cluster's Velero backup Schedule
- * with its feedback (backup.ts). Names follow ARO HCP
+ * with its feedback (backup.ts), and while spec.restore asks for one, a Velero Restore with its feedback,
+ * the HostedCluster paused until it ends (restore.ts). Names follow ARO HCP
  * (HostedCluster = the DNS prefix; its namespace from the environment and cluster ID).
  */
 import {
@@ -40,6 +41,7 @@ import {
 import { keyId, SIGNING_KEY_SECRET_KEY } from "./signing-keyring.ts";
 import { keysAnnotation, secretEncryption, wantedKey, type EtcdKeys } from "./etcd-encryption.ts";
 import { backupFeedbackConfig, backupScheduleManifest } from "./backup.ts";
+import { restoreFeedbackConfig, restoreManifest, restorePause } from "./restore.ts";
 
 export const PULL_SECRET_NAME = "pull-secret";
 /** The Secret of the HostedCluster's namespace that holds the service-account signing key. */
@@ -202,6 +204,7 @@ export function hostedClusterManifest(
     },
     spec: {
       clusterID: names.clusterID,
+      ...restorePause(cluster),
       infraID: `${names.hostedClusterName}-${names.clusterID.slice(0, 8)}`,
       release: { image: release.image },
       channel: `${cluster.spec.version.channelGroup ?? "stable"}-${major}.${minor}`,
@@ -325,6 +328,7 @@ export function hostedClusterWork({
       ...clientSecrets(externalAuths, names.hostedClusterNamespace),
       asManifest(withAuthentication(hostedCluster, externalAuths)),
       asManifest(backupScheduleManifest(cluster, names)),
+      ...[restoreManifest(cluster, names)].filter((r) => r !== undefined).map(asManifest),
     ],
     feedback: {
       type: HostedClusterResource,
@@ -347,6 +351,7 @@ export function hostedClusterWork({
     ...(work.spec?.manifestConfigs ?? []),
     signingKeyFeedback,
     backupFeedbackConfig(names),
+    ...restoreFeedbackConfig(cluster, names),
   ];
   return { ...work, spec: { ...work.spec, manifestConfigs } };
 }

@@ -29,6 +29,7 @@ import {
   type ClusterScope,
 } from "./scope.ts";
 import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
+import { restoreEvent } from "./restore.ts";
 
 /**
  * Events for every condition's transitions but Progressing, which restates the steps, and
@@ -80,6 +81,12 @@ async function recordUpgrade(ctx: ReconcileContext, scope: ClusterScope): Promis
   });
 }
 
+/** Once the status says a restore started or ended: one event per transition (restore.ts). */
+async function recordRestore(ctx: ReconcileContext, scope: ClusterScope): Promise<void> {
+  const event = restoreEvent(scope.cluster.status?.restore, scope.facts.restore?.status);
+  if (event) await scope.deps.events.record(scope.cluster, { ...event, signal: ctx.signal });
+}
+
 export class ClusterReconciler extends PhasedReconciler<HcpCluster, ClusterScope> {
   readonly #memory: ClusterMemory;
 
@@ -108,7 +115,10 @@ export class ClusterReconciler extends PhasedReconciler<HcpCluster, ClusterScope
         },
         // A written placement keeps its reservation until the informer shows it (phases.ts
         // placementLoad): the next reconcile may read the copy from before this write.
-        written: recordUpgrade,
+        written: async (ctx, scope) => {
+          await recordUpgrade(ctx, scope);
+          await recordRestore(ctx, scope);
+        },
       },
     });
     this.#memory = memory;

@@ -11,6 +11,7 @@ import {
   type HcpCluster,
   type HcpClusterAzureStatus,
   type HcpClusterBackupStatus,
+  type HcpClusterRestoreStatus,
   type HcpClusterSigningKeyStatus,
   type HcpClusterStatus,
   type HcpClusterWorkTemplateStatus,
@@ -104,6 +105,8 @@ export interface ClusterFacts {
   workTemplate?: HcpClusterWorkTemplateStatus;
   /** The backup Schedule's report and BackupsHealthy, when the work was observed (backup.ts). */
   backup?: { status: HcpClusterBackupStatus; condition: ConditionInput };
+  /** The restore spec.restore asks for, when the work was observed (restore.ts); status: none without one. */
+  restore?: { status?: HcpClusterRestoreStatus };
 }
 
 function hostedDegraded(facts: ClusterFacts): Condition | undefined {
@@ -334,7 +337,17 @@ export function composeStatus(
     ...signingKeyFields(facts),
     ...workTemplateFields(facts),
     ...backupFields(facts),
+    ...restoreFields(facts),
   };
+}
+
+/** The restore as this reconcile observed it, else what the status said while spec.restore still asks for it. */
+function restoreFields(facts: ClusterFacts): Pick<HcpClusterStatus, "restore"> {
+  const { cluster } = facts;
+  const asked = cluster.spec.restore?.backupName;
+  const previous = cluster.status?.restore?.backupName === asked ? cluster.status?.restore : undefined;
+  const restore = facts.restore ? facts.restore.status : previous;
+  return restore ? { restore } : {};
 }
 
 /** The backup Schedule as last reported: this reconcile's, else what the status said. */

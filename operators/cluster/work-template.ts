@@ -32,6 +32,12 @@ export interface WorkInputs {
   externalAuths: string;
   /** The etcd keys the work carries, as its annotation records them. */
   etcdKeys: string;
+  /**
+   * The restore asked and whether it is underway (restore.ts restoreInput): its end unpauses the
+   * HostedCluster without a spec change. Empty without one, and then left out of the digest, so a
+   * cluster that never restored keeps the digest it had.
+   */
+  restore?: string;
 }
 
 /** A short digest of the inputs, recorded on the work. */
@@ -44,6 +50,7 @@ export function inputsDigest(inputs: WorkInputs): string {
     inputs.signingKeyId,
     inputs.externalAuths,
     inputs.etcdKeys,
+    ...(inputs.restore ? [inputs.restore] : []),
   ];
   return createHash("sha256").update(JSON.stringify(ordered)).digest("base64url").slice(0, 22);
 }

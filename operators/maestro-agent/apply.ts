@@ -65,8 +65,9 @@ export const DEFAULT_ALLOWED_KINDS = [
   // A cluster's VNet integration subnet (Swift): its PodNetwork and the control plane's instance of it.
   "PodNetwork.multitenancy.acn.azure.com",
   "PodNetworkInstance.multitenancy.acn.azure.com",
-  // A cluster's backup schedule in Velero's namespace.
+  // A cluster's backup schedule in Velero's namespace, and a restore from one of its backups.
   "Schedule.velero.io",
+  "Restore.velero.io",
 ] as const;
 
 function configFor(

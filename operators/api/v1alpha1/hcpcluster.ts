@@ -99,6 +99,11 @@ export interface HcpClusterSpec {
   /** Backups of the hosted control plane (a Velero Schedule); unset, DEFAULT_BACKUP. */
   backup?: BackupSpec;
   /**
+   * A restore of the hosted control plane from one of its own backups (a Velero Restore on the
+   * management cluster); another backupName asks for a new restore, none removes the Restore.
+   */
+  restore?: RestoreSpec;
+  /**
    * When the service may begin disruptive work of its own (an automatic patch upgrade, a
    * maintenance task): weekly windows in the customer's time zone and freezes. None: any time.
    */
@@ -115,6 +120,11 @@ export interface BackupSpec {
   schedule?: string;
   /** 1..2160. */
   retentionHours?: number;
+}
+
+export interface RestoreSpec {
+  /** One of this cluster's backups: `<status.clusterID>-backup-<yyyyMMddHHmmss>` (status.backup.recent). */
+  backupName: string;
 }
 
 /** ARO HCP's hourly tier (its docs/backups.md): every hour, kept 7 days. */
@@ -303,6 +313,8 @@ export interface HcpClusterStatus {
   workTemplate?: HcpClusterWorkTemplateStatus;
   /** The backup Schedule as Velero last reported it. */
   backup?: HcpClusterBackupStatus;
+  /** The restore spec.restore asks for (or last asked for), as Velero reported it. */
+  restore?: HcpClusterRestoreStatus;
 }
 
 export interface HcpClusterBackupStatus {
@@ -313,6 +325,31 @@ export interface HcpClusterBackupStatus {
   paused: boolean;
   /** Velero's validation errors, when it has any. */
   message?: string;
+  /** The names of the newest completed backups, newest first (at most RECENT_BACKUPS_MAX). */
+  recent?: string[];
+}
+
+/** Velero's Restore phases, as status.restore reports them. */
+export type RestorePhase =
+  "New" | "InProgress" | "Completed" | "PartiallyFailed" | "Failed" | "FailedValidation";
+
+/** The restore spec.restore asked for, as Velero on the management cluster last reported it. */
+export interface HcpClusterRestoreStatus {
+  /** The backup restored from (spec.restore.backupName when it was asked). */
+  backupName: string;
+  /** The Velero Restore's name in the management cluster's velero namespace. */
+  restoreName: string;
+  /** New until Velero reports the Restore. */
+  phase: RestorePhase;
+  startedAt?: string;
+  completedAt?: string;
+  /** Objects restored so far, of itemsTotal. */
+  itemsRestored?: number;
+  itemsTotal?: number;
+  warnings?: number;
+  errors?: number;
+  /** Why it failed: Velero's failureReason, or its first validation error. */
+  failureReason?: string;
 }
 
 /** WORK_TEMPLATE_REVISION as the cluster's work carries it and as the cluster controller has it. */

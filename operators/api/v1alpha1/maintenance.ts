@@ -98,7 +98,7 @@ export const MAINTENANCE_VERSION_ANNOTATIONS = {
  * them be written, at the rate a task or rollout allows, instead of every work at once at start.
  * A change of the cluster itself (its spec, release, signing key, ExternalAuths) writes at once.
  */
-export const WORK_TEMPLATE_REVISION = 2;
+export const WORK_TEMPLATE_REVISION = 3;
 
 /**
  * On a cluster's ManifestWork: the template revision it was built from, and a digest of what it

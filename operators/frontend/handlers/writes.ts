@@ -194,7 +194,7 @@ function idAsCreated(existing: ArmCR, id: ResourceId): ResourceId {
 /**
  * The CR to PUT: the new spec and ARM annotations on the stored object's metadata (finalizers,
  * other labels and annotations, resourceVersion for optimistic concurrency), keeping the spec
- * fields ARM has no say in (placement, paused, backups, the DNS base domain, the upgrade policy).
+ * fields ARM has no say in (placement, paused, backups, a restore, the DNS base domain, the upgrade policy).
  */
 function mergeExisting(existing: ArmCR, next: ArmCR): ArmCR {
   // The last request's IDs go: this request's replace them, or none stays when it sent none.
@@ -216,6 +216,7 @@ function mergeExisting(existing: ArmCR, next: ArmCR): ArmCR {
     ...(old.placement ? { placement: old.placement } : {}),
     ...(old.paused !== undefined ? { paused: old.paused } : {}),
     ...(old.backup ? { backup: old.backup } : {}),
+    ...(old.restore ? { restore: old.restore } : {}),
     dns: old.dns,
   };
   return { ...next, metadata, spec };

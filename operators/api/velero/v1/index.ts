@@ -1,5 +1,5 @@
 /**
- * Velero's Schedule, Backup and BackupStorageLocation (`velero.io/v1`), the subset this project
+ * Velero's Schedule, Backup, Restore and BackupStorageLocation (`velero.io/v1`), the subset this project
  * writes and reads: the management clusters serve the CRDs of `github.com/vmware-tanzu/velero@v1.18.3`
  * (`config/crd/v1/bases/`, hack/harness/upstream.ts). JSON names are Velero's. ARO HCP runs one
  * Schedule per hosted cluster in the `velero` namespace of its management cluster, covering the
@@ -12,6 +12,7 @@ export const VELERO_VERSION = "v1";
 export const VELERO_API_VERSION = `${VELERO_GROUP}/${VELERO_VERSION}` as const;
 export const SCHEDULE_KIND = "Schedule";
 export const BACKUP_KIND = "Backup";
+export const RESTORE_KIND = "Restore";
 
 /** Where Velero runs and keeps its Schedules and Backups on a management cluster. */
 export const VELERO_NAMESPACE = "velero";
@@ -36,6 +37,15 @@ export const BackupResource = {
   version: VELERO_VERSION,
   kind: BACKUP_KIND,
   plural: "backups",
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** Has no status subresource: status is written with the object. */
+export const RestoreResource = {
+  group: VELERO_GROUP,
+  version: VELERO_VERSION,
+  kind: RESTORE_KIND,
+  plural: "restores",
   namespaced: true,
 } as const satisfies ResourceType;
 
@@ -103,6 +113,42 @@ export interface Backup extends KubeObject {
     expiration?: string;
     failureReason?: string;
     validationErrors?: string[];
+  };
+}
+
+export type RestorePhase =
+  | "New"
+  | "FailedValidation"
+  | "InProgress"
+  | "WaitingForPluginOperations"
+  | "WaitingForPluginOperationsPartiallyFailed"
+  | "Finalizing"
+  | "FinalizingPartiallyFailed"
+  | "Completed"
+  | "PartiallyFailed"
+  | "Failed";
+
+export interface Restore extends KubeObject {
+  spec: {
+    /** The Backup to restore from (or scheduleName: its newest completed one). */
+    backupName?: string;
+    /** Velero fills it in from the Backup's schedule label. */
+    scheduleName?: string;
+    includedNamespaces?: string[];
+    /** "update": objects that exist are updated to the backup's copy; "none" (default): left alone. */
+    existingResourcePolicy?: "none" | "update";
+    restorePVs?: boolean;
+  };
+  status?: {
+    phase?: RestorePhase;
+    validationErrors?: string[];
+    warnings?: number;
+    errors?: number;
+    failureReason?: string;
+    startTimestamp?: string;
+    completionTimestamp?: string;
+    /** Best effort, as Velero says. */
+    progress?: { totalItems?: number; itemsRestored?: number };
   };
 }
 
