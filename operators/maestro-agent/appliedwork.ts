@@ -19,6 +19,20 @@ export const AppliedManifestWorkResource = {
 } as const satisfies ResourceType;
 
 const DELETE_OPTION_ANNOTATION = "hcp.aro.dev/delete-option";
+/**
+ * `<namespace>/<name>` of the ManifestWork the record's work was sent from (store/works.ts
+ * manifestWorkName): after a restart it is what says which newer work supersedes a recorded one.
+ */
+const MANIFEST_WORK_ANNOTATION = "hcp.aro.dev/manifestwork";
+
+/** The work a record is written for. */
+export interface RecordOwner {
+  /** The agent's name of the work: its resource ID. */
+  name: string;
+  /** `<namespace>/<name>` of the source's ManifestWork, when the source said. */
+  manifestWorkName?: string;
+  deleteOption?: DeleteOption;
+}
 
 export interface AppliedResource {
   group: string;
@@ -92,6 +106,8 @@ export class AppliedWorks {
    */
   readonly #holders = new Map<string, Set<string>>();
   readonly #held = new Map<string, string[]>();
+  /** The records of each source ManifestWork name, by work name (several while one supersedes another). */
+  readonly #byManifestWork = new Map<string, Set<string>>();
   #seeded: Promise<void> | undefined;
 
   constructor(opts: AppliedWorksOptions) {
@@ -117,17 +133,20 @@ export class AppliedWorks {
    * only adds uids to the intent recorded before it, writes the status alone.
    */
   async record(
-    workName: string,
+    owner: RecordOwner,
     resources: AppliedResource[],
-    deleteOption?: DeleteOption,
     existing?: AppliedManifestWork,
   ): Promise<AppliedManifestWork> {
-    const annotations = { [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}) };
+    const { name: workName, manifestWorkName, deleteOption } = owner;
+    const annotations: Record<string, string> = {
+      [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}),
+      ...(manifestWorkName ? { [MANIFEST_WORK_ANNOTATION]: manifestWorkName } : {}),
+    };
     const spec = { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName };
     const status = { appliedResources: resources };
+    const kept = existing?.metadata.annotations ?? {};
     const specKept =
-      existing?.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === annotations[DELETE_OPTION_ANNOTATION] &&
-      isDeepStrictEqual(existing.spec, spec);
+      Object.entries(annotations).every(([k, v]) => kept[k] === v) && isDeepStrictEqual(existing?.spec, spec);
     const current =
       existing && specKept
         ? existing
@@ -136,6 +155,7 @@ export class AppliedWorks {
             spec,
           });
     this.#index(workName, resources);
+    if (manifestWorkName) this.#indexManifestWork(workName, manifestWorkName);
     if (isDeepStrictEqual(current.status, status)) return current;
     return (
       (await this.#applier.applyStatus<AppliedManifestWork>(AppliedManifestWorkResource, current, status)) ??
@@ -151,6 +171,26 @@ export class AppliedWorks {
   async remove(workName: string): Promise<void> {
     await this.#client.delete(AppliedManifestWorkResource, { name: this.nameOf(workName) });
     this.#index(workName, []);
+    for (const [key, names] of this.#byManifestWork) {
+      names.delete(workName);
+      if (names.size === 0) this.#byManifestWork.delete(key);
+    }
+  }
+
+  /**
+   * The works recorded on the cluster for the source's ManifestWork `<namespace>/<name>`, other
+   * than `workName`: an older copy a restart left only as its record.
+   */
+  async othersRecordedFor(manifestWorkName: string, workName: string): Promise<string[]> {
+    this.#seeded ??= this.#seed();
+    await this.#seeded;
+    return [...(this.#byManifestWork.get(manifestWorkName) ?? [])].filter((n) => n !== workName);
+  }
+
+  #indexManifestWork(workName: string, manifestWorkName: string): void {
+    const names = this.#byManifestWork.get(manifestWorkName) ?? new Set<string>();
+    names.add(workName);
+    this.#byManifestWork.set(manifestWorkName, names);
   }
 
   /**
@@ -179,6 +219,8 @@ export class AppliedWorks {
       const name = a.spec?.manifestWorkName;
       if (a.spec?.hubHash !== this.#hubHash || a.spec.agentID !== this.#agentId || !name) continue;
       if (!this.#held.has(name)) this.#index(name, a.status?.appliedResources ?? []);
+      const manifestWork = a.metadata.annotations?.[MANIFEST_WORK_ANNOTATION];
+      if (manifestWork) this.#indexManifestWork(name, manifestWork);
     }
   }
 

@@ -187,6 +187,8 @@ export class MaestroAgent implements Runnable {
         objects: this.objects,
         statusSyncMs,
         reapplyMs,
+        enqueue,
+        resyncSpecs: () => client.requestSpecResync(),
       }),
     });
     client.onChange(enqueue);

@@ -9,7 +9,7 @@ import type { KubeObject } from "../runtime/kube.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/codec/statushash.ts";
-import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
+import { manifestWorkName, type AgentWork, type WorkStore } from "../cloudevents/store/works.ts";
 import { requestLog } from "../hcp/requests.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -28,9 +28,11 @@ import {
   type AppliedManifestWork,
   type AppliedResource,
   type AppliedWorks,
+  type RecordOwner,
 } from "./appliedwork.ts";
 import type { AppliedObjects } from "./objects.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
+import { retireSuperseded } from "./supersede.ts";
 
 /** What the reconciler sends to the source: the agent client's status side. */
 export type StatusPublisher = Pick<AgentClient, "publishStatus">;
@@ -58,6 +60,10 @@ export interface AgentReconcilerDeps {
    * DELETE_POLLS_PER_SECOND.
    */
   deletePollsPerSecond?: number;
+  /** Queues a work (one a newer work supersedes). Default: none is retired. */
+  enqueue?: (uid: string) => void;
+  /** Tells the source again what the agent holds, once a retired work is gone. */
+  resyncSpecs?: () => void;
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number;
 }
@@ -113,6 +119,9 @@ export class AgentWorkReconciler implements Reconciler {
 
   readonly #deletions = new Map<string, DeletionProgress>();
 
+  /** uid → the generation whose superseded works were last retired (supersede.ts). */
+  readonly #supersedeChecked = new Map<string, number>();
+
   constructor(deps: AgentReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
@@ -122,14 +131,19 @@ export class AgentWorkReconciler implements Reconciler {
     const work = this.#d.store.get(req.name);
     if (!work) {
       this.#deletions.delete(req.name);
+      this.#supersedeChecked.delete(req.name);
       return {};
     }
     requestLog(ctx, work);
-    if (work.deletionTimestamp) return this.#reconcileDelete(ctx, work);
+    if (work.deletionTimestamp) {
+      this.#supersedeChecked.delete(work.uid);
+      return this.#reconcileDelete(ctx, work);
+    }
     this.#deletions.delete(work.uid);
     const { due, outcomes } = await this.#applyOrRead(work);
     this.#d.objects.track(work.uid, outcomes, due);
     const reapplyNow = this.#recordApplied(work, due, outcomes);
+    await this.#retireSuperseded(ctx, work);
     await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
     return { requeueAfterMs: reapplyNow ? 1 : this.#nextSyncMs(work, outcomes) };
   }
@@ -180,6 +194,19 @@ export class AgentWorkReconciler implements Reconciler {
     return missing && !due;
   }
 
+  /**
+   * Once the work is applied at its generation, the older copies of its ManifestWork go; looked
+   * for once per generation applied, not at every status sync.
+   */
+  async #retireSuperseded(ctx: ReconcileContext, work: AgentWork): Promise<void> {
+    const { enqueue } = this.#d;
+    const applied = this.#d.store.get(work.uid)?.appliedGeneration;
+    if (!enqueue || applied !== work.generation || this.#supersedeChecked.get(work.uid) === applied) return;
+    const retired = await retireSuperseded({ ...this.#d, enqueue, now: this.#now }, work);
+    this.#supersedeChecked.set(work.uid, applied);
+    if (retired.length > 0) ctx.log.info("Retiring works superseded by a newer one", { retired });
+  }
+
   #input(work: AgentWork, write: boolean): ApplyInput {
     const { kube: client, mapper, allowed } = this.#d;
     return { client, mapper, allowed, configs: work.spec.manifestConfigs, write };
@@ -213,7 +240,7 @@ export class AgentWorkReconciler implements Reconciler {
     // The record must cover an object before it can exist; already covered objects need no write.
     let written = record;
     if (added.length > 0 || !record)
-      written = await applied.record(work.name, [...before, ...added], work.spec.deleteOption, record);
+      written = await applied.record(recordOwner(work), [...before, ...added], record);
     const input = this.#input(work, true);
     for (const [i, o] of outcomes.entries()) {
       await applyResolved(input, o, manifests[i] as Manifest);
@@ -225,7 +252,7 @@ export class AgentWorkReconciler implements Reconciler {
     const stillThere = await applied.deleteResources(
       dropped.filter((r) => !isOrphaned(work.spec.deleteOption, r) && !shared.includes(r)),
     );
-    await applied.record(work.name, [...current, ...stillThere], work.spec.deleteOption, written);
+    await applied.record(recordOwner(work), [...current, ...stillThere], written);
     return outcomes;
   }
 
@@ -248,10 +275,12 @@ export class AgentWorkReconciler implements Reconciler {
     const remaining = await this.#deleteInOrder(applied, pending);
     progress.gone.push(...pending.filter((r) => !remaining.some((x) => sameResource(x, r))));
     if (remaining.length > 0) {
-      await this.#report(ctx, work, deletingStatus(work.status, work.generation, remaining.length));
+      if (!work.retired)
+        await this.#report(ctx, work, deletingStatus(work.status, work.generation, remaining.length));
       return { requeueAfterMs: this.#nextDeletePollMs(work.uid, remaining, progress) };
     }
     if (record) await applied.remove(work.name);
+    if (work.retired) return this.#forgetRetired(ctx, work);
     failpoint("maestro-agent/before-deleted-confirmed");
     const deleted = deletedStatus(work.status, work.generation, this.#d.consumer);
     // Deleted is the work's status from now on: a status resync answered while it is on its way
@@ -268,6 +297,16 @@ export class AgentWorkReconciler implements Reconciler {
       orphaned: recorded.filter((r) => isOrphaned(deleteOption, r)).length,
       keptForOtherWorks: shared.length,
     });
+    return {};
+  }
+
+  /** A retired work is gone: the source, which does not know it, hears nothing, but learns what is held. */
+  #forgetRetired(ctx: ReconcileContext, work: AgentWork): Result {
+    this.#d.store.remove(work.uid);
+    this.#d.objects.forget(work.uid);
+    this.#deletions.delete(work.uid);
+    this.#d.resyncSpecs?.();
+    ctx.log.info("Superseded work retired", { work: work.name });
     return {};
   }
 
@@ -330,6 +369,15 @@ export class AgentWorkReconciler implements Reconciler {
       ctx.log.debug("Status kept until the broker is back");
     }
   }
+}
+
+function recordOwner(work: AgentWork): RecordOwner {
+  const manifestWork = manifestWorkName(work);
+  return {
+    name: work.name,
+    ...(manifestWork ? { manifestWorkName: manifestWork } : {}),
+    ...(work.spec.deleteOption ? { deleteOption: work.spec.deleteOption } : {}),
+  };
 }
 
 /**

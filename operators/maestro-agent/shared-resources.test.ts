@@ -38,7 +38,7 @@ describe("AppliedWorks.sharedWithOthers", () => {
 
   it("names the objects another live work holds, from records written here and found on the cluster", async () => {
     const works = appliedWorks([record("old", [cm("a"), cm("b")])]);
-    await works.record("new", [cm("a"), cm("c")]);
+    await works.record({ name: "new" }, [cm("a"), cm("c")]);
     expect(await works.sharedWithOthers("old", [cm("a"), cm("b")], live)).toEqual([cm("a")]);
     expect(await works.sharedWithOthers("new", [cm("a"), cm("c")], live)).toEqual([cm("a")]);
     await works.remove("new");
@@ -47,16 +47,16 @@ describe("AppliedWorks.sharedWithOthers", () => {
 
   it("does not count a work that is being deleted, so two that go together do not leave the object", async () => {
     const works = appliedWorks();
-    await works.record("one", [cm("a")]);
-    await works.record("two", [cm("a")]);
+    await works.record({ name: "one" }, [cm("a")]);
+    await works.record({ name: "two" }, [cm("a")]);
     expect(await works.sharedWithOthers("one", [cm("a")], (w) => w === "two")).toEqual([]);
   });
 
   it("follows a work's record as it changes", async () => {
     const works = appliedWorks();
-    await works.record("one", [cm("a")]);
-    await works.record("two", [cm("a")]);
-    await works.record("two", [cm("b")]);
+    await works.record({ name: "one" }, [cm("a")]);
+    await works.record({ name: "two" }, [cm("a")]);
+    await works.record({ name: "two" }, [cm("b")]);
     expect(await works.sharedWithOthers("one", [cm("a")], live)).toEqual([]);
   });
 });

@@ -10,6 +10,10 @@
  *
  * Everything heard on a consumer's topic, and its agent's heartbeats, feed `agents`, the
  * in-memory liveness the management cluster controller shows as Connected (liveness.ts).
+ *
+ * A spec resync is answered with a deletion only for an ID this region deleted unconfirmed
+ * (deleted-works.ts, read before the broker connection starts); what an agent holds beyond its
+ * works and those is left alone and reported (unclaimed.ts).
  */
 import {
   ManifestWorkResource,
@@ -27,6 +31,8 @@ import { SOURCE_ID, topics } from "../cloudevents/types.ts";
 import type { BrokerCertificateRequest } from "../cloudevents/codec/broker-certificate.ts";
 import { noSignerAnswer, type AgentCertificateSigner } from "./agent-certificates.ts";
 import { AgentLiveness } from "./liveness.ts";
+import { DeletedWorks } from "./deleted-works.ts";
+import { UnclaimedWorksReport } from "./unclaimed.ts";
 import { Applier } from "../runtime/apply.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import { Controller } from "../runtime/controller.ts";
@@ -76,6 +82,8 @@ export class MaestroServer implements Runnable {
   readonly statuses = new StatusStore();
   /** When each consumer's agent was last heard; read by the management cluster controller. */
   readonly agents: AgentLiveness;
+  /** The deletions this region gave up waiting for, kept in the service cluster. */
+  readonly deletedWorks: DeletedWorks;
   readonly #opts: MaestroServerOptions;
   readonly #log: Logger;
   readonly #works: Informer<CachedManifestWork, ManifestWork>;
@@ -102,6 +110,8 @@ export class MaestroServer implements Runnable {
       this.#log,
     );
     this.#trackAgents();
+    this.deletedWorks = new DeletedWorks({ client: opts.cluster.client, log: this.#log });
+    const unclaimed = new UnclaimedWorksReport(this.agents, this.#log);
     this.#works = opts.cluster.informer<CachedManifestWork, ManifestWork>(ManifestWorkResource, {
       transform: summariseWorkSpec,
       indexers: { [UID_INDEX]: uidIndexer },
@@ -114,9 +124,11 @@ export class MaestroServer implements Runnable {
         worksOf: (consumer) => this.#works.list(consumer),
         fetch: (work) => this.#fetch(work),
         statusHash: (uid) => this.statuses.statusHash(uid),
+        deleted: (consumer, uid) => this.deletedWorks.has(consumer, uid),
       },
       this.#log,
     );
+    this.#client.onUnclaimed((consumer, ids) => unclaimed.report(consumer, ids));
     const client = opts.cluster.client;
     this.#reconciler = new ManifestWorkReconciler({
       works: this.#works,
@@ -126,6 +138,7 @@ export class MaestroServer implements Runnable {
       applier: new Applier(client, SERVER_NAME),
       events: new EventRecorder(client, SERVER_NAME, this.#log),
       staleDeleteMs: opts.staleDeleteMs ?? 3_600_000,
+      deletedWorks: this.deletedWorks,
       redeliverAfterMs: opts.redeliverAfterMs ?? 30_000,
       publishedStatusDelayMs: opts.publishedStatusDelayMs ?? 10_000,
     });
@@ -157,6 +170,8 @@ export class MaestroServer implements Runnable {
 
   async start(signal: AbortSignal): Promise<void> {
     await this.#works.waitForSync(signal);
+    // Before any spec resync can be answered: an ID missing from it would be left, not deleted.
+    await this.deletedWorks.load(signal);
     this.#seedReports();
     // Silence is counted from when this server can listen: a sync longer than the silence bound
     // would otherwise show every management cluster SourceDisconnected after a restart.
@@ -210,6 +225,7 @@ export class MaestroServer implements Runnable {
 
   #acceptStatus(update: StatusUpdate): void {
     const decision = acceptStatus(update, this.#works, this.statuses);
+    if (decision.verdict === "dropped" && this.#confirmsDeleted(update)) return;
     if (decision.verdict === "dropped") return this.connection.drop(decision.reason, decision.why);
     for (const reason of decision.trimmed) this.#bounded.labels(reason).inc();
     if (decision.unordered) this.#bounded.labels("future-sequence").inc();
@@ -218,6 +234,17 @@ export class MaestroServer implements Runnable {
       this.#log.info("Refused an agent's status", { uid: update.resourceId, why: decision.refusal.message });
     }
     this.#enqueue(decision.work);
+  }
+
+  /** The agent confirms a deletion this region gave up waiting for: it is no longer remembered. */
+  #confirmsDeleted(update: StatusUpdate): boolean {
+    if (!update.deleted || !this.deletedWorks.has(update.consumer, update.resourceId)) return false;
+    void this.deletedWorks
+      .forget(update.consumer, update.resourceId)
+      .catch((err: unknown) =>
+        this.#log.error("Failed to forget a confirmed deletion", err, { consumer: update.consumer }),
+      );
+    return true;
   }
 
   #enqueue(work: ManifestWorkObject): void {

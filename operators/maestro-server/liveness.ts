@@ -7,11 +7,13 @@
  * at receipt, never the agent's. Why a heartbeat, and why three intervals:
  * docs/decisions/0006-agent-liveness-by-heartbeat.md.
  */
-import type {
-  AgentHeard,
-  AgentLivenessSource,
-  BrokerCertificateSummary,
-  LivenessSnapshot,
+import {
+  MAX_UNCLAIMED_SHOWN,
+  type AgentHeard,
+  type AgentLivenessSource,
+  type BrokerCertificateSummary,
+  type LivenessSnapshot,
+  type UnclaimedWorks,
 } from "../api/v1alpha1/managementcluster.ts";
 import { silenceBoundMs } from "../cloudevents/codec/heartbeat.ts";
 
@@ -32,6 +34,8 @@ function isNews(
 export class AgentLiveness implements AgentLivenessSource {
   readonly #now: () => number;
   readonly #agents = new Map<string, AgentHeard>();
+  /** What each agent's last spec resync listed that the region does not know. */
+  readonly #unclaimed = new Map<string, UnclaimedWorks>();
   readonly #handlers: Array<(consumer: string | undefined) => void> = [];
   #listeningSinceMs: number | undefined;
   #deafSinceMs: number | undefined;
@@ -46,6 +50,7 @@ export class AgentLiveness implements AgentLivenessSource {
    */
   start(): void {
     this.#agents.clear();
+    this.#unclaimed.clear();
     this.#listeningSinceMs = undefined;
     this.#deafSinceMs = this.#now();
     this.#emit(undefined);
@@ -81,8 +86,22 @@ export class AgentLiveness implements AgentLivenessSource {
     if (!before || isNews(before, now, interval, certificate)) this.#emit(consumer);
   }
 
+  /**
+   * The resource IDs the consumer's agent holds and the region neither has nor deleted, as its
+   * last spec resync listed them; a change is news.
+   */
+  unclaimed(consumer: string, resourceIds: readonly string[]): void {
+    const shown = [...resourceIds].sort().slice(0, MAX_UNCLAIMED_SHOWN);
+    const before = this.#unclaimed.get(consumer);
+    const same =
+      before?.count === resourceIds.length && before.resourceIDs.every((id, i) => id === shown[i]);
+    this.#unclaimed.set(consumer, { count: resourceIds.length, resourceIDs: shown });
+    if (!same) this.#emit(consumer);
+  }
+
   snapshot(consumer: string): LivenessSnapshot {
     const agent = this.#agents.get(consumer);
+    const unclaimed = this.#unclaimed.get(consumer);
     return {
       ...(this.#listeningSinceMs !== undefined
         ? { listeningSinceMs: this.#listeningSinceMs }
@@ -90,6 +109,7 @@ export class AgentLiveness implements AgentLivenessSource {
           ? { deafSinceMs: this.#deafSinceMs }
           : {}),
       ...(agent ? { agent: { ...agent } } : {}),
+      ...(unclaimed ? { unclaimedWorks: { ...unclaimed, resourceIDs: [...unclaimed.resourceIDs] } } : {}),
     };
   }
 

@@ -25,6 +25,7 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Lister } from "../runtime/informer.ts";
 import { apiStatusCode, errorMessage } from "../runtime/errors.ts";
 import { failpoint } from "../runtime/failpoints.ts";
+import type { DeletedWorks } from "./deleted-works.ts";
 import { composeStatus, deliveredBefore, type PublishFacts } from "./status.ts";
 import { WrittenStatuses } from "./written.ts";
 
@@ -54,6 +55,8 @@ export interface ServerReconcilerDeps {
   events: EventSink;
   /** Release the finalizer of a deletion no agent confirmed after this long. */
   staleDeleteMs: number;
+  /** Where such a deletion is remembered first, so the agent's resync is answered with it. */
+  deletedWorks?: Pick<DeletedWorks, "record">;
   /** Publish again when no agent reported on the published generation after this long. */
   redeliverAfterMs: number;
   /**
@@ -349,6 +352,7 @@ export class ManifestWorkReconciler implements Reconciler {
       return this.#finishDelete(scope, "Deleted", "The agent deleted the work");
     const sinceMs = this.#now() - Date.parse(work.metadata.deletionTimestamp ?? "");
     if (sinceMs > this.#d.staleDeleteMs) {
+      await this.#d.deletedWorks?.record(scope.consumer, uid);
       return this.#finishDelete(
         scope,
         "DeleteUnconfirmed",

@@ -203,12 +203,23 @@ function agentStatus(
   const time = lastHeardTime(input, status);
   // The certificate the agent last reported, in this run or (persisted) in an earlier one.
   const certificate = input.liveness?.agent?.brokerCertificate ?? input.previous?.agent?.brokerCertificate;
-  if (time === undefined && heartbeatMs === undefined && certificate === undefined) return undefined;
-  return {
+  const unclaimed = unclaimedWorks(input);
+  const agent: ManagementClusterAgentStatus = {
     ...(time === undefined ? {} : { lastHeardTime: time }),
     ...(heartbeatMs === undefined ? {} : { heartbeatSeconds: heartbeatMs / 1000 }),
     ...(certificate === undefined ? {} : { brokerCertificate: certificate }),
+    ...(unclaimed ? { unclaimedWorks: unclaimed } : {}),
   };
+  return Object.keys(agent).length > 0 ? agent : undefined;
+}
+
+/**
+ * The works the agent holds that the region does not know, as its last spec resync in this run
+ * listed them, or (before one) as written; none are shown as absent.
+ */
+function unclaimedWorks(input: ConnectedInput): ManagementClusterAgentStatus["unclaimedWorks"] {
+  const unclaimed = input.liveness?.unclaimedWorks ?? input.previous?.agent?.unclaimedWorks;
+  return unclaimed && unclaimed.count > 0 ? unclaimed : undefined;
 }
 
 /** When lastHeardTime will be due for a refresh, if something newer was heard. */

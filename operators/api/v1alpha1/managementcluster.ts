@@ -83,7 +83,23 @@ export interface ManagementClusterAgentStatus {
    * (docs/decisions/0010-agent-certificate-renewal.md).
    */
   brokerCertificate?: BrokerCertificateSummary;
+  /**
+   * Works the agent holds that this region does not know and never deleted (as after a restore
+   * of the region, before its controllers write them again): left alone, not deleted; absent when
+   * there are none (docs/decisions/0012-never-delete-the-unknown.md).
+   */
+  unclaimedWorks?: UnclaimedWorks;
 }
+
+/** How many works an agent holds that the region does not know, and the first of them. */
+export interface UnclaimedWorks {
+  count: number;
+  /** Up to MAX_UNCLAIMED_SHOWN of their resource IDs, sorted. */
+  resourceIDs: string[];
+}
+
+/** How many unclaimed resource IDs a ManagementCluster's status lists. */
+export const MAX_UNCLAIMED_SHOWN = 20;
 
 /** A client certificate, by what identifies it and bounds it. */
 export interface BrokerCertificateSummary {
@@ -133,6 +149,8 @@ export interface LivenessSnapshot {
   deafSinceMs?: number;
   /** Absent: nothing heard from this consumer's agent since maestro-server started. */
   agent?: AgentHeard;
+  /** What the agent's last spec resync listed that the region does not know; absent before one. */
+  unclaimedWorks?: UnclaimedWorks;
 }
 
 export interface AgentHeard {

@@ -31,6 +31,11 @@ export interface AgentClientOptions {
   store: WorkStore;
   /** Works known only from the cluster (applied before a restart); listed at version 0 in a resync. */
   recordedWorks?: () => Promise<string[]>;
+  /**
+   * How long requestSpecResync waits, so that the retirements of many works make one request.
+   * Default 1 s.
+   */
+  resyncDelayMs?: number;
   /** How often to beat (runHeartbeats); 0 or unset: never, as a real Maestro agent. */
   heartbeatMs?: number;
   /** The client certificate in use, which each heartbeat reports. */
@@ -44,6 +49,7 @@ export class AgentClient {
   readonly #log: Logger;
   readonly #sequence = new SnowflakeGenerator(1);
   #onChange: (uid: string) => void = () => undefined;
+  #resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(conn: AgentConnection, opts: AgentClientOptions) {
     this.#conn = conn;
@@ -85,6 +91,19 @@ export class AgentClient {
     } catch (err) {
       if (!isPublishRefused(err, "not-connected")) this.#log.error("Failed to send a heartbeat", err);
     }
+  }
+
+  /**
+   * Tells the source again, shortly, what this agent holds (a spec resync request): after it
+   * retired works the source does not know, so that the source stops counting them as held.
+   * Calls within the delay make one request.
+   */
+  requestSpecResync(): void {
+    if (this.#resyncTimer) return;
+    this.#resyncTimer = setTimeout(() => {
+      this.#resyncTimer = undefined;
+      void this.#resyncSpecs();
+    }, this.#opts.resyncDelayMs ?? 1000).unref();
   }
 
   /** Called with the resource ID of each work a spec event added, changed or marked for deletion. */

@@ -62,10 +62,11 @@ const work = (consumer: string, generation: number): ManifestWork => ({
   spec: { workload: { manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } }] } },
 });
 
-function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
+function setup(works: ManifestWork[], limits: SpecResyncLimits = {}, deleted = new Set<string>()) {
   const conn = new FakeConnection();
   const log = new AnswerLog();
-  new SourceClient(
+  const unclaimed: Array<{ consumer: string; ids: string[] }> = [];
+  const client = new SourceClient(
     conn,
     {
       consumers: () => [...new Set(works.map((w) => w.metadata.namespace ?? ""))],
@@ -73,16 +74,18 @@ function setup(works: ManifestWork[], limits: SpecResyncLimits = {}) {
       worksOf: (consumer) => works.filter((w) => w.metadata.namespace === consumer).map(summariseWorkSpec),
       fetch: (cached) => Promise.resolve(works.find((w) => w.metadata.uid === cached.metadata.uid)),
       statusHash: () => undefined,
+      deleted: (consumer, uid) => deleted.has(`${consumer}/${uid}`),
     },
     log,
     limits,
   );
+  client.onUnclaimed((consumer, ids) => unclaimed.push({ consumer, ids }));
   /** What answered the spec resync requests: specs and deletions, not the status requests after them. */
   const specs = () => conn.published.filter((e) => parseEventType(e.type).subResource === "spec");
   const statusRequests = () => conn.published.filter((e) => parseEventType(e.type).subResource === "status");
   const actions = () => specs().map((e) => (e.extensions[Ext.deletionTimestamp] ? "delete" : "spec"));
   const typesOf = () => conn.published.map((e) => parseEventType(e.type).action);
-  return { conn, log, actions, typesOf, specs, statusRequests };
+  return { conn, log, actions, typesOf, specs, statusRequests, unclaimed };
 }
 
 describe("spec resync answers are bounded", () => {
@@ -104,11 +107,12 @@ describe("spec resync answers are bounded", () => {
     expect(t.conn.dropped).toEqual(["resync-bad-id"]);
   });
 
-  test("deletions for IDs the source lacks are capped per answer, and the rest counted", async () => {
-    const t = setup([], { maxDeletes: 100 });
+  test("deletions for IDs the source deleted are capped per answer, and the rest counted", async () => {
+    const ids = Array.from({ length: 6000 }, () => randomUUID());
+    const t = setup([], { maxDeletes: 100 }, new Set(ids.map((id) => `mgmt-1/${id}`)));
     t.conn.deliver(
       "mgmt-1",
-      Array.from({ length: 6000 }, () => ({ resourceID: randomUUID(), resourceVersion: 1 })),
+      ids.map((resourceID) => ({ resourceID, resourceVersion: 1 })),
     );
     await t.log.answered(1);
     expect(t.conn.published).toHaveLength(100);
@@ -161,6 +165,39 @@ describe("spec resync answers are bounded", () => {
     expect(t.specs()).toHaveLength(3);
     // Each answer to mgmt-1 asked for its statuses too (mgmt-2 has no works to ask about).
     expect(t.statusRequests()).toHaveLength(3);
+  });
+});
+
+describe("a spec resync never deletes what the source does not know it deleted", () => {
+  test("IDs neither held nor deleted are left to the agent and reported unclaimed; deleted ones are deleted", async () => {
+    const mine = work("mgmt-1", 1);
+    const [restored, gone, another] = [randomUUID(), randomUUID(), randomUUID()];
+    // `another` was deleted by this source, but for another consumer: not this agent's to delete.
+    const t = setup([mine], {}, new Set([`mgmt-1/${gone}`, `mgmt-2/${another}`]));
+    t.conn.deliver("mgmt-1", [
+      { resourceID: mine.metadata.uid ?? "", resourceVersion: 1 },
+      { resourceID: restored, resourceVersion: 3 },
+      { resourceID: gone, resourceVersion: 2 },
+      { resourceID: another, resourceVersion: 1 },
+    ]);
+    await t.log.answered(1);
+    expect(t.specs().map((e) => [e.extensions[Ext.resourceId], e.extensions[Ext.resourceVersion]])).toEqual([
+      [gone, "2"],
+    ]);
+    expect(t.actions()).toEqual(["delete"]);
+    expect(t.unclaimed).toEqual([{ consumer: "mgmt-1", ids: [restored, another] }]);
+    expect(t.log.answers[0]).toMatchObject({ agentHolds: 4, sent: 1, unclaimed: 2 });
+  });
+
+  test("a source that knows of no deletion (a restored region) deletes nothing, and says so each answer", async () => {
+    const t = setup([], { minIntervalMs: 1 });
+    const held = [randomUUID(), randomUUID()].map((resourceID) => ({ resourceID, resourceVersion: 1 }));
+    t.conn.deliver("mgmt-1", held);
+    await t.log.answered(1);
+    t.conn.deliver("mgmt-1", []);
+    await t.log.answered(2);
+    expect(t.specs()).toEqual([]);
+    expect(t.unclaimed.map((u) => u.ids.length)).toEqual([2, 0]);
   });
 });
 

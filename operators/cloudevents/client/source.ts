@@ -1,7 +1,11 @@
 /**
  * The source side (maestro-server) of the protocol over a Connection: publishes spec events,
  * answers agents' spec resync requests from a lister, asks agents for their statuses after every
- * (re)connect, and hands decoded status updates and agents' heartbeats to the owner. A status or
+ * (re)connect, and hands decoded status updates and agents' heartbeats to the owner. A resync
+ * answers with a deletion only an ID the source knows it deleted (a tombstone); one it neither has
+ * nor deleted is left to the agent and reported as unclaimed: after a region restore the works
+ * come back under new IDs, and deleting what is unknown would delete the fleet
+ * (docs/decisions/0012-never-delete-the-unknown.md). A status or
  * heartbeat that arrives on one consumer's topic but names another consumer is dropped: the topic
  * is what the broker's ACL vouches for.
  */
@@ -37,8 +41,8 @@ export type SourceConnection = Pick<Connection, "onEvent" | "publish" | "drop">;
 /**
  * Bounds on the work one spec resync request can cause. A request is only ever answered for the
  * consumer whose topic it came on, from that consumer's works; the agent's list adds deletions
- * for IDs this source does not have (how an agent learns what was deleted while it was away),
- * and those are what a hostile or broken agent could inflate.
+ * for IDs this source deleted without the agent's confirmation (how an agent learns what was
+ * deleted while it was away), and those are what a hostile or broken agent could inflate.
  */
 export interface SpecResyncLimits {
   /**
@@ -50,8 +54,8 @@ export interface SpecResyncLimits {
   /** Answers a consumer gets at once, e.g. for reconnects close together (default 3). */
   burst?: number;
   /**
-   * Deletions sent per answer for listed IDs this source does not have (default 500); the rest
-   * are counted as dropped ("resync-deletes-capped") and go out with the agent's next resync.
+   * Deletions sent per answer for listed IDs this source deleted (default 500); the rest are
+   * counted as dropped ("resync-deletes-capped") and go out with the agent's next resync.
    */
   maxDeletes?: number;
   /** Milliseconds since the epoch. Default Date.now. */
@@ -79,6 +83,11 @@ export interface SourceLister {
   /** The work with its manifests, if it still exists as the same object (uid). */
   fetch(work: ManifestWorkObject): Promise<ManifestWork | undefined>;
   statusHash(resourceId: string): string | undefined;
+  /**
+   * Whether this source deleted the consumer's work of that ID without its agent's confirmation
+   * (maestro-server/deleted-works.ts). Absent: it knows of none, and no unknown ID is deleted.
+   */
+  deleted?(consumer: string, resourceId: string): boolean;
 }
 
 export class SourceClient {
@@ -93,6 +102,7 @@ export class SourceClient {
   #onStatus: (update: StatusUpdate) => void = () => undefined;
   #onHeartbeat: (beat: Heartbeat) => void = () => undefined;
   #onCertificateRequest: (request: BrokerCertificateRequest) => void = () => undefined;
+  #onUnclaimed: (consumer: string, resourceIds: string[]) => void = () => undefined;
 
   constructor(
     conn: SourceConnection,
@@ -116,6 +126,14 @@ export class SourceClient {
 
   onHeartbeat(handler: (beat: Heartbeat) => void): void {
     this.#onHeartbeat = handler;
+  }
+
+  /**
+   * After each spec resync answer: the resource IDs the agent listed that this source neither has
+   * nor deleted, which it left alone (possibly none).
+   */
+  onUnclaimed(handler: (consumer: string, resourceIds: string[]) => void): void {
+    this.#onUnclaimed = handler;
   }
 
   /** An agent's request for a new broker certificate, from its own topic (the consumer checked). */
@@ -240,8 +258,8 @@ export class SourceClient {
 
   /**
    * Sends what the agent lacks: every deleting work, every work newer than the agent's version,
-   * and a deletion for each work the agent holds that this source no longer has (at most
-   * maxDeletes, and only for IDs shaped like resource IDs).
+   * and a deletion for each work the agent holds that this source deleted unconfirmed (at most
+   * maxDeletes, and only for IDs shaped like resource IDs). The rest it holds are unclaimed.
    */
   async #respondSpecResync(consumer: string, agentVersions: ResourceVersion[]): Promise<void> {
     const known = new Map(agentVersions.map((v) => [v.resourceID, v.resourceVersion]));
@@ -253,7 +271,9 @@ export class SourceClient {
       known.delete(uid);
       if (await this.#resend(work, agentVersion)) sent++;
     }
-    sent += await this.#sendDeletions(consumer, known);
+    const { deletions, unclaimed } = this.#sortUnknown(consumer, known);
+    sent += await this.#sendDeletions(consumer, deletions);
+    this.#onUnclaimed(consumer, unclaimed);
     // An agent asks for specs when it (re)connects. A status it sent as its connection went, or
     // while it was away, may be lost (it cannot tell); this source's hashes show which.
     const statusesAsked = await this.#requestStatuses(consumer);
@@ -261,8 +281,29 @@ export class SourceClient {
       consumer,
       agentHolds: agentVersions.length,
       sent,
+      unclaimed: unclaimed.length,
       statusesAsked,
     });
+  }
+
+  /**
+   * The listed IDs this source does not have, as deletions to send (those it deleted) and
+   * unclaimed ones (the rest shaped like resource IDs; anything else names no resource).
+   */
+  #sortUnknown(
+    consumer: string,
+    unknown: Map<string, number>,
+  ): { deletions: Array<[string, number]>; unclaimed: string[] } {
+    const ids = [...unknown].filter(([uid]) => RESOURCE_ID_PATTERN.test(uid));
+    if (ids.length < unknown.size) {
+      const why = `${unknown.size - ids.length} IDs listed by ${consumer} are not resource IDs`;
+      this.#conn.drop("resync-bad-id", why);
+    }
+    const deleted = (uid: string): boolean => this.#lister.deleted?.(consumer, uid) ?? false;
+    return {
+      deletions: ids.filter(([uid]) => deleted(uid)),
+      unclaimed: ids.filter(([uid]) => !deleted(uid)).map(([uid]) => uid),
+    };
   }
 
   /** Sends a work the agent lacks or holds at an older version; true if it was sent. */
@@ -279,13 +320,8 @@ export class SourceClient {
     return true;
   }
 
-  /** Deletions for listed IDs this source does not have, bounded; returns how many were sent. */
-  async #sendDeletions(consumer: string, unknown: Map<string, number>): Promise<number> {
-    const gone = [...unknown].filter(([uid]) => RESOURCE_ID_PATTERN.test(uid));
-    if (gone.length < unknown.size) {
-      const why = `${unknown.size - gone.length} IDs listed by ${consumer} are not resource IDs`;
-      this.#conn.drop("resync-bad-id", why);
-    }
+  /** Deletions for listed IDs this source deleted, bounded; returns how many were sent. */
+  async #sendDeletions(consumer: string, gone: Array<[string, number]>): Promise<number> {
     if (gone.length > this.#maxDeletes) {
       const why = `${gone.length - this.#maxDeletes} deletions for ${consumer} wait for a later resync`;
       this.#conn.drop("resync-deletes-capped", why);

@@ -129,8 +129,18 @@ function manifestProblems(m: unknown, at: string): string[] {
   return problems;
 }
 
+/**
+ * The annotation on the agent's copy of a work that keeps the ManifestWork's own name (the copy is
+ * named after the resource ID): a work written again under a new resource ID, as after a region
+ * restore, supersedes the agent's older copy of the same namespace and name.
+ */
+export const MANIFEST_WORK_NAME_ANNOTATION = "hcp.aro.dev/manifestwork-name";
+
 function specMetadata(work: ManifestWorkObject, uid: string): ObjectMeta {
-  const { namespace, labels, annotations, creationTimestamp } = work.metadata;
+  const { name, namespace, labels, creationTimestamp } = work.metadata;
+  const annotations = name
+    ? { ...work.metadata.annotations, [MANIFEST_WORK_NAME_ANNOTATION]: name }
+    : work.metadata.annotations;
   // maestro-server names the agent's copy after the resource ID.
   return { name: uid, namespace, uid, labels, annotations, creationTimestamp };
 }

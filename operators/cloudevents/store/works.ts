@@ -9,9 +9,14 @@
  * the source may not have heard the confirmation (it restarted) and asks again, and only a new
  * confirmation lets it go. After a restart the store starts empty and is refilled by the spec
  * resync.
+ *
+ * A work is superseded by a newer one of the same ManifestWork namespace and name under another
+ * resource ID (the source wrote it again, as a restored region does): once the newer one is
+ * applied, the older is retired, deleted as the source would delete it but without a word to the
+ * source, which no longer knows that ID.
  */
 import type { ManifestWorkStatus } from "../../api/work/v1.ts";
-import type { ReceivedWork } from "../codec/manifestbundle.ts";
+import { MANIFEST_WORK_NAME_ANNOTATION, type ReceivedWork } from "../codec/manifestbundle.ts";
 import type { ResourceVersion } from "../codec/resync.ts";
 
 export interface AgentWork extends ReceivedWork {
@@ -27,6 +32,28 @@ export interface AgentWork extends ReceivedWork {
    * drift-repair apply leaves it alone.
    */
   appliedVersions?: ReadonlyArray<string | undefined>;
+  /**
+   * Deleted by this agent because a newer work of the same name superseded it: no status of it
+   * is sent (the source does not know it), until the source itself asks for its deletion.
+   */
+  retired?: boolean;
+}
+
+/**
+ * `<namespace>/<name>` of the ManifestWork a work was sent from, as the source names it, or
+ * undefined when the source did not say (the work is then never superseded).
+ */
+export function manifestWorkName(work: Pick<ReceivedWork, "metadata">): string | undefined {
+  const name = work.metadata.annotations?.[MANIFEST_WORK_NAME_ANNOTATION];
+  const namespace = work.metadata.namespace;
+  return name && namespace ? `${namespace}/${name}` : undefined;
+}
+
+/** Whether `other` was created after `work` by the source's clock (unknown: not newer). */
+function createdAfter(other: AgentWork, work: AgentWork): boolean {
+  const a = Date.parse(other.metadata.creationTimestamp ?? "");
+  const b = Date.parse(work.metadata.creationTimestamp ?? "");
+  return Number.isFinite(a) && Number.isFinite(b) && a > b;
 }
 
 /** "removed": an update for a work this store removed after its deletion, delivered late or again. */
@@ -72,6 +99,8 @@ export class WorkStore {
     if (received.deletionTimestamp) {
       if (!current.deletionTimestamp) current.deletionTimestamp = received.deletionTimestamp;
       current.generation = Math.max(current.generation, received.generation);
+      // The source asks for it after all: it waits for the confirmation.
+      current.retired = false;
       return "deleting";
     }
     // A deletion is final; an older version is late.
@@ -98,6 +127,48 @@ export class WorkStore {
   ): void {
     const work = this.#works.get(uid);
     if (work) Object.assign(work, fields);
+  }
+
+  /**
+   * The live works `work` supersedes: of the same ManifestWork name, under another resource ID,
+   * and not created after it.
+   */
+  supersededBy(work: AgentWork): AgentWork[] {
+    const name = manifestWorkName(work);
+    if (!name) return [];
+    return this.list().filter(
+      (w) =>
+        w.uid !== work.uid &&
+        !w.deletionTimestamp &&
+        manifestWorkName(w) === name &&
+        !createdAfter(w, work),
+    );
+  }
+
+  /**
+   * Marks a superseded work for deletion, without a status to the source. A work this store does
+   * not hold (known only from the cluster's records after a restart) is added as such.
+   */
+  retire(uid: string, consumer: string, deletionTimestamp: string): void {
+    const current = this.#works.get(uid);
+    if (current) {
+      // One the source is deleting already is confirmed to it as usual.
+      if (current.deletionTimestamp) return;
+      current.deletionTimestamp = deletionTimestamp;
+      current.retired = true;
+      return;
+    }
+    this.#works.set(uid, {
+      uid,
+      name: uid,
+      consumer,
+      generation: 0,
+      originalSource: "",
+      metadata: { name: uid, namespace: consumer, uid },
+      deletionTimestamp,
+      spec: {},
+      retired: true,
+    });
   }
 
   /** Forgets a deleted work, keeping its tombstone. */
