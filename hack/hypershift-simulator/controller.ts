@@ -9,7 +9,7 @@
  * HostedCluster, which waits for them when deleting), control-plane namespaces (→ their
  * HostedCluster, which waits for them when deleting). The break-glass signer (breakglass.ts)
  * watches CSRs, their approvals and revocation requests. Velero's part (velero.ts) watches the
- * Schedules in the `velero` namespace.
+ * Schedules in the `velero` namespace, and its restores (velero-restore.ts) the Restores there.
  */
 import {
   HostedClusterResource,
@@ -37,7 +37,14 @@ import { BreakglassSigner } from "./breakglass.ts";
 import { simulatorMetrics } from "./metrics.ts";
 import { NodePoolReconciler } from "./nodepool.ts";
 import { VeleroScheduleReconciler } from "./velero.ts";
-import { ScheduleResource, VELERO_NAMESPACE, type Schedule } from "../../operators/api/velero/v1/index.ts";
+import { VeleroRestoreReconciler } from "./velero-restore.ts";
+import {
+  RestoreResource,
+  ScheduleResource,
+  VELERO_NAMESPACE,
+  type Restore,
+  type Schedule,
+} from "../../operators/api/velero/v1/index.ts";
 
 /** Field manager of every write, and the component of its Events. */
 export const SIMULATOR_NAME = "hypershift-simulator";
@@ -73,6 +80,8 @@ export class HyperShiftSimulator implements Runnable {
   readonly #signer: BreakglassSigner;
   readonly #schedules: Informer<Schedule>;
   readonly #veleroController: Controller;
+  readonly #restores: Informer<Restore>;
+  readonly #restoreController: Controller;
 
   constructor(opts: HyperShiftSimulatorOptions) {
     const { cluster } = opts;
@@ -120,6 +129,17 @@ export class HyperShiftSimulator implements Runnable {
         applier: shared.applier,
       }),
     });
+    this.#restores = cluster.informer<Restore>(RestoreResource, { namespace: VELERO_NAMESPACE });
+    this.#restoreController = new Controller({
+      name: `${SIMULATOR_NAME}-velero-restore-${cluster.name}`,
+      maxConcurrentReconciles: workers,
+      log,
+      reconciler: new VeleroRestoreReconciler({
+        client: cluster.client,
+        restores: this.#restores,
+        applier: shared.applier,
+      }),
+    });
     this.#watch(cluster.name);
   }
 
@@ -132,6 +152,7 @@ export class HyperShiftSimulator implements Runnable {
     enqueueForObject(this.#hostedClusters, this.#hcController);
     enqueueForObject(this.#nodePools, this.#npController);
     enqueueForObject(this.#schedules, this.#veleroController);
+    enqueueForObject(this.#restores, this.#restoreController);
     // A NodePool waits for its HostedCluster to be Available.
     enqueueMapped(this.#hostedClusters, this.#npController, (hc) =>
       nodePoolsOf(this.#nodePools, hc).map((np) => request(np.metadata.namespace, np.metadata.name ?? "")),
@@ -152,6 +173,7 @@ export class HyperShiftSimulator implements Runnable {
       this.#nodePools,
       this.#namespaces,
       this.#schedules,
+      this.#restores,
       ...this.#signer.informers,
     ] as Informer<KubeObject>[];
   }
@@ -170,6 +192,7 @@ export class HyperShiftSimulator implements Runnable {
       this.#npController.start(signal),
       this.#signer.start(signal),
       this.#veleroController.start(signal),
+      this.#restoreController.start(signal),
     ]);
   }
 }

@@ -8,7 +8,8 @@
  * BackupStorageLocation as `<prefix>/backups/<name>/<name>.tar.gz`, then phase Completed; Backups
  * past their expiration go, with their stored object. Velero's Schedule status says when a backup
  * started, not how it ended, so the Schedule is also annotated with the newest Backup's outcome
- * (operators/cluster/backup.ts LAST_BACKUP_ANNOTATIONS), as a reporter beside Velero would.
+ * and the newest completed Backups' names (operators/cluster/backup.ts LAST_BACKUP_ANNOTATIONS), as a
+ * reporter beside Velero would. Restores are velero-restore.ts.
  *
  * Storage: the BackupStorageLocation the template names, else the one marked default, provider
  * `azure`: `objectStorage.bucket` is the blob container, `config.storageAccountURI` the Blob
@@ -42,7 +43,7 @@ import {
 } from "../../operators/api/velero/v1/index.ts";
 import { HttpsBlobStore, type BlobStore } from "../../operators/azure/blob.ts";
 import { sdkTlsSettings } from "../../operators/azure/config.ts";
-import { LAST_BACKUP_ANNOTATIONS } from "../../operators/cluster/backup.ts";
+import { LAST_BACKUP_ANNOTATIONS, RECENT_BACKUPS_MAX } from "../../operators/cluster/backup.ts";
 import { cronError, nextFire, parseCron } from "../../operators/cluster/backup-cron.ts";
 import type { Applier } from "../../operators/runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
@@ -117,18 +118,53 @@ type SecretObject = KubeObject & { data?: Record<string, string> };
 
 const FAILED = "the simulated backup failed (hcp.aro.dev/simulate-backup-failure)";
 
+/** Velero's storage on a management cluster: its BackupStorageLocations and their blob containers. */
+export class VeleroStorage {
+  readonly #client: KubeClient;
+  /** Blob stores by the location's and its Secret's resourceVersions, so credentials keep their tokens. */
+  readonly #stores = new Map<string, BlobStore>();
+
+  constructor(client: KubeClient) {
+    this.#client = client;
+  }
+
+  /** The location named, else the one marked default. */
+  async location(signal: AbortSignal, named?: string): Promise<BackupStorageLocation | undefined> {
+    const list = await this.#client.list<BackupStorageLocation>(BackupStorageLocationResource, {
+      namespace: VELERO_NAMESPACE,
+      signal,
+    });
+    return list.items.find((l) => (named ? l.metadata.name === named : l.spec.default === true));
+  }
+
+  async storeFor(location: BackupStorageLocation): Promise<BlobStore> {
+    const ref = location.spec.credential;
+    const secret = ref
+      ? await this.#client.get<SecretObject>(SecretResource, ref.name, VELERO_NAMESPACE)
+      : undefined;
+    const key = `${location.metadata.uid}/${location.metadata.resourceVersion}/${secret?.metadata.resourceVersion}`;
+    const cached = this.#stores.get(key);
+    if (cached) return cached;
+    const env = parseEnvFile(Buffer.from(secret?.data?.[ref?.key ?? ""] ?? "", "base64").toString());
+    const store = blobStoreOf(location, await credentialOf(env));
+    this.#stores.clear();
+    this.#stores.set(key, store);
+    return store;
+  }
+}
+
 /** One Schedule: its status, its due Backup, its expired Backups. */
 export class VeleroScheduleReconciler implements Reconciler {
   readonly #d: VeleroReconcilerDeps;
   readonly #now: () => number;
-  /** Blob stores by the location's and its Secret's resourceVersions, so credentials keep their tokens. */
-  readonly #stores = new Map<string, BlobStore>();
+  readonly #storage: VeleroStorage;
   /** The last backup each Schedule (by uid) was given: the cache may not show the status write yet. */
   readonly #taken = new Map<string, string>();
 
   constructor(deps: VeleroReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
+    this.#storage = new VeleroStorage(deps.client);
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
@@ -279,7 +315,7 @@ export class VeleroScheduleReconciler implements Reconciler {
         validationErrors: ["an existing backup storage location was not specified and no default was found"],
       };
     try {
-      const store = await this.#storeFor(location);
+      const store = await this.#storage.storeFor(location);
       const contents = await this.#contents(ctx, schedule.spec.template.includedNamespaces ?? []);
       await store.write(
         backupObjectName(name, location.spec.objectStorage.prefix),
@@ -308,28 +344,8 @@ export class VeleroScheduleReconciler implements Reconciler {
     return out;
   }
 
-  async #location(ctx: ReconcileContext, schedule: Schedule): Promise<BackupStorageLocation | undefined> {
-    const named = schedule.spec.template.storageLocation;
-    const list = await this.#d.client.list<BackupStorageLocation>(BackupStorageLocationResource, {
-      namespace: VELERO_NAMESPACE,
-      signal: ctx.signal,
-    });
-    return list.items.find((l) => (named ? l.metadata.name === named : l.spec.default === true));
-  }
-
-  async #storeFor(location: BackupStorageLocation): Promise<BlobStore> {
-    const ref = location.spec.credential;
-    const secret = ref
-      ? await this.#d.client.get<SecretObject>(SecretResource, ref.name, VELERO_NAMESPACE)
-      : undefined;
-    const key = `${location.metadata.uid}/${location.metadata.resourceVersion}/${secret?.metadata.resourceVersion}`;
-    const cached = this.#stores.get(key);
-    if (cached) return cached;
-    const env = parseEnvFile(Buffer.from(secret?.data?.[ref?.key ?? ""] ?? "", "base64").toString());
-    const store = blobStoreOf(location, await credentialOf(env));
-    this.#stores.clear();
-    this.#stores.set(key, store);
-    return store;
+  #location(ctx: ReconcileContext, schedule: Schedule): Promise<BackupStorageLocation | undefined> {
+    return this.#storage.location(ctx.signal, schedule.spec.template.storageLocation);
   }
 
   /** Deletes the Schedule's Backups past their expiration, and their stored objects; the rest. */
@@ -348,7 +364,7 @@ export class VeleroScheduleReconciler implements Reconciler {
       }
       const location = await this.#location(ctx, schedule);
       if (location && backup.status?.phase === "Completed") {
-        const store = await this.#storeFor(location);
+        const store = await this.#storage.storeFor(location);
         await store.remove(backupObjectName(backup.metadata.name ?? "", location.spec.objectStorage.prefix), {
           signal: ctx.signal,
         });
@@ -381,11 +397,27 @@ function outcomeAnnotations(
     .at(-1);
   const failure = status.failureReason ?? status.validationErrors?.join("; ");
   const lastCompleted = completed ?? before;
+  const recent = recentCompleted([newest, ...kept]);
   return {
     [LAST_BACKUP_ANNOTATIONS.phase]: status.phase ?? "",
     ...(failure ? { [LAST_BACKUP_ANNOTATIONS.failure]: failure } : {}),
     ...(lastCompleted ? { [LAST_BACKUP_ANNOTATIONS.completed]: lastCompleted } : {}),
+    ...(recent ? { [LAST_BACKUP_ANNOTATIONS.recent]: recent } : {}),
   };
+}
+
+/** The newest Completed Backups' names, newest first, comma-separated: what a restore may name. */
+export function recentCompleted(backups: readonly Backup[]): string | undefined {
+  const names = backups
+    .filter((b) => b.status?.phase === "Completed")
+    .sort((a, b) =>
+      `${b.status?.completionTimestamp}/${b.metadata.name}`.localeCompare(
+        `${a.status?.completionTimestamp}/${a.metadata.name}`,
+      ),
+    )
+    .slice(0, RECENT_BACKUPS_MAX)
+    .map((b) => b.metadata.name ?? "");
+  return names.length > 0 ? names.join(",") : undefined;
 }
 
 /** The location's blob container: the account's URL and the bucket, trusting its CA. */
