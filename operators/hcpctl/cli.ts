@@ -13,6 +13,7 @@ import {
 } from "./commands/breakglass.ts";
 import { runDescribe, parseShowConditions, type DescribeOptions } from "./commands/describe.ts";
 import { runGet, type GetOptions } from "./commands/get.ts";
+import { addCluster } from "./commands/cluster-cli.ts";
 import { addMaintenance } from "./commands/maintenance-cli.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
 import { addRegion } from "./commands/region.ts";
@@ -235,7 +236,7 @@ function addUpgrade(program: Command, io: Io): void {
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description(
-      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort), and a region restore into an empty one",
+      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort), a cluster's restore from one of its backups, and a region restore into an empty one",
     )
     .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context (default: the current one)")
@@ -255,6 +256,7 @@ export function buildProgram(io: Io, name: string): Command {
   addMaintenance(program, io);
   addRollout(program, io);
   addRegion(program, io);
+  addCluster(program, io);
   return program;
 }
 
