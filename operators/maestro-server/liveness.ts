@@ -93,8 +93,7 @@ export class AgentLiveness implements AgentLivenessSource {
   unclaimed(consumer: string, resourceIds: readonly string[]): void {
     const shown = [...resourceIds].sort().slice(0, MAX_UNCLAIMED_SHOWN);
     const before = this.#unclaimed.get(consumer);
-    const same =
-      before?.count === resourceIds.length && before.resourceIDs.every((id, i) => id === shown[i]);
+    const same = before?.count === resourceIds.length && before.resourceIDs.every((id, i) => id === shown[i]);
     this.#unclaimed.set(consumer, { count: resourceIds.length, resourceIDs: shown });
     if (!same) this.#emit(consumer);
   }

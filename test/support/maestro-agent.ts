@@ -178,6 +178,9 @@ export function setup(
   });
   const watches = new Map<string, FakeWatch>();
   const changed: string[] = [];
+  /** Works the reconciler queued (those it retired), and its spec resync requests. */
+  const queued: string[] = [];
+  const resyncs = { count: 0 };
   const objects = new AppliedObjects({
     watch: (type) => {
       const w = new FakeWatch();
@@ -201,6 +204,8 @@ export function setup(
     statusSyncMs: STATUS_SYNC_MS,
     reapplyMs: REAPPLY_MS,
     ...(deletePollsPerSecond === undefined ? {} : { deletePollsPerSecond }),
+    enqueue: (uid) => queued.push(uid),
+    resyncSpecs: () => resyncs.count++,
     now: () => clock.ms,
   });
   const ctx: ReconcileContext = { signal: new AbortController().signal, log: silentLogger };
@@ -221,6 +226,8 @@ export function setup(
     watches,
     changed,
     objects,
+    queued,
+    resyncs,
   };
 }
 

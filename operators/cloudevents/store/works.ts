@@ -138,10 +138,7 @@ export class WorkStore {
     if (!name) return [];
     return this.list().filter(
       (w) =>
-        w.uid !== work.uid &&
-        !w.deletionTimestamp &&
-        manifestWorkName(w) === name &&
-        !createdAfter(w, work),
+        w.uid !== work.uid && !w.deletionTimestamp && manifestWorkName(w) === name && !createdAfter(w, work),
     );
   }
 
