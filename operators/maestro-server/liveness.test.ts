@@ -98,3 +98,19 @@ describe("AgentLiveness", () => {
     expect(t.liveness.snapshot("mgmt-1")).toEqual({ deafSinceMs: 1_000_100 });
   });
 });
+
+describe("AgentLiveness: works the agent holds that the region does not know", () => {
+  it("keeps the count and the first 20 IDs sorted; a change is news, the same list again is not", () => {
+    const t = tracked();
+    const ids = Array.from({ length: 25 }, (_, i) => `id-${String(24 - i).padStart(2, "0")}`);
+    t.liveness.unclaimed("mgmt-1", ids);
+    const shown = t.liveness.snapshot("mgmt-1").unclaimedWorks;
+    expect(shown?.count).toBe(25);
+    expect(shown?.resourceIDs).toEqual([...ids].sort().slice(0, 20));
+    t.liveness.unclaimed("mgmt-1", [...ids].reverse());
+    expect(t.changes).toEqual(["mgmt-1"]);
+    t.liveness.unclaimed("mgmt-1", []);
+    expect(t.liveness.snapshot("mgmt-1").unclaimedWorks).toEqual({ count: 0, resourceIDs: [] });
+    expect(t.changes).toEqual(["mgmt-1", "mgmt-1"]);
+  });
+});

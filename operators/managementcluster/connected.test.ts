@@ -225,3 +225,22 @@ describe("connectedStatus", () => {
     expect(connectedStatus(input(40)).condition).toEqual(connectedStatus(input(4000)).condition);
   });
 });
+
+describe("connectedStatus: status.agent.unclaimedWorks", () => {
+  const live = { listeningSinceMs: s(0), agent: { lastHeardMs: s(1), heartbeatMs: 10_000 } };
+  const unclaimedWorks = { count: 2, resourceIDs: ["a", "b"] };
+
+  it("shows what the agent's last resync listed, keeps what was written before one, and drops it at 0", () => {
+    expect(
+      connectedStatus({ now: s(2), liveness: { ...live, unclaimedWorks } }).agent?.unclaimedWorks,
+    ).toEqual(unclaimedWorks);
+    const before = { agent: { unclaimedWorks } };
+    expect(connectedStatus({ now: s(2), liveness: live, previous: before }).agent?.unclaimedWorks).toEqual(
+      unclaimedWorks,
+    );
+    const none = { ...live, unclaimedWorks: { count: 0, resourceIDs: [] } };
+    expect(
+      connectedStatus({ now: s(2), liveness: none, previous: before }).agent?.unclaimedWorks,
+    ).toBeUndefined();
+  });
+});
