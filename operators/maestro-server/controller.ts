@@ -89,6 +89,8 @@ export class MaestroServer implements Runnable {
   readonly #works: Informer<CachedManifestWork, ManifestWork>;
   readonly #client: SourceClient;
   readonly #reconciler: ManifestWorkReconciler;
+  /** Consumers whose agents were heard since this server started (#askWhatAgentHolds). */
+  readonly #asked = new Set<string>();
   readonly #controller: Controller;
   readonly #bounded = counter(metricsRegistry, {
     name: "maestro_server_status_bounded_total",
@@ -173,6 +175,7 @@ export class MaestroServer implements Runnable {
     // Before any spec resync can be answered: an ID missing from it would be left, not deleted.
     await this.deletedWorks.load(signal);
     this.#seedReports();
+    this.#asked.clear();
     // Silence is counted from when this server can listen: a sync longer than the silence bound
     // would otherwise show every management cluster SourceDisconnected after a restart.
     this.agents.start();
@@ -197,10 +200,28 @@ export class MaestroServer implements Runnable {
   #trackAgents(): void {
     this.connection.onEvent((_event, topic) => {
       const consumer = topics.consumerOf(topic);
-      if (consumer) this.agents.heard(consumer);
+      if (!consumer) return;
+      this.agents.heard(consumer);
+      this.#askWhatAgentHolds(consumer);
     });
     this.connection.onSubscribed(() => this.agents.listening(true));
     this.connection.onDisconnected(() => this.agents.listening(false));
+  }
+
+  /**
+   * The first time since this server started that it hears an agent it has no works of (a
+   * region restored without its works, or one not written yet), it asks that agent for its
+   * statuses, which the agent follows with what it holds: so the works this region does not know
+   * are counted (unclaimed.ts), not left unseen until the agent reconnects. An agent with works
+   * here is asked by the status resync after each subscribe.
+   */
+  #askWhatAgentHolds(consumer: string): void {
+    if (this.#asked.has(consumer)) return;
+    this.#asked.add(consumer);
+    if (this.#works.list(consumer).length > 0) return;
+    void this.#client
+      .requestAllStatuses(consumer)
+      .catch((err: unknown) => this.#log.error("Failed to ask an agent what it holds", err, { consumer }));
   }
 
   /**

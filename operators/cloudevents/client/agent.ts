@@ -1,7 +1,8 @@
 /**
  * The agent side of the protocol over a Connection: merges spec events for its own consumer into
  * the work store and reports which work changed; after every (re)connect asks the source for what
- * it lacks (spec resync); answers status resync requests from the stored statuses; publishes
+ * it lacks (spec resync), and again when a source asks for statuses after a while (it may have
+ * restarted); answers status resync requests from the stored statuses; publishes
  * status events with a sequence ID and a status hash; beats (codec/heartbeat.ts) after every
  * (re)subscribe and then at a fixed interval. It never deduplicates on the event ID: the source
  * reuses IDs, and resourceversion is what orders specs.
@@ -43,6 +44,14 @@ export interface AgentClientOptions {
   log?: Logger;
 }
 
+/**
+ * A status resync request is also answered with a spec resync unless one went out this recently:
+ * a source asks for statuses after it (re)connects, and its view of what this agent holds may be
+ * older than its connection (a restart, a region restored without its works). Within the window,
+ * the request that follows the source's own answer to a spec resync does not start another.
+ */
+export const SPEC_RESYNC_WINDOW_MS = 60_000;
+
 export class AgentClient {
   readonly #conn: AgentConnection;
   readonly #opts: AgentClientOptions;
@@ -50,6 +59,7 @@ export class AgentClient {
   readonly #sequence = new SnowflakeGenerator(1);
   #onChange: (uid: string) => void = () => undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
+  #lastSpecResyncMs = -Infinity;
 
   constructor(conn: AgentConnection, opts: AgentClientOptions) {
     this.#conn = conn;
@@ -136,6 +146,7 @@ export class AgentClient {
         if (!held.has(uid)) versions.push({ resourceID: uid, resourceVersion: 0 });
       }
       await this.#conn.publish(encodeSpecResyncRequest(this.#opts.agentId, this.#opts.consumer, versions));
+      this.#lastSpecResyncMs = Date.now();
       this.#log.info("Requested spec resync", { holds: versions.length });
     } catch (err) {
       this.#log.error("Failed to request a spec resync", err);
@@ -161,6 +172,15 @@ export class AgentClient {
     } catch (err) {
       this.#conn.drop("invalid", err, event);
     }
+  }
+
+  /**
+   * Whether a status resync request is followed by a spec resync: when it lists a work this agent
+   * lacks, when it lists none (the source holds none of this agent's works, as a restored region),
+   * and when none went out within SPEC_RESYNC_WINDOW_MS.
+   */
+  #specsWanted(listed: number, missing: number): boolean {
+    return missing > 0 || listed === 0 || Date.now() - this.#lastSpecResyncMs >= SPEC_RESYNC_WINDOW_MS;
   }
 
   /**
@@ -193,7 +213,7 @@ export class AgentClient {
         sent++;
       }
       this.#log.info("Answered status resync", { asked: hashes.length, sent, missing });
-      if (missing > 0) await this.#resyncSpecs();
+      if (this.#specsWanted(hashes.length, missing)) await this.#resyncSpecs();
     } catch (err) {
       this.#conn.drop("invalid", err, event);
     }

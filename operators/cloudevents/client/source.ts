@@ -165,6 +165,14 @@ export class SourceClient {
     for (const event of encodeStatusResyncRequests(consumer, hashes)) await this.#conn.publish(event);
   }
 
+  /**
+   * Asks a consumer's agent for every status it holds (an empty list): for a consumer this source
+   * has no works of, so that the agent says what it holds (it follows with a spec resync).
+   */
+  async requestAllStatuses(consumer: string): Promise<void> {
+    for (const event of encodeStatusResyncRequests(consumer, [])) await this.#conn.publish(event);
+  }
+
   /** Asks every consumer for the statuses whose hashes differ from what this source holds. */
   async resyncStatus(): Promise<void> {
     for (const consumer of this.#lister.consumers()) await this.#requestStatuses(consumer);
