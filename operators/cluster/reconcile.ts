@@ -29,7 +29,7 @@ import {
   type ClusterScope,
 } from "./scope.ts";
 import { composeStatus, CONDITIONS, STEP_CONDITIONS } from "./status.ts";
-import { restoreEvent } from "./restore.ts";
+import { restoreEvents } from "./restore.ts";
 
 /**
  * Events for every condition's transitions but Progressing, which restates the steps, and
@@ -83,8 +83,8 @@ async function recordUpgrade(ctx: ReconcileContext, scope: ClusterScope): Promis
 
 /** Once the status says a restore started or ended: one event per transition (restore.ts). */
 async function recordRestore(ctx: ReconcileContext, scope: ClusterScope): Promise<void> {
-  const event = restoreEvent(scope.cluster.status?.restore, scope.facts.restore?.status);
-  if (event) await scope.deps.events.record(scope.cluster, { ...event, signal: ctx.signal });
+  for (const event of restoreEvents(scope.cluster.status?.restore, scope.facts.restore?.status))
+    await scope.deps.events.record(scope.cluster, { ...event, signal: ctx.signal });
 }
 
 export class ClusterReconciler extends PhasedReconciler<HcpCluster, ClusterScope> {

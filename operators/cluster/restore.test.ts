@@ -10,7 +10,7 @@ import { newSigningKey } from "./oidc.ts";
 import {
   RESTORE_FEEDBACK,
   observedRestore,
-  restoreEvent,
+  restoreEvents,
   restoreFeedbackConfig,
   restoreInput,
   restoreManifest,
@@ -240,33 +240,35 @@ describe("restore events", () => {
     phase,
     ...extra,
   });
+  const reasons = (b: HcpClusterRestoreStatus | undefined, a: HcpClusterRestoreStatus | undefined) =>
+    restoreEvents(b, a).map((e) => e.reason);
 
   it("tells the start and the end once each", () => {
-    expect(restoreEvent(undefined, s("New"))).toBeUndefined();
-    expect(restoreEvent(s("New"), s("InProgress"))?.reason).toBe("RestoreStarted");
-    expect(restoreEvent(s("InProgress"), s("InProgress", { itemsRestored: 3 }))).toBeUndefined();
-    const completed = restoreEvent(s("InProgress"), s("Completed", { itemsRestored: 7 }));
+    expect(reasons(undefined, s("New"))).toEqual([]);
+    expect(reasons(s("New"), s("InProgress"))).toEqual(["RestoreStarted"]);
+    expect(reasons(s("InProgress"), s("InProgress", { itemsRestored: 3 }))).toEqual([]);
+    const [completed] = restoreEvents(s("InProgress"), s("Completed", { itemsRestored: 7 }));
     expect(completed).toMatchObject({ type: "Normal", reason: "RestoreCompleted" });
     expect(completed?.message).toContain("7 objects restored");
-    expect(restoreEvent(s("Completed"), s("Completed"))).toBeUndefined();
-    // A missed InProgress: the end alone.
-    expect(restoreEvent(s("New"), s("Completed"))?.reason).toBe("RestoreCompleted");
+    expect(reasons(s("Completed"), s("Completed"))).toEqual([]);
+    // A start no report showed (it ended between two): it did start, told first.
+    expect(reasons(s("New"), s("Completed"))).toEqual(["RestoreStarted", "RestoreCompleted"]);
+    expect(reasons(undefined, s("Failed"))).toEqual(["RestoreStarted", "RestoreFailed"]);
     // Another Restore (another backup) starts over.
-    expect(restoreEvent(s("Completed"), { ...s("InProgress"), restoreName: "r2" })?.reason).toBe(
-      "RestoreStarted",
-    );
-    expect(restoreEvent(s("InProgress"), undefined)).toBeUndefined();
+    expect(reasons(s("Completed"), { ...s("InProgress"), restoreName: "r2" })).toEqual(["RestoreStarted"]);
+    expect(reasons(s("InProgress"), undefined)).toEqual([]);
   });
 
-  it("words each failure as it is, a Warning", () => {
-    const refused = restoreEvent(s("New"), s("FailedValidation", { failureReason: "backup not found" }));
-    expect(refused).toMatchObject({ type: "Warning", reason: "RestoreFailed" });
-    expect(refused?.message).toContain("Velero refused the restore");
-    expect(refused?.message).toContain("nothing was restored");
-    const partial = restoreEvent(s("InProgress"), s("PartiallyFailed", { itemsRestored: 5, errors: 2 }));
+  it("words each failure as it is, a Warning; a refused restore never started", () => {
+    const refused = restoreEvents(s("New"), s("FailedValidation", { failureReason: "backup not found" }));
+    expect(refused.map((e) => e.reason)).toEqual(["RestoreFailed"]);
+    expect(refused[0]).toMatchObject({ type: "Warning" });
+    expect(refused[0]?.message).toContain("Velero refused the restore");
+    expect(refused[0]?.message).toContain("nothing was restored");
+    const [partial] = restoreEvents(s("InProgress"), s("PartiallyFailed", { itemsRestored: 5, errors: 2 }));
     expect(partial?.message).toContain("partially failed");
     expect(partial?.message).toContain("2 errors");
-    expect(restoreEvent(s("InProgress"), s("Failed", { failureReason: "boom" }))?.message).toContain(
+    expect(restoreEvents(s("InProgress"), s("Failed", { failureReason: "boom" }))[0]?.message).toContain(
       ": boom",
     );
   });

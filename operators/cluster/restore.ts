@@ -291,22 +291,29 @@ function endEvent(s: HcpClusterRestoreStatus): RestoreEvent {
   }
 }
 
-/**
- * The event a status.restore change deserves: RestoreStarted when Velero starts the asked Restore,
- * RestoreCompleted or RestoreFailed when it ends; nothing for a report that repeats the last one.
- */
-export function restoreEvent(
-  before: HcpClusterRestoreStatus | undefined,
-  after: HcpClusterRestoreStatus | undefined,
-): RestoreEvent | undefined {
-  if (!after) return undefined;
-  const same = before?.restoreName === after.restoreName;
-  const wasEnded = same && RESTORE_END_PHASES.has(before.phase);
-  if (RESTORE_END_PHASES.has(after.phase)) return wasEnded ? undefined : endEvent(after);
-  if (after.phase !== "InProgress" || (same && before.phase === "InProgress")) return undefined;
+function startEvent(s: HcpClusterRestoreStatus): RestoreEvent {
   return {
     type: "Normal",
     reason: "RestoreStarted",
-    message: `Restoring from backup ${after.backupName} (Restore ${VELERO_NAMESPACE}/${after.restoreName}); the HostedCluster is paused until it ends`,
+    message: `Restoring from backup ${s.backupName} (Restore ${VELERO_NAMESPACE}/${s.restoreName}); the HostedCluster is paused until it ends`,
   };
+}
+
+/**
+ * The events a status.restore change deserves: RestoreStarted when Velero starts the asked Restore,
+ * RestoreCompleted or RestoreFailed when it ends (a start the reports skipped, one that ended
+ * between two of them, is told first: it did start); nothing for a report that repeats the last.
+ */
+export function restoreEvents(
+  before: HcpClusterRestoreStatus | undefined,
+  after: HcpClusterRestoreStatus | undefined,
+): RestoreEvent[] {
+  if (!after) return [];
+  const same = before?.restoreName === after.restoreName;
+  const started = same && before.phase !== "New";
+  if (!RESTORE_END_PHASES.has(after.phase))
+    return after.phase === "InProgress" && !started ? [startEvent(after)] : [];
+  if (same && RESTORE_END_PHASES.has(before.phase)) return [];
+  const skipped = !started && after.phase !== "FailedValidation";
+  return [...(skipped ? [startEvent(after)] : []), endEvent(after)];
 }
