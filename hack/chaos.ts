@@ -61,6 +61,8 @@ for (const r of report.results) {
     ...r.notes,
     ...r.lost.map((x) => `lost: ${x}`),
     ...r.duplicated.map((x) => `duplicated: ${x}`),
+    ...(r.lostBeyondRpo ?? []).map((x) => `lost beyond the recovery point: ${x}`),
+    ...(r.reported ?? []).map((x) => `reported by the region: ${x}`),
   ];
   findings.push(
     ...r.orphaned.map((x) => `orphaned: ${x}`),

@@ -135,6 +135,8 @@ export interface OperatorsProcess {
   env?: Record<string, string>;
   /** Flags for node itself (e.g. the bench's GC preload). */
   nodeArgs?: string[];
+  /** More operators flags (the chaos region's --region-backup-*). */
+  extraArgs?: string[];
 }
 
 /** operators/main.ts with maestro-server and the lifecycle controllers; not waited for. */
@@ -154,6 +156,7 @@ export async function spawnOperators(opts: OperatorsProcess): Promise<Served> {
       ...flags.args,
       ...brokerFlags(opts.broker.url, opts.broker.credentials),
       ...(opts.leaderElect ? ["--leader-elect"] : []),
+      ...(opts.extraArgs ?? []),
     ],
     env: { ...shippedEnv("operators"), ...flags.env, ...opts.env },
     nodeArgs: opts.nodeArgs,

@@ -16,7 +16,9 @@ import { issueBrokerCredentials } from "../harness/broker.ts";
 import { compactEtcd } from "../harness/etcd.ts";
 import { EVENT_GRID_QUEUE } from "./mqtt-proxy.ts";
 import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
+import type { RestoreContext } from "./restore-invariants.ts";
 import { operatorsKillMidRollout } from "./rollout-fault.ts";
+import { serviceClusterLoss } from "./service-loss-fault.ts";
 import type { Workload } from "./workload.ts";
 
 export interface FaultSettings {
@@ -38,7 +40,17 @@ export interface FaultContext {
   note(text: string): void;
   /** A fact read once the run has converged (or given up), for what happens after the fault. */
   noteAfterwards(text: () => string): void;
+  /** The region was restored from a backup: judged with what a restore must keep, timed from its start. */
+  restored(restore: Restored): void;
   progress(text: string): void;
+}
+
+export interface Restored {
+  /** When the restore began (ms since the epoch): time to converge counts from here. */
+  startedAt: number;
+  context: RestoreContext;
+  /** What the workload asked for after the backup was taken (workload.ts rebase). */
+  lostBeyondRpo: string[];
 }
 
 export interface Fault {
@@ -418,5 +430,6 @@ export function allFaults(): Fault[] {
     certRotation,
     managementOutage(),
     operatorsKillMidRollout,
+    serviceClusterLoss,
   ];
 }

@@ -115,6 +115,7 @@ describe("judge", () => {
       lost: [],
       duplicated: [],
       orphaned: [],
+      reported: [],
     });
   });
 
@@ -217,6 +218,7 @@ describe("judge, while an agent is unheard (StatusStale)", () => {
       lost: [],
       duplicated: [],
       orphaned: [],
+      reported: [],
     });
   });
 

@@ -4,7 +4,8 @@
  * every MQTT client behind the chaos proxy (mqtt-proxy.ts); and the product as processes of their
  * own (hack/bench/components.ts): the operators process (one replica, or two with leader
  * election), a maestro-agent and a HyperShift simulator per management cluster. Each process sits
- * in a slot that can kill it and start it again, with a failpoint armed or a skewed clock.
+ * in a slot that can kill it and start it again, with a failpoint armed or a skewed clock. The
+ * operators back the region up every few seconds (region-backup.ts).
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir } from "node:fs/promises";
@@ -53,6 +54,7 @@ import {
 import type { Component } from "../bench/processes.ts";
 import type { Snapshot } from "./invariants.ts";
 import { startMqttProxy, type MqttProxy } from "./mqtt-proxy.ts";
+import { chaosBackup, REGION_BACKUP_CONTAINER, type ChaosBackup } from "./region-backup.ts";
 import type { RolloutWorld, StoredKeyring } from "./rollout-invariants.ts";
 
 export const OPERATORS_NAMESPACE = "hcp-system";
@@ -135,6 +137,8 @@ export interface ChaosRegion {
   operators: Slot[];
   agents: Slot[];
   simulators: Slot[];
+  /** The region's backup container and key, which the operators write to. */
+  backup: ChaosBackup;
   logDir: string;
   /** Everything a verdict is made from, read now. */
   snapshot(signal?: AbortSignal): Promise<Snapshot>;
@@ -149,10 +153,10 @@ function clientFor(c: Pick<RegionCluster, "name" | "kubeconfigPath">): KubeClien
 
 async function operatorSlots(
   region: Region,
-  arm: ArmInfo,
-  proxy: MqttProxy,
+  reach: { arm: ArmInfo; proxy: MqttProxy; backup: ChaosBackup },
   opts: ChaosRegionOptions,
 ): Promise<Slot[]> {
+  const { arm, proxy, backup } = reach;
   const service = region.clusters.find((c) => c.role === "service")!;
   const credentials = await region.broker!.credentials("maestro");
   const slots: Slot[] = [];
@@ -169,6 +173,7 @@ async function operatorSlots(
         leaderElect: opts.replicas > 1,
         port,
         env: restart.env,
+        extraArgs: backup.flags,
       });
     slots.push(new Slot(`operators-${i}`, await spawn({}), spawn));
   }
@@ -227,10 +232,15 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
       opts.capacity,
     );
     arm = await startArmEmulator({ workDir: region.workDir, asyncDelayMs: 100 });
-    storage = await startStorageEmulator({ workDir: region.workDir, verifyBearer: arm.verifyBearer });
+    storage = await startStorageEmulator({
+      workDir: region.workDir,
+      verifyBearer: arm.verifyBearer,
+      containers: [REGION_BACKUP_CONTAINER],
+    });
     await ensureParentZone(arm);
     proxy = await startMqttProxy(region.broker!, join(region.workDir, "mqtt-proxy"));
-    const operators = await operatorSlots(region, { ...arm, storage }, proxy, opts);
+    const backup = await chaosBackup(region.workDir, storage, arm);
+    const operators = await operatorSlots(region, { arm: { ...arm, storage }, proxy, backup }, opts);
     started.push(...operators);
     const { agents, simulators } = await managementSlots(region, proxy, opts);
     started.push(...agents, ...simulators);
@@ -245,6 +255,7 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
       operators,
       agents,
       simulators,
+      backup,
       logDir: opts.logDir,
       snapshot: (signal) => snapshot(service, management, armRef, signal),
       stop,

@@ -3,12 +3,13 @@
  * injected, more deleted and scaled while it lasts, the fault removed, and then a wait, on
  * evidence and with a deadline, until the world converges: every wanted cluster Ready, every
  * deleted one gone, and nothing lost, duplicated or orphaned (invariants.ts). Time to converge
- * counts from the fault's removal.
+ * counts from the fault's removal, or from the start of the restore of a region the fault lost.
  */
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { errorMessage } from "../../operators/runtime/errors.ts";
-import type { Fault, FaultSettings } from "./faults.ts";
+import type { Fault, FaultSettings, Restored } from "./faults.ts";
 import { judge, type Verdict } from "./invariants.ts";
+import type { RestoreContext } from "./restore-invariants.ts";
 import type { ChaosRegion } from "./region.ts";
 import type { Workload } from "./workload.ts";
 
@@ -28,6 +29,10 @@ export interface RunResult {
   lost: string[];
   duplicated: string[];
   orphaned: string[];
+  /** What the workload asked for after the restored backup was taken; only with a restore. */
+  lostBeyondRpo?: string[];
+  /** Leftovers of those that the region reports (not orphaned); only with a restore. */
+  reported?: string[];
   /** What was still not converged at the deadline. */
   pending: string[];
   notes: string[];
@@ -63,29 +68,37 @@ async function midFlight(
   return ready;
 }
 
-/** Polls the world until converged and clean, or converged and settled, or the deadline. */
+/** What is still in the way, in one line. */
+function progressLine(verdict: Verdict): string {
+  return verdict.converged
+    ? `converged; leftovers: ${[...verdict.lost, ...verdict.duplicated, ...verdict.orphaned].slice(0, 3).join("; ")}`
+    : `${verdict.pending.length} pending, e.g. ${verdict.pending.slice(0, 3).join("; ")}`;
+}
+
+/**
+ * Polls the world until converged and clean, or converged and settled, or the deadline; timed
+ * from `started`, and judged with a restore's context when the fault restored the region.
+ */
 async function converge(
   chaos: ChaosRegion,
   workload: Workload,
   settings: RunSettings,
+  { started, restore }: { started: number; restore?: RestoreContext },
 ): Promise<{ verdict: Verdict; atMs?: number }> {
-  const started = Date.now();
   let verdict: Verdict | undefined;
   let convergedAt: number | undefined;
   let said = "";
   while (Date.now() - started < settings.convergeTimeoutMs) {
     const snapshot = await chaos.snapshot(AbortSignal.timeout(SNAPSHOT_TIMEOUT_MS)).catch(() => undefined);
     if (snapshot) {
-      verdict = judge(snapshot, workload.expected());
+      verdict = judge(snapshot, workload.expected(), restore);
       const clean = verdict.lost.length + verdict.duplicated.length + verdict.orphaned.length === 0;
       if (verdict.converged) convergedAt ??= Date.now();
       else convergedAt = undefined;
       if (verdict.converged && clean) return { verdict, atMs: Date.now() - started };
       if (convergedAt !== undefined && Date.now() - convergedAt > settings.settleMs)
         return { verdict, atMs: convergedAt - started };
-      const status = verdict.converged
-        ? `converged; leftovers: ${[...verdict.lost, ...verdict.duplicated, ...verdict.orphaned].slice(0, 3).join("; ")}`
-        : `${verdict.pending.length} pending, e.g. ${verdict.pending.slice(0, 3).join("; ")}`;
+      const status = progressLine(verdict);
       if (status !== said) settings.progress((said = status));
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -96,6 +109,7 @@ async function converge(
     lost: [],
     duplicated: [],
     orphaned: [],
+    reported: [],
   };
   return { verdict };
 }
@@ -108,12 +122,14 @@ export async function runFault(
   settings: RunSettings,
 ): Promise<RunResult> {
   const notes: string[] = [];
+  let restore: Restored | undefined;
   const result = (verdict: Verdict, extra: Partial<RunResult>): RunResult => ({
     fault: fault.name,
     converged: verdict.converged,
     lost: verdict.lost,
     duplicated: verdict.duplicated,
     orphaned: verdict.orphaned,
+    ...(restore ? { lostBeyondRpo: restore.lostBeyondRpo, reported: verdict.reported } : {}),
     pending: verdict.converged ? [] : verdict.pending,
     notes,
     ...extra,
@@ -137,6 +153,7 @@ export async function runFault(
     injected: () => markInjected(),
     note: (t: string) => void notes.push(t),
     noteAfterwards: (t: () => string) => void afterwards.push(t),
+    restored: (r: Restored) => void (restore = r),
     progress: (t: string) => settings.progress(t),
   };
   settings.progress(`injecting ${fault.name}`);
@@ -154,7 +171,10 @@ export async function runFault(
   const error = await running;
   if (error) notes.push(`the fault failed: ${error}`);
   settings.progress(`${fault.name} removed; waiting for convergence`);
-  const { verdict, atMs } = await converge(chaos, workload, settings);
+  const { verdict, atMs } = await converge(chaos, workload, settings, {
+    started: restore?.startedAt ?? Date.now(),
+    ...(restore ? { restore: restore.context } : {}),
+  });
   notes.push(...afterwards.map((t) => t()));
   return result(verdict, { convergeMs: atMs, ...(error ? { error } : {}) });
 }

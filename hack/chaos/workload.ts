@@ -147,6 +147,34 @@ export class Workload {
     });
   }
 
+  /**
+   * The region was restored from a backup holding `held` (each cluster by `namespace/name`, with
+   * its pool's spec.replicas): what the workload asked for after it is undone, and expected so.
+   * Says what was undone, each a change lost beyond the recovery point.
+   */
+  rebase(held: Map<string, number | undefined>): string[] {
+    const undone: string[] = [];
+    for (const [name, e] of this.#clusters) {
+      const replicas = held.get(name);
+      if (!held.has(name)) {
+        if (e.present) undone.push(`creation of ${name}`);
+        e.present = false;
+      } else if (!e.present) {
+        undone.push(`deletion of ${name}`);
+        e.present = true;
+      }
+      if (held.has(name) && replicas === undefined)
+        throw new Error(
+          `the backup holds ${name} without its NodePool ${e.pool}: the workload cannot expect that`,
+        );
+      if (replicas !== undefined && replicas !== e.replicas) {
+        if (e.present) undone.push(`scale of ${e.namespace}/${e.pool} to ${e.replicas}`);
+        e.replicas = replicas;
+      }
+    }
+    return undone;
+  }
+
   #current(e: Expected): Expected {
     return this.#clusters.get(`${e.namespace}/${e.name}`) ?? e;
   }
