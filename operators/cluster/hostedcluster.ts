@@ -204,7 +204,7 @@ export function hostedClusterManifest(
     },
     spec: {
       clusterID: names.clusterID,
-      ...restorePause(cluster),
+      ...restorePause(cluster, names),
       infraID: `${names.hostedClusterName}-${names.clusterID.slice(0, 8)}`,
       release: { image: release.image },
       channel: `${cluster.spec.version.channelGroup ?? "stable"}-${major}.${minor}`,

@@ -157,6 +157,20 @@ describe("the Restore a cluster's work carries", () => {
   });
 });
 
+describe("a backup not of this cluster, asked when the CRD could not tell (at create)", () => {
+  it("makes no Restore, pauses nothing, and says why naming spec.restore.backupName", () => {
+    const foreign = "11111111-2222-4333-8444-555566667777-backup-20260527030000";
+    const c = cluster(foreign);
+    expect(restoreManifest(c, names)).toBeUndefined();
+    expect(restoreFeedbackConfig(c, names)).toEqual([]);
+    expect(restoreUnderway(c, names)).toBe(false);
+    const status = restoreStatus(c, names, {});
+    expect(status).toMatchObject({ backupName: foreign, phase: "FailedValidation" });
+    expect(status?.failureReason).toContain("spec.restore.backupName");
+    expect(status?.failureReason).toContain(`${UID}-backup-`);
+  });
+});
+
 describe("status.restore from the Restore's feedback", () => {
   const F = RESTORE_FEEDBACK;
 

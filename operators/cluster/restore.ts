@@ -6,6 +6,10 @@
  * ended, the HostedCluster is paused (spec.pausedUntil "true"), HyperShift's disaster-recovery
  * practice: its operator must not reconcile the control plane while Velero rewrites it.
  *
+ * The CRD refuses a change of spec.restore to a backup not of this cluster; one created with the
+ * object (CEL has no status then: a region restore recreates clusters so) is refused here instead:
+ * no Restore, status.restore FailedValidation saying why.
+ *
  * status.restore exists while spec.restore does: it describes the Restore the work carries, so a
  * cleared spec.restore (the Restore leaves the work) clears it, and asking the same backup again
  * afterwards is a new restore. The events (RestoreStarted, RestoreCompleted, RestoreFailed) keep
@@ -86,6 +90,11 @@ export function backupNamePrefix(names: ClusterNames): string {
   return `${backupScheduleName(names)}-`;
 }
 
+/** Whether the backup is one of this cluster's (its Schedule's name and a dash). */
+export function ownBackup(names: ClusterNames, backupName: string): boolean {
+  return backupName.startsWith(backupNamePrefix(names));
+}
+
 /**
  * `<clusterID>-restore-<10 hex of the backup name's digest>`: one per cluster and backup, a valid
  * label value (at most 63 characters), so another backupName is another Restore.
@@ -99,7 +108,7 @@ export function restoreName(names: ClusterNames, backupName: string): string {
 /** The Velero Restore the cluster's spec.restore asks for; none without one. */
 export function restoreManifest(cluster: HcpCluster, names: ClusterNames): Restore | undefined {
   const backupName = cluster.spec.restore?.backupName;
-  if (!backupName) return undefined;
+  if (!backupName || !ownBackup(names, backupName)) return undefined;
   return {
     apiVersion: VELERO_API_VERSION,
     kind: RESTORE_KIND,
@@ -123,7 +132,7 @@ export function restoreManifest(cluster: HcpCluster, names: ClusterNames): Resto
 /** The work's feedback rule for the Restore; none without one. */
 export function restoreFeedbackConfig(cluster: HcpCluster, names: ClusterNames): ManifestConfigOption[] {
   const backupName = cluster.spec.restore?.backupName;
-  if (!backupName) return [];
+  if (!backupName || !ownBackup(names, backupName)) return [];
   return [
     {
       resourceIdentifier: {
@@ -179,6 +188,41 @@ export function restoreReport(fb: Record<string, unknown>): RestoreReport {
   return report;
 }
 
+/** status.restore as the Restore reported it. */
+function reported(
+  report: RestoreReport,
+  phase: ClusterRestorePhase,
+  restore: string,
+): HcpClusterRestoreStatus {
+  const { backupName = "", started, completed, failureReason, ...rest } = report;
+  const { itemsRestored, itemsTotal, warnings, errors } = rest;
+  const counts = Object.entries({ itemsRestored, itemsTotal, warnings, errors }).filter(
+    ([, v]) => v !== undefined,
+  );
+  return {
+    backupName,
+    restoreName: restore,
+    phase,
+    ...(started ? { startedAt: started } : {}),
+    ...(completed ? { completedAt: completed } : {}),
+    ...(Object.fromEntries(counts) as Pick<
+      HcpClusterRestoreStatus,
+      "itemsRestored" | "itemsTotal" | "warnings" | "errors"
+    >),
+    ...(failureReason && phase !== "Completed" ? { failureReason } : {}),
+  };
+}
+
+/** status.restore of a backup not of this cluster (asked at create, when the CRD cannot tell). */
+function notOwn(names: ClusterNames, backupName: string, restore: string): HcpClusterRestoreStatus {
+  return {
+    backupName,
+    restoreName: restore,
+    phase: "FailedValidation",
+    failureReason: `spec.restore.backupName "${backupName}" is not a backup of this cluster: its backups are named ${backupNamePrefix(names)}<yyyyMMddHHmmss>`,
+  };
+}
+
 /**
  * status.restore: none without spec.restore; the report when it is about the asked backup; else
  * what the status said of the same Restore (a report can be missing for a moment, e.g. while the
@@ -192,17 +236,8 @@ export function restoreStatus(
   const backupName = cluster.spec.restore?.backupName;
   if (!backupName) return undefined;
   const name = restoreName(names, backupName);
-  const { backupName: reported, phase, started, completed, failureReason, ...counts } = report;
-  if (reported === backupName && phase)
-    return {
-      backupName,
-      restoreName: name,
-      phase,
-      ...(started ? { startedAt: started } : {}),
-      ...(completed ? { completedAt: completed } : {}),
-      ...counts,
-      ...(failureReason && phase !== "Completed" ? { failureReason } : {}),
-    };
+  if (!ownBackup(names, backupName)) return notOwn(names, backupName, name);
+  if (report.backupName === backupName && report.phase) return reported(report, report.phase, name);
   const previous = cluster.status?.restore;
   if (previous?.restoreName === name) return previous;
   return { backupName, restoreName: name, phase: "New" };
@@ -221,10 +256,13 @@ export function observedRestore(
   return status ? { status } : {};
 }
 
-/** Whether a restore is asked and has not ended: the HostedCluster stays paused meanwhile. */
-export function restoreUnderway(cluster: HcpCluster): boolean {
+/**
+ * Whether a restore is asked and has not ended: the HostedCluster stays paused meanwhile. With the
+ * cluster's names, a backup not of this cluster is never underway (the work carries no Restore).
+ */
+export function restoreUnderway(cluster: HcpCluster, names?: ClusterNames): boolean {
   const backupName = cluster.spec.restore?.backupName;
-  if (!backupName) return false;
+  if (!backupName || (names && !ownBackup(names, backupName))) return false;
   const status = cluster.status?.restore;
   return !(status?.backupName === backupName && RESTORE_END_PHASES.has(status.phase));
 }
@@ -233,8 +271,8 @@ export function restoreUnderway(cluster: HcpCluster): boolean {
  * The HostedCluster's spec.pausedUntil while a restore is underway: HyperShift's disaster-recovery
  * practice, so its operator does not reconcile the control plane while Velero rewrites it.
  */
-export function restorePause(cluster: HcpCluster): { pausedUntil?: string } {
-  return restoreUnderway(cluster) ? { pausedUntil: "true" } : {};
+export function restorePause(cluster: HcpCluster, names: ClusterNames): { pausedUntil?: string } {
+  return restoreUnderway(cluster, names) ? { pausedUntil: "true" } : {};
 }
 
 /**
