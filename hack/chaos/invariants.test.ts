@@ -2,10 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
-import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import { ORIGINAL_UID_ANNOTATION, WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
+import type { KubeClient } from "../../operators/runtime/kube.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import { judge, namespaceOwner, type Snapshot } from "./invariants.ts";
-import type { Expected } from "./workload.ts";
+import { createdAfter, identities, type RestoreContext } from "./restore-invariants.ts";
+import { formatTable } from "./table.ts";
+import { Workload, type Expected } from "./workload.ts";
 
 const UID = "0b7c1a52-1f0e-4c8e-9d3b-5a2f6e7d8c90";
 const GONE = "9f1e2d3c-4b5a-4697-8877-665544332211";
@@ -259,5 +262,176 @@ describe("namespaceOwner", () => {
     expect(namespaceOwner(`ocm-local-${UID}`)).toBe(UID);
     expect(namespaceOwner(`ocm-local-${UID}-c0`)).toBe(UID);
     expect(namespaceOwner("kube-system")).toBeUndefined();
+  });
+});
+
+const NEW_UID = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
+const NEW_POOL_UID = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+/** Created after the backup: not in it, gone from the restored region. */
+const LATE = "3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f";
+
+/** The world after a restore: the cluster and pool made again under new uids, named by the old. */
+function restoredWorld(): Snapshot {
+  const w = world();
+  const c = w.clusters[0]!;
+  c.metadata.uid = NEW_UID;
+  c.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: UID };
+  w.pools[0]!.metadata.uid = NEW_POOL_UID;
+  w.pools[0]!.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: POOL_UID };
+  // The controllers wrote the works again: new uids, labelled with the cluster's uid now.
+  const cw = work("w-new", NEW_UID);
+  const pw = work("w-new-pool", NEW_UID, NEW_POOL_UID);
+  w.works = [cw, pw];
+  w.management[0]!.applied = [
+    { metadata: { name: "h-w-new" }, spec: { hubHash: "h", manifestWorkName: "w-new" } },
+    { metadata: { name: "h-w-new-pool" }, spec: { hubHash: "h", manifestWorkName: "w-new-pool" } },
+  ];
+  return w;
+}
+
+/** The world just before the loss: the restored cluster as it was, and one created after the backup. */
+function beforeLoss(): Snapshot {
+  const w = world();
+  w.management[0]!.hostedClusters[0]!.metadata.uid = "hc-1";
+  w.management[0]!.namespaces[0]!.metadata.uid = "ns-1";
+  const late = cluster(LATE);
+  late.metadata.name = "c9";
+  late.metadata.creationTimestamp = "2026-11-28T10:00:05Z";
+  w.clusters.push(late);
+  w.works.push(work(`w-${LATE}`, LATE));
+  return w;
+}
+
+/** What cluster LATE left behind on mgmt-1 and in Azure once the region forgot it. */
+function withLateLeftovers(w: Snapshot, unclaimed: string[]): Snapshot {
+  const ns = `ocm-local-${LATE}`;
+  const m = w.management[0]!;
+  m.namespaces.push({ metadata: { name: ns } });
+  m.hostedClusters.push({ metadata: { name: "c9", namespace: ns } });
+  m.applied.push({ metadata: { name: `h-${LATE}` }, spec: { hubHash: "h", manifestWorkName: `w-${LATE}` } });
+  w.azure.push(arm("Microsoft.Resources/resourceGroups", "rg-late", LATE));
+  w.managementClusters[0]!.status!.agent = {
+    unclaimedWorks: { count: unclaimed.length, resourceIDs: unclaimed },
+  };
+  return w;
+}
+
+function restoreContext(): RestoreContext {
+  const before = identities(beforeLoss());
+  const backedUp = new Set([UID]);
+  return { before, backedUp, beyondRpo: createdAfter(before, backedUp, "2026-11-28T10:00:05.400Z") };
+}
+
+describe("judge, after a region restore", () => {
+  it("judges a restored cluster by its original uid: its namespaces and Azure resources are its own", () => {
+    const w = restoredWorld();
+    w.management[0]!.hostedClusters[0]!.metadata.uid = "hc-1";
+    w.management[0]!.namespaces[0]!.metadata.uid = "ns-1";
+    expect(judge(w, wanted, restoreContext())).toEqual({
+      converged: true,
+      pending: [],
+      lost: [],
+      duplicated: [],
+      orphaned: [],
+      reported: [],
+    });
+  });
+
+  it("counts a cluster created after the backup (and seconds before it, not held) apart from the backed-up ones", () => {
+    const r = restoreContext();
+    expect([...r.beyondRpo]).toEqual([LATE]);
+    // Created in an earlier second than the backup: it should have been held; not beyond the RPO.
+    expect([...createdAfter(r.before, r.backedUp, "2026-11-28T10:00:06.000Z")]).toEqual([]);
+  });
+
+  it("reports what a cluster created after the backup left behind when the region lists its work as unclaimed", () => {
+    const w = withLateLeftovers(restoredWorld(), [`w-${LATE}`]);
+    const v = judge(w, wanted, restoreContext());
+    expect(v.orphaned).toEqual([]);
+    expect(v.reported).toEqual([
+      `Microsoft.Resources/resourceGroups /subscriptions/s/resourceGroups/rg/providers/Microsoft.Resources/resourceGroups/rg-late of deleted chaos-0/c0`,
+      `mgmt-1 namespace ocm-local-${LATE} of a deleted cluster`,
+      `mgmt-1 HostedCluster ocm-local-${LATE}/c9 of a deleted cluster`,
+      `mgmt-1 AppliedManifestWork h-${LATE} of a deleted work`,
+    ]);
+  });
+
+  it("counts those leftovers as orphaned when the region does not list them", () => {
+    const v = judge(withLateLeftovers(restoredWorld(), []), wanted, restoreContext());
+    expect(v.reported).toEqual([]);
+    expect(v.orphaned).toHaveLength(4);
+  });
+
+  it("counts what a backed-up cluster has with another uid or address than before the loss as made again", () => {
+    const r = restoreContext();
+    const pip = "Microsoft.Network/publicIPAddresses";
+    r.before.made.get(UID)!.set(`Azure ${arm(pip, "c0-ingress-pip").id.toLowerCase()}`, "old 10.0.0.4");
+    const w = restoredWorld();
+    w.management[0]!.hostedClusters[0]!.metadata.uid = "hc-2";
+    w.management[0]!.namespaces[0]!.metadata.uid = "ns-1";
+    const v = judge(w, wanted, r);
+    expect(v.duplicated).toEqual([
+      `mgmt-1 HostedCluster ocm-local-${UID}/c0 of cluster ${UID} made again (hc-1 → hc-2)`,
+      expect.stringMatching(
+        /^Azure .*publicipaddresses\/c0-ingress-pip of cluster .* made again \(old 10\.0\.0\.4 → /,
+      ),
+    ]);
+  });
+});
+
+describe("Workload.rebase", () => {
+  const service = {
+    createIfAbsent: () => Promise.resolve(true),
+    delete: () => Promise.resolve(true),
+    mergePatch: () => Promise.resolve({}),
+  } as unknown as KubeClient;
+
+  it("undoes what was asked after the backup and expects what the backup holds", async () => {
+    const workload = new Workload(service);
+    const batch = await workload.createBatch(4);
+    const [kept, deleted, scaled] = [batch.all[0]!, batch.all[1]!, batch.all[2]!];
+    await workload.delete([deleted]);
+    await workload.scale([scaled]);
+    const late = await workload.createOne();
+    const held = new Map<string, number | undefined>([
+      [`${kept.namespace}/${kept.name}`, 2],
+      [`${deleted.namespace}/${deleted.name}`, 2],
+      [`${scaled.namespace}/${scaled.name}`, 2],
+    ]);
+    expect(workload.rebase(held)).toEqual([
+      `deletion of ${deleted.namespace}/${deleted.name}`,
+      `scale of ${scaled.namespace}/${scaled.pool} to 3`,
+      `creation of ${batch.all[3]!.namespace}/${batch.all[3]!.name}`,
+      `creation of ${late.namespace}/${late.name}`,
+    ]);
+    const byName = new Map(workload.expected().map((e) => [e.name, e]));
+    expect(byName.get(deleted.name)).toMatchObject({ present: true, replicas: 2 });
+    expect(byName.get(scaled.name)).toMatchObject({ present: true, replicas: 2 });
+    expect(byName.get(late.name)).toMatchObject({ present: false });
+  });
+});
+
+describe("formatTable", () => {
+  const row = {
+    fault: "broker-kill",
+    runs: 1,
+    converged: 1,
+    convergeSeconds: 2,
+    lost: 0,
+    duplicated: 0,
+    orphaned: 0,
+  };
+
+  it("adds a lost-beyond-RPO column only when a row restored the region", () => {
+    expect(formatTable([row]).split("\n")[0]).toBe(
+      "| fault | runs | converged | time to converge | lost | duplicated | orphaned |",
+    );
+    const lines = formatTable([row, { ...row, fault: "service-cluster-loss", lostBeyondRpo: 3 }]).split("\n");
+    expect(lines).toEqual([
+      "| fault | runs | converged | time to converge | lost | lost beyond RPO | duplicated | orphaned |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| broker-kill | 1 | 1/1 | 2 s | 0 | – | 0 | 0 |",
+      "| service-cluster-loss | 1 | 1/1 | 2 s | 0 | 3 | 0 | 0 |",
+    ]);
   });
 });
