@@ -163,7 +163,7 @@ export const serviceClusterLoss: Fault = {
     });
     const created = Object.values(summary.counts).reduce((n, c) => n + c.created, 0);
     ctx.note(
-      `backup taken at ${doc.takenAt}; recovery point ${seconds(lostAt - Date.parse(doc.takenAt))} (the loss less takenAt); ${wiped} etcd keys deleted; ${created} objects restored (${backedUp.size} clusters) in ${seconds(restoreMs)}; ${lostBeyondRpo.length} changes lost beyond it`,
+      `backup taken at ${doc.takenAt}; recovery point ${seconds(lostAt - Date.parse(doc.takenAt))} (from takenAt to the operators' kill); ${wiped} etcd keys deleted; ${created} objects restored (${backedUp.size} clusters) in ${seconds(restoreMs)}; ${lostBeyondRpo.length} changes lost beyond it`,
     );
     if (summary.droppedOwners.length > 0)
       ctx.note(`owner references dropped by the restore: ${summary.droppedOwners.join("; ")}`);
