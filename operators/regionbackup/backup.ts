@@ -17,6 +17,7 @@
  */
 import { NamespaceResource } from "../api/core.ts";
 import type { KubeObject, ResourceType } from "../api/meta/v1.ts";
+import { GROUP } from "../api/v1alpha1/index.ts";
 import type { BlobStore } from "../azure/blob.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import { DocumentSealer, FORMAT_VERSION, type BackedUpObject, type BackupKey } from "./document.ts";
@@ -94,7 +95,8 @@ async function listEntry(
 }
 
 function held(t: ResourceType, obj: KubeObject): BackedUpObject {
-  const h = { type: typeKey(t), uid: obj.metadata.uid ?? "", object: stripServerSet(obj, t) };
+  const h: BackedUpObject = { type: typeKey(t), uid: obj.metadata.uid ?? "", object: stripServerSet(obj, t) };
+  if (obj.metadata.deletionTimestamp) h.deleting = obj.metadata.deletionTimestamp;
   // A namespace's status is its phase, which the apiserver sets.
   if (t.kind === NamespaceResource.kind) delete h.object["status"];
   return h;
@@ -113,7 +115,9 @@ export async function collect(c: ListContext, sealer: DocumentSealer): Promise<R
   for (const e of SELECTION) {
     const rv = await listEntry(c, e, async (items) => {
       for (const item of items) {
-        if (item.metadata.deletionTimestamp) continue;
+        // A region object being deleted is held, marked, so that its deletion is finished after a
+        // restore; anything else being deleted (a namespace, a Secret) is as good as gone.
+        if (item.metadata.deletionTimestamp && e.type.group !== GROUP) continue;
         if (item.metadata.namespace) namespaces.add(item.metadata.namespace);
         await sealer.add(held(e.type, item));
       }

@@ -23,6 +23,11 @@ export interface BackedUpObject {
   type: string;
   uid: string;
   object: KubeObject;
+  /**
+   * Its deletionTimestamp when it was being deleted (its finalizer holding it): the restore deletes
+   * it again, so a deletion under way when the region was lost is finished, not forgotten.
+   */
+  deleting?: string;
 }
 
 export interface BackupDocument {

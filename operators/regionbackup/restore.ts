@@ -106,6 +106,8 @@ export interface RestoreSummary {
   counts: Record<string, { created: number; existed: number }>;
   /** "Kind ns/name → OwnerKind name": references whose owner is neither in the backup nor here. */
   droppedOwners: string[];
+  /** "Kind ns/name": objects being deleted when the backup was taken, deleted again once restored. */
+  resumedDeletions: string[];
 }
 
 async function checkCrds(o: RestoreOptions): Promise<void> {
@@ -163,7 +165,7 @@ class Restorer {
 
   constructor(o: RestoreOptions) {
     this.#o = o;
-    this.summary = { takenAt: o.doc.takenAt, counts: {}, droppedOwners: [] };
+    this.summary = { takenAt: o.doc.takenAt, counts: {}, droppedOwners: [], resumedDeletions: [] };
   }
 
   /** The new uid of an owner: restored in this run, else found here by name. */
@@ -201,6 +203,20 @@ class Restorer {
     this.#o.progress?.(`${t.kind} ${where}: ${existed ? "exists, kept" : "created"}`);
   }
 
+  /** An object being deleted at the backup is deleted again (its finalizer holds it for its controller). */
+  async resumeDeletion(o: BackedUpObject): Promise<void> {
+    const t = entryOfKey(o.type)?.type;
+    if (!t || !o.deleting) return;
+    const { client, signal } = this.#o;
+    const meta = o.object.metadata;
+    const current = await client.find(t, meta.name ?? "", meta.namespace, { signal });
+    const where = `${t.kind} ${[meta.namespace, meta.name].filter(Boolean).join("/")}`;
+    this.summary.resumedDeletions.push(where);
+    if (!current || current.metadata.deletionTimestamp) return;
+    await client.delete(t, { name: meta.name ?? "", namespace: meta.namespace }, { signal });
+    this.#o.progress?.(`${where}: being deleted at the backup, deleted again`);
+  }
+
   async #body(o: BackedUpObject, t: ResourceType): Promise<KubeObject> {
     const rest: KubeObject = { ...o.object };
     delete rest["status"];
@@ -235,6 +251,8 @@ export async function restoreRegion(o: RestoreOptions): Promise<RestoreSummary> 
   await o.client.createIfAbsent(NamespaceResource, own, { signal: o.signal });
   await writeRecord(o, "InProgress");
   for (const obj of plan.filter((x) => x.type !== typeKey(NamespaceResource))) await restorer.one(obj);
+  // Once everything is there, so that a deleting cluster finds its node pools to delete first.
+  for (const obj of plan.filter((x) => x.deleting)) await restorer.resumeDeletion(obj);
   await writeRecord(o, "Complete");
   return restorer.summary;
 }

@@ -196,6 +196,12 @@ async function makeRegion(): Promise<void> {
       clusterRef: { name: "demo" },
     },
   });
+  // A cluster being deleted (its finalizer holds it): held, and deleted again after the restore.
+  const leaving = sampleCluster();
+  leaving.metadata = { name: "leaving", namespace: sub.name, finalizers: ["hcp.aro.dev/region-backup-test"] };
+  leaving.spec.dns.baseDomainPrefix = `rl${Date.now().toString(36)}`;
+  await service.create(HcpClusterResource, leaving);
+  await service.delete(HcpClusterResource, { name: "leaving", namespace: sub.name });
 }
 
 beforeAll(async () => {
@@ -234,6 +240,14 @@ afterAll(async () => {
       await service.mergePatch(type, ref, { metadata: { finalizers: null } }).catch(() => undefined);
     await service.delete(type, ref).catch(() => undefined);
   }
+  if (sub)
+    await service
+      .mergePatch(
+        HcpClusterResource,
+        { name: "leaving", namespace: sub.name },
+        { metadata: { finalizers: null } },
+      )
+      .catch(() => undefined);
   await sub?.remove();
   await ops?.remove();
   await target?.stop();
@@ -338,6 +352,12 @@ describe("region backup and restore", () => {
     expect(restore.stdout).toMatch(/HcpCluster\s+\d+ created\s+\d+ existed/);
 
     await expectRestored();
+    expect(restore.stdout).toContain(
+      `deleted again (its controller finishes it): HcpCluster ${sub.name}/leaving`,
+    );
+    const leaving = await targetClient.find(HcpClusterResource, "leaving", sub.name);
+    expect(leaving?.metadata.deletionTimestamp).toBeTruthy();
+    expect(leaving?.metadata.finalizers).toEqual(["hcp.aro.dev/region-backup-test"]);
     expect(await targetClient.find(SecretResource, "bg-1-kubeconfig", sub.name)).toBeUndefined();
     const ns = await targetClient.get(NamespaceResource, sub.name);
     expect(ns.metadata.labels?.[ARM_LABELS.subscription]).toBe("0000-sub");

@@ -109,6 +109,8 @@ function printSummary(io: Io, summary: RestoreSummary): void {
   io.stdout.write(`${rows.join("\n")}\n`);
   for (const d of summary.droppedOwners)
     io.stdout.write(`owner reference dropped (its owner is not in the backup): ${d}\n`);
+  for (const d of summary.resumedDeletions)
+    io.stdout.write(`being deleted at the backup, deleted again (its controller finishes it): ${d}\n`);
 }
 
 export async function runRegionRestore(io: Io, connect: Connect, flags: RegionRestoreFlags): Promise<void> {
