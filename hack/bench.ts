@@ -7,6 +7,9 @@
  *    process of its own; a raw-client floor (hack/bench/lifecycle.ts, its flags there);
  *  - maintenance: every MaintenanceRun decided at 10,000 clusters and the heap the maintenance
  *    controller adds; a rollout over 1,000 clusters (hack/bench/maintenance.ts, its flags there);
+ *  - region-backup: the region backup of 10,000 clusters (time, size, list/seal/upload) beside a
+ *    raw list of what it holds, and its restore into an empty apiserver beside raw creates
+ *    (hack/bench/region-backup.ts, its flags there);
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
  *  - frontend: ARM frontend PUT and GET, open loop at 200/s for 60 s, beside a raw HcpCluster create
  *    and get at the same rate (hack/bench-frontend.ts, its flags there).
@@ -21,6 +24,7 @@ import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { transportScenario } from "./bench-maestro.ts";
 import { lifecycleScenario } from "./bench/lifecycle.ts";
 import { maintenanceScenario } from "./bench/maintenance.ts";
+import { regionBackupScenario } from "./bench/region-backup.ts";
 import { frontendScenario } from "./bench-frontend.ts";
 import {
   percentile,
@@ -84,6 +88,7 @@ const scenarios: Record<string, Scenario> = {
   frontend: frontendScenario,
   lifecycle: lifecycleScenario,
   maintenance: maintenanceScenario,
+  "region-backup": regionBackupScenario,
   transport: transportScenario,
   workqueue: {
     describe: "workqueue add/get/done throughput",
