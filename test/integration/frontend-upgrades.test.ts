@@ -162,6 +162,26 @@ describe("the update graph's edges and ends of life through ARM", () => {
     expect(cr.spec.version).toMatchObject({ id: "4.19.7", upgradePolicy: "AutomaticPatch" });
   });
 
+  it("keeps the backups' settings and a restore an SRE asked for through ARM updates, which cannot name them", async () => {
+    await settledCluster("kept", "4.19.7");
+    const ref = { name: clusterCRName(rg, "kept"), namespace: subscriptionNamespace(sub) };
+    const cr = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    const clusterID = cr.metadata.uid ?? "";
+    await service.replace(HcpClusterResource, { ...cr, status: { ...cr.status, clusterID } }, "status");
+    const restore = { backupName: `${clusterID}-backup-20261128080000` };
+    await service.mergePatch(HcpClusterResource, ref, {
+      spec: { backup: { paused: true, retentionHours: 24 }, restore },
+    });
+    await settleCluster(service, { sub, rg, name: "kept" });
+    const tagged = await fixture.arm.send("PATCH", clusterPath(sub, rg, "kept"), {
+      body: { tags: { a: "b" } },
+    });
+    expect(tagged.status, JSON.stringify(tagged.body)).toBe(202);
+    const after = await service.get<HcpCluster>(HcpClusterResource, ref.name, ref.namespace);
+    expect(after.spec.backup).toMatchObject({ paused: true, retentionHours: 24 });
+    expect(after.spec.restore).toEqual(restore);
+  });
+
   it("lets a new node pool run what an automatic patch moved the control plane to, not beyond", async () => {
     await settledCluster("patched", "4.18.22");
     const ref = { name: clusterCRName(rg, "patched"), namespace: subscriptionNamespace(sub) };
