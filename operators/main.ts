@@ -26,6 +26,8 @@
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   --breakglass-retention-seconds <n>  how long an expired break-glass credential stays (default 86400)
  *   --orphan-grace-seconds <n>     how long an orphaned Azure resource stays marked before deletion (default 86400)
+ *   --soft-delete-retention-seconds <n>  how long a deleted cluster's Azure resources, OIDC issuer and
+ *                                  keys are kept for an undelete (default 3600; 0 deletes them at once)
  *   --region-backup-container-url <url>  back the region's own objects up to this blob container, with
  *   --region-backup-key <path>     a 32-byte AES-256 key (raw or base64), every
  *   --region-backup-interval <s>   seconds (default 60), keeping --region-backup-retention (default 48);
@@ -56,6 +58,7 @@ import { MaintenanceController } from "./maintenance/controller.ts";
 import { regionTaskRegistry } from "./maintenance/region-tasks.ts";
 import { RolloutController } from "./rollout/controller.ts";
 import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
+import { SoftDeletePurge } from "./softdelete/controller.ts";
 import { regionBackupFromFlags } from "./regionbackup/flags.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
@@ -91,6 +94,7 @@ async function main(): Promise<void> {
       "oidc-storage-ca": { type: "string" },
       "breakglass-retention-seconds": { type: "string", default: "86400" },
       "orphan-grace-seconds": { type: "string", default: "86400" },
+      "soft-delete-retention-seconds": { type: "string", default: "3600" },
       "region-backup-container-url": { type: "string" },
       "region-backup-key": { type: "string" },
       "region-backup-interval": { type: "string", default: "60" },
@@ -181,6 +185,7 @@ interface LifecycleFlags {
   "oidc-storage-ca"?: string;
   "breakglass-retention-seconds": string;
   "orphan-grace-seconds": string;
+  "soft-delete-retention-seconds": string;
 }
 
 /**
@@ -235,6 +240,10 @@ async function lifecycleControllers(
     parentZone,
     infra,
     oidc,
+    softDeleteRetentionMs: graceFromFlag(
+      "--soft-delete-retention-seconds",
+      values["soft-delete-retention-seconds"],
+    ),
     log,
   });
   // Maintenance steps act through the controllers that own what they change (a controller may
@@ -268,6 +277,9 @@ async function lifecycleControllers(
       graceMs: graceFromFlag("--orphan-grace-seconds", values["orphan-grace-seconds"]),
       log,
     }),
+    // The purge acts through the cluster controller's Azure client and key store (main.ts may
+    // hand one controller's means to another; they may not import each other).
+    new SoftDeletePurge({ cluster: service, namespace, retained: clusterController.retainedResources, log }),
   ];
 }
 

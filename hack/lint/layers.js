@@ -33,6 +33,7 @@ export const LAYERS = {
   monitor: "controller",
   nodepool: "controller",
   orphansweep: "controller",
+  softdelete: "controller",
   releasegraph: "controller",
   rollout: "controller",
   hcpctl: "cli",

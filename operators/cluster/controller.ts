@@ -36,6 +36,8 @@ import { SecretSigningKeys, type ClusterOidc } from "./oidc.ts";
 import { SigningKeyRotation, type SigningKeyRotationOptions } from "./signing-key-rotation.ts";
 import { mayMakeRoom } from "./placement.ts";
 import { ClusterReconciler } from "./reconcile.ts";
+import { ClusterRetainedResources } from "./soft-delete.ts";
+import { ConfigMapDeletedClusterRecords } from "./soft-delete-records.ts";
 import type { RecheckBudget } from "./holds.ts";
 import { poolChangeWakesCluster, workChangeWakesCluster } from "./wakes.ts";
 import {
@@ -71,6 +73,11 @@ export interface ClusterControllerOptions {
   signingKeys?: Pick<SigningKeyRotationOptions, "maxTokenLifetimeMs" | "rolloutAllowanceMs">;
   /** The template revision works are built from (default WORK_TEMPLATE_REVISION; tests move it). */
   workTemplateRevision?: () => number;
+  /**
+   * How long a deleted cluster's Azure resources, OIDC issuer and signing keys are kept for an
+   * undelete (soft-delete.ts; records in `namespace`). Default 0: deletion removes them at once.
+   */
+  softDeleteRetentionMs?: number;
   log?: Logger;
 }
 
@@ -117,6 +124,8 @@ export class ClusterController implements Runnable {
    * reconciles from are the ones the steps wrote; each change wakes the cluster to publish it.
    */
   readonly signingKeyRotation: SigningKeyRotation;
+  /** What a soft-deleted cluster kept, purged through this controller's Azure client and key store. */
+  readonly retainedResources: ClusterRetainedResources;
   readonly #log: Logger;
   readonly #informers: Informer<KubeObject>[];
 
@@ -165,6 +174,15 @@ export class ClusterController implements Runnable {
       events: new EventRecorder(client, CLUSTER_CONTROLLER, log),
       userErrorRecheckMs: opts.userErrorRecheckMs,
       workTemplateRevision: opts.workTemplateRevision,
+      softDelete: {
+        retentionMs: opts.softDeleteRetentionMs ?? 0,
+        records: new ConfigMapDeletedClusterRecords(client, opts.namespace, CLUSTER_CONTROLLER),
+      },
+    });
+    this.retainedResources = new ClusterRetainedResources({
+      infra: opts.infra,
+      oidc: { documents: opts.oidc.documents, keys: this.#keys },
+      region: opts.region,
     });
     this.#controller = new Controller({
       name: CLUSTER_CONTROLLER,

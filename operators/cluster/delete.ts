@@ -3,7 +3,9 @@
  * the HostedCluster), then external auths, then the cluster's works (maestro-server holds each
  * until the agent confirms Deleted), then the Azure resources, then the OIDC issuer's documents
  * and key; then the skeleton (runtime/reconciler.ts) removes the finalizer. A phase that is still
- * waiting records why in `facts.deleting`, which holds the phases after it.
+ * waiting records why in `facts.deleting`, which holds the phases after it. With a soft-delete
+ * retention (soft-delete.ts) the cluster is recorded first, the Azure resources, issuer and keys
+ * are kept, and the record is completed last.
  */
 import { ExternalAuthResource, NodePoolResource, originalUid } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -14,6 +16,7 @@ import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./azure-step.ts";
+import { completeDeletionRecord, keptForUndelete, recordDeletion } from "./soft-delete.ts";
 import { AZURE_POLL_MS, externalAuthsOf, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
 export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {
@@ -83,7 +86,7 @@ export const deleteWorks: Phase<ClusterScope> = async ({ signal }, scope) => {
 };
 
 export const deleteInfrastructure: Phase<ClusterScope> = async ({ signal }, scope) => {
-  if (scope.facts.deleting) return {};
+  if (scope.facts.deleting || keptForUndelete(scope)) return {};
   const { step } = await scope.deps.infra.deleteAll(scope.infraSpec, { signal });
   if (step.state === "ready") return {};
   scope.facts.deleting = { reason: "DeletingAzureResources", message: step.message };
@@ -94,10 +97,10 @@ export const deleteInfrastructure: Phase<ClusterScope> = async ({ signal }, scop
 
 /**
  * The issuer's documents, then the signing key (the HostedCluster that signed with it is gone):
- * nothing of the issuer outlives the cluster.
+ * nothing of the issuer outlives the cluster (unless kept for an undelete).
  */
 export const deleteOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) => {
-  if (scope.facts.deleting) return {};
+  if (scope.facts.deleting || keptForUndelete(scope)) return {};
   const { cluster, deps } = scope;
   const { step } = await deps.oidc.documents.unpublish(issuerPath(cluster), { signal });
   if (step.state !== "ready") {
@@ -108,7 +111,7 @@ export const deleteOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope) =
   return {};
 };
 
-/** Just before the finalizer goes: nothing of the cluster is left anywhere (a crash point). */
+/** Just before the finalizer goes: nothing of the cluster is left but what is kept for an undelete (a crash point). */
 export function releasingCluster(): void {
   failpoint("cluster/before-finalizer-removed");
 }
@@ -124,7 +127,9 @@ export async function clusterReleased({ signal }: ReconcileContext, scope: Clust
   await deps.events.record(cluster, {
     type: "Normal",
     reason: "Deleted",
-    message: "Node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
+    message: keptForUndelete(scope)
+      ? "Node pools and HostedCluster are gone; Azure resources, the OIDC issuer and signing keys are kept for an undelete until the retention ends"
+      : "Node pools, HostedCluster, Azure resources and the OIDC issuer are gone",
     signal,
   });
 }
@@ -144,9 +149,11 @@ function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterS
 }
 
 export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
+  holdOnError("RecordingDeletedCluster", recordDeletion),
   holdOnError("DeletingNodePools", deleteNodePools),
   holdOnError("DeletingExternalAuths", deleteExternalAuths),
   holdOnError("DeletingHostedCluster", deleteWorks),
   holdOnError("DeletingAzureResources", deleteInfrastructure),
   holdOnError("DeletingOidcIssuer", deleteOidcIssuer),
+  holdOnError("RecordingDeletedCluster", completeDeletionRecord),
 ];

@@ -23,6 +23,7 @@ import type { Logger } from "../runtime/logger.ts";
 import type { ClusterInfraSpec, ClusterInfrastructure, IngressPlan, ParentZone } from "./infrastructure.ts";
 import { ingressTypeOf } from "./networking.ts";
 import type { ClusterOidc } from "./oidc.ts";
+import type { DeletedClusterRecords } from "./soft-delete-records.ts";
 import type { WorkWritten } from "./etcd-encryption.ts";
 import type { ClusterFacts } from "./status.ts";
 import type { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
@@ -67,6 +68,11 @@ export interface ClusterReconcilerDeps {
   infraRecheckBudget?: { perSecond: number; burst: number };
   /** The template revision works are built from (default WORK_TEMPLATE_REVISION; tests move it). */
   workTemplateRevision?: () => number;
+  /**
+   * Soft delete (soft-delete.ts): a deleted cluster's Azure resources, issuer and keyring are kept
+   * for retentionMs, recorded in `records`. Unset (or 0): deletion removes everything at once.
+   */
+  softDelete?: { retentionMs: number; records: DeletedClusterRecords };
 }
 
 /** A placement made here, with the cluster it is for (to see when the informer shows it). */
@@ -133,22 +139,27 @@ export function newScope(
   cluster: HcpCluster,
 ): ClusterScope {
   const names = clusterNames(cluster, base.deps.region);
-  const azure = cluster.spec.platform.azure;
   return {
     ...base,
     cluster,
     facts: { cluster, names, steps: {}, managementCluster: cluster.status?.managementCluster, azure: {} },
-    infraSpec: {
-      owner: originalUid(cluster),
-      ownerName: `${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`,
-      subscriptionId: azure.subscriptionId,
-      location: azure.location,
-      managedResourceGroup: azure.managedResourceGroup,
-      zoneName: names.zoneName,
-      delegationLabel: cluster.spec.dns.baseDomainPrefix,
-      ingressName: `${cluster.spec.dns.baseDomainPrefix}-ingress`,
-      ...publicAddressOf(cluster),
-    },
+    infraSpec: infraSpecOf(cluster, names.zoneName),
+  };
+}
+
+/** The cluster's Azure resources, named and tagged after its ID (a soft-deleted one's purge rebuilds it so). */
+export function infraSpecOf(cluster: HcpCluster, zoneName: string): ClusterInfraSpec {
+  const azure = cluster.spec.platform.azure;
+  return {
+    owner: originalUid(cluster),
+    ownerName: `${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`,
+    subscriptionId: azure.subscriptionId,
+    location: azure.location,
+    managedResourceGroup: azure.managedResourceGroup,
+    zoneName,
+    delegationLabel: cluster.spec.dns.baseDomainPrefix,
+    ingressName: `${cluster.spec.dns.baseDomainPrefix}-ingress`,
+    ...publicAddressOf(cluster),
   };
 }
 

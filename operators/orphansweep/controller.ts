@@ -7,11 +7,15 @@
  * What keeps it from deleting a live cluster's resource: no decision before the cache has synced;
  * the cache is read after Azure was listed (this process's cluster controller only creates
  * resources for clusters already in that shared cache, so every resource listed has its owner in
- * the cache unless the owner is gone); a cluster being deleted counts as live; a grace period; and
- * just before a delete, the owner is read from the apiserver by the name in its cluster tag.
+ * the cache unless the owner is gone); a cluster being deleted counts as live, and so does a
+ * soft-deleted one until its purge (its record, api/v1alpha1/deleted-cluster.ts, read from the
+ * apiserver after the cache: a cluster's record is written before its finalizer goes); a grace
+ * period; and just before a delete, the owner (or its record) is read from the apiserver.
  */
 import { sleep } from "../runtime/backoff.ts";
 import type { Registry } from "prom-client";
+import { ConfigMapResource } from "../api/core.ts";
+import { DELETED_CLUSTER_LABEL, deletedClusterRecordName } from "../api/v1alpha1/deleted-cluster.ts";
 import { HcpClusterResource, originalUid, type HcpCluster } from "../api/v1alpha1/index.ts";
 import type { AzureClients } from "../azure/index.ts";
 import type { Cluster } from "../runtime/clusters.ts";
@@ -92,6 +96,8 @@ export class OrphanSweep implements Runnable {
   readonly needLeaderElection = true;
   readonly #clusters: Informer<HcpCluster>;
   readonly #client: KubeClient;
+  /** The operators' namespace: the report and the soft-deleted clusters' records. */
+  readonly #namespace: string;
   readonly #azure: AzureClients;
   readonly #parentZone: ParentZoneRef;
   readonly #graceMs: number;
@@ -106,6 +112,7 @@ export class OrphanSweep implements Runnable {
   constructor(opts: OrphanSweepOptions) {
     this.#clusters = opts.cluster.informer<HcpCluster>(HcpClusterResource);
     this.#client = opts.cluster.client;
+    this.#namespace = opts.namespace;
     this.#azure = opts.azure;
     this.#parentZone = opts.parentZone;
     this.#graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
@@ -149,6 +156,7 @@ export class OrphanSweep implements Runnable {
       });
     // The cache is read after Azure was listed: see the file's comment.
     const live = new Set(this.#clusters.list().map((c) => originalUid(c)));
+    for (const id of await this.#softDeleted(signal)) live.add(id);
     await this.#report.ensure(signal);
     const now = this.#now();
     const tally: Tally = { marked: 0, unmarked: 0, deleted: 0 };
@@ -275,13 +283,26 @@ export class OrphanSweep implements Runnable {
     return undefined;
   }
 
+  /** The IDs of soft-deleted clusters not purged yet (by label: a record that cannot be read still counts). */
+  async #softDeleted(signal?: AbortSignal): Promise<string[]> {
+    const records = await this.#client.listAll(ConfigMapResource, {
+      namespace: this.#namespace,
+      labelSelector: DELETED_CLUSTER_LABEL,
+      signal,
+    });
+    return records.items.map((cm) => cm.metadata.labels?.[DELETED_CLUSTER_LABEL] ?? "").filter(Boolean);
+  }
+
   /**
    * Whether the owner exists, read from the apiserver (not the cache) by the namespace/name in the
-   * cluster tag; undefined when the tag names none, which leaves the resource alone.
+   * cluster tag, or is soft-deleted and not purged yet; undefined when the tag names none, which
+   * leaves the resource alone.
    */
   async #ownerExists(r: OwnedResource, signal?: AbortSignal): Promise<boolean | undefined> {
     const [namespace, name, ...rest] = r.owner.cluster.split("/");
     if (!namespace || !name || rest.length > 0) return undefined;
+    const record = deletedClusterRecordName(r.owner.id);
+    if (await this.#client.find(ConfigMapResource, record, this.#namespace, { signal })) return true;
     const found = await this.#client.find<HcpCluster>(HcpClusterResource, name, namespace, { signal });
     return found !== undefined && originalUid(found) === r.owner.id;
   }

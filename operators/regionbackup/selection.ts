@@ -14,6 +14,8 @@
  * | ConfigMap                     | any namespace, labelled hcp.aro.dev/arm-operation (ARM        | 1    |
  * |                               | operations `op-<id>`, frozen or still running deletes)       |      |
  * | ConfigMap                     | operators' namespace, hcp-release-catalog                    | 1    |
+ * | ConfigMap                     | operators' namespace, labelled hcp.aro.dev/deleted-cluster   | 1    |
+ * |                               | (soft-deleted clusters' records, for undelete and the purge) |      |
  * | ManagementCluster             | all                                                          | 2    |
  * | HcpCluster                    | all                                                          | 3    |
  * | NodePool, ExternalAuth,       | all                                                          | 4    |
@@ -44,6 +46,7 @@ import {
   RolloutResource,
   WORK_LABELS,
 } from "../api/v1alpha1/index.ts";
+import { DELETED_CLUSTER_LABEL } from "../api/v1alpha1/deleted-cluster.ts";
 import { CATALOG_CONFIGMAP } from "../releases/catalog.ts";
 
 /** cluster/oidc.ts SIGNING_KEY_LABEL: on each signing keyring Secret, the owning HcpCluster's uid. */
@@ -104,6 +107,14 @@ export const SELECTION: readonly SelectionEntry[] = [
     name: CATALOG_CONFIGMAP,
     status: false,
     why: "the release catalog",
+  },
+  {
+    type: ConfigMapResource,
+    tier: 1,
+    operatorsNamespaceOnly: true,
+    labelSelector: DELETED_CLUSTER_LABEL,
+    status: false,
+    why: "soft-deleted clusters",
   },
   crd(ManagementClusterResource, 2, "management clusters"),
   crd(HcpClusterResource, 3, "hosted clusters"),
