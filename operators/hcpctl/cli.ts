@@ -236,7 +236,7 @@ function addUpgrade(program: Command, io: Io): void {
 export function buildProgram(io: Io, name: string): Command {
   const program = new Command(name)
     .description(
-      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort), a cluster's restore from one of its backups, and a region restore into an empty one",
+      "SRE tool for the hosted-control-plane region: reads the service cluster; writes only break-glass requests, maintenance tasks and rollouts (and their pause, resume and abort), a cluster's restore from one of its backups, a soft-deleted cluster's undelete, and a region restore into an empty one",
     )
     .option("--kubeconfig <path>", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context (default: the current one)")

@@ -1,4 +1,4 @@
-/** Commander wiring of `hcpctl cluster backups|restore`. */
+/** Commander wiring of `hcpctl cluster backups|restore` (and deleted|undelete, cluster-undelete.ts). */
 import { Option, type Command } from "commander";
 import type { Io } from "../io.ts";
 import { connectorOf, dataOutputOption } from "./maintenance-cli.ts";
@@ -8,6 +8,7 @@ import {
   type ClusterBackupsFlags,
   type ClusterRestoreFlags,
 } from "./cluster-restore.ts";
+import { addUndelete } from "./cluster-undelete.ts";
 
 const namespaceOption = (): Option =>
   new Option("-n, --namespace <namespace>", "namespace (default: the context's, else default)");
@@ -15,7 +16,9 @@ const namespaceOption = (): Option =>
 export function addCluster(program: Command, io: Io): void {
   const cl = program
     .command("cluster")
-    .description("one HcpCluster's backups, and a restore of its control plane from one of them");
+    .description(
+      "one HcpCluster's backups, a restore of its control plane from one of them, and soft-deleted clusters' undelete",
+    );
   cl.command("backups")
     .description("the cluster's newest completed backups (newest first), the names a restore takes")
     .argument("<cluster>", "the HcpCluster")
@@ -37,4 +40,5 @@ export function addCluster(program: Command, io: Io): void {
     .action(async (name: string, flags: ClusterRestoreFlags) => {
       await runClusterRestore(io, connectorOf(cl), { name, flags });
     });
+  addUndelete(cl, io);
 }
