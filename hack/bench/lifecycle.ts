@@ -10,7 +10,9 @@
  * concurrency against the same apiservers. Restart: the operators killed with N clusters Ready;
  * time until ready and until every cluster and pool was reconciled again, and the writes that
  * resync made (a no-op reconcile must write nothing); floor: a raw client listing every kind the
- * operators cache, as their informers do on a start.
+ * operators cache, as their informers do on a start. `--restore` (with `--no-delete`): after the
+ * restart, the region loses its service cluster and is restored from a backup
+ * (region-restore-step.ts), compared with the restart's resync.
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -63,6 +65,7 @@ import {
   spawnSimulator,
   type ArmInfo,
 } from "./components.ts";
+import { restoreStep, type RestoreStepReport } from "./region-restore-step.ts";
 import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
@@ -90,6 +93,8 @@ export interface LifecycleOptions {
   clustersPerSubscription: number;
   /** Also run the restart scenario while the region is full. */
   restart: boolean;
+  /** After the restart, lose the service cluster and restore it from a backup (needs deletion off). */
+  restore?: boolean;
   /** Delete the clusters and measure it (off: a run that stops at Ready and the restart). */
   deletion: boolean;
   /** A deadline for each phase; the bench fails rather than wait forever. */
@@ -148,6 +153,8 @@ export interface LifecycleReport {
     listFloorMs: number;
     writes: Record<string, number>;
   };
+  /** The `--restore` step's figures. */
+  restore?: RestoreStepReport;
   /** Requests per second in the window at rest after Ready, by "VERB resource" (`--rest-s`). */
   atRest?: { seconds: number; service: Record<string, number>; management: Record<string, number> };
   /**
@@ -165,7 +172,12 @@ interface Running {
   service: KubeClient;
   management: KubeClient[];
   components: Component[];
-  operators: { component: Component; metricsUrl: string; restart(): Promise<Component> };
+  operators: {
+    component: Component;
+    metricsUrl: string;
+    /** Starts the operators again, against another service cluster when given its kubeconfig. */
+    restart(serviceKubeconfig?: string): Promise<Component>;
+  };
   /** Each management cluster's agent, whose live heap the bench reads as the operators'. */
   agents: Array<{ component: Component; metricsUrl: string }>;
   /** Processes the bench replaced (the operators before a restart), as they last were. */
@@ -211,9 +223,10 @@ async function startOperators(
 ): Promise<Running["operators"]> {
   const broker = region.broker!;
   const port = await freePort();
-  const spawnOnce = async (): Promise<Component> => {
+  const spawnOnce = async (serviceKubeconfig?: string): Promise<Component> => {
     const { component } = await spawnOperators({
-      serviceKubeconfig: region.clusters.find((c) => c.role === "service")!.kubeconfigPath,
+      serviceKubeconfig:
+        serviceKubeconfig ?? region.clusters.find((c) => c.role === "service")!.kubeconfigPath,
       namespace: NAMESPACE,
       arm,
       broker: { url: broker.url, credentials: await broker.credentials("maestro") },
@@ -233,7 +246,7 @@ async function startOperators(
     return component;
   };
   const url = `http://127.0.0.1:${port}`;
-  const component = await spawnOnce();
+  const component = await spawnOnce(undefined);
   await readyAt(url, 120_000, component.exited);
   return { component, metricsUrl: `${url}/metrics`, restart: spawnOnce };
 }
@@ -585,6 +598,57 @@ async function restartScenario(
   return { readyMs, resyncedMs, listFloorMs: listFloor, writes: writeCounts };
 }
 
+// ---- restore ----------------------------------------------------------------------------------
+
+/**
+ * The `--restore` step, when asked for: from then on `running.service` is the restored cluster,
+ * whose apiserver goes with the region.
+ */
+async function restoreScenario(
+  running: Running,
+  opts: LifecycleOptions,
+  works: number,
+): Promise<RestoreStepReport | undefined> {
+  if (!opts.restore) return undefined;
+  if (opts.deletion)
+    throw new Error("--restore leaves the region on a new service cluster: run it with --no-delete");
+  const base = running.operators.metricsUrl.replace(/\/metrics$/, "");
+  const mcNames = running.management.map((m) => m.cluster);
+  const { report, service, server } = await restoreStep({
+    region: running.region,
+    service: running.service,
+    management: running.management,
+    namespace: NAMESPACE,
+    n: opts.n,
+    works,
+    phaseTimeoutMs: opts.phaseTimeoutMs,
+    stopOperators: async () => {
+      await running.operators.component.kill();
+      const old = await running.operators.component.usage();
+      running.retired.push({ ...old, name: "operators (until the restore)" });
+    },
+    startOperators: async (serviceKubeconfig) => {
+      const next = await running.operators.restart(serviceKubeconfig);
+      running.components[0] = next;
+      running.operators.component = next;
+      await readyAt(base, opts.phaseTimeoutMs, next.exited);
+    },
+    install: (service) => seedRegion(service, NAMESPACE, mcNames, Math.ceil(opts.n / mcNames.length) + 10),
+    resynced: async () => resynced(await scrape(running.operators.metricsUrl), opts.n),
+    progress,
+  });
+  running.service = service;
+  const region = running.region;
+  running.region = {
+    ...region,
+    stop: async () => {
+      await server.stop();
+      await region.stop();
+    },
+  };
+  return report;
+}
+
 // ---- the scenario -----------------------------------------------------------------------------
 
 async function allCounts(running: Running): Promise<RequestCounts> {
@@ -732,7 +796,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ),
     };
 
-    const samples = await writeSamples(running, works.list());
+    let samples = await writeSamples(running, works.list());
 
     const atRest = opts.restSeconds ? await restWindow(running, opts.restSeconds) : undefined;
     if (atRest) progress(`at rest: ${JSON.stringify(atRest)}`);
@@ -744,6 +808,10 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const restart = opts.restart ? await restartScenario(running, opts) : undefined;
 
     if (restart) progress(`restart: ${JSON.stringify(restart)}`);
+
+    const restored = await restoreScenario(running, opts, works.list().length);
+    // The service samples are the lost cluster's objects: their write costs are not measured after a restore.
+    samples = samples.filter((s) => restored === undefined || s.client.cluster !== "service");
 
     const createWrites = {
       service: writes(difference(c1.service, c0.service)) / opts.n,
@@ -794,6 +862,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       agentsAtReady,
       cachedJsonPerCluster,
       restart,
+      restore: restored,
       ...(atRest && { atRest }),
       cpu: {
         create: createCpu,
@@ -920,6 +989,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       { name: "restart writes", value: total, unit: "writes", detail: JSON.stringify(r.restart.writes) },
     );
   }
+  figures.push(...restoreFigures(r.restore));
   figures.push(...r.writeCosts.map(writeCostFigure));
   return figures;
 }
@@ -951,6 +1021,20 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
           ),
         ]
       : []),
+    ...(r.restore && r.restart
+      ? [
+          compare(
+            {
+              name: "restore → converged",
+              unit: "s",
+              ours: seconds(r.restore.restoreMs + r.restore.convergedMs),
+              against: "this run's restart → resynced (restoreRegion + operators start → converged)",
+              peer: seconds(r.restart.resyncedMs),
+            },
+            { atMost: 2 },
+          ),
+        ]
+      : []),
     ...(r.deletion
       ? [
           compare(
@@ -965,6 +1049,43 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
           ),
         ]
       : []),
+  ];
+}
+
+function restoreFigures(x: RestoreStepReport | undefined): Figure[] {
+  if (!x) return [];
+  const writes = Object.entries(x.managementWrites);
+  return [
+    {
+      name: "restore: backup taken",
+      value: seconds(x.backupMs),
+      unit: "s",
+      detail: `${x.objects} objects, ${Math.round(x.backupBytes / 1024)} KB`,
+    },
+    {
+      name: "restore: restoreRegion",
+      value: seconds(x.restoreMs),
+      unit: "s",
+      detail: "into the empty apiserver",
+    },
+    {
+      name: "restore: operators start → converged",
+      value: seconds(x.convergedMs),
+      unit: "s",
+      detail: `every work Applied at its generation, cluster Ready, cluster and pool reconciled; ready after ${seconds(x.operatorsReadyMs)} s`,
+    },
+    {
+      name: "restore: loss → converged",
+      value: seconds(x.totalMs),
+      unit: "s",
+      detail: "the new apiserver's start and CRDs included",
+    },
+    {
+      name: "restore: management-cluster writes",
+      value: writes.reduce((sum, [, v]) => sum + v, 0),
+      unit: "writes",
+      detail: writes.length ? writes.map(([k, v]) => `${k} ${v}`).join(", ") : "none",
+    },
   ];
 }
 
@@ -1054,7 +1175,8 @@ function flag(argv: string[], name: string, fallback: number): number {
 
 /**
  * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50] [--clusters-per-subscription 10]
- * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--cpu-profile] [--rest-s 0]`: scenarios 1 and 4 in one run.
+ * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--restore] [--cpu-profile] [--rest-s 0]`: scenarios 1
+ * and 4 in one run; `--restore` (with `--no-delete`) adds the region's loss and restore after the restart.
  */
 export const lifecycleScenario: Scenario = {
   describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
@@ -1065,6 +1187,7 @@ export const lifecycleScenario: Scenario = {
       concurrency: flag(argv, "concurrency", 50),
       clustersPerSubscription: flag(argv, "clusters-per-subscription", 10),
       restart: !argv.includes("--no-restart"),
+      restore: argv.includes("--restore"),
       deletion: !argv.includes("--no-delete"),
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
       cpuProfile: argv.includes("--cpu-profile"),
