@@ -27,6 +27,7 @@ import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
+import { SoftDeletePurge } from "../../operators/softdelete/controller.ts";
 import { ReleaseGraphController } from "../../operators/releasegraph/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
@@ -70,6 +71,12 @@ export interface StackOptions {
   signingKeys?: ClusterControllerOptions["signingKeys"];
   /** The work template revision the cluster controller builds and RefreshWorkTemplate raises to (default the constant). */
   workTemplateRevision?: () => number;
+  /**
+   * Soft delete: a deleted cluster's Azure resources, issuer and keys are kept this long for an
+   * undelete, and the purge (operators/softdelete) runs here, looking every purgeIntervalMs at
+   * most (default: off, deletion removes everything at once).
+   */
+  softDelete?: { retentionMs: number; purgeIntervalMs?: number };
   /** The break-glass controller's clock and how long it keeps expired credentials (default: Date.now, a day). */
   breakglass?: { now?: () => number; expiredRetentionMs?: number };
   /**
@@ -290,6 +297,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       userErrorRecheckMs: opts.userErrorRecheckMs,
       signingKeys: opts.signingKeys,
       workTemplateRevision: opts.workTemplateRevision,
+      softDeleteRetentionMs: opts.softDelete?.retentionMs,
     });
     // As operators/main.ts wires it: the rotation's steps act through the cluster controller.
     const tasks = regionTaskRegistry({
@@ -309,6 +317,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       new RolloutController({ cluster: service, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
     );
+    if (opts.softDelete)
+      runnables.push(
+        new SoftDeletePurge({
+          cluster: service,
+          namespace,
+          retained: clusterController.retainedResources,
+          intervalMs: opts.softDelete.purgeIntervalMs,
+          log,
+        }),
+      );
   }
   const agents = new Map<string, () => MaestroAgent>();
   for (const m of opts.management) {

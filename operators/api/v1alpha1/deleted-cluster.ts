@@ -26,8 +26,9 @@ export const DELETED_CLUSTER_NAME_LABELS = {
 /** The record's one data key: DeletedClusterRecord as JSON. */
 export const DELETED_CLUSTER_DATA_KEY = "record.json";
 /**
- * An undelete is refused this close to purgeAfter: a purge that starts at purgeAfter must not find
- * a cluster being created under it (clocks of hcpctl's host and the operators may differ a little).
+ * An undelete is refused this close to purgeAfter (at most a tenth of the retention): a purge that
+ * starts at purgeAfter must not find a cluster being created under it (the clocks of hcpctl's host
+ * and the operators may differ a little).
  */
 export const UNDELETE_MARGIN_MS = 60_000;
 
@@ -127,6 +128,14 @@ export function decodeDeletedCluster(cm: RecordConfigMap): DeletedClusterRecord 
   const problem = problemOf(parsed, cm.metadata.labels?.[DELETED_CLUSTER_LABEL]);
   if (problem) throw new Error(`${where}: ${problem}`);
   return parsed as unknown as DeletedClusterRecord;
+}
+
+/** The last instant an undelete is accepted (ms since the epoch); undefined while the cluster is being deleted. */
+export function undeleteDeadline(record: DeletedClusterRecord): number | undefined {
+  if (record.purgeAfter === undefined || record.deletedAt === undefined) return undefined;
+  const end = Date.parse(record.purgeAfter);
+  const retention = end - Date.parse(record.deletedAt);
+  return end - Math.min(UNDELETE_MARGIN_MS, Math.max(0, retention) / 10);
 }
 
 /** What the purge does with a record now. */

@@ -11,9 +11,9 @@ import { ConfigMapResource } from "../../api/core.ts";
 import {
   DELETED_CLUSTER_LABEL,
   DELETED_CLUSTER_NAME_LABELS,
-  UNDELETE_MARGIN_MS,
   decodeDeletedCluster,
   deletedClusterRecordName,
+  undeleteDeadline,
   type DeletedClusterRecord,
   type RecordConfigMap,
   type RecordedObject,
@@ -76,8 +76,9 @@ export function recordState(
   record: DeletedClusterRecord,
   now: number,
 ): "Deleting" | "Undeletable" | "Purging" {
-  if (record.purgeAfter === undefined) return "Deleting";
-  return now < Date.parse(record.purgeAfter) - UNDELETE_MARGIN_MS ? "Undeletable" : "Purging";
+  const deadline = undeleteDeadline(record);
+  if (deadline === undefined) return "Deleting";
+  return now < deadline ? "Undeletable" : "Purging";
 }
 
 export async function runClusterDeleted(io: Io, connect: Connect, flags: ClusterDeletedFlags): Promise<void> {
@@ -135,13 +136,14 @@ async function recordFor(
 }
 
 /** Why the record cannot be undeleted now, if it cannot. */
-function refusal(record: DeletedClusterRecord, now: number): string | undefined {
-  if (record.purgeAfter === undefined)
+export function undeleteRefusal(record: DeletedClusterRecord, now: number): string | undefined {
+  const deadline = undeleteDeadline(record);
+  if (deadline === undefined || record.purgeAfter === undefined)
     return "it is still being deleted; undelete it once `hcpctl cluster deleted` shows it Undeletable";
-  const end = Date.parse(record.purgeAfter);
-  if (now >= end) return `retention ended at ${record.purgeAfter}; the cluster is being purged`;
-  if (now >= end - UNDELETE_MARGIN_MS)
-    return `retention ends at ${record.purgeAfter}, in less than ${UNDELETE_MARGIN_MS / 1000} s: too late to undelete, the purge is about to start`;
+  if (now >= Date.parse(record.purgeAfter))
+    return `retention ended at ${record.purgeAfter}; the cluster is being purged`;
+  if (now >= deadline)
+    return `retention ends at ${record.purgeAfter}, in less than ${Math.ceil((Date.parse(record.purgeAfter) - deadline) / 1000)} s: too late to undelete, the purge is about to start`;
   return undefined;
 }
 
@@ -226,7 +228,7 @@ export async function runClusterUndelete(
   const namespace = args.flags.namespace ?? conn.namespace;
   const record = await recordFor(io, conn, { name: args.name, namespace, flags: args.flags });
   const where = `hcpcluster/${args.name}`;
-  const refused = refusal(record, io.now());
+  const refused = undeleteRefusal(record, io.now());
   // A cluster this command created before it failed is finished whatever the time: it is live.
   const existing = await conn.get<HcpCluster>(HcpClusterResource, args.name, namespace);
   const resumed = existing !== undefined && originalUid(existing) === record.clusterID;
