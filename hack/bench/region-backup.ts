@@ -18,7 +18,8 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { mkdir, readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { ConfigMapResource, NamespaceResource, SecretResource } from "../../operators/api/core.ts";
@@ -492,8 +493,9 @@ export async function benchRegionBackup(opts: RegionBackupOptions): Promise<Regi
       "service",
       kubeConfigAt(region.clusters.find((c) => c.role === "service")!.kubeconfigPath),
     );
+    await mkdir(join(region.workDir, "region-backups"), { recursive: true });
     env.storage = await startStorageEmulator({
-      workDir: region.workDir,
+      workDir: join(region.workDir, "region-backups"),
       account: "hcpregionbackups",
       containers: [CONTAINER],
     });

@@ -12,6 +12,8 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { takeBackup } from "../../operators/regionbackup/backup.ts";
@@ -106,8 +108,10 @@ export async function restoreStep(
 ): Promise<{ report: RestoreStepReport; service: KubeClient; server: ApiServer }> {
   const { region } = input;
   const progress = (message: string): void => input.progress(message);
+  // A directory of its own: the emulator writes its CA under it, and the OIDC storage's is in the region's.
+  await mkdir(join(region.workDir, "region-backups"), { recursive: true });
   const storage = await startStorageEmulator({
-    workDir: region.workDir,
+    workDir: join(region.workDir, "region-backups"),
     account: "hcpregionbackups",
     containers: [CONTAINER],
   });
