@@ -15,7 +15,7 @@ import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { summariseWorkSpec, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
 import { ClusterReconciler } from "../../operators/cluster/reconcile.ts";
-import { CLUSTER_UID_INDEX } from "../../operators/cluster/scope.ts";
+import { CLUSTER_UID_INDEX, type ClusterReconcilerDeps } from "../../operators/cluster/scope.ts";
 import { MANAGEMENT_CLUSTER_INDEX, byManagementCluster } from "../../operators/hcp/indexes.ts";
 import { ReleaseCatalog } from "../../operators/releases/catalog.ts";
 import {
@@ -79,6 +79,7 @@ export function world(
     works?: ManifestWork[];
     budget?: { perSecond: number; burst: number };
     workTemplateRevision?: () => number;
+    softDelete?: ClusterReconcilerDeps["softDelete"];
   } = {},
 ) {
   let now = 1_000_000;
@@ -93,10 +94,11 @@ export function world(
   });
   const blobs = new MemoryBlobStore();
   const keys = new MemorySigningKeys();
+  const pools = new FakeLister(opts.pools ?? []);
   const reconciler = new ClusterReconciler(
     {
       clusters,
-      nodePools: new FakeLister(opts.pools ?? []),
+      nodePools: pools,
       externalAuths: new FakeLister<ExternalAuth>([]),
       managementClusters: new FakeLister(opts.mcs ?? [managementCluster("mgmt-1")]),
       works,
@@ -110,6 +112,7 @@ export function world(
       userErrorRecheckMs: RECHECK_MS,
       ...(opts.budget && { infraRecheckBudget: opts.budget }),
       ...(opts.workTemplateRevision && { workTemplateRevision: opts.workTemplateRevision }),
+      ...(opts.softDelete && { softDelete: opts.softDelete }),
     },
     () => now,
   );
@@ -131,6 +134,7 @@ export function world(
     events,
     clusters,
     works,
+    pools,
     blobs,
     keys,
     reconciler,
