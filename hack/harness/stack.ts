@@ -178,6 +178,9 @@ export function lifecycleProcess(opts: {
       `--oidc-issuer-base-url=${storage.webEndpoint}`,
       `--oidc-container-url=${oidcContainerUrl(storage)}`,
       `--oidc-storage-ca=${storage.caPath}`,
+      // A deletion removes everything at once, as the in-process stack's default: the tests, the
+      // chaos table and the bench count what a deletion leaves; soft delete has its own test.
+      "--soft-delete-retention-seconds=0",
     ],
     env: {
       AZURE_TENANT_ID: arm.tenantId,
