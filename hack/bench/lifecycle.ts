@@ -635,6 +635,7 @@ async function restoreScenario(
     },
     install: (service) => seedRegion(service, NAMESPACE, mcNames, Math.ceil(opts.n / mcNames.length) + 10),
     resynced: async () => resynced(await scrape(running.operators.metricsUrl), opts.n),
+    cpu: () => cpuByProcess(running.region.workDir, running.components),
     progress,
   });
   running.service = service;
@@ -1084,7 +1085,16 @@ function restoreFigures(x: RestoreStepReport | undefined): Figure[] {
       name: "restore: management-cluster writes",
       value: writes.reduce((sum, [, v]) => sum + v, 0),
       unit: "writes",
-      detail: writes.length ? writes.map(([k, v]) => `${k} ${v}`).join(", ") : "none",
+      detail: `${writes.length ? writes.map(([k, v]) => `${k} ${v}`).join(", ") : "none"}; changed nothing (not stored): ${JSON.stringify(x.managementUnchangedWrites)}`,
+    },
+    {
+      name: "restore: CPU, operators start → converged",
+      value: Math.round(Object.values(x.cpu).reduce((a, b) => a + b, 0)),
+      unit: "CPU s",
+      detail: Object.entries(x.cpu)
+        .slice(0, 6)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", "),
     },
   ];
 }

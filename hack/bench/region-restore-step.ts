@@ -27,7 +27,16 @@ import { crdFilesIn, installCrds } from "../harness/crds.ts";
 import { waitFor } from "../harness/ports.ts";
 import { repoCrdDir, type Region } from "../harness/region.ts";
 import { startStorageEmulator } from "../harness/storage-emulator/index.ts";
-import { difference, merge, requestCountsIn, type RequestCounts } from "./apiserver-metrics.ts";
+import {
+  difference,
+  merge,
+  requestCountsIn,
+  storedWritesIn,
+  unstoredWrites,
+  type RequestCounts,
+  type StoredWrites,
+} from "./apiserver-metrics.ts";
+import { cpuWindow } from "./usage.ts";
 
 const CONTAINER = "region-backups";
 
@@ -48,6 +57,8 @@ export interface RestoreStepInput {
   startOperators(serviceKubeconfig: string): Promise<void>;
   /** What an install puts on a new service cluster besides the CRDs (admission, namespaces). */
   install(service: KubeClient): Promise<void>;
+  /** CPU seconds so far by process (usage.ts cpuByProcess); the operators' under "operators". */
+  cpu(): Promise<Record<string, number>>;
   /** Whether every cluster and pool was reconciled since the operators started. */
   resynced(): Promise<boolean>;
   progress(message: string): void;
@@ -67,6 +78,10 @@ export interface RestoreStepReport {
   totalMs: number;
   /** Writes the management apiservers served from the loss to converged, by "VERB resource". */
   managementWrites: Record<string, number>;
+  /** Of those, by resource, the ones answered but not stored: they changed nothing. */
+  managementUnchangedWrites: Record<string, number>;
+  /** CPU seconds by process from the operators' start to converged: where the time goes. */
+  cpu: Record<string, number>;
 }
 
 function clientAt(path: string, name: string): KubeClient {
@@ -75,10 +90,12 @@ function clientAt(path: string, name: string): KubeClient {
   return new KubeClient(name, kc);
 }
 
-async function managementCounts(management: KubeClient[]): Promise<RequestCounts> {
-  return merge(
-    ...(await Promise.all(management.map(async (m) => requestCountsIn(await m.text("/metrics"))))),
-  );
+/** One scrape of each management apiserver: its requests, and its writes answered and stored. */
+async function managementReading(
+  management: KubeClient[],
+): Promise<{ counts: RequestCounts; stored: StoredWrites[] }> {
+  const texts = await Promise.all(management.map((m) => m.text("/metrics")));
+  return { counts: merge(...texts.map(requestCountsIn)), stored: texts.map(storedWritesIn) };
 }
 
 function informer<T extends KubeObject>(
@@ -134,7 +151,7 @@ export async function restoreStep(
     const backupMs = performance.now() - backupStarted;
     progress(`backup: ${taken.objects} objects, ${taken.bytes} bytes in ${Math.round(backupMs)} ms`);
 
-    const m0 = await managementCounts(input.management);
+    const m0 = await managementReading(input.management);
     const lost = performance.now();
     await input.stopOperators();
     await region.clusters.find((c) => c.role === "service")?.apiServer?.stop();
@@ -158,6 +175,9 @@ export async function restoreStep(
     const works = informer<ManifestWork>(service, ManifestWorkResource, stop.signal);
     const clusters = informer<HcpCluster>(service, HcpClusterResource, stop.signal);
     await Promise.all([works.waitForSync(), clusters.waitForSync()]);
+    // The operators process is a new one, counted from zero.
+    const cpu0 = await input.cpu();
+    delete cpu0["operators"];
     const started = performance.now();
     await input.startOperators(server.kubeconfigPath);
     const operatorsReadyMs = performance.now() - started;
@@ -175,7 +195,9 @@ export async function restoreStep(
       { timeoutMs: input.phaseTimeoutMs, intervalMs: 250 },
     );
     const converged = performance.now();
-    const writes = [...difference(await managementCounts(input.management), m0)].filter(
+    const cpu = cpuWindow(cpu0, await input.cpu());
+    const m1 = await managementReading(input.management);
+    const writes = [...difference(m1.counts, m0.counts)].filter(
       ([k, v]) => v > 0 && !/^(GET|LIST|WATCH) /.test(k),
     );
     const report: RestoreStepReport = {
@@ -187,6 +209,8 @@ export async function restoreStep(
       convergedMs: converged - started,
       totalMs: converged - lost,
       managementWrites: Object.fromEntries(writes.sort(([, a], [, b]) => b - a)),
+      managementUnchangedWrites: Object.fromEntries(unstoredWrites(m1.stored, m0.stored)),
+      cpu,
     };
     progress(`restore step: ${JSON.stringify(report)}`);
     return { report, service, server };
