@@ -96,11 +96,11 @@ export function identities(s: Snapshot): Identities {
   return { clusters, workOwners, made };
 }
 
-/** The original uids of the HcpClusters a backup holds. */
+/** The original uids of the HcpClusters a backup holds live (one being deleted is deleted again). */
 export function backedUpClusters(doc: BackupDocument): Set<string> {
   return new Set(
     doc.objects
-      .filter((o) => o.type === "hcp.aro.dev/HcpCluster")
+      .filter((o) => o.type === "hcp.aro.dev/HcpCluster" && !o.deleting)
       .map((o) => o.object.metadata.annotations?.[ORIGINAL_UID_ANNOTATION] || o.uid),
   );
 }

@@ -89,7 +89,8 @@ async function prepareEmpty(ctx: FaultContext, kubeconfigPath: string): Promise<
 /** The backup's clusters by `namespace/name`, with their pools' replicas (undefined: no pool held). */
 function heldClusters(doc: BackupDocument): Map<string, number | undefined> {
   const held = new Map<string, number | undefined>();
-  const objects = doc.objects.map((o) => ({ type: o.type, object: o.object }));
+  // One being deleted at the backup is deleted again after the restore: the workload's deletion stands.
+  const objects = doc.objects.filter((o) => !o.deleting).map((o) => ({ type: o.type, object: o.object }));
   for (const { type, object } of objects)
     if (type === "hcp.aro.dev/HcpCluster")
       held.set(`${object.metadata.namespace}/${object.metadata.name}`, undefined);
@@ -169,6 +170,6 @@ export const serviceClusterLoss: Fault = {
       ctx.note(`owner references dropped by the restore: ${summary.droppedOwners.join("; ")}`);
     // The during-fault writes land on the restored region while the operators start again.
     ctx.injected();
-    await Promise.all(chaos.operators.map((s) => s.restart()));
+    await Promise.all([...chaos.operators.map((s) => s.restart()), ctx.workload.createAgain()]);
   },
 };

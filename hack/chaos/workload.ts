@@ -76,6 +76,8 @@ export class Workload {
   readonly #clusters = new Map<string, Expected>();
   /** Names of the clusters createOne made. */
   readonly #extras: string[] = [];
+  /** Pools a restore lost while their clusters came back: made again by createAgain. */
+  readonly #poolsAgain: Expected[] = [];
   readonly #cluster = sample<HcpCluster>("hcpcluster.yaml");
   readonly #pool = sample<NodePool>("nodepool-fixed.yaml");
   #next = 0;
@@ -163,16 +165,26 @@ export class Workload {
         undone.push(`deletion of ${name}`);
         e.present = true;
       }
-      if (held.has(name) && replicas === undefined)
-        throw new Error(
-          `the backup holds ${name} without its NodePool ${e.pool}: the workload cannot expect that`,
-        );
+      // Listed before its pool was made (a backup lists kind by kind): the pool's creation is lost
+      // beyond the recovery point, and the client makes it again (createAgain), as ARM's would.
+      if (held.has(name) && replicas === undefined) {
+        if (e.present) undone.push(`creation of ${e.namespace}/${e.pool}`);
+        e.replicas = INITIAL_REPLICAS;
+        this.#poolsAgain.push({ ...e });
+        continue;
+      }
       if (replicas !== undefined && replicas !== e.replicas) {
         if (e.present) undone.push(`scale of ${e.namespace}/${e.pool} to ${e.replicas}`);
         e.replicas = replicas;
       }
     }
     return undone;
+  }
+
+  /** Makes again the pools a restore lost while their clusters came back (rebase). */
+  async createAgain(): Promise<void> {
+    const again = this.#poolsAgain.splice(0).filter((e) => this.#current(e).present);
+    await inParallel(again, this.concurrency, (e) => this.#create(e));
   }
 
   #current(e: Expected): Expected {
