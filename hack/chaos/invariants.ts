@@ -26,39 +26,30 @@
 import type { KubeObject } from "../../operators/api/meta/v1.ts";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
-import { CLUSTER_TAG, OWNER_TAG } from "../../operators/azure/ownership.ts";
+import { CLUSTER_TAG } from "../../operators/azure/ownership.ts";
 import { originalUid, WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { CONNECTED, STATUS_STALE } from "../../operators/api/v1alpha1/managementcluster.ts";
-import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
-import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import { remade, reportedOwners, type RestoreContext } from "./restore-invariants.ts";
-import { judgeRollouts, type RolloutWorld } from "./rollout-invariants.ts";
+import { judgeRollouts } from "./rollout-invariants.ts";
+import {
+  azureOwner,
+  ENVIRONMENT,
+  namespaceOwner,
+  type ManagementSnapshot,
+  type Snapshot,
+} from "./snapshot.ts";
 import type { Expected } from "./workload.ts";
 
-/** The environment the operators run with (operators/main.ts's default): namespaces are `ocm-local-<uid>`. */
-export const ENVIRONMENT = "local";
+export {
+  azureOwner,
+  ENVIRONMENT,
+  namespaceOwner,
+  type ManagementSnapshot,
+  type Snapshot,
+} from "./snapshot.ts";
+
 /** The owner id of the region's own Azure resources (the parent zone). */
 const SERVICE_OWNER_ID = "hcp-service";
-
-export interface ManagementSnapshot {
-  name: string;
-  namespaces: KubeObject[];
-  hostedClusters: KubeObject[];
-  nodePools: KubeObject[];
-  applied: AppliedManifestWork[];
-}
-
-export interface Snapshot {
-  clusters: HcpCluster[];
-  /** The service cluster's ManagementCluster objects (their Connected condition). */
-  managementClusters: ManagementCluster[];
-  pools: NodePool[];
-  works: ManifestWork[];
-  management: ManagementSnapshot[];
-  azure: ArmResourceRecord[];
-  /** Present once a fault has started a Rollout. */
-  rollouts?: RolloutWorld;
-}
 
 export interface Verdict {
   converged: boolean;
@@ -93,22 +84,6 @@ const isTrue = (conditions: Conditions, type: string): boolean =>
 function notReady(conditions: Conditions): string {
   const ready = conditions?.find((c) => c.type === "Ready");
   return ready?.reason === STATUS_STALE ? `Ready ${ready.status} (${STATUS_STALE})` : "not Ready";
-}
-
-/** The owner tag of a resource: its tags, or a record set's metadata. */
-export function azureOwner(r: ArmResourceRecord): string | undefined {
-  const metadata = (r.properties["metadata"] ?? {}) as Record<string, unknown>;
-  const all: Record<string, unknown> = { ...metadata, ...r.tags };
-  const found = Object.entries(all).find(([k]) => k.toLowerCase() === OWNER_TAG.toLowerCase());
-  return typeof found?.[1] === "string" ? found[1] : undefined;
-}
-
-/** The cluster uid a management-cluster namespace belongs to (`ocm-<env>-<uid>[-<name>]`). */
-export function namespaceOwner(namespace: string): string | undefined {
-  const m = new RegExp(
-    `^ocm-${ENVIRONMENT}-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`,
-  ).exec(namespace);
-  return m?.[1];
 }
 
 class Findings {

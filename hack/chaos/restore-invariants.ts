@@ -17,7 +17,7 @@ import { ORIGINAL_UID_ANNOTATION, originalUid } from "../../operators/api/v1alph
 import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
 import type { BackupDocument } from "../../operators/regionbackup/document.ts";
-import { azureOwner, namespaceOwner, type ManagementSnapshot, type Snapshot } from "./invariants.ts";
+import { azureOwner, namespaceOwner, type ManagementSnapshot, type Snapshot } from "./snapshot.ts";
 
 /** What was made for each cluster, by its original uid: where → identity (a uid, or a resource ID and address). */
 export interface Identities {
