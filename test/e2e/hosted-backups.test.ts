@@ -8,21 +8,17 @@
  * saying why; a bad cron is refused by the HcpCluster CRD naming spec.backup.schedule.
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
+import { type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
 import {
   BACKUP_CONTAINER,
   PERIOD_OVERRIDE_ANNOTATION,
   SIMULATE_FAILURE_ANNOTATION,
   backupObjectName,
-  veleroInstall,
 } from "../../hack/hypershift-simulator/velero.ts";
-import { SecretResource } from "../../operators/api/core.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
 import {
   BackupResource,
-  BackupStorageLocationResource,
   SCHEDULE_NAME_LABEL,
   ScheduleResource,
   VELERO_NAMESPACE,
@@ -30,14 +26,14 @@ import {
   type Schedule,
 } from "../../operators/api/velero/v1/index.ts";
 import { KubeApiError } from "../../operators/runtime/kube.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { queueAdds, reconciledSince } from "../support/metrics.ts";
+import { installVeleroStorage, type VeleroStorage } from "../support/velero.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 import { SIMULATOR_NAME } from "../../hack/hypershift-simulator/controller.ts";
 
 const service = clientFor("service");
-const MANAGEMENT = ["mgmt-1", "mgmt-2"];
 const customer = `backups-${process.pid}`;
 const NAME = "bk";
 const READY_MS = 90_000;
@@ -46,36 +42,12 @@ const FAST_PERIOD_MS = 400;
 
 let running: TestStack;
 let backups: StorageEmulator;
-let scratch: { path: string; remove(): Promise<void> };
+let velero: VeleroStorage | undefined;
 
 beforeAll(async () => {
   running = await startTestStack("backups", { simulator: { provisionDelayMs: 300, deleteDelayMs: 100 } });
-  scratch = await scratchDir("backup-storage");
-  backups = await startStorageEmulator({
-    workDir: scratch.path,
-    account: "hcpbackupslocal",
-    containers: [BACKUP_CONTAINER],
-    verifyBearer: running.arm.verifyBearer,
-  });
-  const { location, credentials } = veleroInstall({
-    blobServiceUrl: backups.blobServiceUrl,
-    storageCaPem: await readFile(backups.caPath, "utf8"),
-    azure: {
-      tenantId: running.arm.tenantId,
-      clientId: running.arm.clientId,
-      clientSecret: running.arm.clientSecret,
-      authorityHost: running.arm.endpoint,
-      caPath: running.arm.caPath,
-    },
-  });
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.apply(SecretResource, credentials, { fieldManager: "velero-install", force: true });
-    await mgmt.apply(BackupStorageLocationResource, location, {
-      fieldManager: "velero-install",
-      force: true,
-    });
-  }
+  velero = await installVeleroStorage(running, "hcpbackupslocal");
+  backups = velero.backups;
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
@@ -86,14 +58,8 @@ afterAll(async () => {
     async () => !(await service.find(HcpClusterResource, NAME, customer)),
     READY_MS,
   ).catch(() => undefined);
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.delete(BackupStorageLocationResource, { name: "default", namespace: VELERO_NAMESPACE });
-    await mgmt.delete(SecretResource, { name: "velero-azure-credentials", namespace: VELERO_NAMESPACE });
-  }
   await running?.stop();
-  await backups?.stop();
-  await scratch?.remove();
+  await velero?.remove();
   await service.delete(namespaceType, { name: customer }).catch(() => undefined);
 });
 

@@ -9,68 +9,33 @@
  * cluster's backup is refused by the API server naming spec.restore.backupName.
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
-import { BACKUP_CONTAINER, veleroInstall } from "../../hack/hypershift-simulator/velero.ts";
 import { PAUSED_DURING_RESTORE_ANNOTATION } from "../../hack/hypershift-simulator/velero-restore.ts";
-import { SecretResource } from "../../operators/api/core.ts";
 import { HostedClusterResource, type HostedCluster } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
-import {
-  BackupStorageLocationResource,
-  RestoreResource,
-  VELERO_NAMESPACE,
-  type Restore,
-} from "../../operators/api/velero/v1/index.ts";
+import { RestoreResource, VELERO_NAMESPACE, type Restore } from "../../operators/api/velero/v1/index.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { KubeApiError } from "../../operators/runtime/kube.ts";
 import { eventType } from "../../operators/runtime/events.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
 import { sampleCluster } from "../support/samples.ts";
+import { installVeleroStorage, type VeleroStorage } from "../support/velero.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const service = clientFor("service");
-const MANAGEMENT = ["mgmt-1", "mgmt-2"];
 const customer = `restore-${process.pid}`;
 const NAME = "rs";
 const READY_MS = 90_000;
 const kubeconfig = clusterInfo("service").kubeconfigPath;
 
 let running: TestStack;
-let backups: StorageEmulator;
-let scratch: { path: string; remove(): Promise<void> };
+let velero: VeleroStorage | undefined;
 
 beforeAll(async () => {
   running = await startTestStack("restore", { simulator: { provisionDelayMs: 300, deleteDelayMs: 100 } });
-  scratch = await scratchDir("restore-storage");
-  backups = await startStorageEmulator({
-    workDir: scratch.path,
-    account: "hcprestorelocal",
-    containers: [BACKUP_CONTAINER],
-    verifyBearer: running.arm.verifyBearer,
-  });
-  const { location, credentials } = veleroInstall({
-    blobServiceUrl: backups.blobServiceUrl,
-    storageCaPem: await readFile(backups.caPath, "utf8"),
-    azure: {
-      tenantId: running.arm.tenantId,
-      clientId: running.arm.clientId,
-      clientSecret: running.arm.clientSecret,
-      authorityHost: running.arm.endpoint,
-      caPath: running.arm.caPath,
-    },
-  });
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.apply(SecretResource, credentials, { fieldManager: "velero-install", force: true });
-    await mgmt.apply(BackupStorageLocationResource, location, {
-      fieldManager: "velero-install",
-      force: true,
-    });
-  }
+  velero = await installVeleroStorage(running, "hcprestorelocal");
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
@@ -81,14 +46,8 @@ afterAll(async () => {
     async () => !(await service.find(HcpClusterResource, NAME, customer)),
     READY_MS,
   ).catch(() => undefined);
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.delete(BackupStorageLocationResource, { name: "default", namespace: VELERO_NAMESPACE });
-    await mgmt.delete(SecretResource, { name: "velero-azure-credentials", namespace: VELERO_NAMESPACE });
-  }
   await running?.stop();
-  await backups?.stop();
-  await scratch?.remove();
+  await velero?.remove();
   await service.delete(namespaceType, { name: customer }).catch(() => undefined);
 });
 

@@ -9,10 +9,7 @@
  * keyring and record gone), and an undelete after that is refused.
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStorageEmulator, type StorageEmulator } from "../../hack/harness/storage-emulator/index.ts";
-import { BACKUP_CONTAINER, veleroInstall } from "../../hack/hypershift-simulator/velero.ts";
 import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
 import { HostedClusterResource } from "../../operators/api/hypershift/v1beta1/index.ts";
 import {
@@ -29,15 +26,14 @@ import {
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
-import { BackupStorageLocationResource, VELERO_NAMESPACE } from "../../operators/api/velero/v1/index.ts";
-import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
 import { clusterInfo } from "../support/region.ts";
 import { sampleCluster, sampleFixedPool } from "../support/samples.ts";
+import { installVeleroStorage, type VeleroStorage } from "../support/velero.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
 const service = clientFor("service");
-const MANAGEMENT = ["mgmt-1", "mgmt-2"];
 const customer = `softdel-${process.pid}`;
 const NAME = "sd";
 const POOL = "sd-workers";
@@ -47,40 +43,14 @@ const RETENTION_MS = 30_000;
 const kubeconfig = clusterInfo("service").kubeconfigPath;
 
 let running: TestStack;
-let backups: StorageEmulator;
-let scratch: { path: string; remove(): Promise<void> };
+let velero: VeleroStorage | undefined;
 
 beforeAll(async () => {
   running = await startTestStack("softdel", {
     simulator: { provisionDelayMs: 300, deleteDelayMs: 100 },
     softDelete: { retentionMs: RETENTION_MS, purgeIntervalMs: 1_000 },
   });
-  scratch = await scratchDir("softdel-storage");
-  backups = await startStorageEmulator({
-    workDir: scratch.path,
-    account: "hcpsoftdellocal",
-    containers: [BACKUP_CONTAINER],
-    verifyBearer: running.arm.verifyBearer,
-  });
-  const { location, credentials } = veleroInstall({
-    blobServiceUrl: backups.blobServiceUrl,
-    storageCaPem: await readFile(backups.caPath, "utf8"),
-    azure: {
-      tenantId: running.arm.tenantId,
-      clientId: running.arm.clientId,
-      clientSecret: running.arm.clientSecret,
-      authorityHost: running.arm.endpoint,
-      caPath: running.arm.caPath,
-    },
-  });
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.apply(SecretResource, credentials, { fieldManager: "velero-install", force: true });
-    await mgmt.apply(BackupStorageLocationResource, location, {
-      fieldManager: "velero-install",
-      force: true,
-    });
-  }
+  velero = await installVeleroStorage(running, "hcpsoftdellocal");
   await service.create(namespaceType, { metadata: { name: customer } });
 }, 120_000);
 
@@ -92,11 +62,6 @@ afterAll(async () => {
     async () => !(await service.find(HcpClusterResource, NAME, customer)),
     READY_MS,
   ).catch(() => undefined);
-  for (const m of MANAGEMENT) {
-    const mgmt = clientFor(m);
-    await mgmt.delete(BackupStorageLocationResource, { name: "default", namespace: VELERO_NAMESPACE });
-    await mgmt.delete(SecretResource, { name: "velero-azure-credentials", namespace: VELERO_NAMESPACE });
-  }
   if (placed.id)
     await service
       .delete(ConfigMapResource, {
@@ -105,8 +70,7 @@ afterAll(async () => {
       })
       .catch(() => undefined);
   await running?.stop();
-  await backups?.stop();
-  await scratch?.remove();
+  await velero?.remove();
   await service.delete(namespaceType, { name: customer }).catch(() => undefined);
 });
 
