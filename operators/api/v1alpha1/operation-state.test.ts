@@ -77,21 +77,23 @@ describe("states", () => {
   });
 });
 
+/** A cluster's Delete operation under way. */
+const DELETING: OperationDoc = {
+  id: "op-1",
+  request: "Delete",
+  resourceId: "x",
+  kind: "cluster",
+  target: "c",
+  location: "eastus",
+  apiVersion: "2026-06-30-preview",
+  startTime: "",
+  lastTransitionTime: "",
+  status: "Deleting",
+};
+
 describe("operations", () => {
   it("follows a delete by the uid its target was first created with, across a region restore", () => {
-    const doc: OperationDoc = {
-      id: "op-d",
-      request: "Delete",
-      resourceId: "x",
-      kind: "cluster",
-      target: "c",
-      location: "eastus",
-      apiVersion: "2026-06-30-preview",
-      startTime: "",
-      lastTransitionTime: "",
-      status: "Deleting",
-      targetUid: "uid-first",
-    };
+    const doc: OperationDoc = { ...DELETING, targetUid: "uid-first" };
     const restored = cr(1, 1, []);
     restored.metadata.uid = "uid-after-restore";
     restored.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: "uid-first" };
@@ -102,18 +104,7 @@ describe("operations", () => {
   });
 
   it("evaluates operations against the CR they act on", () => {
-    const doc: OperationDoc = {
-      id: "op-1",
-      request: "Delete",
-      resourceId: "x",
-      kind: "cluster",
-      target: "c",
-      location: "eastus",
-      apiVersion: "2026-06-30-preview",
-      startTime: "",
-      lastTransitionTime: "",
-      status: "Deleting",
-    };
+    const doc: OperationDoc = DELETING;
     const current = cr(1, 1, []);
     current.metadata.annotations = { "hcp.aro.dev/arm-operation-id": "op-1" };
     expect(evaluate(doc, current).state).toBe("Deleting");
