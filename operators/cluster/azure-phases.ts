@@ -131,7 +131,8 @@ export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) =
   const { facts, apiIp, ingressIp } = scope;
   if (!stepReady(scope, CONDITIONS.IngressReady)) return {};
   if (!facts.hosted?.endpoint || !apiIp) {
-    facts.steps[CONDITIONS.DnsRecordsReady] = {
+    // A restored cluster's step as the backup recorded it stays until its work is reported.
+    facts.steps[CONDITIONS.DnsRecordsReady] ??= {
       state: "pending",
       reason: "WaitingForEndpoint",
       message: "The api and *.apps records are written once the HostedCluster reports its endpoint",

@@ -16,10 +16,13 @@ import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { issuerPath } from "./oidc.ts";
 import { RetryableStepError } from "./azure-step.ts";
+import { CLUSTER_PHASES } from "./phases.ts";
+import { replaceRestoredClusterWork } from "./restored-work.ts";
 import { completeDeletionRecord, keptForUndelete, recordDeletion } from "./soft-delete.ts";
 import { AZURE_POLL_MS, externalAuthsOf, recheckMs, worksOf, type ClusterScope } from "./scope.ts";
 
 export const deleteNodePools: Phase<ClusterScope> = async ({ signal }, scope) => {
+  if (scope.facts.deleting) return {};
   const { cluster, deps } = scope;
   const pools = deps.nodePools
     .list(cluster.metadata.namespace)
@@ -150,6 +153,7 @@ function holdOnError(reason: string, phase: Phase<ClusterScope>): Phase<ClusterS
 
 export const DELETE_PHASES: readonly Phase<ClusterScope>[] = [
   holdOnError("RecordingDeletedCluster", recordDeletion),
+  holdOnError("ReplacingRestoredWork", replaceRestoredClusterWork(CLUSTER_PHASES)),
   holdOnError("DeletingNodePools", deleteNodePools),
   holdOnError("DeletingExternalAuths", deleteExternalAuths),
   holdOnError("DeletingHostedCluster", deleteWorks),

@@ -48,6 +48,7 @@ import type { InfraResult } from "./infrastructure.ts";
 import { issuerDocuments, issuerPath, issuerURL } from "./oidc.ts";
 import { keyId, nextRetirementInMs, publishedJwks, type SigningKeyring } from "./signing-keyring.ts";
 import { place as choosePlacement } from "./placement.ts";
+import { confirmRestoredClusterWork, keepRestoredSteps } from "./restored-work.ts";
 import { clusterWork, externalAuthsOf, templateRevision, type ClusterScope } from "./scope.ts";
 import {
   inputsDigest,
@@ -384,6 +385,14 @@ function hostedClusterValid(scope: ClusterScope, report: HostedClusterReport): S
   };
 }
 
+/** The HostedCluster's steps from its work and HyperShift's report, unless a restored cluster keeps its own. */
+function recordHostedSteps(scope: ClusterScope, work: ManifestWorkObject, report: HostedClusterReport): void {
+  if (keepRestoredSteps(scope, work)) return;
+  scope.facts.steps[CONDITIONS.HostedClusterApplied] = workStep(work);
+  scope.facts.steps[CONDITIONS.HostedClusterValid] = hostedClusterValid(scope, report);
+  scope.facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
+}
+
 /**
  * Turns the work's status and the HostedCluster's feedback into steps. Runs whatever came before:
  * a work that exists is observed even while an earlier step holds (a bad version, a quota), and
@@ -393,7 +402,6 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   const { facts } = scope;
   const work = scope.appliedWork ?? clusterWork(scope);
   if (!work) return {};
-  facts.steps[CONDITIONS.HostedClusterApplied] = workStep(work);
   const report = hostedReport(
     feedbackOf(work, { kind: "HostedCluster", name: facts.names.hostedClusterName }),
   );
@@ -406,8 +414,7 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
     feedbackOf(work, { kind: "Secret", name: SIGNING_KEY_SECRET_NAME }),
   );
   if (appliedKeyId) facts.signingKeys = { ...facts.signingKeys, appliedKeyId };
-  facts.steps[CONDITIONS.HostedClusterValid] = hostedClusterValid(scope, report);
-  facts.steps[CONDITIONS.HostedClusterAvailable] = hostedClusterAvailable(scope);
+  recordHostedSteps(scope, work, report);
   const schedule = { kind: SCHEDULE_KIND, name: backupScheduleName(facts.names) };
   const backup = backupVerdict(scope.cluster, backupReport(feedbackOf(work, schedule)), scope.now);
   facts.backup = backup;
@@ -429,6 +436,7 @@ export const CLUSTER_PHASES: readonly Phase<ClusterScope>[] = [
   applyWork,
   observeHostedCluster,
   reconcileRecords,
+  confirmRestoredClusterWork,
 ];
 
 /** A paused cluster changes nothing: it is only observed. */

@@ -25,6 +25,8 @@ export interface FindClusterOptions<S> {
    * put what the later phases need of the cluster into the scope.
    */
   judge(scope: S, cluster: HcpCluster): StepState;
+  /** Whether the object is judged even while its cluster is being deleted. Default never. */
+  evenWhileDeleting?(scope: S): boolean;
 }
 
 /** The phase `findCluster`: ClusterNotFound, ClusterDeleting, or the controller's judgement. */
@@ -43,7 +45,8 @@ export function findClusterPhase<S extends { deps: { clusters: Pick<Lister<HcpCl
 }
 
 function stepOf<S>(opts: FindClusterOptions<S>, scope: S, cluster: HcpCluster): StepState {
-  if (!cluster.metadata.deletionTimestamp) return opts.judge(scope, cluster);
+  if (!cluster.metadata.deletionTimestamp || opts.evenWhileDeleting?.(scope))
+    return opts.judge(scope, cluster);
   return {
     state: "pending",
     reason: "ClusterDeleting",

@@ -5,7 +5,7 @@
  * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
  * the pool back.
  */
-import type { HcpCluster, VersionSpec } from "../api/v1alpha1/index.ts";
+import { awaitsRestoredWork, type HcpCluster, type VersionSpec } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../api/v1alpha1/feedback.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -22,6 +22,7 @@ import { isTrue } from "../runtime/conditions.ts";
 import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { nodePoolWork, poolNames } from "./nodepool.ts";
+import { confirmRestoredPoolWork, keepRestoredPoolSteps } from "./restored-work.ts";
 import { poolWork, type PoolScope } from "./scope.ts";
 import { POOL_CONDITIONS, type PoolStep } from "./status.ts";
 
@@ -61,6 +62,8 @@ function clusterHold(cluster: HcpCluster, ref: string): StepState {
 /** The pool's cluster must exist, be placed and have its HostedCluster applied. */
 export const findCluster = findClusterPhase<PoolScope>({
   referrer: (scope) => scope.pool,
+  // A restored pool writes its work again even while its cluster goes (hcp/restored-work.ts).
+  evenWhileDeleting: (scope) => awaitsRestoredWork(scope.pool),
   record: (scope, step) => void record(scope, POOL_CONDITIONS.ClusterReady, step),
   judge: (scope, cluster) => {
     const names = clusterNames(cluster, scope.deps.region);
@@ -205,7 +208,7 @@ function nodesStep(report: PoolReport, want: number): StepState {
 export const observeNodes: Phase<PoolScope> = (_ctx, scope) => {
   const { pool, names } = scope;
   const work = scope.appliedWork ?? poolWork(scope);
-  if (!work || !names) return {};
+  if (!work || !names || keepRestoredPoolSteps(scope, work)) return {};
   record(scope, POOL_CONDITIONS.NodePoolApplied, workStep(work));
   const report = poolReport(
     feedbackOf(work, { kind: "NodePool", name: poolNames(pool, names).hyperShiftName }),
@@ -223,4 +226,5 @@ export const POOL_PHASES: readonly Phase<PoolScope>[] = [
   resolveRelease,
   applyWork,
   observeNodes,
+  confirmRestoredPoolWork,
 ];

@@ -14,6 +14,7 @@ import type { Phase } from "../runtime/phases.ts";
 import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { poolNames } from "./nodepool.ts";
 import { POOL_PHASES } from "./phases.ts";
+import { replaceRestoredPoolWork } from "./restored-work.ts";
 import { poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
 
@@ -35,6 +36,7 @@ function expectedPoolWork(scope: PoolScope): WorkRef | undefined {
 
 /** The pool's work goes; maestro-server holds it until the agent confirms Deleted. */
 export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
+  if (scope.facts.deleting) return {};
   const work = poolWork(scope);
   const namespace = await deleteOwnedWorks(
     scope.deps.writer,
@@ -60,7 +62,7 @@ export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
       scope: (ctx, pool) => ({ deps, pool, log: requestLog(ctx, pool), facts: { pool, steps: {} } }),
       phases: () => POOL_PHASES,
       deletion: {
-        phases: [deleteWork],
+        phases: [replaceRestoredPoolWork(POOL_PHASES), deleteWork],
         waiting: (scope) => Boolean(scope.facts.deleting),
         reportsWaiting: true,
       },

@@ -22,6 +22,21 @@ export function originalUid(obj: { metadata: ObjectMeta }): string {
 }
 
 /**
+ * On an HcpCluster or NodePool a region restore created, until its controller has seen its work
+ * applied again. The agent still holds the work from before the restore, which only a newer work
+ * of the same name replaces (decision 0012): deleted before that, the object would find no work to
+ * delete and leave the old one running on its management cluster. So a deletion first writes the
+ * work again and waits for it to be applied. A finalizer, because that is what it is: something
+ * that must happen before the object may go.
+ */
+export const RESTORED_WORK_FINALIZER = "hcp.aro.dev/restored-work";
+
+/** Whether a restored object's work has not been applied again yet (RESTORED_WORK_FINALIZER). */
+export function awaitsRestoredWork(obj: { metadata: ObjectMeta }): boolean {
+  return obj.metadata.finalizers?.includes(RESTORED_WORK_FINALIZER) ?? false;
+}
+
+/**
  * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and node
  * pool, or break-glass credential).
  */
