@@ -356,6 +356,16 @@ describe("judge, after a region restore", () => {
     ]);
   });
 
+  it("reports the Azure resources of one that never reached a management cluster when the orphan sweep lists them", () => {
+    const w = restoredWorld();
+    w.azure.push(arm("Microsoft.Resources/resourceGroups", "rg-late", LATE));
+    expect(judge(w, wanted, restoreContext()).orphaned).toHaveLength(1);
+    w.azureOrphanOwners = [LATE, "someone-else"];
+    const v = judge(w, wanted, restoreContext());
+    expect(v.orphaned).toEqual([]);
+    expect(v.reported).toEqual([expect.stringContaining("rg-late")]);
+  });
+
   it("counts those leftovers as orphaned when the region does not list them", () => {
     const v = judge(withLateLeftovers(restoredWorld(), []), wanted, restoreContext());
     expect(v.reported).toEqual([]);

@@ -10,7 +10,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
+import { ConfigMapResource, NamespaceResource, SecretResource } from "../../operators/api/core.ts";
+import { REPORT_NAME as ORPHAN_REPORT_NAME } from "../../operators/orphansweep/report.ts";
 import {
   HostedClusterResource,
   NodePoolResource as HyperShiftNodePoolResource,
@@ -305,8 +306,20 @@ async function snapshot(
     works,
     management: mgmt,
     azure: arm.resources(),
+    azureOrphanOwners: await azureOrphanOwners(service, signal),
     ...(rollouts ? { rollouts } : {}),
   };
+}
+
+/** The owners whose Azure resources the orphan sweep's report lists (operators/orphansweep/report.ts). */
+async function azureOrphanOwners(service: KubeClient, signal?: AbortSignal): Promise<string[]> {
+  const report = await service.find<KubeObject & { data?: Record<string, string> }>(
+    ConfigMapResource,
+    ORPHAN_REPORT_NAME,
+    OPERATORS_NAMESPACE,
+    { signal },
+  );
+  return [...(report?.data?.["orphans"] ?? "").matchAll(/\buid=(\S+)/g)].map((m) => m[1] ?? "");
 }
 
 /** The rollouts, their tasks and runs, and the keyrings they may have rotated; none when no rollout exists. */

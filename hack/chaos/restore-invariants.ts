@@ -8,7 +8,9 @@
  *    does not converge".
  *  - reported: what such a cluster left on a management cluster or in Azure, when the region
  *    says so: its ManagementCluster's status.agent.unclaimedWorks lists a work of it
- *    (docs/decisions/0012-never-delete-the-unknown.md). Anything else left behind is orphaned.
+ *    (docs/decisions/0012-never-delete-the-unknown.md), or the orphan sweep's report lists its
+ *    Azure resources (one that never reached a management cluster has no work to list). Anything
+ *    else left behind is orphaned.
  *  - duplicated: a backed-up cluster's HostedCluster, HyperShift NodePool or namespace with
  *    another uid than before the loss, or a public IP with another address: made a second time.
  */
@@ -116,7 +118,7 @@ export function createdAfter(before: Identities, backedUp: Set<string>, takenAt:
   );
 }
 
-/** Clusters created after the backup whose works the region lists as unclaimed: what they left is reported. */
+/** Clusters created after the backup whose works or Azure resources the region lists: what they left is reported. */
 export function reportedOwners(s: Snapshot, r: RestoreContext): Set<string> {
   const owners = new Set<string>();
   for (const mc of s.managementClusters)
@@ -124,6 +126,7 @@ export function reportedOwners(s: Snapshot, r: RestoreContext): Set<string> {
       const owner = r.before.workOwners.get(id);
       if (owner && r.beyondRpo.has(owner)) owners.add(owner);
     }
+  for (const owner of s.azureOrphanOwners ?? []) if (r.beyondRpo.has(owner)) owners.add(owner);
   return owners;
 }
 

@@ -29,6 +29,8 @@ export interface Snapshot {
   works: ManifestWork[];
   management: ManagementSnapshot[];
   azure: ArmResourceRecord[];
+  /** The owners whose Azure resources the orphan sweep reports (its ConfigMap); absent: not read. */
+  azureOrphanOwners?: string[];
   /** Present once a fault has started a Rollout. */
   rollouts?: RolloutWorld;
 }
