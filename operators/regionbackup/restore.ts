@@ -17,7 +17,9 @@ import {
   GROUP,
   HcpClusterResource,
   ManagementClusterResource,
+  NodePoolResource,
   ORIGINAL_UID_ANNOTATION,
+  RESTORED_WORK_FINALIZER,
 } from "../api/v1alpha1/index.ts";
 import { KubeApiError, type KubeClient } from "../runtime/kube.ts";
 import type { BackedUpObject, BackupDocument } from "./document.ts";
@@ -158,6 +160,27 @@ const hasStatus = (obj: KubeObject | undefined): boolean => {
   return typeof status === "object" && status !== null && Object.keys(status).length > 0;
 };
 
+/**
+ * The cluster deletion phases that come after its works are gone (operators/cluster/delete.ts): a
+ * cluster backed up in one of them has no work left for an agent to hold.
+ */
+const PAST_THE_WORKS = ["DeletingAzureResources", "DeletingOidcIssuer"];
+
+/**
+ * Whether a restored object's work is held by an agent from before the loss, so its controller must
+ * write it again before deleting the object (RESTORED_WORK_FINALIZER).
+ */
+function awaitsWork(o: BackedUpObject, t: ResourceType): boolean {
+  if (t.group !== GROUP || (t.kind !== HcpClusterResource.kind && t.kind !== NodePoolResource.kind))
+    return false;
+  if (!o.deleting) return true;
+  const conditions = (
+    o.object["status"] as { conditions?: Array<{ type: string; reason?: string }> } | undefined
+  )?.conditions;
+  const deleting = conditions?.find((c) => c.type === "Deleting");
+  return !PAST_THE_WORKS.includes(deleting?.reason ?? "");
+}
+
 class Restorer {
   readonly #o: RestoreOptions;
   readonly #uids = new Map<string, string>();
@@ -235,6 +258,11 @@ class Restorer {
     }
     if (t.group === GROUP && o.uid)
       meta.annotations = { [ORIGINAL_UID_ANNOTATION]: o.uid, ...meta.annotations };
+    if (awaitsWork(o, t))
+      meta.finalizers = [
+        ...(meta.finalizers ?? []).filter((f) => f !== RESTORED_WORK_FINALIZER),
+        RESTORED_WORK_FINALIZER,
+      ];
     return { ...rest, metadata: meta };
   }
 }

@@ -1,12 +1,14 @@
 /**
  * A region that loses its service cluster and is restored from its last backup (issue 34): the
- * region runs on a service apiserver of its own, two clusters become Ready (one with a node pool),
+ * region runs on a service apiserver of its own, three clusters become Ready (two with a node pool),
  * the region is backed up with hcpctl, a third cluster is created after the backup; then the
  * service apiserver is stopped for good and a new, empty one takes its place. hcpctl restores the
  * backup into it and the region's controllers start again against the same management clusters,
  * broker, Azure and storage. What was backed up comes back without anything made twice: the same
  * HostedClusters, namespaces and NodePools on the management clusters (same uids), the same Azure
- * resources, the same OIDC issuer keys, every cluster's work applied again. The cluster created
+ * resources, the same OIDC issuer keys, every cluster's work applied again, and no Ready going
+ * False on the way. A cluster and a node pool deleted right after the restore, before their
+ * controllers have written their works again, leave nothing behind. The cluster created
  * after the backup is not deleted by the restored region: its objects stay on the management
  * cluster and are reported as held by works the region does not know, until an SRE re-adopts it
  * (its spec again, with its ID); then the region deletes all three and nothing is left anywhere.
@@ -37,6 +39,7 @@ import {
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../../operators/api/work/v1.ts";
+import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appliedwork.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, scratchDir } from "../support/fixtures.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
@@ -211,12 +214,15 @@ describe("a region restored after losing its service cluster", () => {
     const lostClient = new KubeClient("svc-lost", kubeConfigAt(lost.kubeconfigPath));
     stack = await runStack(lost);
     await lostClient.create(NamespaceResource, { metadata: { name: customer } });
-    for (const name of ["alpha", "beta"]) await lostClient.create(HcpClusterResource, newCluster(name));
-    const pool = sampleFixedPool();
-    pool.metadata = { name: "alpha-workers", namespace: customer };
-    pool.spec.clusterRef = { name: "alpha" };
-    await lostClient.create(NodePoolResource, pool);
-    for (const name of ["alpha", "beta"]) {
+    for (const name of ["alpha", "beta", "delta"])
+      await lostClient.create(HcpClusterResource, newCluster(name));
+    for (const cluster of ["alpha", "beta"]) {
+      const pool = sampleFixedPool();
+      pool.metadata = { name: `${cluster}-workers`, namespace: customer };
+      pool.spec.clusterRef = { name: cluster };
+      await lostClient.create(NodePoolResource, pool);
+    }
+    for (const name of ["alpha", "beta", "delta"]) {
       const cluster = await waitReady(lostClient, name);
       before.set(name, {
         cluster,
@@ -225,18 +231,20 @@ describe("a region restored after losing its service cluster", () => {
         jwks: jwksOf(cluster),
       });
     }
-    await eventually(
-      "the node pool Ready",
-      async () =>
-        (
-          await lostClient.find<NodePool>(NodePoolResource, "alpha-workers", customer)
-        )?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
-      READY_MS,
-    );
-    before.get("alpha")!.placed = await placedObjects(before.get("alpha")!.cluster);
-    expect(Object.keys(before.get("alpha")!.placed.objects)).toContain(
-      "NodePool alpha" + suffix + "-alpha-workers",
-    );
+    for (const cluster of ["alpha", "beta"]) {
+      await eventually(
+        `${cluster}'s node pool Ready`,
+        async () =>
+          (
+            await lostClient.find<NodePool>(NodePoolResource, `${cluster}-workers`, customer)
+          )?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+        READY_MS,
+      );
+      const b = before.get(cluster)!;
+      b.cluster = await waitReady(lostClient, cluster);
+      b.placed = await placedObjects(b.cluster);
+      expect(Object.keys(b.placed.objects)).toContain(betaPool(cluster));
+    }
     for (const b of before.values()) {
       expect(Object.keys(b.azure).length).toBeGreaterThan(0);
       expect(b.jwks).toContain('"kid"');
@@ -272,6 +280,12 @@ describe("a region restored after losing its service cluster", () => {
     expect(restore.stderr).toBe("");
     expect(restore.code).toBe(0);
     expect(await service.find(HcpClusterResource, "gamma", customer)).toBeUndefined();
+    // Deleted before the controllers start again: nothing has written their works since the restore.
+    await service.delete(HcpClusterResource, { name: "delta", namespace: customer });
+    await service.delete(NodePoolResource, { name: "beta-workers", namespace: customer });
+    const deltaPlaced = before.get("delta")!.placed;
+    before.delete("delta");
+    delete before.get("beta")!.placed.objects[betaPool("beta")];
     stack = await runStack(restored);
 
     // Every backed-up cluster's work is written again and applied by the agent at its generation.
@@ -292,11 +306,22 @@ describe("a region restored after losing its service cluster", () => {
         READY_MS,
       );
       const cluster = await waitReady(service, name);
+      expect(readySince(cluster), `${name}'s Ready kept through the restore`).toBe(readySince(b.cluster));
       expect(originalUid(cluster)).toBe(b.placed.id);
       expect(await placedObjects(cluster), `${name} on ${b.placed.mgmt}`).toEqual(b.placed);
       expect(azureOf(b.placed.id), `${name}'s Azure resources`).toEqual(b.azure);
       expect(jwksOf(cluster), `${name}'s issuer keys`).toEqual(b.jwks);
     }
+
+    // What was deleted right after the restore is gone from its management cluster and from Azure.
+    await eventually(
+      "delta deleted",
+      async () => !(await service.find(HcpClusterResource, "delta", customer)),
+      READY_MS,
+    );
+    expect((await placedObjects(lateCluster(deltaPlaced, "delta"))).objects).toEqual({});
+    expect(azureOf(deltaPlaced.id)).toEqual({});
+    expect(await appliedWorksOf(deltaPlaced)).toEqual([]);
 
     // The late cluster's control plane was not taken down, and the region says it holds works it does not know.
     const lateBefore = await placedObjects(lateCluster());
@@ -339,9 +364,24 @@ describe("a region restored after losing its service cluster", () => {
 /** Where each management cluster is (config/samples). */
 const ZONES: Record<string, string> = { "mgmt-1": "eastus-1", "mgmt-2": "eastus-2" };
 
+/** The key placedObjects gives a cluster's node pool on its management cluster. */
+const betaPool = (cluster: string): string => `NodePool ${cluster}${suffix}-${cluster}-workers`;
+
+/** When Ready last changed: the same after a restore if it never went False on the way. */
+const readySince = (c: HcpCluster): string | undefined =>
+  c.status?.conditions?.find((x) => x.type === "Ready" && x.status === "True")?.lastTransitionTime;
+
+/** The agent's records of the works it applied for a cluster (by the ManifestWork name each names). */
+async function appliedWorksOf(p: Placed): Promise<string[]> {
+  const records = await mgmt(p.mgmt).list<KubeObject>(AppliedManifestWorkResource);
+  return records.items
+    .filter((r) => JSON.stringify(r.metadata.annotations ?? {}).includes(p.id))
+    .map((r) => r.metadata.name ?? "");
+}
+
 /** A cluster as a lost region knew it (by default the late one), enough for placedObjects. */
-function lateCluster(p: Placed = late): HcpCluster {
-  const name = p === late ? "gamma" : ([...before].find(([, b]) => b.placed === p)?.[0] ?? "");
+function lateCluster(p: Placed = late, named?: string): HcpCluster {
+  const name = named ?? (p === late ? "gamma" : ([...before].find(([, b]) => b.placed === p)?.[0] ?? ""));
   const c = newCluster(name);
   c.metadata.annotations = { [ORIGINAL_UID_ANNOTATION]: p.id };
   c.status = { managementCluster: p.mgmt, hostedClusterNamespace: `ocm-local-${p.id}` };
