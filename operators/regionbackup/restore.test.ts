@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../api/meta/v1.ts";
 import type { BackedUpObject } from "./document.ts";
-import { mapOwnerReferences, restorePlan } from "./restore.ts";
+import { mapOwnerReferences, RestoreFailedError, restorePlan, restoreRanks } from "./restore.ts";
 
 const API = "hcp.aro.dev/v1alpha1";
 function held(type: string, name: string, extra: Partial<KubeObject["metadata"]> = {}): BackedUpObject {
@@ -58,6 +58,31 @@ describe("restore order", () => {
     before("MaintenanceTask:task", "MaintenanceRun:run");
   });
 
+  it("groups objects in ranks created side by side: no object shares a rank with an owner", () => {
+    const owned = (kind: string, owner: string) => ({
+      ownerReferences: [{ apiVersion: API, kind, name: owner, uid: `old-${owner}` }],
+    });
+    const objects = [
+      held("hcp.aro.dev/MaintenanceRun", "run", { namespace: "s", ...owned("MaintenanceTask", "task") }),
+      held("hcp.aro.dev/NodePool", "np", { namespace: "s", ...owned("HcpCluster", "c") }),
+      held("hcp.aro.dev/MaintenanceTask", "task", owned("Rollout", "r")),
+      held("hcp.aro.dev/Rollout", "r"),
+      held("hcp.aro.dev/HcpCluster", "c", { namespace: "s" }),
+      held("hcp.aro.dev/HcpCluster", "d", { namespace: "s" }),
+      held("/Secret", "key", { namespace: "hcp-system" }),
+      held("/Namespace", "s"),
+    ];
+    expect(restoreRanks(objects).map((rank) => rank.map(name))).toEqual([
+      ["Namespace:s"],
+      ["Secret:key"],
+      ["HcpCluster:c", "HcpCluster:d"],
+      ["NodePool:np", "Rollout:r"],
+      ["MaintenanceTask:task"],
+      ["MaintenanceRun:run"],
+    ]);
+    expect(restorePlan(objects)).toEqual(restoreRanks(objects).flat());
+  });
+
   it("ends on an ownership cycle instead of looping", () => {
     const a = held("hcp.aro.dev/Rollout", "a", {
       ownerReferences: [{ apiVersion: API, kind: "Rollout", name: "b", uid: "1" }],
@@ -90,5 +115,25 @@ describe("owner references", () => {
       { apiVersion: API, kind: "Rollout", name: "r", uid: "new-r" },
     ]);
     expect(dropped.map((r) => r.name)).toEqual(["gone", "d"]);
+  });
+});
+
+describe("a failed restore", () => {
+  it("names each object that failed, the first as the cause, and how far the restore got", () => {
+    const first = new Error("etcd timed out");
+    const err = new RestoreFailedError(
+      [
+        { object: "HcpCluster s/c", error: first },
+        { object: "HcpCluster s/d", error: new Error("again") },
+      ],
+      40,
+      100,
+    );
+    expect(err.message).toBe(
+      "restoring HcpCluster s/c: etcd timed out (and 1 more: HcpCluster s/d); 40 of 100 objects are restored, " +
+        "the rest not: run the restore again from the same backup to finish it",
+    );
+    expect(err.cause).toBe(first);
+    expect(err.objects).toEqual(["HcpCluster s/c", "HcpCluster s/d"]);
   });
 });
