@@ -40,11 +40,11 @@ import { CATALOG_CONFIGMAP } from "../../operators/releases/catalog.ts";
 import { Registry } from "prom-client";
 import { readPointer, takeBackup } from "../../operators/regionbackup/backup.ts";
 import { RegionBackup } from "../../operators/regionbackup/controller.ts";
-import { backupKey, openDocument } from "../../operators/regionbackup/document.ts";
-import { restoreRegion } from "../../operators/regionbackup/restore.ts";
-import { SIGNING_KEY_LABEL } from "../../operators/regionbackup/selection.ts";
+import { backupKey, openDocument, type BackedUpObject } from "../../operators/regionbackup/document.ts";
+import { RestoreFailedError, restoreRanks, restoreRegion } from "../../operators/regionbackup/restore.ts";
+import { entryOfKey, SIGNING_KEY_LABEL, typeKey } from "../../operators/regionbackup/selection.ts";
 import { openBackupStore } from "../../operators/regionbackup/store.ts";
-import { KubeClient } from "../../operators/runtime/kube.ts";
+import { KubeApiError, KubeClient, type CreateOptions } from "../../operators/runtime/kube.ts";
 import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
 import { ensureNamespaceExists, kubectl, serviceAccountKubeConfig } from "../support/rbac.ts";
@@ -260,8 +260,12 @@ afterAll(async () => {
 });
 
 /** The target's copy of a made object. */
-async function restoredOf(type: ResourceType, obj: KubeObject): Promise<KubeObject | undefined> {
-  return targetClient.find(type, obj.metadata.name ?? "", obj.metadata.namespace);
+async function restoredOf(
+  type: ResourceType,
+  obj: KubeObject,
+  into = targetClient,
+): Promise<KubeObject | undefined> {
+  return into.find(type, obj.metadata.name ?? "", obj.metadata.namespace);
 }
 
 /** A restored cluster or pool writes its work again before it may go: the restore says so. */
@@ -271,10 +275,10 @@ function restoredFinalizers(type: ResourceType, obj: KubeObject): string[] | und
 }
 
 /** Every made object is in the target as it was, its owner references on the new owners' uids. */
-async function expectRestored(): Promise<void> {
+async function expectRestored(into: KubeClient): Promise<void> {
   const newUid = new Map<string, string>();
   for (const { type, obj } of made) {
-    const got = await restoredOf(type, obj);
+    const got = await restoredOf(type, obj, into);
     const where = `${type.kind} ${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
     expect(got, where).toBeDefined();
     newUid.set(obj.metadata.uid ?? "", got!.metadata.uid ?? "");
@@ -288,7 +292,7 @@ async function expectRestored(): Promise<void> {
       expect(got![field], `${where} ${field}`).toEqual(obj[field]);
   }
   for (const { type, obj } of made) {
-    const got = (await restoredOf(type, obj))!;
+    const got = (await restoredOf(type, obj, into))!;
     const want = (obj.metadata.ownerReferences ?? []).map((r) => ({ ...r, uid: newUid.get(r.uid) }));
     expect(got.metadata.ownerReferences, `${type.kind} ${obj.metadata.name} owners`).toEqual(
       want.length ? want : undefined,
@@ -361,7 +365,7 @@ describe("region backup and restore", () => {
     );
     expect(restore.stdout).toMatch(/HcpCluster\s+\d+ created\s+\d+ existed/);
 
-    await expectRestored();
+    await expectRestored(targetClient);
     expect(restore.stdout).toContain(
       `deleted again (its controller finishes it): HcpCluster ${sub.name}/leaving`,
     );
@@ -403,6 +407,93 @@ describe("region backup and restore", () => {
     expect(refused.stderr).toMatch(
       /^error: restore refused: the service cluster is not empty \((ManagementCluster|HcpCluster) /,
     );
+  });
+
+  it("finishes a restore whose create failed mid-rank when run again: every object once, every status written", async () => {
+    const store = await openBackupStore({
+      containerUrl: `${storage.blobServiceUrl}/${CONTAINER}`,
+      storageCa: storage.caPath,
+      anonymous: true,
+    });
+    const key = backupKey(randomBytes(32));
+    const taken = await takeBackup({ client: service, store, key, region: "local", namespace: ops.name });
+    const doc = openDocument((await store.read(taken.blob))!, key);
+    const fresh = await startApiServer({
+      name: `rb-midrank-${process.pid}`,
+      assetsDir: region().assetsDir,
+      etcdUrl: region().etcdUrl,
+      workDir: scratch.path,
+    });
+    try {
+      const kc = kubeConfigAt(fresh.kubeconfigPath);
+      await installCrds(kc, await crdFilesIn(fileURLToPath(new URL("../../crds", import.meta.url))));
+      const client = new KubeClient("rb-midrank", kc);
+      // The ExternalAuth shares its rank with the node pool and the rollout; the apiserver stores
+      // it, and its answer is lost, as when the connection drops: no uid known, no status written.
+      const failing = `${sub.name}/entra`;
+      const ranks = restoreRanks(doc.objects);
+      const at = ranks.findIndex((r) => r.some((o) => o.type === typeKey(ExternalAuthResource)));
+      expect(ranks[at]!.length).toBeGreaterThan(2);
+      const copyOf = (o: BackedUpObject) =>
+        client.find(entryOfKey(o.type)!.type, o.object.metadata.name ?? "", o.object.metadata.namespace);
+      class LosesAnAnswer extends KubeClient {
+        override async create<T extends KubeObject>(
+          t: ResourceType,
+          obj: T,
+          opts?: CreateOptions,
+        ): Promise<T> {
+          const created = await super.create(t, obj, opts);
+          if (t.kind === "ExternalAuth" && `${obj.metadata.namespace}/${obj.metadata.name}` === failing)
+            throw new KubeApiError(503, "ServiceUnavailable", "the connection dropped before the answer", {});
+          return created;
+        }
+      }
+      const cut = restoreRegion({
+        client: new LosesAnAnswer("rb-midrank", kc),
+        doc,
+        source: taken.blob,
+        namespace: ops.name,
+      });
+      await expect(cut).rejects.toThrow(RestoreFailedError);
+      await expect(cut).rejects.toThrow(
+        new RegExp(
+          `^restoring ExternalAuth ${failing}: the connection dropped before the answer; \\d+ of ${doc.objects.length} objects are restored, the rest not: run the restore again`,
+        ),
+      );
+      // What the rank had started finished, statuses written; nothing of a later rank began.
+      const got = await client.get(ExternalAuthResource, "entra", sub.name);
+      expect(got["status"]).toBeUndefined();
+      let finished = 0;
+      for (const o of ranks[at]!) {
+        const there = await copyOf(o);
+        if (!there || o.object.metadata.name === "entra" || !o.object["status"]) continue;
+        expect(there["status"], `${o.type} ${o.object.metadata.name} status`).toEqual(o.object["status"]);
+        finished++;
+      }
+      expect(finished).toBeGreaterThan(0);
+      for (const o of ranks.slice(at + 1).flat())
+        expect(await copyOf(o), `${o.type} ${o.object.metadata.name}`).toBeUndefined();
+      expect(await client.find(MaintenanceRunResource, "run-demo", sub.name)).toBeUndefined();
+
+      const summary = await restoreRegion({ client, doc, source: taken.blob, namespace: ops.name });
+      const counts = Object.values(summary.counts);
+      expect(counts.reduce((n, c) => n + c.created + c.existed, 0)).toBe(doc.objects.length);
+      expect(summary.counts[typeKey(ExternalAuthResource)]).toEqual({ created: 0, existed: 1 });
+      expect(summary.counts[typeKey(MaintenanceRunResource)]?.created).toBeGreaterThan(0);
+      await expectRestored(client);
+      // Every object of the backup once, each status written, not only those this test made.
+      for (const o of doc.objects) {
+        const entry = entryOfKey(o.type)!;
+        const m = o.object.metadata;
+        const list = await client.list(entry.type, m.namespace ? { namespace: m.namespace } : {});
+        const named = list.items.filter((i) => i.metadata.name === m.name);
+        expect(named, `${o.type} ${m.namespace ?? ""}/${m.name}`).toHaveLength(1);
+        if (entry.status && o.object["status"])
+          expect(named[0]!["status"], `${o.type} ${m.name} status`).toEqual(o.object["status"]);
+      }
+    } finally {
+      await fresh.stop();
+    }
   });
 
   it("refuses a backup read with another key, naming both keys", async () => {
