@@ -9,6 +9,8 @@ import { WORK_GROUP, type DeleteOption, type ResourceIdentifier } from "../api/w
 import { isDeepStrictEqual } from "node:util";
 import type { Applier } from "../runtime/apply.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
+import { manifestWorkName, type AgentWork } from "../cloudevents/store/works.ts";
+import type { ManifestOutcome } from "./apply.ts";
 
 export const AppliedManifestWorkResource = {
   group: WORK_GROUP,
@@ -34,6 +36,16 @@ export interface RecordOwner {
   deleteOption?: DeleteOption;
 }
 
+/** The record's owner for a work the agent holds. */
+export function recordOwner(work: AgentWork): RecordOwner {
+  const manifestWork = manifestWorkName(work);
+  return {
+    name: work.name,
+    ...(manifestWork ? { manifestWorkName: manifestWork } : {}),
+    ...(work.spec.deleteOption ? { deleteOption: work.spec.deleteOption } : {}),
+  };
+}
+
 export interface AppliedResource {
   group: string;
   version: string;
@@ -41,6 +53,20 @@ export interface AppliedResource {
   namespace: string;
   name: string;
   uid?: string;
+}
+
+/** What the record lists for a manifest's object (a ReadOnly one is never the work's to delete). */
+export function appliedResourceOf(o: ManifestOutcome): AppliedResource | undefined {
+  if (!o.type || o.strategy === "ReadOnly") return undefined;
+  const { group = "", version = "", resource = "", namespace = "", name = "" } = o.meta;
+  return {
+    group,
+    version,
+    resource,
+    namespace,
+    name,
+    ...(o.object?.metadata.uid ? { uid: o.object.metadata.uid } : {}),
+  };
 }
 
 export interface AppliedManifestWork extends KubeObject {

@@ -5,11 +5,10 @@
  * at any point leaves a record that covers every object the agent may have created.
  */
 import type { Manifest } from "../api/work/v1.ts";
-import type { KubeObject } from "../runtime/kube.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
 import { isPublishRefused } from "../cloudevents/client/errors.ts";
 import { statusHash } from "../cloudevents/codec/statushash.ts";
-import { manifestWorkName, type AgentWork, type WorkStore } from "../cloudevents/store/works.ts";
+import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
 import { requestLog } from "../hcp/requests.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { failpoint } from "../runtime/failpoints.ts";
@@ -22,14 +21,17 @@ import {
   type ManifestClient,
   type ManifestOutcome,
 } from "./apply.ts";
+import { adoptSuperseded } from "./adopt.ts";
 import {
+  appliedResourceOf,
   isOrphaned,
+  recordOwner,
   sameResource,
   type AppliedManifestWork,
   type AppliedResource,
   type AppliedWorks,
-  type RecordOwner,
 } from "./appliedwork.ts";
+import { changeMark, unchangedSinceApply } from "./drift.ts";
 import type { AppliedObjects } from "./objects.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
 import { retireSuperseded } from "./supersede.ts";
@@ -99,19 +101,6 @@ interface DeletionProgress {
   remaining: number;
 }
 
-function appliedResourceOf(o: ManifestOutcome): AppliedResource | undefined {
-  if (!o.type || o.strategy === "ReadOnly") return undefined;
-  const { group = "", version = "", resource = "", namespace = "", name = "" } = o.meta;
-  return {
-    group,
-    version,
-    resource,
-    namespace,
-    name,
-    ...(o.object?.metadata.uid ? { uid: o.object.metadata.uid } : {}),
-  };
-}
-
 export class AgentWorkReconciler implements Reconciler {
   readonly #d: AgentReconcilerDeps;
 
@@ -140,7 +129,7 @@ export class AgentWorkReconciler implements Reconciler {
       return this.#reconcileDelete(ctx, work);
     }
     this.#deletions.delete(work.uid);
-    const { due, outcomes } = await this.#applyOrRead(work);
+    const { due, outcomes } = await this.#applyOrRead(ctx, work);
     this.#d.objects.track(work.uid, outcomes, due);
     const reapplyNow = this.#recordApplied(work, due, outcomes);
     await this.#retireSuperseded(ctx, work);
@@ -162,11 +151,18 @@ export class AgentWorkReconciler implements Reconciler {
    * A new generation is applied in full. Every reapplyMs the objects are read, and applied again
    * only if one changed since the last apply (drift repair, changeMark): an object as that apply
    * left it needs no repair, and at 2,000 works per agent the forced applies of unchanged objects
-   * were most of a management apiserver's writes at rest.
+   * were most of a management apiserver's writes at rest. A new copy of a work an older copy
+   * applied may adopt that copy's objects instead of applying them (adopt.ts).
    */
-  async #applyOrRead(work: AgentWork): Promise<{ due: boolean; outcomes: ManifestOutcome[] }> {
-    if (work.appliedGeneration !== work.generation)
-      return { due: true, outcomes: await this.#applyAll(work) };
+  async #applyOrRead(
+    ctx: ReconcileContext,
+    work: AgentWork,
+  ): Promise<{ due: boolean; outcomes: ManifestOutcome[] }> {
+    if (work.appliedGeneration !== work.generation) {
+      const read = (w: AgentWork): Promise<ManifestOutcome[]> => this.#resolveAll(w, false, true);
+      const adopted = await adoptSuperseded({ ...this.#d, read, log: ctx.log }, work);
+      return { due: true, outcomes: adopted ?? (await this.#applyAll(work)) };
+    }
     const driftCheck = this.#now() - (work.appliedAtMs ?? 0) > this.#d.reapplyMs;
     const outcomes = await this.#resolveAll(work, false, driftCheck);
     if (!driftCheck) return { due: false, outcomes };
@@ -369,36 +365,4 @@ export class AgentWorkReconciler implements Reconciler {
       ctx.log.debug("Status kept until the broker is back");
     }
   }
-}
-
-function recordOwner(work: AgentWork): RecordOwner {
-  const manifestWork = manifestWorkName(work);
-  return {
-    name: work.name,
-    ...(manifestWork ? { manifestWorkName: manifestWork } : {}),
-    ...(work.spec.deleteOption ? { deleteOption: work.spec.deleteOption } : {}),
-  };
-}
-
-/**
- * What moves when someone changes an object the agent applied. An object with a generation moves
- * it only when its spec changes, so its status (HyperShift reporting on a HostedCluster) is not
- * taken for drift; its labels and annotations are compared too. An object without one (a Secret,
- * a Namespace) has no status that others write, and its resourceVersion is the mark.
- */
-function changeMark(obj: KubeObject | undefined): string | undefined {
-  if (!obj) return undefined;
-  const { generation, resourceVersion, labels, annotations } = obj.metadata;
-  if (generation === undefined) return resourceVersion;
-  return JSON.stringify([generation, labels ?? {}, annotations ?? {}]);
-}
-
-/** Every object exists and is as the last full apply left it. */
-function unchangedSinceApply(work: AgentWork, outcomes: ManifestOutcome[]): boolean {
-  const marks = work.appliedVersions;
-  if (!marks || marks.length !== outcomes.length) return false;
-  return outcomes.every((o, i) => {
-    const now = changeMark(o.object);
-    return !o.failure && now !== undefined && now === marks[i];
-  });
 }

@@ -153,9 +153,9 @@ export function setup(
   {
     store = new WorkStore(),
     deletePollsPerSecond,
-  }: { store?: WorkStore; deletePollsPerSecond?: number } = {},
+    kube = new RecordingKube(),
+  }: { store?: WorkStore; deletePollsPerSecond?: number; kube?: RecordingKube } = {},
 ) {
-  const kube = new RecordingKube();
   store.upsert(received(spec));
   const publisher = new RecordingPublisher();
   const clock = { ms: T0 };

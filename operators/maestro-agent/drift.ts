@@ -1,0 +1,34 @@
+/**
+ * Whether the objects a work applied are still as its last full apply left it, read without a
+ * write: what lets the drift check skip the apply of an unchanged work, and a newer copy of a work
+ * adopt what an older copy applied (adopt.ts).
+ */
+import type { KubeObject } from "../runtime/kube.ts";
+import type { AgentWork } from "../cloudevents/store/works.ts";
+import type { ManifestOutcome } from "./apply.ts";
+
+/**
+ * What moves when someone changes an object the agent applied. An object with a generation moves
+ * it only when its spec changes, so its status (HyperShift reporting on a HostedCluster) is not
+ * taken for drift; its labels and annotations are compared too. An object without one (a Secret,
+ * a Namespace) has no status that others write, and its resourceVersion is the mark.
+ */
+export function changeMark(obj: KubeObject | undefined): string | undefined {
+  if (!obj) return undefined;
+  const { generation, resourceVersion, labels, annotations } = obj.metadata;
+  if (generation === undefined) return resourceVersion;
+  return JSON.stringify([generation, labels ?? {}, annotations ?? {}]);
+}
+
+/** Every object exists and is as the work's last full apply left it. */
+export function unchangedSinceApply(
+  work: Pick<AgentWork, "appliedVersions">,
+  outcomes: readonly ManifestOutcome[],
+): boolean {
+  const marks = work.appliedVersions;
+  if (!marks || marks.length !== outcomes.length) return false;
+  return outcomes.every((o, i) => {
+    const now = changeMark(o.object);
+    return !o.failure && now !== undefined && now === marks[i];
+  });
+}
