@@ -5,7 +5,8 @@
  * deletes (docs/decisions/0012-never-delete-the-unknown.md). Once the newer work of the same
  * ManifestWork namespace and name is applied at its generation, each older copy goes through the
  * ordinary deletion: what the newer work also applies stays (the shared-resource rule), what only
- * the older had is deleted, and its record goes. The source hears nothing of it.
+ * the older had is deleted, and its record goes. The source hears nothing of it. A newer work that
+ * adopted the older's objects (adopt.ts) shares every one, so the older's deletion deletes nothing.
  */
 import { manifestWorkName, type AgentWork, type WorkStore } from "../cloudevents/store/works.ts";
 import type { AppliedWorks } from "./appliedwork.ts";

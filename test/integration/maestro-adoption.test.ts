@@ -3,8 +3,10 @@
  * end: the real service apiserver, a mosquitto of this test's own, maestro-server and an agent
  * applying to mgmt-1. A region whose service cluster lost its works (restored from a backup, which
  * holds none) leaves what the agent holds alone and shows it as unclaimed; works written again
- * under the same names take the objects over without re-creating them; a deletion maestro-server
- * gave up waiting for is still carried out when the agent comes back, across an operators restart.
+ * under the same names take the objects over without re-creating them, and without a single write
+ * to them when the agent still holds the older copies and nothing changed; a deletion
+ * maestro-server gave up waiting for is still carried out when the agent comes back, across an
+ * operators restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBroker, type Broker } from "../../hack/harness/broker.ts";
@@ -15,6 +17,7 @@ import {
   type Manifest,
   type ManifestWork,
 } from "../../operators/api/work/v1.ts";
+import { ADOPTED_METRIC } from "../../operators/maestro-agent/adopt.ts";
 import {
   AppliedManifestWorkResource,
   type AppliedManifestWork,
@@ -24,13 +27,20 @@ import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { DELETED_WORKS_CONFIGMAP } from "../../operators/maestro-server/deleted-works.ts";
 import { UNCLAIMED_METRIC } from "../../operators/maestro-server/unclaimed.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
-import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { createLogger, type LogValues } from "../../operators/runtime/logger.ts";
 import { metricsRegistry } from "../../operators/runtime/metrics.ts";
 import { clientFor, configMapType, eventually, scratchDir } from "../support/fixtures.ts";
-import { configMapManifest, ensureNamespace } from "../support/manifests.ts";
+import { configMapManifest, deploymentManifest, ensureNamespace } from "../support/manifests.ts";
 import { kubeConfigFor } from "../support/region.ts";
 
+const deploymentType: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
 const fastBackoff = { initialMs: 100, maxMs: 1000 };
 const suffix = `${process.pid}-${Date.now().toString(36)}`;
 
@@ -85,12 +95,15 @@ async function stopServer(running: RunningServer): Promise<void> {
   await eventually("the server disconnected", () => !running.server.connection.isConnected());
 }
 
-async function startAgent(consumer: string): Promise<{ agent: MaestroAgent; stop: AbortController }> {
+async function startAgent(
+  consumer: string,
+  kube: KubeClient = mgmt,
+): Promise<{ agent: MaestroAgent; stop: AbortController }> {
   const stop = new AbortController();
   stops.push(stop);
   const agent = new MaestroAgent({
     consumer,
-    kube: mgmt,
+    kube,
     broker: { url: broker.url, ...(await credentials(consumer)), backoff: fastBackoff },
     statusSyncMs: 300,
   });
@@ -112,6 +125,34 @@ const getWork = (w: ManifestWork) =>
   service.find<ManifestWork>(ManifestWorkResource, w.metadata.name!, w.metadata.namespace);
 const getConfigMap = (name: string) => mgmt.find(configMapType, name, target);
 
+const WRITES = new Set(["apply", "create", "createIfAbsent", "replace", "mergePatch", "delete"]);
+
+/**
+ * The management cluster's client with every write request the agent sends through it listed as
+ * "<method> <plural>/<namespace>/<name>"; the apiserver's own request counter would count other
+ * test files' writes too.
+ */
+function countingWrites(client: KubeClient, writes: string[]): KubeClient {
+  return new Proxy(client, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      const method = value as (...args: unknown[]) => unknown;
+      return (...args: unknown[]) => {
+        if (typeof prop === "string" && WRITES.has(prop)) {
+          const [type, obj] = args as [
+            ResourceType,
+            Partial<KubeObject> & { name?: string; namespace?: string },
+          ];
+          const meta = obj.metadata ?? obj;
+          writes.push(`${prop} ${type.plural}/${meta.namespace ?? ""}/${meta.name ?? ""}`);
+        }
+        return method.apply(target, args);
+      };
+    },
+  });
+}
+
 /** True once the agent reported Applied for the work's current generation. */
 async function settled(w: ManifestWork): Promise<boolean> {
   const now = await getWork(w);
@@ -128,6 +169,11 @@ async function recordedWorks(): Promise<string[]> {
 async function unclaimedGauge(consumer: string): Promise<number | undefined> {
   const metric = await metricsRegistry.getSingleMetric(UNCLAIMED_METRIC)?.get();
   return metric?.values.find((v) => v.labels["consumer"] === consumer)?.value;
+}
+
+async function adoptedCount(consumer: string): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric(ADOPTED_METRIC)?.get();
+  return metric?.values.find((v) => v.labels["consumer"] === consumer)?.value ?? 0;
 }
 
 /** The region loses its works: the service cluster comes back without them (a backup holds none). */
@@ -203,6 +249,7 @@ describe("a restored region adopts what its agents hold", () => {
       for (const name of ["shared", "old-only", "np"]) expect(await getConfigMap(cm(name))).toBeDefined();
 
       // (b) The controllers write the works again: new uids, the same names.
+      const adoptedBefore = await adoptedCount(consumer);
       const hc2 = await createWork(consumer, "hc", [configMapManifest(target, cm("shared"), { v: "1" })]);
       const np2 = await createWork(consumer, "np", [configMapManifest(target, cm("np"), { v: "1" })]);
       expect(hc2.metadata.uid).not.toBe(hc.metadata.uid);
@@ -211,6 +258,9 @@ describe("a restored region adopts what its agents hold", () => {
         async () => (await settled(hc2)) && (await settled(np2)),
         30_000,
       );
+      // np's manifests are what its older copy applied: adopted by an agent that still holds that
+      // copy. hc dropped one, so it is applied in full; a restarted agent holds no older copy.
+      expect(await adoptedCount(consumer)).toBe(adoptedBefore + (agentRestarted ? 0 : 1));
       await eventually(
         "the old works retired and no longer unclaimed",
         async () =>
@@ -242,6 +292,79 @@ describe("a restored region adopts what its agents hold", () => {
     },
     120_000,
   );
+
+  it("adopts a work written again with the same manifests: no write to its objects, which keep their uid and resourceVersion", async () => {
+    const consumer = `same-${suffix}`;
+    await ensureNamespace(service, consumer);
+    const writes: string[] = [];
+    let running = await startServer();
+    const agent = await startAgent(consumer, countingWrites(mgmt, writes));
+    const names = { cm: `${consumer}-cm`, deployment: `${consumer}-app` };
+    // A ConfigMap (its mark is its resourceVersion) and a Deployment (its generation and metadata).
+    const manifests = [
+      configMapManifest(target, names.cm, { v: "1" }),
+      deploymentManifest(target, names.deployment),
+    ];
+    const first = await createWork(consumer, "hc", manifests);
+    await eventually("applied", () => settled(first), 30_000);
+    const identities = async () => {
+      const cm = await getConfigMap(names.cm);
+      const deployment = await mgmt.find(deploymentType, names.deployment, target);
+      return [cm, deployment].map((o) => ({
+        uid: o?.metadata.uid,
+        resourceVersion: o?.metadata.resourceVersion,
+      }));
+    };
+    const before = await identities();
+    expect(before.every((o) => o.uid && o.resourceVersion)).toBe(true);
+
+    // The region loses the work; the agent keeps its copy, applied.
+    await stopServer(running);
+    await loseWorks([first]);
+    running = await startServer();
+    const answered = () => running.answers.find((a) => a["consumer"] === consumer);
+    await eventually("the agent's spec resync answered", () => answered() !== undefined, 30_000);
+    expect(answered()).toMatchObject({ agentHolds: 1, unclaimed: 1 });
+    const adoptedBefore = await adoptedCount(consumer);
+    const objectWrites = () =>
+      writes.filter((w) => !w.includes(AppliedManifestWorkResource.plural) && w.includes(`/${target}/`));
+    expect(objectWrites().length).toBeGreaterThan(0); // the first copy's applies, seen by the counter
+    writes.length = 0;
+
+    // Written again: a new uid, the same name and manifests.
+    const second = await createWork(consumer, "hc", manifests);
+    expect(second.metadata.uid).not.toBe(first.metadata.uid);
+    await eventually(
+      "the new work applied and the older copy's record gone",
+      async () => (await settled(second)) && !(await recordedWorks()).includes(first.metadata.uid!),
+      30_000,
+    );
+    expect(objectWrites()).toEqual([]);
+    expect(await identities()).toEqual(before);
+    expect(await adoptedCount(consumer)).toBe(adoptedBefore + 1);
+    expect(await recordedWorks()).toContain(second.metadata.uid);
+    // The agent's own bookkeeping only: the new record written, the older one deleted.
+    expect(writes.every((w) => w.includes(AppliedManifestWorkResource.plural))).toBe(true);
+    await eventually(
+      "the older copy forgotten",
+      () => agent.agent.store.get(first.metadata.uid!) === undefined,
+    );
+    const applied = (await getWork(second))?.status?.conditions?.find((c) => c.type === "Applied");
+    expect(applied).toMatchObject({ status: "True", observedGeneration: second.metadata.generation });
+
+    // The new work owns the objects: its deletion deletes them.
+    await service.delete(ManifestWorkResource, { name: "hc", namespace: consumer });
+    await eventually(
+      "the work and its objects gone",
+      async () =>
+        (await getWork(second)) === undefined &&
+        (await getConfigMap(names.cm)) === undefined &&
+        (await mgmt.find(deploymentType, names.deployment, target)) === undefined,
+      30_000,
+    );
+    agent.stop.abort();
+    await stopServer(running);
+  }, 90_000);
 
   it("carries out a deletion it gave up waiting for once the agent is back, across an operators restart", async () => {
     const consumer = `tomb-${suffix}`;
