@@ -132,20 +132,30 @@ describe("a newer copy of a work adopts what the older applied", () => {
   it.each([
     {
       name: "an object changed since the older copy's apply",
-      change: (t: ReturnType<typeof setup>) =>
-        t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-2", "ns")!, data: { other: "z" } }),
+      change: async (t: ReturnType<typeof setup>) => {
+        const cm = t.kube.peek(configMapType, "cm-2", "ns")!;
+        await t.kube.apply(configMapType, { ...cm, data: { other: "z" } }, { fieldManager: "someone" });
+      },
     },
     {
       name: "an object is missing",
-      change: (t: ReturnType<typeof setup>) =>
-        t.kube.delete(configMapType, { name: "cm-2", namespace: "ns" }),
+      change: async (t: ReturnType<typeof setup>) => {
+        await t.kube.delete(configMapType, { name: "cm-2", namespace: "ns" });
+      },
     },
     {
       name: "the older record lists another uid for an object (it was recreated)",
-      change: (t: ReturnType<typeof setup>) => {
+      change: async (t: ReturnType<typeof setup>) => {
         const record = recordOf(t, UID)!;
         const resources = record.status!.appliedResources!.map((r) => ({ ...r, uid: `old-${r.uid}` }));
-        t.kube.seed(AppliedManifestWorkResource, { ...record, status: { appliedResources: resources } });
+        await t.kube.apply(
+          AppliedManifestWorkResource,
+          { ...record, status: { appliedResources: resources } },
+          {
+            fieldManager: "someone",
+            subresource: "status",
+          },
+        );
       },
     },
   ])("applies in full when $name", async ({ change }) => {
