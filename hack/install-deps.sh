@@ -8,6 +8,9 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v git >/dev/null || need_apt+=(git)
 # The harness runs its own mosquitto on a free port; the package's system service is not used.
 [[ -x /usr/sbin/mosquitto ]] || command -v mosquitto >/dev/null || need_apt+=(mosquitto)
+# The usage ledger's tests and `npm run local` run a private PostgreSQL (initdb + postgres from
+# /usr/lib/postgresql/<major>/bin, hack/harness/postgres.ts); the package's own service is not used.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
 
 if ((${#need_apt[@]} > 0)); then
   echo "[install-deps] installing ${need_apt[*]}" >&2

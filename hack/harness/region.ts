@@ -16,6 +16,7 @@ import { startBroker, type Broker } from "./broker.ts";
 import { startControllerManager, type ControllerManager } from "./controllermanager.ts";
 import { crdFilesIn, installCrds } from "./crds.ts";
 import { startEtcd, type Etcd } from "./etcd.ts";
+import { startPostgres, type Postgres } from "./postgres.ts";
 import { isAlive } from "./process.ts";
 import { NamespaceResource } from "../../operators/api/core.ts";
 import { VELERO_NAMESPACE } from "../../operators/api/velero/v1/index.ts";
@@ -48,6 +49,8 @@ export interface Region {
   startupMs: number;
   /** The MQTT broker between the service and the management clusters; absent with `broker: false`. */
   broker?: Broker;
+  /** The usage ledger's PostgreSQL (issue 35); present with `postgres: true`. */
+  postgres?: Postgres;
   stop(): Promise<void>;
 }
 
@@ -57,6 +60,8 @@ export interface StartRegionOptions {
   apiServerArgs?: string[];
   /** Start a local mosquitto (default true), also when HCP_KUBECONFIGS names existing clusters. */
   broker?: boolean;
+  /** Start a private PostgreSQL from the machine's package (default false; not with HCP_KUBECONFIGS). */
+  postgres?: boolean;
 }
 
 function managementNames(count: number): string[] {
@@ -155,18 +160,20 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
   const workDir = await createWorkDir();
   let etcd: Etcd | undefined;
   let broker: Broker | undefined;
+  let postgres: Postgres | undefined;
   const servers: ApiServer[] = [];
   const managers: ControllerManager[] = [];
   const stop = async (): Promise<void> => {
     // Controller managers first: they would only log errors about apiservers going away.
     await Promise.all(managers.map((m) => m.stop()));
-    await Promise.all([...servers.map((s) => s.stop()), broker?.stop()]);
+    await Promise.all([...servers.map((s) => s.stop()), broker?.stop(), postgres?.stop()]);
     await etcd?.stop();
     await rm(workDir, { recursive: true, force: true });
   };
-  // The broker starts in well under a second, beside etcd and the apiservers rather than before them.
-  const brokerStarting = withBroker ? startBroker({ workDir }) : undefined;
-  brokerStarting?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+  // The broker starts in well under a second, PostgreSQL in about one (initdb and start), beside
+  // etcd and the apiservers rather than before them.
+  const brokerStarting = beside(withBroker, () => startBroker({ workDir }));
+  const postgresStarting = beside(opts.postgres ?? false, () => startPostgres({ workDir }));
   try {
     etcd = await startEtcd({ assetsDir, workDir });
     const names = [SERVICE_CLUSTER, ...managementNames(opts.managementClusters ?? 2)];
@@ -189,12 +196,28 @@ export async function startRegion(opts: StartRegionOptions = {}): Promise<Region
     // instead of picking new ones up at its next 30 s resync.
     await startControllerManagers(clusters, { assetsDir, workDir }, managers);
     broker = await brokerStarting;
-    return { clusters, assetsDir, etcdUrl, etcd, workDir, startupMs: Date.now() - started, broker, stop };
+    postgres = await postgresStarting;
+    const startupMs = Date.now() - started;
+    return { clusters, assetsDir, etcdUrl, etcd, workDir, startupMs, broker, postgres, stop };
   } catch (err) {
-    broker ??= await brokerStarting?.catch(() => undefined);
+    broker ??= await settled(brokerStarting);
+    postgres ??= await settled(postgresStarting);
     await stop();
     throw err;
   }
+}
+
+/** Starts `start` if enabled; awaited later, so a failure meanwhile is not an unhandled rejection. */
+function beside<T>(enabled: boolean, start: () => Promise<T>): Promise<T> | undefined {
+  if (!enabled) return undefined;
+  const starting = start();
+  starting.catch(() => undefined);
+  return starting;
+}
+
+/** What `starting` started, or undefined if it failed (to stop what did start after an error). */
+function settled<T>(starting: Promise<T> | undefined): Promise<T | undefined> | undefined {
+  return starting?.catch(() => undefined);
 }
 
 /**

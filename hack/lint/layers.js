@@ -19,6 +19,7 @@ export const LAYERS = {
   azure: "library",
   cloudevents: "library",
   hcp: "library",
+  metering: "library",
   regionbackup: "library",
   releases: "library",
   runtime: "library",
