@@ -102,7 +102,7 @@ export async function* unreported(db: Queryable, batchSize: number): AsyncGenera
 /** The oldest hour not yet reported (the exporter's lag), or undefined when all are. */
 export async function oldestUnreportedHour(db: Queryable): Promise<Date | undefined> {
   const res = await db.query<{ hour_start: Date }>(
-    "SELECT hour_start FROM usage_hours WHERE state = 'unreported' ORDER BY hour_start LIMIT 1",
+    "SELECT hour_start FROM usage_hours WHERE state = 'unreported' ORDER BY hour_start, id LIMIT 1",
   );
   return res.rows[0]?.hour_start;
 }
