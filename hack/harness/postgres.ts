@@ -8,12 +8,12 @@
  */
 import pg from "pg";
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { chmod, chown, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort, waitFor } from "./ports.ts";
-import { startProcess, type ManagedProcess, type RestartOptions } from "./process.ts";
+import { isAlive, startProcess, type ManagedProcess, type RestartOptions } from "./process.ts";
 
 const exec = promisify(execFile);
 
@@ -40,8 +40,9 @@ export interface Postgres extends PostgresInfo {
   /** A new empty database on this server; its connection URL. */
   createDatabase(name: string): Promise<string>;
   /**
-   * Stops the server (a fast shutdown, or SIGKILL with `kill`: a crash, recovered from the WAL at
-   * the next start) and starts it again on the same port with the same data (chaos runs).
+   * Stops the server (a fast shutdown, or with `kill` SIGKILL to it and its backends: a crash,
+   * recovered from the WAL at the next start) and starts it again on the same port with the same
+   * data (chaos runs).
    */
   restart(opts?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
@@ -169,6 +170,44 @@ async function shutdown(proc: ManagedProcess, timeoutMs = 10_000): Promise<void>
   if (!done) await proc.kill();
 }
 
+/** The processes whose parent is `pid` (a postmaster's backends and workers), read from /proc. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command's closing parenthesis: state, then the parent's pid.
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (parent === pid) children.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return children;
+}
+
+/**
+ * A crash of the whole server, as when its container or machine dies: SIGKILL to the postmaster
+ * and to every backend. Killing the postmaster alone would leave its backends serving their open
+ * connections (committing, even) until each noticed, so "down" would not be down.
+ */
+async function crash(proc: ManagedProcess): Promise<void> {
+  const children = childrenOf(proc.pid);
+  await proc.kill();
+  for (const child of children) {
+    try {
+      process.kill(child, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await waitFor("the killed postgres's backends", () => Promise.resolve(!children.some(isAlive)), {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+  });
+}
+
 export async function startPostgres(opts: StartPostgresOptions): Promise<Postgres> {
   const bin = postgresBinDir();
   const database = opts.database ?? DEFAULT_DATABASE;
@@ -252,7 +291,7 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Postgre
     logPath: current.logPath,
     createDatabase,
     restart: async (restartOpts = {}) => {
-      await (restartOpts.kill ? current.kill() : shutdown(current));
+      await (restartOpts.kill ? crash(current) : shutdown(current));
       await restartOpts.whileDown?.();
       current = await launch();
     },

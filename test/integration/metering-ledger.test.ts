@@ -221,6 +221,32 @@ describe("the usage ledger", () => {
     expect(counts.rows[0]).toEqual({ rows: "160", keys: "160" });
   });
 
+  it("opens one segment when two leaders observe the same state at once", async () => {
+    const { ledger, url } = await freshLedger();
+    const second = await Ledger.open(url);
+    opened.push({ ledger: second });
+    const c = await createCluster(ledger);
+    const facts = {
+      clusterId: c.clusterId,
+      resourceId: c.resourceId,
+      subscriptionId: SUBSCRIPTION,
+      location: "westeurope",
+      createdAt: at(-20),
+    };
+    expect(await Promise.all([ledger.recordCluster(facts), second.recordCluster(facts)])).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
+    const changes = await Promise.all(
+      [ledger, second, ledger, second].map((l) =>
+        l.observe(pool(c, "Standard_D8s_v3", 2, 0)).then((r) => r.change),
+      ),
+    );
+    expect(changes.sort()).toEqual(["opened", "unchanged", "unchanged", "unchanged"]);
+    await ledger.rollUp({ now: at(60) });
+    expect(hours(await allRows(second), "vCPUHours")).toEqual([[0, "16.000000"]]);
+  });
+
   it("marks a row reported once, from unreported only, and serves the exporter oldest first in batches", async () => {
     const { ledger } = await freshLedger();
     const c = await createCluster(ledger);
@@ -345,10 +371,12 @@ describe("the usage ledger across a PostgreSQL restart", () => {
     await ledger.observe(pool(c, "Standard_D16s_v5", 2, 0));
     await ledger.rollUp({ now: at(60) });
 
-    await server.restart({ kill: true });
+    // A write while the server is down fails outright; the retry after it is back is the same write.
+    const deletion = (): Promise<unknown> => ledger.recordDeleted(c.clusterId, at(150));
+    await server.restart({ kill: true, whileDown: () => expect(deletion()).rejects.toThrow() });
     // The pool replaces the connections the crash ended; the same Ledger writes on.
     expect((await ledger.observe(pool(c, "Standard_D16s_v5", 2, 61))).change).toBe("unchanged");
-    await ledger.recordDeleted(c.clusterId, at(150));
+    expect(await deletion()).toBe("recorded");
     await server.restart();
     expect(await ledger.rollUp({ now: at(600) })).toMatchObject({ from: at(60), written: 4 });
     const rows = await allRows(ledger);
