@@ -16,6 +16,7 @@ import {
 } from "../../test/support/maestro-agent.ts";
 import { ADOPTED_METRIC } from "./adopt.ts";
 import { AppliedManifestWorkResource, type AppliedManifestWork } from "./appliedwork.ts";
+import { manifestHolds } from "./drift.ts";
 
 const NEWER = "uid-2";
 const SPEC: WorkSpec = { manifests: [configMap("cm-1"), configMap("cm-2", { other: "x" })] };
@@ -95,6 +96,21 @@ describe("a newer copy of a work adopts what the older applied", () => {
     expect(objectWrites(t)).toEqual([]);
   });
 
+  it("adopts an object someone else changed beside the manifest's fields (a reporter's annotation): they still hold", async () => {
+    const t = await withOlderApplied();
+    const reported = { name: "cm-2", namespace: "ns", annotations: { "backups.example/last": "ok" } };
+    await t.kube.apply(configMapType, { metadata: reported }, { fieldManager: "reporter" });
+    const now = t.kube.peek(configMapType, "cm-2", "ns")!;
+    t.kube.calls.length = 0;
+    t.store.upsert(newerCopy());
+    await t.reconcileWork(NEWER);
+    // The moved object is read again from the apiserver for its fields; nothing is written.
+    expect(t.kube.callsOn("configmaps")).toEqual(["find ns/cm-1", "find ns/cm-2", "find ns/cm-2"]);
+    // Its change mark is the object as it is now, as after an apply that changed nothing.
+    expect(t.store.get(NEWER)?.appliedVersions?.[1]).toBe(now.metadata.resourceVersion);
+    expect(t.kube.peek(configMapType, "cm-2", "ns")).toEqual(now);
+  });
+
   it("adopts under another deleteOption (it changes no object), which the newer record carries", async () => {
     const t = await withOlderApplied();
     t.kube.calls.length = 0;
@@ -131,7 +147,7 @@ describe("a newer copy of a work adopts what the older applied", () => {
 
   it.each([
     {
-      name: "an object changed since the older copy's apply",
+      name: "a field the manifest sets changed since the older copy's apply",
       change: async (t: ReturnType<typeof setup>) => {
         const cm = t.kube.peek(configMapType, "cm-2", "ns")!;
         await t.kube.apply(configMapType, { ...cm, data: { other: "z" } }, { fieldManager: "someone" });
@@ -213,5 +229,40 @@ describe("a newer copy of a work adopts what the older applied", () => {
     expect(recordOf(t, NEWER)?.status?.appliedResources?.map((r) => r.uid)).toEqual(uids);
     expect(["cm-1", "cm-2"].map((n) => t.kube.peek(configMapType, n, "ns")?.metadata.uid)).toEqual(uids);
     expect(t.store.get(UID)).toBeUndefined();
+  });
+});
+
+describe("manifestHolds: an apply of the manifest would change nothing on the live object", () => {
+  const manifest = { kind: "Schedule", metadata: { name: "s" }, spec: { ttl: "1h", hooks: [{ name: "a" }] } };
+  it.each([
+    { name: "the same fields", live: manifest, holds: true },
+    {
+      name: "others' fields beside them (status, annotations, defaults)",
+      live: {
+        ...manifest,
+        metadata: { name: "s", annotations: { x: "y" }, generation: 3 },
+        spec: { ...manifest.spec, paused: false },
+        status: { phase: "Enabled" },
+      },
+      holds: true,
+    },
+    {
+      name: "a field it sets changed",
+      live: { ...manifest, spec: { ...manifest.spec, ttl: "2h" } },
+      holds: false,
+    },
+    {
+      name: "a field it sets missing",
+      live: { ...manifest, spec: { hooks: [{ name: "a" }] } },
+      holds: false,
+    },
+    {
+      name: "a list with an item more",
+      live: { ...manifest, spec: { ...manifest.spec, hooks: [{ name: "a" }, { name: "b" }] } },
+      holds: false,
+    },
+    { name: "a scalar where it sets an object", live: { ...manifest, spec: "x" }, holds: false },
+  ])("$name: $holds", ({ live, holds }) => {
+    expect(manifestHolds(manifest, live)).toBe(holds);
   });
 });

@@ -6,12 +6,16 @@
  * the management clusters (docs/performance.md). Instead, when the newer work applies exactly what
  * the older one did and a read shows every object still as that copy's last apply left it, the
  * newer work takes over the older's applied state: its record is written with the same objects
- * (same uids), it counts as applied at its generation, and no object gets a request. The older
+ * (same uids), it counts as applied at its generation, and no object gets a request. An object
+ * someone else changed since (Velero reporting on a Schedule, which has no status subresource,
+ * moves its generation and annotations) still counts as left so when a fresh read shows every
+ * field the manifest sets at the manifest's value: applying it would change nothing. The older
  * copy is then retired as any superseded copy (supersede.ts): every object is shared with the
  * newer, so its deletion deletes nothing and only removes its record.
  *
  * Anything else is applied in full, as before: another spec (a manifest changed, added or dropped),
- * an object changed, missing or recreated (another uid), an older copy never applied at its
+ * a field the manifest sets changed, an object missing or recreated (another uid), an older copy
+ * never applied at its
  * generation, or one known only from its record after an agent restart. In those cases the agent
  * cannot tell from a read that the objects are what the newer work wants, and a needless apply
  * costs a write while a wrong adoption would leave drift unrepaired until the next drift check.
@@ -26,7 +30,7 @@ import type { ManifestWorkSpec } from "../api/work/v1.ts";
 import type { AgentWork, WorkStore } from "../cloudevents/store/works.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { counter, metricsRegistry } from "../runtime/metrics.ts";
-import type { ManifestOutcome } from "./apply.ts";
+import type { ManifestClient, ManifestOutcome } from "./apply.ts";
 import {
   appliedResourceOf,
   recordOwner,
@@ -34,7 +38,7 @@ import {
   type AppliedResource,
   type AppliedWorks,
 } from "./appliedwork.ts";
-import { unchangedSinceApply } from "./drift.ts";
+import { changeMark, manifestHolds } from "./drift.ts";
 
 export const ADOPTED_METRIC = "maestro_agent_works_adopted_total";
 
@@ -50,6 +54,8 @@ export interface AdoptionDeps {
   consumer: string;
   store: Pick<WorkStore, "supersededBy">;
   applied: Pick<AppliedWorks, "get" | "record">;
+  /** Reads an object whose change mark moved from the apiserver (a watch's cache has no spec). */
+  kube: Pick<ManifestClient, "find">;
   /** Reads the work's objects afresh, writing nothing (the drift check's read). */
   read: (work: AgentWork) => Promise<ManifestOutcome[]>;
   log: Logger;
@@ -74,6 +80,36 @@ function mayAdoptFrom(work: AgentWork): (older: AgentWork) => boolean {
     isDeepStrictEqual(appliedSpec(older.spec), spec);
 }
 
+/**
+ * The object, whose change mark moved since the older copy's apply, read afresh: the same object
+ * (uid), holding every field its manifest sets.
+ */
+async function stillHolds(deps: AdoptionDeps, o: ManifestOutcome, manifest: unknown): Promise<boolean> {
+  if (!o.type || !o.object) return false;
+  const live = await deps.kube.find(o.type, o.meta.name ?? "", o.meta.namespace || undefined);
+  return live?.metadata.uid === o.object.metadata.uid && manifestHolds(manifest, live);
+}
+
+/**
+ * Every object is as the older copy's last apply left it (the same change mark), or, where it is
+ * not, still holds every field its manifest sets.
+ */
+async function leftAsApplied(
+  deps: AdoptionDeps,
+  work: AgentWork,
+  older: AgentWork,
+  outcomes: readonly ManifestOutcome[],
+): Promise<boolean> {
+  const marks = older.appliedVersions ?? [];
+  const manifests = work.spec.workload?.manifests ?? [];
+  if (marks.length !== outcomes.length) return false;
+  for (const [i, o] of outcomes.entries()) {
+    if (o.failure || !o.object) return false;
+    if (changeMark(o.object) !== marks[i] && !(await stillHolds(deps, o, manifests[i]))) return false;
+  }
+  return true;
+}
+
 /** Every object is in the older copy's record with the uid read now: the very objects it applied. */
 function sameObjects(resources: AppliedResource[], recorded: AppliedResource[] | undefined): boolean {
   return resources.every(
@@ -94,7 +130,8 @@ export async function adoptSuperseded(
   const candidates = deps.store.supersededBy(work).filter(mayAdoptFrom(work));
   if (candidates.length === 0) return undefined;
   const outcomes = await deps.read(work);
-  const older = candidates.find((c) => unchangedSinceApply(c, outcomes));
+  let older: AgentWork | undefined;
+  for (const c of candidates) if (!older && (await leftAsApplied(deps, work, c, outcomes))) older = c;
   if (!older) return undefined;
   const resources = outcomes.flatMap((o) => appliedResourceOf(o) ?? []);
   const olderRecord = await deps.applied.get(older.name);

@@ -32,3 +32,21 @@ export function unchangedSinceApply(
     return !o.failure && now !== undefined && now === marks[i];
   });
 }
+
+/**
+ * Whether every field the manifest sets has that value on the live object, so that applying it
+ * would change nothing there (what others added beside it, an apply leaves alone). Lists must
+ * match item by item: an apply of a list another manager added items to may still change it.
+ */
+export function manifestHolds(manifest: unknown, live: unknown): boolean {
+  if (Array.isArray(manifest))
+    return (
+      Array.isArray(live) &&
+      live.length === manifest.length &&
+      manifest.every((m, i) => manifestHolds(m, live[i]))
+    );
+  if (manifest === null || typeof manifest !== "object") return manifest === live;
+  if (live === null || typeof live !== "object" || Array.isArray(live)) return false;
+  const fields = live as Record<string, unknown>;
+  return Object.entries(manifest).every(([k, v]) => manifestHolds(v, fields[k]));
+}
