@@ -44,10 +44,11 @@ export const LAYERS = {
  * What the cli may import besides its own files: the types and vocabulary (api), the client and
  * kubeconfig handling (runtime), and releases, a pure library (the catalog and the update-graph
  * planner `hcpctl upgrade plan` runs, the same the controllers and the frontend run), and
- * regionbackup, the library `hcpctl region backup|restore` shares with the operators. No
+ * regionbackup, the library `hcpctl region backup|restore` shares with the operators, and
+ * metering, the usage ledger's read-only queries `hcpctl usage` runs against its PostgreSQL. No
  * controller: what hcpctl reads of one is named in api/.
  */
-export const CLI_IMPORTS = ["api", "runtime", "releases", "regionbackup"];
+export const CLI_IMPORTS = ["api", "runtime", "releases", "regionbackup", "metering"];
 
 /** Each folder with its layer; throws naming every folder the table does not know. */
 export function layersOf(folders, table = LAYERS) {

@@ -20,6 +20,7 @@ import { addRegion } from "./commands/region.ts";
 import { addRollout } from "./commands/rollout-cli.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
+import { addUsage } from "./commands/usage.ts";
 import { runWait, type WaitOptions } from "./commands/wait.ts";
 import { CliError } from "./errors.ts";
 import type { Io } from "./io.ts";
@@ -257,6 +258,7 @@ export function buildProgram(io: Io, name: string): Command {
   addRollout(program, io);
   addRegion(program, io);
   addCluster(program, io);
+  addUsage(program, io);
   return program;
 }
 
