@@ -120,7 +120,7 @@ function sameObjects(resources: AppliedResource[], recorded: AppliedResource[] |
 /**
  * Adopts an older copy's applied state for `work` when it may (see the file comment): writes the
  * work's record and resolves with the objects as read, for the caller to record the work applied
- * at its generation (the same change marks) and report its status. Resolves undefined, having
+ * at its generation (its change marks as read now) and report its status. Resolves undefined, having
  * written nothing, when the work must be applied in full.
  */
 export async function adoptSuperseded(
