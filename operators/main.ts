@@ -32,6 +32,11 @@
  *   --region-backup-key <path>     a 32-byte AES-256 key (raw or base64), every
  *   --region-backup-interval <s>   seconds (default 60), keeping --region-backup-retention (default 48);
  *   --region-backup-storage-ca <path>  extra CA to trust for that container (the storage emulator's)
+ *   --metering-database-url <url>  record usage in this PostgreSQL ledger and report it (metering is
+ *                                  off without it), to --metering-endpoint <url> (default Azure
+ *                                  Marketplace's) for --metering-plan-id <id>, every
+ *                                  --metering-interval-seconds <n> (default 60); --metering-ca <path>
+ *                                  extra CA to trust for the endpoint (the emulator's)
  *   Credentials come from the usual chain (AZURE_* environment, workload identity, managed identity).
  */
 import { hostname } from "node:os";
@@ -60,6 +65,7 @@ import { RolloutController } from "./rollout/controller.ts";
 import { graceFromFlag, OrphanSweep } from "./orphansweep/controller.ts";
 import { SoftDeletePurge } from "./softdelete/controller.ts";
 import { regionBackupFromFlags } from "./regionbackup/flags.ts";
+import { meteringFromFlags } from "./usage/flags.ts";
 import type { Cluster } from "./runtime/clusters.ts";
 import type { Logger } from "./runtime/logger.ts";
 import type { AgentLivenessSource } from "./api/v1alpha1/managementcluster.ts";
@@ -100,6 +106,11 @@ async function main(): Promise<void> {
       "region-backup-interval": { type: "string", default: "60" },
       "region-backup-retention": { type: "string", default: "48" },
       "region-backup-storage-ca": { type: "string" },
+      "metering-database-url": { type: "string" },
+      "metering-endpoint": { type: "string" },
+      "metering-plan-id": { type: "string" },
+      "metering-interval-seconds": { type: "string", default: "60" },
+      "metering-ca": { type: "string" },
     },
   });
   const log = createLogger({ component: "hcp-operators" });
@@ -145,6 +156,7 @@ async function main(): Promise<void> {
   }
   const backup = await regionBackupFromFlags(values, service.client, log);
   if (backup) manager.add(backup);
+  for (const r of await meteringFromFlags(values, service, log)) manager.add(r);
   await manager.start(signalHandler(log));
   clusters.stopAll();
 }

@@ -35,6 +35,7 @@ export const LAYERS = {
   nodepool: "controller",
   orphansweep: "controller",
   softdelete: "controller",
+  usage: "controller",
   releasegraph: "controller",
   rollout: "controller",
   hcpctl: "cli",

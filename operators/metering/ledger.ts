@@ -22,7 +22,7 @@ import {
 } from "./billing.ts";
 import { migrateLedger } from "./migrate.ts";
 import { rollUp, type RollUpOptions, type RollUpResult } from "./rollup.ts";
-import { observe, type Observation, type ObserveResult } from "./segments.ts";
+import { observe, openSegments, type Observation, type ObserveResult, type OpenSegment } from "./segments.ts";
 import {
   markReported,
   markUnreportable,
@@ -48,6 +48,7 @@ export {
   type Observation,
   type ObserveChange,
   type ObserveResult,
+  type OpenSegment,
 } from "./segments.ts";
 export type { Accepted, Cursor, Refused, UsageFilter, UsageHour, UsageState, UsageTotal } from "./usage.ts";
 
@@ -95,6 +96,11 @@ export class Ledger {
 
   observe(o: Observation): Promise<ObserveResult> {
     return observe(this.pool, o);
+  }
+
+  /** The resources with an open segment (as many as are metered now). */
+  openSegments(): Promise<OpenSegment[]> {
+    return openSegments(this.pool);
   }
 
   rollUp(opts: RollUpOptions): Promise<RollUpResult> {

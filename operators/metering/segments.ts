@@ -137,3 +137,21 @@ export async function observe(pool: pg.Pool, o: Observation): Promise<ObserveRes
     return { change: "opened", late };
   });
 }
+
+/** An open segment's resource: what the usage recorder checks against the objects that exist. */
+export interface OpenSegment {
+  clusterId: string;
+  resourceUid: string;
+  dimension: Dimension;
+}
+
+/**
+ * Every open segment's resource (the partial index of open segments per cluster): as many as
+ * there are metered resources alive, however long the ledger.
+ */
+export async function openSegments(db: Queryable): Promise<OpenSegment[]> {
+  const res = await db.query<{ cluster_id: string; resource_uid: string; dimension: Dimension }>(
+    "SELECT cluster_id, resource_uid, dimension FROM usage_segments WHERE ended_at IS NULL ORDER BY cluster_id",
+  );
+  return res.rows.map((r) => ({ clusterId: r.cluster_id, resourceUid: r.resource_uid, dimension: r.dimension }));
+}
