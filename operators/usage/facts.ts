@@ -55,14 +55,17 @@ export function meteredPool(p: NodePool, cluster: HcpCluster): Metered {
 }
 
 /**
- * The billing record's facts. createdAt is the object's creationTimestamp: for a cluster a region
- * restore made again, that is the restore's time, but the ledger keeps the first record it got
- * (the recorder never offers a second one for an ID it holds).
+ * The billing record's facts. createdAt is the object's creationTimestamp, or its Ready's
+ * lastTransitionTime when that is earlier: an object made again by a region restore (or an
+ * undelete) carries the status of the cluster it was, which existed before its new
+ * creationTimestamp, and a cluster cannot have succeeded before it was created. A cluster the
+ * ledger already holds keeps its first record (the recorder offers none again).
  */
 export function clusterFacts(c: HcpCluster): ClusterFacts {
   const { uid, resourceId } = meteredCluster(c);
   const createdAt = time(`HcpCluster ${nameOf(c)} metadata.creationTimestamp`, c.metadata.creationTimestamp);
   if (!createdAt) throw new Error(`HcpCluster ${nameOf(c)} has no metadata.creationTimestamp`);
+  const ready = readySince(c);
   const azure = c.spec.platform.azure;
   return {
     clusterId: uid,
@@ -70,7 +73,7 @@ export function clusterFacts(c: HcpCluster): ClusterFacts {
     subscriptionId: azure.subscriptionId,
     ...(azure.tenantId ? { tenantId: azure.tenantId } : {}),
     location: azure.location,
-    createdAt,
+    createdAt: ready && ready < createdAt ? ready : createdAt,
   };
 }
 
