@@ -105,11 +105,31 @@ export class UsageExporter implements Runnable {
       }
       await sleep(wait, signal);
     }
+    // No longer the leader (or stopping): the leader's gauge is the one that counts, this one says 0.
+    this.#metrics.lag.oldest = undefined;
+    this.#metrics.lag.stalledSince = undefined;
   }
 
-  /** One pass: roll up, then report every unreported row (or until a call fails). */
+  /**
+   * One pass: roll up, then report every unreported row (or until a call fails). A pass that
+   * throws (the ledger unreachable) counts as stalled for the lag gauge from its time on.
+   */
   async runOnce(signal?: AbortSignal): Promise<ExportPass> {
     const now = this.#o.now();
+    const { lag } = this.#metrics;
+    try {
+      const pass = await this.#pass(now, signal);
+      lag.stalledSince = undefined;
+      return pass;
+    } catch (err) {
+      if (!signal?.aborted) lag.stalledSince ??= now;
+      throw err;
+    } finally {
+      lag.oldest = await this.#o.ledger.oldestUnreportedHour().catch(() => lag.oldest);
+    }
+  }
+
+  async #pass(now: Date, signal: AbortSignal | undefined): Promise<ExportPass> {
     const { written } = await this.#o.ledger.rollUp({ now, settleMs: this.#o.settleMs });
     this.#metrics.hoursRecorded.inc(written);
     const pass: ExportPass = {
@@ -121,26 +141,20 @@ export class UsageExporter implements Runnable {
       nextPassMs: this.#o.intervalMs,
     };
     const correlationId = randomUUID();
-    try {
-      // Marked rows leave the unreported index, so each read starts from the oldest again;
-      // rows left unreported by a failure end the pass, so the loop always advances.
-      for (;;) {
-        signal?.throwIfAborted();
-        const batch = await this.#o.ledger.unreportedBatch(MAX_EVENTS_PER_BATCH);
-        if (batch.length === 0) break;
-        const sendable = await this.#sameKey(await this.#expireLate(batch, now, pass), pass);
-        if (sendable.length === 0) continue;
-        const failure = await this.#send(sendable, pass, { correlationId, signal });
-        if (failure) {
-          pass.failure = failure;
-          pass.nextPassMs = Math.max(this.#o.intervalMs, failure.retryAfterMs ?? 0);
-          break;
-        }
+    // Marked rows leave the unreported index, so each read starts from the oldest again; rows
+    // left unreported by a failure end the pass, so the loop always advances.
+    for (;;) {
+      signal?.throwIfAborted();
+      const batch = await this.#o.ledger.unreportedBatch(MAX_EVENTS_PER_BATCH);
+      if (batch.length === 0) break;
+      const sendable = await this.#sameKey(await this.#expireLate(batch, now, pass), pass);
+      if (sendable.length === 0) continue;
+      const failure = await this.#send(sendable, pass, { correlationId, signal });
+      if (failure) {
+        pass.failure = failure;
+        pass.nextPassMs = Math.max(this.#o.intervalMs, failure.retryAfterMs ?? 0);
+        break;
       }
-    } finally {
-      this.#metrics.lag.oldest = await this.#o.ledger
-        .oldestUnreportedHour()
-        .catch(() => this.#metrics.lag.oldest);
     }
     if (pass.rolledUp + pass.reported + pass.rejected + pass.expired > 0 || pass.failure)
       this.#log.info("Usage export pass", {

@@ -8,7 +8,8 @@
  *                                                          (an earlier attempt's answer was lost)
  *   hcp_usage_hours_unreportable_total{state,reason}       rows marked rejected (the API's code) or expired
  *   hcp_usage_export_failures_total{failure}               calls whose outcome was unknown or refused whole
- *   hcp_usage_oldest_unreported_hour_age_seconds           age of the oldest hour not reported (0 when none)
+ *   hcp_usage_oldest_unreported_hour_age_seconds           age of the oldest hour not reported (0 when none;
+ *                                                          while passes fail, at least since the hour they began failing in)
  */
 import type { Counter, Registry } from "prom-client";
 import { counter, gauge, metricsRegistry } from "../runtime/metrics.ts";
@@ -20,8 +21,11 @@ export interface UsageMetrics {
   exported: Counter<"dimension" | "outcome">;
   unreportable: Counter<"state" | "reason">;
   exportFailures: Counter<"failure">;
-  /** The oldest unreported hour the last export pass found, and the clock it is aged by at scrape. */
-  lag: { oldest: Date | undefined; now: () => Date };
+  /**
+   * The oldest unreported hour the last export pass found, since when passes fail (then the hour
+   * in progress then cannot have been reported either), and the clock they are aged by at scrape.
+   */
+  lag: { oldest: Date | undefined; stalledSince: Date | undefined; now: () => Date };
 }
 
 const byRegistry = new WeakMap<Registry, UsageMetrics>();
@@ -29,7 +33,7 @@ const byRegistry = new WeakMap<Registry, UsageMetrics>();
 export function usageMetrics(registry: Registry = metricsRegistry): UsageMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
-  const lag: UsageMetrics["lag"] = { oldest: undefined, now: () => new Date() };
+  const lag: UsageMetrics["lag"] = { oldest: undefined, stalledSince: undefined, now: () => new Date() };
   const m: UsageMetrics = {
     observations: counter(registry, {
       name: "hcp_usage_observations_total",
@@ -66,7 +70,9 @@ export function usageMetrics(registry: Registry = metricsRegistry): UsageMetrics
     name: "hcp_usage_oldest_unreported_hour_age_seconds",
     help: "Seconds since the start of the oldest hourly usage row not yet reported, as the leader's last export pass found it (0 when every row is reported or marked)",
     collect() {
-      this.set(lag.oldest ? Math.max(0, (lag.now().getTime() - lag.oldest.getTime()) / 1000) : 0);
+      const stalled = lag.stalledSince && Math.floor(lag.stalledSince.getTime() / 3600_000) * 3600_000;
+      const oldest = Math.min(lag.oldest?.getTime() ?? Infinity, stalled ?? Infinity);
+      this.set(Number.isFinite(oldest) ? Math.max(0, (lag.now().getTime() - oldest) / 1000) : 0);
     },
   });
   byRegistry.set(registry, m);
