@@ -153,5 +153,9 @@ export async function openSegments(db: Queryable): Promise<OpenSegment[]> {
   const res = await db.query<{ cluster_id: string; resource_uid: string; dimension: Dimension }>(
     "SELECT cluster_id, resource_uid, dimension FROM usage_segments WHERE ended_at IS NULL ORDER BY cluster_id",
   );
-  return res.rows.map((r) => ({ clusterId: r.cluster_id, resourceUid: r.resource_uid, dimension: r.dimension }));
+  return res.rows.map((r) => ({
+    clusterId: r.cluster_id,
+    resourceUid: r.resource_uid,
+    dimension: r.dimension,
+  }));
 }

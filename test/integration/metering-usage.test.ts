@@ -42,6 +42,7 @@ import { sdkTlsSettings } from "../../operators/azure/config.ts";
 import { Ledger, type UsageHour } from "../../operators/metering/ledger.ts";
 import { MarketplaceMeteringClient } from "../../operators/metering/marketplace.ts";
 import { ClusterRegistry, type Cluster } from "../../operators/runtime/clusters.ts";
+import { metricsRegistry } from "../../operators/runtime/metrics.ts";
 import { UsageExporter } from "../../operators/usage/exporter.ts";
 import { UsageRecorder } from "../../operators/usage/recorder.ts";
 import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
@@ -275,6 +276,21 @@ describe("the usage controller", () => {
     );
     expectLedgerEqualsEmulator(rows, armIds(s));
     expect(await s.exporter().runOnce()).toMatchObject({ rolledUp: 0, reported: 0 });
+
+    // A restart (a second recorder, empty memory) observes everything again and writes nothing.
+    const observed = await metric("hcp_usage_observations_total");
+    const reconciles = async (): Promise<number> =>
+      ((await metricsRegistry.getSingleMetric("controller_runtime_reconcile_total")?.get())?.values ?? [])
+        .filter((v) => v.labels["controller"] === "usage-recorder")
+        .reduce((sum, v) => sum + v.value, 0);
+    const before = await reconciles();
+    startRecorder(s.ledger);
+    await eventually(
+      "the restarted recorder to reconcile the cluster",
+      async () => (await reconciles()) > before,
+    );
+    expect(await metric("hcp_usage_observations_total")).toBe(observed);
+    expect((await s.ledger.openSegments()).length).toBe(2);
 
     // Deleted (held by a finalizer, as the cluster controller's would): counting ends at its deletionTimestamp.
     await client.delete(HcpClusterResource, { name: s.cluster.metadata.name ?? "", namespace: ns.name });
