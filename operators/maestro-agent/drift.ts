@@ -50,3 +50,18 @@ export function manifestHolds(manifest: unknown, live: unknown): boolean {
   const fields = live as Record<string, unknown>;
   return Object.entries(manifest).every(([k, v]) => manifestHolds(v, fields[k]));
 }
+
+/**
+ * Every object exists and holds every field its manifest sets, as read now: an apply would change
+ * nothing, though a change mark moved (Velero writing a Schedule's status moves its generation, its
+ * CRD having no status subresource, so every cluster's work looked drifted after each backup).
+ */
+export function everyManifestHolds(
+  manifests: readonly unknown[],
+  outcomes: readonly ManifestOutcome[],
+): boolean {
+  return (
+    manifests.length === outcomes.length &&
+    outcomes.every((o, i) => !o.failure && o.object !== undefined && manifestHolds(manifests[i], o.object))
+  );
+}

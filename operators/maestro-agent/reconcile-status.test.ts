@@ -31,20 +31,31 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
       next: REAPPLY_MS + 1,
     },
     {
+      name: "after reapplyMs, an object someone wrote without changing what the manifest sets: only read",
+      advanceMs: REAPPLY_MS + 1,
+      changed: true,
+      edit: { metadata: { labels: { "added-by": "someone-else" } } },
+      applies: 1,
+      next: REAPPLY_MS + 1,
+    },
+    {
       name: "after reapplyMs, an object nobody changed: only read",
       advanceMs: REAPPLY_MS + 1,
       changed: false,
       applies: 1,
       next: REAPPLY_MS + 1,
     },
-  ])("$name", async ({ advanceMs, changed, applies, next }) => {
+  ])("$name", async ({ advanceMs, changed, edit, applies, next }) => {
     const t = setup();
     const recordWrites = () =>
       t.kube.calls.filter((c) => c.resource.startsWith("appliedmanifestworks") && c.verb === "apply").length;
     await t.reconcile();
     const firstRecordWrites = recordWrites();
-    if (changed)
-      t.kube.seed(configMapType, { ...t.kube.peek(configMapType, "cm-1", "ns")!, data: { key: "edited" } });
+    if (changed) {
+      const live = t.kube.peek(configMapType, "cm-1", "ns")!;
+      const metadata = { ...live.metadata, ...edit?.metadata };
+      t.kube.seed(configMapType, edit ? { ...live, metadata } : { ...live, data: { key: "edited" } });
+    }
     t.clock.ms += advanceMs;
     expect(await t.reconcile()).toEqual({ requeueAfterMs: next });
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(applies);
@@ -78,7 +89,11 @@ describe("AgentWorkReconciler: status sync and reapply", () => {
     t.clock.ms += REAPPLY_MS + 1;
     await t.reconcile();
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(1);
-    t.kube.seed(configMapType, { ...current, metadata: { ...current.metadata, generation: 2 } });
+    t.kube.seed(configMapType, {
+      ...current,
+      data: { key: "edited" },
+      metadata: { ...current.metadata, generation: 2 },
+    });
     t.clock.ms += REAPPLY_MS + 1;
     await t.reconcile();
     expect(t.kube.callsOn("configmaps").filter((c) => c.startsWith("apply"))).toHaveLength(2);

@@ -31,7 +31,7 @@ import {
   type AppliedResource,
   type AppliedWorks,
 } from "./appliedwork.ts";
-import { changeMark, unchangedSinceApply } from "./drift.ts";
+import { changeMark, everyManifestHolds, unchangedSinceApply } from "./drift.ts";
 import type { AppliedObjects } from "./objects.ts";
 import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
 import { retireSuperseded } from "./supersede.ts";
@@ -170,6 +170,8 @@ export class AgentWorkReconciler implements Reconciler {
       this.#d.store.update(work.uid, { appliedAtMs: this.#now() });
       return { due: false, outcomes };
     }
+    // Recorded as applied with the marks read now, without a write.
+    if (everyManifestHolds(work.spec.workload?.manifests ?? [], outcomes)) return { due: true, outcomes };
     return { due: true, outcomes: await this.#applyAll(work) };
   }
 
