@@ -30,20 +30,26 @@ export function parseBound(text: string): Date {
     Number(s ?? 0),
   ] as const;
   const utc = new Date(Date.UTC(...fields));
-  const roundTrips =
-    utc.getUTCFullYear() === fields[0] &&
-    utc.getUTCMonth() === fields[1] &&
-    utc.getUTCDate() === fields[2] &&
-    utc.getUTCHours() === fields[3] &&
-    utc.getUTCMinutes() === fields[4] &&
-    utc.getUTCSeconds() === fields[5];
-  if (!roundTrips) throw new CliError(`no such time in the calendar; ${EXPECTED}`);
+  if (!roundTrips(utc, fields)) throw new CliError(`no such time in the calendar; ${EXPECTED}`);
   const at = new Date(utc.getTime() - offsetMs(zone));
   if (at.getTime() % HOUR_MS !== 0 || /\.\d*[1-9]/.test(text))
     throw new CliError(
       `usage is counted by the whole hour; give one, such as ${new Date(at.getTime() - (at.getTime() % HOUR_MS)).toISOString().slice(0, 16)}Z`,
     );
   return at;
+}
+
+/** Whether the fields name a real instant (Date.UTC moves 2026-02-30 to March without a word). */
+function roundTrips(utc: Date, fields: readonly number[]): boolean {
+  const back = [
+    utc.getUTCFullYear(),
+    utc.getUTCMonth(),
+    utc.getUTCDate(),
+    utc.getUTCHours(),
+    utc.getUTCMinutes(),
+    utc.getUTCSeconds(),
+  ];
+  return back.every((v, i) => v === fields[i]);
 }
 
 function offsetMs(zone: string | undefined): number {

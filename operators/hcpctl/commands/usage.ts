@@ -9,7 +9,7 @@ import { once } from "node:events";
 import { Option, type Command } from "commander";
 import { LedgerInputError } from "../../metering/db.ts";
 import { findClusters, missingMigrations, usageSummary, type ClusterRef } from "../../metering/report.ts";
-import { usageRows } from "../../metering/usage.ts";
+import { usageRows, type UsageHour } from "../../metering/usage.ts";
 import { CliError } from "../errors.ts";
 import type { Io } from "../io.ts";
 import { optionParser } from "./maintenance-cli.ts";
@@ -139,15 +139,28 @@ async function writeOut(
   return !gone.closed;
 }
 
-async function streamHours(
-  io: Io,
-  db: pg.Client,
-  flags: UsageFlags,
-  period: Period,
-  opts: RenderOptions,
-  clusters?: ClusterRef[],
-): Promise<number> {
-  const stream = hoursStream(flags.output, opts);
+/** What one run reads: the flags, the period, how to render, and the clusters --cluster named. */
+interface UsageQuery {
+  flags: UsageFlags;
+  period: Period;
+  opts: RenderOptions;
+  clusters?: ClusterRef[];
+}
+
+/** The hourly rows of the query, batch by batch: one cluster after the other, or all at once. */
+async function* hourBatches(db: pg.Client, q: UsageQuery): AsyncGenerator<UsageHour[]> {
+  for (const clusterId of q.clusters ? q.clusters.map((c) => c.clusterId) : [undefined]) {
+    const filter = {
+      ...q.period,
+      ...(q.flags.subscription && { subscriptionId: q.flags.subscription }),
+      ...(clusterId && { clusterId }),
+    };
+    yield* usageRows(db, filter, BATCH);
+  }
+}
+
+async function streamHours(io: Io, db: pg.Client, q: UsageQuery): Promise<number> {
+  const stream = hoursStream(q.flags.output, q.opts);
   const gone = { closed: false };
   const onError = (err: NodeJS.ErrnoException): void => {
     gone.closed = true;
@@ -157,16 +170,9 @@ async function streamHours(
   let count = 0;
   try {
     if (!(await writeOut(io.stdout, stream.head(), gone))) return count;
-    for (const clusterId of clusters ? clusters.map((c) => c.clusterId) : [undefined]) {
-      const filter = {
-        ...period,
-        ...(flags.subscription && { subscriptionId: flags.subscription }),
-        ...(clusterId && { clusterId }),
-      };
-      for await (const batch of usageRows(db, filter, BATCH)) {
-        count += batch.length;
-        if (io.signal.aborted || !(await writeOut(io.stdout, stream.batch(batch), gone))) return count;
-      }
+    for await (const batch of hourBatches(db, q)) {
+      count += batch.length;
+      if (io.signal.aborted || !(await writeOut(io.stdout, stream.batch(batch), gone))) return count;
     }
     await writeOut(io.stdout, stream.tail(), gone);
     return count;
@@ -175,17 +181,33 @@ async function streamHours(
   }
 }
 
-export async function runUsage(
-  io: Io,
-  flags: UsageFlags,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+/** The totals of the query, written at once (one row per cluster and dimension). */
+async function writeTotals(io: Io, db: pg.Client, q: UsageQuery): Promise<number> {
+  const totals = await usageSummary(db, {
+    ...q.period,
+    ...(q.flags.subscription && { subscriptionId: q.flags.subscription }),
+    ...(q.clusters && { clusterIds: q.clusters.map((c) => c.clusterId) }),
+  });
+  io.stdout.write(renderTotals(totals, q.flags.output, q.opts));
+  return totals.length;
+}
+
+/** Refuses a bad --subscription or an empty --cluster, naming it, before anything connects. */
+function checkFlags(flags: UsageFlags): void {
   if (flags.subscription !== undefined && !GUID.test(flags.subscription))
     throw new CliError(`invalid --subscription "${flags.subscription}": expected a subscription ID (a GUID)`);
   if (flags.cluster !== undefined && flags.cluster.trim() === "")
     throw new CliError(
       `invalid --cluster "": expected a cluster ID, ARM resource ID, name or resourceGroup/name`,
     );
+}
+
+export async function runUsage(
+  io: Io,
+  flags: UsageFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  checkFlags(flags);
   const period = periodOf(flags, io.now());
   const src = sourceOf(flags, env);
   let db: pg.Client | undefined;
@@ -194,17 +216,8 @@ export async function runUsage(
     await checkSchema(db, src);
     const clusters = await resolveClusters(db, flags);
     const opts: RenderOptions = { period, subscriptionColumn: !flags.subscription && !clusters };
-    let count: number;
-    if (flags.hours) count = await streamHours(io, db, flags, period, opts, clusters);
-    else {
-      const totals = await usageSummary(db, {
-        ...period,
-        ...(flags.subscription && { subscriptionId: flags.subscription }),
-        ...(clusters && { clusterIds: clusters.map((c) => c.clusterId) }),
-      });
-      count = totals.length;
-      io.stdout.write(renderTotals(totals, flags.output, opts));
-    }
+    const q: UsageQuery = { flags, period, opts, ...(clusters && { clusters }) };
+    const count = flags.hours ? await streamHours(io, db, q) : await writeTotals(io, db, q);
     if (count === 0 && flags.output === "table")
       io.stderr.write(`No usage recorded from ${hourText(period.from)} to ${hourText(period.to)}.\n`);
   } catch (err) {
