@@ -384,6 +384,7 @@ describe("region backup and restore", () => {
       "restore",
       ...storeFlags(),
     );
+    expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/HcpCluster\s+0 created/);
 
