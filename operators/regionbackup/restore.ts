@@ -226,6 +226,17 @@ function awaitsWork(o: BackedUpObject, t: ResourceType): boolean {
   return !PAST_THE_WORKS.includes(deleting?.reason ?? "");
 }
 
+/** The apiserver's refusal of a create in a namespace that is being deleted. */
+function isNamespaceTerminating(err: unknown): boolean {
+  if (!(err instanceof KubeApiError) || err.code !== 403) return false;
+  const causes = (err.status as { details?: { causes?: Array<{ reason?: string }> } } | undefined)?.details
+    ?.causes;
+  return (
+    causes?.some((c) => c.reason === "NamespaceTerminating") === true ||
+    err.message.includes("because it is being terminated")
+  );
+}
+
 class Restorer {
   readonly #o: RestoreOptions;
   readonly #uids = new Map<string, string>();
@@ -287,28 +298,50 @@ class Restorer {
     // Before any await, so the summary's kinds come in the plan's order.
     const count = (this.summary.counts[o.type] ??= { created: 0, existed: 0 });
     const { body, dropped } = await this.#body(o, t);
-    const { current, existed } = await this.#createOrFind(t, body);
+    const made = await this.#createOrFind(t, body);
+    if (!made) {
+      // Its namespace was being deleted at the backup, and this run's predecessor deleted it again.
+      this.done++;
+      this.#o.progress?.(`${whereOf(o)}: not created, its namespace is being deleted`);
+      return;
+    }
+    const { current, existed } = made;
     if (existed) count.existed++;
     else {
       count.created++;
       if (dropped.length > 0) this.#dropped.set(o, dropped);
     }
     this.#uids.set(keyOf(o), current.metadata.uid ?? "");
-    if (entry.status && hasStatus(o.object) && !hasStatus(current))
-      await this.#o.client.replace(t, { ...current, status: o.object["status"] }, "status", {
-        signal: this.#o.signal,
-      });
+    if (entry.status) await this.#writeStatus(t, o, current);
     this.done++;
     this.#o.progress?.(`${whereOf(o)}: ${existed ? "exists, kept" : "created"}`);
   }
 
-  async #createOrFind(t: ResourceType, body: KubeObject): Promise<{ current: KubeObject; existed: boolean }> {
+  /** The backed-up status, unless the object has one (an earlier run wrote it). */
+  async #writeStatus(t: ResourceType, o: BackedUpObject, current: KubeObject): Promise<void> {
+    if (!hasStatus(o.object) || hasStatus(current)) return;
+    await this.#o.client.replace(t, { ...current, status: o.object["status"] }, "status", {
+      signal: this.#o.signal,
+    });
+  }
+
+  /**
+   * Undefined when the object is not there and cannot be: its namespace is terminating (a namespace
+   * being deleted at the backup is deleted again at the end of a run, so a run after that one finds
+   * it going, and the apiserver refuses every create in it, even of an object that exists).
+   */
+  async #createOrFind(
+    t: ResourceType,
+    body: KubeObject,
+  ): Promise<{ current: KubeObject; existed: boolean } | undefined> {
     const { client, signal } = this.#o;
     try {
       return { current: await client.create(t, body, { signal }), existed: false };
     } catch (err) {
-      if (!(err instanceof KubeApiError && err.code === 409)) throw err;
+      const terminating = isNamespaceTerminating(err);
+      if (!(err instanceof KubeApiError && err.code === 409) && !terminating) throw err;
       const found = await client.find(t, body.metadata.name ?? "", body.metadata.namespace, { signal });
+      if (!found && terminating) return undefined;
       // Gone between the two calls: something else is deleting it, which a restore does not decide.
       if (!found) throw err;
       return { current: found, existed: true };

@@ -206,7 +206,18 @@ async function makeRegion(): Promise<void> {
   const deleting = { ...condition("Deleting"), reason: "DeletingAzureResources" };
   await service.replace(HcpClusterResource, { ...created, status: { conditions: [deleting] } }, "status");
   await service.delete(HcpClusterResource, { name: "leaving", namespace: sub.name });
+  // A namespace being deleted at the backup, held by a cluster's finalizer: deleted again after the
+  // restore, so a restore run after that one finds it terminating.
+  await service.create(NamespaceResource, { metadata: { name: GOING } });
+  const held = sampleCluster();
+  held.metadata = { name: "held", namespace: GOING, finalizers: ["hcp.aro.dev/region-backup-test"] };
+  held.spec.dns.baseDomainPrefix = `rg${Date.now().toString(36)}`;
+  await service.create(HcpClusterResource, held);
+  await service.delete(NamespaceResource, { name: GOING });
 }
+
+/** The namespace being deleted when the backup is taken. */
+const GOING = `rb-going-${suffix}`;
 
 beforeAll(async () => {
   scratch = await scratchDir("region-backup");
@@ -244,6 +255,9 @@ afterAll(async () => {
       await service.mergePatch(type, ref, { metadata: { finalizers: null } }).catch(() => undefined);
     await service.delete(type, ref).catch(() => undefined);
   }
+  await service
+    .mergePatch(HcpClusterResource, { name: "held", namespace: GOING }, { metadata: { finalizers: null } })
+    .catch(() => undefined);
   if (sub)
     await service
       .mergePatch(
