@@ -11,7 +11,9 @@
  *
  * Only one event per resource, dimension and UTC hour is ever accepted; an event whose hour began
  * more than 24 hours before the (injectable) clock is Expired. Resources are the subscriptions
- * the emulator knows (registered up front or later), each on one plan with its dimensions.
+ * the emulator knows (registered up front or later), each on one plan with its dimensions; with
+ * `registerUnknown` (the local region, whose clusters are made on the fly) a resource it does not
+ * know is registered on that plan at its first event instead of answering ResourceNotFound.
  * Bearer tokens for the marketplace audience are checked by the ARM emulator's authority when it
  * is given one; a refused token is a 403, as the service answers. `x-ms-requestid` and
  * `x-ms-correlationid` are echoed (made up when missing).
@@ -109,6 +111,11 @@ export interface StartMarketplaceEmulatorOptions {
   /** Certificates go to `<workDir>/marketplace-emulator/`. */
   workDir: string;
   resources?: MarketplaceResource[];
+  /**
+   * Registers a resource it does not know, on this plan with these dimensions, at its first event
+   * (the event is then judged as any other). Default: unknown resources are ResourceNotFound.
+   */
+  registerUnknown?: Omit<MarketplaceResource, "resourceId">;
   /** The clock expiry is judged by. Default: the machine's. */
   now?: () => Date;
   /** Checks a request's Authorization header: why it is refused, or undefined. None: anything goes. */
@@ -128,6 +135,7 @@ export async function startMarketplaceEmulator(
     log: [],
     now: opts.now ?? (() => new Date()),
     verifyBearer: opts.verifyBearer,
+    registerUnknown: opts.registerUnknown,
     timers: new Set(),
   };
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
@@ -168,6 +176,7 @@ interface State {
   log: MarketplaceRequest[];
   now: () => Date;
   verifyBearer: StartMarketplaceEmulatorOptions["verifyBearer"];
+  registerUnknown: StartMarketplaceEmulatorOptions["registerUnknown"];
   timers: Set<NodeJS.Timeout>;
 }
 
@@ -442,7 +451,14 @@ function fieldsOf(raw: Json, now: Date): Fields | Refusal {
 
 /** What the resource and its plan say of the event. */
 function judge(state: State, f: Fields): Refusal | undefined {
-  const resource = state.resources.get(f.resourceId.toLowerCase());
+  const key = f.resourceId.toLowerCase();
+  if (state.registerUnknown && !state.resources.has(key))
+    state.resources.set(key, {
+      ...state.registerUnknown,
+      dimensions: [...state.registerUnknown.dimensions],
+      resourceId: f.resourceId,
+    });
+  const resource = state.resources.get(key);
   if (!resource)
     return refusal("ResourceNotFound", "resourceId", `No resource ${f.resourceId} is subscribed.`);
   if (resource.active === false)

@@ -374,3 +374,39 @@ describe("the marketplace emulator's answers", () => {
     expect(market.accepted().filter((e) => e.resourceId === resource)).toHaveLength(0);
   });
 });
+
+describe("the marketplace emulator with registerUnknown (the local region's)", () => {
+  it("registers an unknown resource at its first event on the given plan and still judges plan and dimension", async () => {
+    const open = await startMarketplaceEmulator({
+      workDir: dir,
+      now: () => NOW,
+      verifyBearer: arm.verifyBearer,
+      registerUnknown: { planId: PLAN, dimensions: ["controlplane-hours", "vcpu-hours"] },
+    });
+    const tls = sdkTlsSettings([...rootCertificates, await readFile(open.caPath, "utf8")]);
+    const local = new MarketplaceMeteringClient({ credential, endpoint: open.endpoint, tls });
+    try {
+      const made =
+        "/subscriptions/6b0f3a4e-8d1c-4c2a-9e57-0c3d2b1a9f10/resourceGroups/demo/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/demo";
+      const [e] = events(1, made);
+      const outcomes = await local.report([
+        e!,
+        { ...e!, resourceId: SUB_B, planId: "another-plan" },
+        { ...e!, resourceId: SUB_A, dimension: "gpu-hours" },
+      ]);
+      expect(outcomes.map((o) => (o.outcome === "rejected" ? o.code : o.outcome))).toEqual([
+        "accepted",
+        "ResourceNotAuthorized",
+        "InvalidDimension",
+      ]);
+      expect((await local.report([e!]))[0]).toMatchObject({ outcome: "duplicate" });
+      expect(open.accepted().map((a) => a.resourceId)).toEqual([made]);
+    } finally {
+      await local.close();
+      await open.stop();
+    }
+    // The default stays strict: the shared emulator does not know SUB_B.
+    const [strict] = await client.report([{ ...events(1)[0]!, resourceId: SUB_B }]);
+    expect(strict).toMatchObject({ outcome: "rejected", code: "ResourceNotFound" });
+  });
+});
