@@ -7,6 +7,9 @@
  *    process of its own; a raw-client floor (hack/bench/lifecycle.ts, its flags there);
  *  - maintenance: every MaintenanceRun decided at 10,000 clusters and the heap the maintenance
  *    controller adds; a rollout over 1,000 clusters (hack/bench/maintenance.ts, its flags there);
+ *  - metering: a simulated day of N clusters' usage in the ledger: roll-up and export rows/s beside
+ *    raw INSERT and POST floors, the ledger's size per cluster-day, the exporter's memory
+ *    (hack/bench/metering.ts, its flags there);
  *  - region-backup: the region backup of 10,000 clusters (time, size, list/seal/upload) beside a
  *    raw list of what it holds, and its restore into an empty apiserver beside raw creates
  *    (hack/bench/region-backup.ts, its flags there);
@@ -24,6 +27,7 @@ import { WorkQueue } from "../operators/runtime/workqueue.ts";
 import { transportScenario } from "./bench-maestro.ts";
 import { lifecycleScenario } from "./bench/lifecycle.ts";
 import { maintenanceScenario } from "./bench/maintenance.ts";
+import { meteringScenario } from "./bench/metering.ts";
 import { regionBackupScenario } from "./bench/region-backup.ts";
 import { frontendScenario } from "./bench-frontend.ts";
 import {
@@ -88,6 +92,7 @@ const scenarios: Record<string, Scenario> = {
   frontend: frontendScenario,
   lifecycle: lifecycleScenario,
   maintenance: maintenanceScenario,
+  metering: meteringScenario,
   "region-backup": regionBackupScenario,
   transport: transportScenario,
   workqueue: {
