@@ -71,3 +71,37 @@ export const rowsPerDay = (n: number, hours = 24): number => n * DIMENSIONS.leng
 /** Ten times the rate a region of `clusters` makes rows at, per second (the issue's target). */
 export const tenTimesRegionRate = (clusters: number): number =>
   (10 * clusters * DIMENSIONS.length) / (HOUR_MS / 1000);
+
+/** One row of the day: what the ledger should hold and the API should receive for it. */
+export interface FleetUsage {
+  cluster: FleetCluster;
+  resourceUid: string;
+  resourceId: string;
+  dimension: (typeof DIMENSIONS)[number];
+  quantity: number;
+}
+
+/** The rows of `hour` (0-based), a cluster's control plane then its pool, cluster by cluster. */
+export function hourUsage(n: number, hour: number): FleetUsage[] {
+  const out: FleetUsage[] = [];
+  for (let i = 0; i < n; i++) {
+    const cluster = fleetCluster(i);
+    out.push(
+      {
+        cluster,
+        resourceUid: cluster.clusterId,
+        resourceId: cluster.clusterResourceId,
+        dimension: "controlPlaneHours",
+        quantity: expectedQuantity(i, hour, "controlPlaneHours"),
+      },
+      {
+        cluster,
+        resourceUid: cluster.poolUid,
+        resourceId: cluster.poolResourceId,
+        dimension: "vCPUHours",
+        quantity: expectedQuantity(i, hour, "vCPUHours"),
+      },
+    );
+  }
+  return out;
+}

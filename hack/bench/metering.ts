@@ -32,17 +32,16 @@ import pg from "pg";
 import { Registry } from "prom-client";
 import { Agent, request } from "undici";
 import { sdkTlsSettings } from "../../operators/azure/config.ts";
-import { Ledger, type UsageHour } from "../../operators/metering/ledger.ts";
-import { MarketplaceMeteringClient, type UsageEvent } from "../../operators/metering/marketplace.ts";
+import { Ledger } from "../../operators/metering/ledger.ts";
+import { MarketplaceMeteringClient } from "../../operators/metering/marketplace.ts";
 import { UsageExporter, type ExporterLedger } from "../../operators/usage/exporter.ts";
 import { killOnExit } from "../harness/process.ts";
 import { startPostgres } from "../harness/postgres.ts";
 import {
-  DIMENSIONS,
   expectedDayTotal,
-  expectedQuantity,
   fleetCluster,
   HOUR_MS,
+  hourUsage,
   PLAN_ID,
   POOL_VCPUS,
   rowsPerDay,
@@ -90,7 +89,15 @@ export interface MeteringReport {
     split: Record<string, number>;
     calls: number;
   };
-  ledgerBytes: { afterRollUp: number; afterExport: number; usageHours: number; rowData: number };
+  ledgerBytes: {
+    afterRollUp: number;
+    afterExport: number;
+    /** After VACUUM FULL: the reported day without its rows' dead versions (autovacuum's reuse). */
+    compact: number;
+    /** usage_hours alone, compacted, and its reported rows' own bytes. */
+    usageHours: number;
+    rowData: number;
+  };
   memory: { start: Memory; end: Memory; peakHeapMb: number; peakRssMb: number; emulatorRssMb: number };
   load: { start: number[]; end: number[] };
 }
@@ -203,24 +210,15 @@ async function floorLedger(url: string, n: number): Promise<pg.Client> {
 
 /** One hour's rows in one INSERT … SELECT FROM unnest: what writing them costs at least. */
 async function floorInsertMs(db: pg.Client, n: number, hour: number): Promise<number> {
-  const cols: string[][] = [[], [], [], [], [], []];
-  for (let i = 0; i < n; i++) {
-    const c = fleetCluster(i);
-    for (const [uid, d, rid] of [
-      [c.clusterId, DIMENSIONS[0], c.clusterResourceId],
-      [c.poolUid, DIMENSIONS[1], c.poolResourceId],
-    ] as const) {
-      for (const [k, v] of [
-        uid,
-        d,
-        String(expectedQuantity(i, hour, d)),
-        c.clusterId,
-        c.subscriptionId,
-        rid,
-      ].entries())
-        cols[k]?.push(v);
-    }
-  }
+  const rows = hourUsage(n, hour);
+  const cols = [
+    rows.map((r) => r.resourceUid),
+    rows.map((r) => r.dimension),
+    rows.map((r) => String(r.quantity)),
+    rows.map((r) => r.cluster.clusterId),
+    rows.map((r) => r.cluster.subscriptionId),
+    rows.map((r) => r.resourceId),
+  ];
   const started = performance.now();
   await db.query(
     `INSERT INTO usage_hours (resource_uid, dimension, hour_start, quantity, cluster_id, subscription_id, resource_id)
@@ -382,21 +380,16 @@ async function exportFloorMs(market: Market, opts: MeteringOptions): Promise<num
   };
   const started = performance.now();
   for (let h = 0; h < opts.hours; h++)
-    for (let i = 0; i < opts.n; i++) {
-      const c = fleetCluster(i);
-      for (const [resourceId, dimension] of [
-        [c.clusterResourceId, DIMENSIONS[0]],
-        [c.poolResourceId, DIMENSIONS[1]],
-      ] as const) {
-        const e: Omit<UsageEvent, "hour"> = {
-          resourceId,
-          planId: PLAN_ID,
-          dimension,
-          quantity: expectedQuantity(i, h, dimension),
-        };
-        batch.push({ ...e, effectiveStartTime: at(h).toISOString() });
-        if (batch.length === BATCH) await post();
-      }
+    for (const u of hourUsage(opts.n, h)) {
+      const { resourceId, dimension, quantity } = u;
+      batch.push({
+        resourceId,
+        planId: PLAN_ID,
+        dimension,
+        quantity,
+        effectiveStartTime: at(h).toISOString(),
+      });
+      if (batch.length === BATCH) await post();
     }
   if (batch.length > 0) await post();
   const ms = performance.now() - started;
@@ -426,9 +419,6 @@ export async function benchMetering(opts: MeteringOptions): Promise<MeteringRepo
     const { record, rollUp } = await recordAndRollUp(ledger, floor, opts);
     const rows = await checkDay(db, opts);
     const afterRollUp = await ledgerBytes(db);
-    const rowData = await db.query<{ bytes: string }>(
-      "SELECT sum(pg_column_size(u.*)) AS bytes FROM usage_hours u",
-    );
 
     const market = await startMarket(workDir, opts.n, at(opts.hours));
     markets.push(market);
@@ -440,6 +430,11 @@ export async function benchMetering(opts: MeteringOptions): Promise<MeteringRepo
     exported.export.floorMs = await exportFloorMs(floorMarket, opts);
     progress(`export floor: ${Math.round(exported.export.floorMs)} ms`);
     load.end = loadavg();
+    const afterExport = await ledgerBytes(db);
+    await db.query(`VACUUM FULL ${LEDGER_TABLES.join(", ")}`);
+    const rowData = await db.query<{ bytes: string }>(
+      "SELECT sum(pg_column_size(u.*)) AS bytes FROM usage_hours u",
+    );
     return {
       n: opts.n,
       hours: opts.hours,
@@ -449,7 +444,8 @@ export async function benchMetering(opts: MeteringOptions): Promise<MeteringRepo
       export: exported.export,
       ledgerBytes: {
         afterRollUp,
-        afterExport: await ledgerBytes(db),
+        afterExport,
+        compact: await ledgerBytes(db),
         usageHours: await ledgerBytes(db, ["usage_hours"]),
         rowData: Number(rowData.rows[0]?.bytes),
       },
@@ -499,7 +495,13 @@ function figures(r: MeteringReport, opts: MeteringOptions): Figure[] {
       name: "ledger: size per cluster-day",
       value: Math.round(r.ledgerBytes.afterExport / clusterDays),
       unit: "bytes",
-      detail: `${mb(r.ledgerBytes.afterExport / 2 ** 20)} MB after the export (${mb(r.ledgerBytes.afterRollUp / 2 ** 20)} MB before it; usage_hours ${mb(r.ledgerBytes.usageHours / 2 ** 20)} MB), tables and indexes`,
+      detail: `${mb(r.ledgerBytes.afterExport / 2 ** 20)} MB after the export, tables and indexes (${mb(r.ledgerBytes.afterRollUp / 2 ** 20)} MB before it): each row's unreported version is dead`,
+    },
+    {
+      name: "ledger: size per cluster-day, compacted",
+      value: Math.round(r.ledgerBytes.compact / clusterDays),
+      unit: "bytes",
+      detail: `${mb(r.ledgerBytes.compact / 2 ** 20)} MB after VACUUM FULL: the reported day alone, as in a steady state where autovacuum's freed space takes the next day's rows; usage_hours ${mb(r.ledgerBytes.usageHours / 2 ** 20)} MB of it`,
     },
     {
       name: "exporter: live heap start → end",
@@ -560,7 +562,7 @@ function comparisons(r: MeteringReport): Comparison[] {
       { atMost: 1.1 },
     ),
     compare({
-      name: "usage_hours vs its rows' bytes",
+      name: "usage_hours (compacted) vs rows",
       unit: "MB",
       ours: mb(r.ledgerBytes.usageHours / 2 ** 20),
       against: "sum of pg_column_size of its rows (no page, index or dead-tuple overhead)",
