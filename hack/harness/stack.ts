@@ -26,6 +26,7 @@ import { AgentCertificateSigner } from "../../operators/maestro-server/agent-cer
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
 import { ManagementClusterController } from "../../operators/managementcluster/controller.ts";
 import { RegionMonitor } from "../../operators/monitor/controller.ts";
+import { openMetering, type Metering, type MeteringSettings } from "../../operators/usage/metering.ts";
 import { NodePoolController } from "../../operators/nodepool/controller.ts";
 import { SoftDeletePurge } from "../../operators/softdelete/controller.ts";
 import { ReleaseGraphController } from "../../operators/releasegraph/controller.ts";
@@ -35,7 +36,7 @@ import { MaintenanceController } from "../../operators/maintenance/controller.ts
 import { regionTaskRegistry } from "../../operators/maintenance/region-tasks.ts";
 import { RolloutController } from "../../operators/rollout/controller.ts";
 import { CATALOG_KEY, configMapType } from "../../operators/releases/catalog.ts";
-import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { ClusterRegistry, type Cluster } from "../../operators/runtime/clusters.ts";
 import { KubeClient, type KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
 import type { Runnable } from "../../operators/runtime/manager.ts";
@@ -97,6 +98,12 @@ export interface StackOptions {
     lifetimeMs?: number;
     minIntervalMs?: number;
   };
+  /**
+   * Metering (issue 35): the usage recorder and exporter run here as operators/main.ts runs them
+   * with --metering-*, the ledger in this PostgreSQL, the exporter reporting to `endpoint` (the
+   * marketplace emulator, trusted through `caPath`) with the ARM emulator's tokens. Default: off.
+   */
+  metering?: { databaseUrl: string; endpoint: string; caPath: string; planId: string; intervalMs?: number };
   log?: Logger;
 }
 
@@ -222,6 +229,17 @@ async function seedServiceCluster(
   }
 }
 
+/** Metering's recorder and exporter when the option is given, else nothing to run or close. */
+async function meteringOf(
+  settings: StackOptions["metering"],
+  credential: MeteringSettings["credential"],
+  service: Cluster,
+  log: Logger,
+): Promise<Pick<Metering, "runnables" | "close">> {
+  if (!settings) return { runnables: [], close: () => Promise.resolve() };
+  return openMetering({ ...settings, credential }, service, log);
+}
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const log = opts.log ?? silentLogger;
   const namespace = opts.namespace ?? "hcp-system";
@@ -286,7 +304,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }),
     }),
   });
-  const runnables: Runnable[] = [server];
+  const metering = await meteringOf(opts.metering, azure.credential, service, log);
+  const runnables: Runnable[] = [server, ...metering.runnables];
   let maintenance: (() => MaintenanceController) | undefined;
   if (opts.lifecycleControllers !== false) {
     const clusterController = new ClusterController({
@@ -408,6 +427,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     async stop() {
       stop.abort();
       await Promise.all([...running, stopMaintenance(), ...[...runningAgents.keys()].map(stopAgent)]);
+      await metering.close();
       await removeAdmission(service.client).catch((err: unknown) =>
         log.error("could not remove the admission policy", err),
       );

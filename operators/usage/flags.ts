@@ -3,17 +3,13 @@
  * migrated and opened, and the recorder and the exporter run on the leader. A missing or bad
  * companion flag is refused naming it, before anything starts.
  */
-import { readFile } from "node:fs/promises";
-import { rootCertificates } from "node:tls";
-import { resolveAzureConfig, sdkTlsSettings } from "../azure/config.ts";
+import { resolveAzureConfig } from "../azure/config.ts";
 import { createCredential } from "../azure/credentials.ts";
-import { Ledger } from "../metering/ledger.ts";
-import { MARKETPLACE_ENDPOINT, MarketplaceMeteringClient } from "../metering/marketplace.ts";
+import { MARKETPLACE_ENDPOINT } from "../metering/marketplace.ts";
 import type { Cluster } from "../runtime/clusters.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
-import { UsageExporter } from "./exporter.ts";
-import { UsageRecorder } from "./recorder.ts";
+import { openMetering } from "./metering.ts";
 
 export interface MeteringFlags {
   "metering-database-url"?: string;
@@ -52,15 +48,18 @@ export async function meteringFromFlags(
       ...(azureCa ? { caFile: azureCa } : {}),
     }),
   );
-  const ca = values["metering-ca"];
-  const tls = ca ? sdkTlsSettings([...rootCertificates, await readFile(ca, "utf8")]) : undefined;
-  const client = new MarketplaceMeteringClient({ credential, endpoint, ...(tls ? { tls } : {}) });
-  const ledger = await Ledger.open(url, {
-    onConnectionError: (err) => log.error("Usage ledger connection lost; the pool reconnects", err),
-  });
-  log.info("Metering on", { endpoint, planId, intervalSeconds: seconds });
-  return [
-    new UsageRecorder({ cluster: service, ledger, log }),
-    new UsageExporter({ ledger, client, planId, intervalMs: seconds * 1000, log }),
-  ];
+  const caPath = values["metering-ca"];
+  const metering = await openMetering(
+    {
+      databaseUrl: url,
+      planId,
+      endpoint,
+      intervalMs: seconds * 1000,
+      credential,
+      ...(caPath ? { caPath } : {}),
+    },
+    service,
+    log,
+  );
+  return metering.runnables;
 }
