@@ -3,6 +3,8 @@
  * service cluster and for each management cluster, every CRD installed, an MQTT broker with client
  * certificates, the ARM emulator), runs every controller, the maestro agents and the HyperShift
  * simulator, applies the sample cluster and prints its progress until it is Ready, then waits;
+ * metering records every cluster's usage in a private PostgreSQL and reports complete hours to the
+ * marketplace emulator (with the ARM emulator's tokens), as a region's operators would;
  * Ctrl-C or SIGTERM tears it all down. The CRDs (crds/), the release catalog and the RBAC are
  * the files of the bases a region deploys (config/bases/).
  *
@@ -32,7 +34,9 @@ import { setUpCustomerAzure } from "./harness/customer-azure.ts";
 import { startStorageEmulator } from "./harness/storage-emulator/index.ts";
 import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
+import { startMarketplaceEmulator } from "./harness/marketplace-emulator/index.ts";
 import { startStack } from "./harness/stack.ts";
+import { DIMENSIONS } from "../operators/metering/segments.ts";
 import { writeFile } from "node:fs/promises";
 import {
   clusterBody,
@@ -44,6 +48,8 @@ import {
 
 const exec = promisify(execFile);
 const stateDir = resolve(process.env.HCP_LOCAL_DIR ?? ".local");
+/** The marketplace plan the local region reports usage against; the emulator takes any cluster on it. */
+const LOCAL_PLAN = "hcp-local";
 
 /** Issues the certificates the source and the management clusters' agents connect with. */
 async function brokerLines(broker: Broker, clusters: RegionCluster[]): Promise<string[]> {
@@ -61,7 +67,10 @@ async function brokerLines(broker: Broker, clusters: RegionCluster[]): Promise<s
 
 async function main(): Promise<void> {
   process.stderr.write("Starting the local region (the first run builds kube-apiserver and etcd)…\n");
-  const region = await startRegion({ managementClusters: Number(process.env.HCP_MANAGEMENT_CLUSTERS ?? 2) });
+  const region = await startRegion({
+    managementClusters: Number(process.env.HCP_MANAGEMENT_CLUSTERS ?? 2),
+    postgres: true,
+  });
   await mkdir(stateDir, { recursive: true });
   const lines = [`Local region ready in ${(region.startupMs / 1000).toFixed(1)} s.`, ""];
   for (const c of region.clusters) {
@@ -79,9 +88,15 @@ async function main(): Promise<void> {
     process.once("SIGINT", done);
     process.once("SIGTERM", done);
   });
-  const { stack, arm, storage } = await startSoftware(region);
+  const { stack, arm, storage, market } = await startSoftware(region);
   lines.push(`  ARM emulator (Azure)  ${arm.endpoint}   CA ${arm.caPath}`);
   lines.push(`  OIDC issuers          ${storage.webEndpoint}<tenant>/<cluster>   CA ${storage.caPath}`);
+  if (region.postgres)
+    lines.push(
+      `  usage ledger          ${region.postgres.url}`,
+      `  Marketplace metering  ${market.endpoint}   CA ${market.caPath}   (emulator, plan ${LOCAL_PLAN})`,
+      `  Try: npm run hcpctl -- usage --database-url ${region.postgres.url}`,
+    );
   lines.push(...(await installBaseRbac(region.clusters, kubectl)));
   const frontend = await startFrontend(region, stack.namespace, arm);
   lines.push("", ...frontend.lines);
@@ -94,6 +109,7 @@ async function main(): Promise<void> {
   process.stderr.write("Stopping the local region…\n");
   await frontend.stop();
   await stack.stop();
+  await market.stop();
   await arm.stop();
   await storage.stop();
   await region.stop();
@@ -190,8 +206,16 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
   if (!service || !region.broker) throw new Error("the local region needs its service cluster and broker");
   const armDir = region.workDir || stateDir;
   const arm = await startArmEmulator({ workDir: armDir, asyncDelayMs: 500 });
-  const storage = await startStorageEmulator({ workDir: armDir, verifyBearer: arm.verifyBearer });
+  const [storage, market] = await Promise.all([
+    startStorageEmulator({ workDir: armDir, verifyBearer: arm.verifyBearer }),
+    startMarketplaceEmulator({
+      workDir: armDir,
+      verifyBearer: arm.verifyBearer,
+      registerUnknown: { planId: LOCAL_PLAN, dimensions: [...DIMENSIONS] },
+    }),
+  ]);
   const broker = region.broker;
+  const { postgres } = region;
   const stack = await startStack({
     serviceKubeconfig: service.kubeconfigPath,
     management: region.clusters
@@ -203,9 +227,18 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
     simulator: { provisionDelayMs: 5_000, deleteDelayMs: 2_000 },
     // As deployed: the agents renew their broker certificates, signed with the broker's CA.
     agentCertificates: { signerCertPath: broker.caPath, signerKeyPath: broker.caKeyPath },
+    // Without a PostgreSQL of its own (HCP_KUBECONFIGS) the region does not meter.
+    ...(postgres && {
+      metering: {
+        databaseUrl: postgres.url,
+        endpoint: market.endpoint,
+        caPath: market.caPath,
+        planId: LOCAL_PLAN,
+      },
+    }),
     log: createLogger({ component: "local" }, "error"),
   });
-  return { stack, arm, storage };
+  return { stack, arm, storage, market };
 }
 
 const sampleFiles = ["hcpcluster.yaml", "nodepool-fixed.yaml", "nodepool-autoscaling.yaml"];

@@ -1,6 +1,7 @@
 /**
  * `npm run local` as a person uses it: start it, watch the sample cluster it applies become Ready,
- * read the kubeconfig paths it prints, ask kubectl about HcpClusters and HostedClusters, press
+ * read the kubeconfig paths it prints, ask kubectl about HcpClusters and HostedClusters, find the
+ * sample's usage in the ledger it prints (and run the hcpctl usage command it prints), press
  * Ctrl-C, and find nothing left running.
  */
 import { execFile, spawn } from "node:child_process";
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import pg from "pg";
 import { describe, expect, it, onTestFailed } from "vitest";
 import { isAlive } from "../../hack/harness/process.ts";
 import { eventually, scratchDir } from "../support/fixtures.ts";
@@ -83,9 +85,40 @@ describe("npm run local", () => {
       (await readFile(logPath, "utf8").catch(() => "")).includes(`"correlationRequestId":"${correlationId}"`),
     );
 
+    // Metering: the recorder wrote the Ready sample's billing record and opened its control-plane
+    // segment in the printed ledger, the exporter made its first pass (the roll-up's mark), and
+    // the printed hcpctl command reads that ledger.
+    const ledgerUrl = /usage ledger +(postgres\S+)/.exec(printed)?.[1] ?? "";
+    expect(printed).toMatch(/Marketplace metering +https:\/\/127\.0\.0\.1:\d+ /);
+    const ledger = new pg.Client({ connectionString: ledgerUrl });
+    await ledger.connect();
+    try {
+      await eventually(
+        "the sample's billing record, its open control-plane segment and an export pass",
+        async () => {
+          const { rows } = await ledger.query<{ succeeded: boolean; open: number; passed: boolean }>(
+            `SELECT b.first_succeeded_at IS NOT NULL AS succeeded,
+                  (SELECT count(*)::int FROM usage_segments s WHERE s.cluster_id = b.cluster_id
+                      AND s.dimension = 'controlPlaneHours' AND s.ended_at IS NULL) AS open,
+                  (SELECT rolled_up_to IS NOT NULL FROM rollup_state) AS passed
+             FROM billing_records b WHERE lower(b.resource_id) LIKE '%/resourcegroups/default/%/hcpopenshiftclusters/demo'`,
+          );
+          return rows.length === 1 && rows[0]?.succeeded === true && rows[0].open === 1 && rows[0].passed;
+        },
+      );
+    } finally {
+      await ledger.end();
+    }
+    const usage = output
+      .find((l) => l.includes("npm run hcpctl -- usage --database-url"))
+      ?.replace(/^\s*Try:\s*/, "");
+    expect(usage).toContain(ledgerUrl);
+    await exec("sh", ["-c", usage ?? "false"], { cwd: fileURLToPath(new URL("../..", import.meta.url)) });
+
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
     const pids = await childPids(workDir);
-    expect(pids.length).toBe(8); // etcd + three kube-apiservers + three kube-controller-managers + mosquitto
+    // etcd + three kube-apiservers + three kube-controller-managers + mosquitto + PostgreSQL
+    expect(pids.length).toBe(9);
     child.kill("SIGINT");
     const code = await new Promise<number | null>((r) => child.once("exit", r));
     expect(code).toBe(0);
