@@ -96,6 +96,8 @@ export interface MeteringReport {
     compact: number;
     /** usage_hours alone, compacted, and its reported rows' own bytes. */
     usageHours: number;
+    /** Each table's heap and each index, compacted, bytes: where the size is. */
+    relations: Record<string, number>;
     rowData: number;
   };
   memory: { start: Memory; end: Memory; peakHeapMb: number; peakRssMb: number; emulatorRssMb: number };
@@ -274,6 +276,17 @@ async function ledgerBytes(db: pg.Client, tables = LEDGER_TABLES): Promise<numbe
   return Number(res.rows[0]?.bytes);
 }
 
+async function relationBytes(db: pg.Client): Promise<Record<string, number>> {
+  const res = await db.query<{ name: string; bytes: string }>(
+    `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes FROM pg_class c
+      WHERE c.oid IN (SELECT unnest($1::text[])::regclass)
+         OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT unnest($1::text[])::regclass))
+      ORDER BY pg_relation_size(c.oid) DESC`,
+    [LEDGER_TABLES],
+  );
+  return Object.fromEntries(res.rows.map((r) => [r.name, Number(r.bytes)]));
+}
+
 // ---- export ------------------------------------------------------------------------------------
 
 const gc = ((): (() => void) => {
@@ -447,6 +460,7 @@ export async function benchMetering(opts: MeteringOptions): Promise<MeteringRepo
         afterExport,
         compact: await ledgerBytes(db),
         usageHours: await ledgerBytes(db, ["usage_hours"]),
+        relations: await relationBytes(db),
         rowData: Number(rowData.rows[0]?.bytes),
       },
       memory: { ...exported.memory, emulatorRssMb },
@@ -501,7 +515,12 @@ function figures(r: MeteringReport, opts: MeteringOptions): Figure[] {
       name: "ledger: size per cluster-day, compacted",
       value: Math.round(r.ledgerBytes.compact / clusterDays),
       unit: "bytes",
-      detail: `${mb(r.ledgerBytes.compact / 2 ** 20)} MB after VACUUM FULL: the reported day alone, as in a steady state where autovacuum's freed space takes the next day's rows; usage_hours ${mb(r.ledgerBytes.usageHours / 2 ** 20)} MB of it`,
+      detail: `${mb(r.ledgerBytes.compact / 2 ** 20)} MB after VACUUM FULL: the reported day alone, as in a steady state where autovacuum's freed space takes the next day's rows; usage_hours ${mb(r.ledgerBytes.usageHours / 2 ** 20)} MB of it: ${Object.entries(
+        r.ledgerBytes.relations,
+      )
+        .slice(0, 6)
+        .map(([k, v]) => `${k} ${mb(v / 2 ** 20)}`)
+        .join(", ")}`,
     },
     {
       name: "exporter: live heap start → end",
