@@ -88,6 +88,8 @@ export interface MeteringReport {
     /** Where the pass's time went: the ledger's calls and the API's, ms. */
     split: Record<string, number>;
     calls: number;
+    /** unreportedBatch's ms per call in each tenth of the pass: does the queue's read slow as it goes? */
+    readMsByTenth: number[];
   };
   ledgerBytes: {
     afterRollUp: number;
@@ -300,12 +302,17 @@ function memoryNow(): Memory {
   return { heapMb: m.heapUsed / 2 ** 20, rssMb: m.rss / 2 ** 20 };
 }
 
-/** The exporter's ledger and client, each call's time added to `split` under its name. */
+/**
+ * The exporter's ledger and client, each call's time added to `split` under its name, and each
+ * queue read's to its tenth of the `calls` expected in `byTenth` (sums; per call once divided).
+ */
 function timed(
   ledger: ExporterLedger,
   client: MarketplaceMeteringClient,
   split: Record<string, number>,
+  reads: { calls: number; byTenth: number[] },
 ): { ledger: ExporterLedger; client: Pick<MarketplaceMeteringClient, "report"> } {
+  let read = 0;
   const time =
     <A extends unknown[], R>(name: string, f: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
@@ -319,7 +326,13 @@ function timed(
   return {
     ledger: {
       rollUp: time("rollUp", (o) => ledger.rollUp(o)),
-      unreportedBatch: time("unreportedBatch", (l, a) => ledger.unreportedBatch(l, a)),
+      unreportedBatch: time("unreportedBatch", async (l, a) => {
+        const t = performance.now();
+        const rows = await ledger.unreportedBatch(l, a);
+        const tenth = Math.min(9, Math.floor((read++ / reads.calls) * 10));
+        reads.byTenth[tenth] = (reads.byTenth[tenth] ?? 0) + performance.now() - t;
+        return rows;
+      }),
       markReported: time("markReported", (r, a) => ledger.markReported(r, a)),
       markRejected: time("markRejected+markExpired", (r) => ledger.markRejected(r)),
       markExpired: time("markRejected+markExpired", (r) => ledger.markExpired(r)),
@@ -338,7 +351,8 @@ async function exportDay(
   const tls = sdkTlsSettings([...rootCertificates, await readFile(market.caPath, "utf8")]);
   const client = new MarketplaceMeteringClient({ credential, endpoint: market.endpoint, tls });
   const split: Record<string, number> = {};
-  const calls = timed(ledger, client, split);
+  const reads = { calls: Math.ceil(rows / BATCH), byTenth: Array<number>(10).fill(0) };
+  const calls = timed(ledger, client, split, reads);
   const exporter = new UsageExporter({
     ...calls,
     planId: PLAN_ID,
@@ -365,7 +379,13 @@ async function exportDay(
     const endMemory = memoryNow();
     progress(`exported ${pass.reported} rows in ${Math.round(ms)} ms`);
     return {
-      export: { ms, floorMs: 0, split, calls: Math.ceil(rows / BATCH) },
+      export: {
+        ms,
+        floorMs: 0,
+        split,
+        calls: reads.calls,
+        readMsByTenth: reads.byTenth.map((v) => Math.round((v / (reads.calls / 10)) * 1000) / 1000),
+      },
       memory: { start, end: endMemory, peakHeapMb, peakRssMb },
     };
   } finally {
@@ -505,6 +525,12 @@ function figures(r: MeteringReport, opts: MeteringOptions): Figure[] {
       detail: `one pass of the real UsageExporter, ${r.export.calls} calls of 25 over https in ${s(r.export.ms)} s`,
     },
     { name: "export: where the time went", value: s(r.export.ms), unit: "s", detail: split },
+    {
+      name: "export: queue read per call, by tenth",
+      value: r.export.readMsByTenth[9] ?? NaN,
+      unit: "ms",
+      detail: `unreportedBatch in each tenth of the pass: ${r.export.readMsByTenth.join(", ")}`,
+    },
     {
       name: "ledger: size per cluster-day",
       value: Math.round(r.ledgerBytes.afterExport / clusterDays),
