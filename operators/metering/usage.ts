@@ -120,6 +120,8 @@ export interface Accepted {
 export async function markReported(pool: pg.Pool, accepted: Accepted[], at: Date): Promise<string[]> {
   requireTime("at", at);
   for (const a of accepted) requireText("usageEventId", a.usageEventId);
+  // Nothing to mark is no round trip: the exporter marks after every batch, mostly with none.
+  if (accepted.length === 0) return [];
   const res = await pool.query<{ id: string }>(
     `UPDATE usage_hours u SET state = 'reported', reported_at = $3, usage_event_id = v.event_id
        FROM unnest($1::bigint[], $2::text[]) AS v(id, event_id)
@@ -141,6 +143,7 @@ export async function markUnreportable(
   refused: Refused[],
 ): Promise<string[]> {
   for (const r of refused) requireText("reason", r.reason);
+  if (refused.length === 0) return [];
   const res = await pool.query<{ id: string }>(
     `UPDATE usage_hours u SET state = $3, reason = v.reason
        FROM unnest($1::bigint[], $2::text[]) AS v(id, reason)
