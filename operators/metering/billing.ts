@@ -28,7 +28,10 @@ export interface ClusterFacts {
 
 export interface BillingRecord extends ClusterFacts {
   firstSucceededAt?: Date;
+  /** While it is deleted; an undelete clears it (the window is kept in cluster_undeletions). */
   deletedAt?: Date;
+  /** Its latest undelete: usage counts again from here. */
+  undeletedAt?: Date;
 }
 
 /** What a write did: wrote a fact, or found it already there. */
@@ -43,6 +46,7 @@ interface Row {
   created_at: Date;
   first_succeeded_at: Date | null;
   deleted_at: Date | null;
+  undeleted_at?: Date | null;
 }
 
 function toRecord(r: Row): BillingRecord {
@@ -55,6 +59,7 @@ function toRecord(r: Row): BillingRecord {
     createdAt: r.created_at,
     ...(r.first_succeeded_at && { firstSucceededAt: r.first_succeeded_at }),
     ...(r.deleted_at && { deletedAt: r.deleted_at }),
+    ...(r.undeleted_at && { undeletedAt: r.undeleted_at }),
   };
 }
 
@@ -66,7 +71,11 @@ async function lockRecord(db: Queryable, clusterId: string): Promise<Row | undef
 }
 
 export async function billingRecord(db: Queryable, clusterId: string): Promise<BillingRecord | undefined> {
-  const res = await db.query<Row>("SELECT * FROM billing_records WHERE cluster_id = $1", [clusterId]);
+  const res = await db.query<Row>(
+    `SELECT b.*, (SELECT max(undeleted_at) FROM cluster_undeletions u WHERE u.cluster_id = b.cluster_id) AS undeleted_at
+       FROM billing_records b WHERE cluster_id = $1`,
+    [clusterId],
+  );
   return res.rows[0] && toRecord(res.rows[0]);
 }
 
@@ -144,11 +153,32 @@ async function recordTime(
       throw new LedgerInputError(
         `${subject}: ${fact} ${at.toISOString()} is before createdAt ${row.created_at.toISOString()}`,
       );
+    if (fact === "deletedAt" && !row.deleted_at && (await pastDeletion(tx, subject, clusterId, at)))
+      return "unchanged";
     if (!setOnce(subject, fact, row[COLUMN[fact]]?.toISOString(), at.toISOString())) return "unchanged";
     await tx.query(`UPDATE billing_records SET ${COLUMN[fact]} = $2 WHERE cluster_id = $1`, [clusterId, at]);
     await then?.(tx);
     return "recorded";
   });
+}
+
+/**
+ * True when a deletion at `at` is one an undelete already ended (the same deletion told again);
+ * refuses one from before the latest undelete that is not.
+ */
+async function pastDeletion(tx: Queryable, subject: string, clusterId: string, at: Date): Promise<boolean> {
+  const res = await tx.query<{ same: boolean; undeleted_at: Date | null }>(
+    `SELECT bool_or(deleted_at = $2) AS same, max(undeleted_at) AS undeleted_at
+       FROM cluster_undeletions WHERE cluster_id = $1`,
+    [clusterId, at],
+  );
+  const r = res.rows[0];
+  if (r?.same) return true;
+  if (r?.undeleted_at && at < r.undeleted_at)
+    throw new LedgerInputError(
+      `${subject}: deletedAt ${at.toISOString()} is before its latest undelete at ${r.undeleted_at.toISOString()}`,
+    );
+  return false;
 }
 
 /** When the cluster first succeeded (provisioning done): billing starts to matter from here. */
@@ -170,5 +200,39 @@ export function recordDeleted(pool: pg.Pool, clusterId: string, at: Date): Promi
       clusterId,
       at,
     ]);
+  });
+}
+
+/**
+ * The cluster was undeleted at `at` (its object made again under its cluster ID): the deletion
+ * moves into cluster_undeletions and the record reads as alive, so usage counts again from `at`.
+ * Idempotent: the same undelete again is "unchanged"; one of a cluster not deleted, or before its
+ * deletion, is refused.
+ */
+export async function recordUndeleted(pool: pg.Pool, clusterId: string, at: Date): Promise<FactWrite> {
+  requireText("clusterId", clusterId);
+  requireTime("undeletedAt", at);
+  return inTransaction(pool, async (tx) => {
+    const row = await lockRecord(tx, clusterId);
+    const subject = `billing record of cluster ${clusterId}`;
+    if (!row) throw new LedgerInputError(`${subject}: none exists; an undelete needs a deleted cluster`);
+    if (!row.deleted_at) {
+      const same = await tx.query(
+        "SELECT 1 FROM cluster_undeletions WHERE cluster_id = $1 AND undeleted_at = $2",
+        [clusterId, at],
+      );
+      if (same.rowCount) return "unchanged";
+      throw new LedgerInputError(`${subject}: not deleted, so it cannot be undeleted at ${at.toISOString()}`);
+    }
+    if (at < row.deleted_at)
+      throw new LedgerInputError(
+        `${subject}: undeletedAt ${at.toISOString()} is before its deletion at ${row.deleted_at.toISOString()}`,
+      );
+    await tx.query(
+      "INSERT INTO cluster_undeletions (cluster_id, deleted_at, undeleted_at) VALUES ($1, $2, $3)",
+      [clusterId, row.deleted_at, at],
+    );
+    await tx.query("UPDATE billing_records SET deleted_at = NULL WHERE cluster_id = $1", [clusterId]);
+    return "recorded";
   });
 }

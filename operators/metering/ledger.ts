@@ -16,6 +16,7 @@ import {
   recordCluster,
   recordDeleted,
   recordFirstSucceeded,
+  recordUndeleted,
   type BillingRecord,
   type ClusterFacts,
   type FactWrite,
@@ -32,7 +33,7 @@ import {
   usageRows,
   usageTotals,
   type Accepted,
-  type Cursor,
+  type QueueCursor,
   type Refused,
   type UsageFilter,
   type UsageHour,
@@ -50,7 +51,17 @@ export {
   type ObserveResult,
   type OpenSegment,
 } from "./segments.ts";
-export type { Accepted, Cursor, Refused, UsageFilter, UsageHour, UsageState, UsageTotal } from "./usage.ts";
+export { queueCursor } from "./usage.ts";
+export type {
+  Accepted,
+  Cursor,
+  QueueCursor,
+  Refused,
+  UsageFilter,
+  UsageHour,
+  UsageState,
+  UsageTotal,
+} from "./usage.ts";
 
 export interface LedgerOptions {
   /** Connections at most (default 4: the ledger's writes are short). */
@@ -90,6 +101,11 @@ export class Ledger {
     return recordDeleted(this.pool, clusterId, at);
   }
 
+  /** The cluster is alive again from `at` (undeleted under its ID): usage counts from then on. */
+  recordUndeleted(clusterId: string, at: Date): Promise<FactWrite> {
+    return recordUndeleted(this.pool, clusterId, at);
+  }
+
   billingRecord(clusterId: string): Promise<BillingRecord | undefined> {
     return billingRecord(this.pool, clusterId);
   }
@@ -107,7 +123,7 @@ export class Ledger {
     return rollUp(this.pool, opts);
   }
 
-  unreportedBatch(limit: number, after?: Cursor): Promise<UsageHour[]> {
+  unreportedBatch(limit: number, after?: QueueCursor): Promise<UsageHour[]> {
     return unreportedBatch(this.pool, limit, after);
   }
 

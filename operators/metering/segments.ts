@@ -72,10 +72,16 @@ async function isLate(db: Queryable, at: Date): Promise<boolean> {
   return res.rows[0]?.late === true;
 }
 
-/** Refuses usage after the cluster's deletion, and usage of a cluster the ledger does not know. */
+/**
+ * Refuses usage of a cluster the ledger does not know, and usage after its deletion or from before
+ * its latest undelete: segments of the time before were closed by that deletion, and a late
+ * observation must not open one again across the deleted window.
+ */
 async function checkCluster(db: Queryable, o: Observation): Promise<void> {
-  const res = await db.query<{ deleted_at: Date | null }>(
-    "SELECT deleted_at FROM billing_records WHERE cluster_id = $1",
+  const res = await db.query<{ deleted_at: Date | null; undeleted_at: Date | null }>(
+    `SELECT deleted_at,
+            (SELECT max(undeleted_at) FROM cluster_undeletions u WHERE u.cluster_id = b.cluster_id) AS undeleted_at
+       FROM billing_records b WHERE cluster_id = $1`,
     [o.clusterId],
   );
   const row = res.rows[0];
@@ -84,6 +90,10 @@ async function checkCluster(db: Queryable, o: Observation): Promise<void> {
   if (row.deleted_at && o.at >= row.deleted_at)
     throw new LedgerInputError(
       `cluster ${o.clusterId} was deleted at ${row.deleted_at.toISOString()}; no usage of ${o.resourceUid} from ${o.at.toISOString()}`,
+    );
+  if (row.undeleted_at && o.at < row.undeleted_at)
+    throw new LedgerInputError(
+      `cluster ${o.clusterId} was undeleted at ${row.undeleted_at.toISOString()}; no usage of ${o.resourceUid} from before, at ${o.at.toISOString()}`,
     );
 }
 

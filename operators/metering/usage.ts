@@ -75,34 +75,63 @@ function checkBatch(limit: number): void {
     throw new LedgerInputError(`batch size must be a whole number in 1..10000, got ${String(limit)}`);
 }
 
-/** Up to `limit` unreported rows after `after`, oldest hour first (the partial index's order). */
-export async function unreportedBatch(db: Queryable, limit: number, after?: Cursor): Promise<UsageHour[]> {
+/**
+ * Where the exporter's queue read stopped: the last row's place in the queue's order (hour, ARM
+ * resource ID lower-cased, dimension, id), the partial index's.
+ */
+export interface QueueCursor {
+  hourStart: Date;
+  resourceKey: string;
+  dimension: Dimension;
+  id: string;
+}
+
+/** The queue position of `row`, to read on after it. */
+export function queueCursor(row: UsageHour): QueueCursor {
+  return {
+    hourStart: row.hourStart,
+    resourceKey: row.resourceId.toLowerCase(),
+    dimension: row.dimension,
+    id: row.id,
+  };
+}
+
+/**
+ * Up to `limit` unreported rows after `after`, oldest hour first; within an hour in the metering
+ * API's key order (ARM resource ID ignoring case, dimension), so rows sharing a key are adjacent.
+ */
+export async function unreportedBatch(
+  db: Queryable,
+  limit: number,
+  after?: QueueCursor,
+): Promise<UsageHour[]> {
   checkBatch(limit);
   const res = await db.query<Row>(
-    `SELECT * FROM usage_hours WHERE state = 'unreported' ${after ? "AND (hour_start, id) > ($2, $3::bigint)" : ""}
-      ORDER BY hour_start, id LIMIT $1`,
-    after ? [limit, after.hourStart, after.id] : [limit],
+    `SELECT * FROM usage_hours WHERE state = 'unreported'
+        ${after ? "AND (hour_start, lower(resource_id), dimension, id) > ($2, $3, $4, $5::bigint)" : ""}
+      ORDER BY hour_start, lower(resource_id), dimension, id LIMIT $1`,
+    after ? [limit, after.hourStart, after.resourceKey, after.dimension, after.id] : [limit],
   );
   return res.rows.map(toHour);
 }
 
-/** Every unreported row, oldest first, `batchSize` at a time. */
+/** Every unreported row in the queue's order, `batchSize` at a time. */
 export async function* unreported(db: Queryable, batchSize: number): AsyncGenerator<UsageHour[]> {
-  let after: Cursor | undefined;
+  let after: QueueCursor | undefined;
   for (;;) {
     const batch = await unreportedBatch(db, batchSize, after);
     if (batch.length === 0) return;
     yield batch;
     const last = batch[batch.length - 1];
     if (!last || batch.length < batchSize) return;
-    after = { hourStart: last.hourStart, id: last.id };
+    after = queueCursor(last);
   }
 }
 
 /** The oldest hour not yet reported (the exporter's lag), or undefined when all are. */
 export async function oldestUnreportedHour(db: Queryable): Promise<Date | undefined> {
   const res = await db.query<{ hour_start: Date }>(
-    "SELECT hour_start FROM usage_hours WHERE state = 'unreported' ORDER BY hour_start, id LIMIT 1",
+    "SELECT hour_start FROM usage_hours WHERE state = 'unreported' ORDER BY hour_start LIMIT 1",
   );
   return res.rows[0]?.hour_start;
 }

@@ -1,7 +1,9 @@
 /**
  * The usage exporter (issue 35): on the leader, at start and then every interval, it rolls the
  * ledger's complete hours up and reports every unreported hourly row to the metering API, oldest
- * first, in batches of at most 25 (one call each), marking each row by the answer:
+ * first, in batches of at most 25 events (one call each; rows of one API key, a cluster created
+ * again under its name within the hour, travel as one event with their sum), marking each row by
+ * the answer:
  *
  *   accepted, duplicate  → reported (compare-and-set from unreported, with the API's event ID)
  *   expired              → expired, reason "api" (the API said it is too late)
@@ -20,7 +22,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Registry } from "prom-client";
-import type { Accepted, Ledger, Refused, UsageHour } from "../metering/ledger.ts";
+import {
+  queueCursor,
+  type Accepted,
+  type Ledger,
+  type QueueCursor,
+  type Refused,
+  type UsageHour,
+} from "../metering/ledger.ts";
 import {
   MAX_EVENTS_PER_BATCH,
   MeteringError,
@@ -141,15 +150,19 @@ export class UsageExporter implements Runnable {
       nextPassMs: this.#o.intervalMs,
     };
     const correlationId = randomUUID();
-    // Marked rows leave the unreported index, so each read starts from the oldest again; rows
-    // left unreported by a failure end the pass, so the loop always advances.
+    // One read of the queue per batch, on from where the last one stopped: rows marked meanwhile
+    // are behind the cursor, and rows left unreported by a failure end the pass.
+    let after: QueueCursor | undefined;
     for (;;) {
       signal?.throwIfAborted();
-      const batch = await this.#o.ledger.unreportedBatch(MAX_EVENTS_PER_BATCH);
-      if (batch.length === 0) break;
-      const sendable = await this.#sameKey(await this.#expireLate(batch, now, pass), pass);
+      const read = await this.#o.ledger.unreportedBatch(MAX_EVENTS_PER_BATCH + 1, after);
+      if (read.length === 0) break;
+      const batch = wholeKeys(read, MAX_EVENTS_PER_BATCH);
+      const last = batch[batch.length - 1];
+      if (last) after = queueCursor(last);
+      const sendable = await this.#expireLate(batch, now, pass);
       if (sendable.length === 0) continue;
-      const failure = await this.#send(sendable, pass, { correlationId, signal });
+      const failure = await this.#send(byKey(sendable), pass, { correlationId, signal });
       if (failure) {
         pass.failure = failure;
         pass.nextPassMs = Math.max(this.#o.intervalMs, failure.retryAfterMs ?? 0);
@@ -184,41 +197,13 @@ export class UsageExporter implements Runnable {
     return batch.filter((r) => r.hourStart.getTime() >= oldest);
   }
 
-  /**
-   * The API keys an event by ARM resource ID, dimension and hour; the ledger by the resource's uid.
-   * Two rows of one ARM ID in one hour (a cluster deleted and created again under its name within
-   * the hour) cannot both be billed: the second is rejected with that reason, not sent (the API
-   * would answer Duplicate, which would read as reported).
-   */
-  async #sameKey(rows: UsageHour[], pass: ExportPass): Promise<UsageHour[]> {
-    const seen = new Set<string>();
-    const first: UsageHour[] = [];
-    const clashes: Refused[] = [];
-    for (const r of rows) {
-      const key = usageKey({ resourceId: r.resourceId, dimension: r.dimension, hour: r.hourStart });
-      if (!seen.has(key)) {
-        seen.add(key);
-        first.push(r);
-      } else
-        clashes.push({
-          id: r.id,
-          reason: `SameResourceHour: another ledger row has ARM resource ${r.resourceId}, ${r.dimension} and hour ${r.hourStart.toISOString()}; the metering API takes one`,
-        });
-    }
-    if (clashes.length > 0) {
-      pass.rejected += (await this.#o.ledger.markRejected(clashes)).length;
-      this.#metrics.unreportable.inc({ state: "rejected", reason: "SameResourceHour" }, clashes.length);
-    }
-    return first;
-  }
-
-  /** One call for `rows`; the failure when its outcome is unknown or it was refused whole. */
+  /** One call for `groups` (one event each); the failure when its outcome is unknown. */
   async #send(
-    rows: UsageHour[],
+    groups: UsageHour[][],
     pass: ExportPass,
     opts: { correlationId: string; signal: AbortSignal | undefined },
   ): Promise<MeteringError | undefined> {
-    const events = rows.map((r) => this.#event(r));
+    const events = groups.map((g) => this.#event(g));
     let outcomes: UsageOutcome[];
     try {
       outcomes = await this.#o.client.report(events, {
@@ -229,68 +214,113 @@ export class UsageExporter implements Runnable {
       if (!(err instanceof MeteringError)) throw err;
       this.#metrics.exportFailures.inc({ failure: err.failure });
       this.#log.error("Metering API call failed; its hours stay unreported for the next pass", err, {
-        rows: rows.length,
+        rows: groups.flat().length,
         retryable: err.retryable,
       });
       return err;
     }
-    await this.#mark(rows, outcomes, pass);
+    await this.#mark(groups, outcomes, pass);
     return undefined;
   }
 
-  async #mark(rows: UsageHour[], outcomes: UsageOutcome[], pass: ExportPass): Promise<void> {
+  /** Marks every row of each group by its event's outcome. */
+  async #mark(groups: UsageHour[][], outcomes: UsageOutcome[], pass: ExportPass): Promise<void> {
     const reported: Accepted[] = [];
     const rejected: Refused[] = [];
     const expired: Refused[] = [];
-    const counts: Array<{ dimension: string; outcome: "accepted" | "duplicate" }> = [];
+    const counts = new Map<string, { dimension: string; outcome: "accepted" | "duplicate" }>();
     outcomes.forEach((o, i) => {
-      const row = rows[i];
-      if (!row) return;
+      const group = groups[i] ?? [];
+      const first = group[0];
+      if (!first) return;
       if (o.outcome === "accepted" || o.outcome === "duplicate") {
         const usageEventId = o.usageEventId || `${o.outcome} (the API gave no event ID)`;
-        reported.push({ id: row.id, usageEventId });
-        counts.push({ dimension: row.dimension, outcome: o.outcome });
+        for (const row of group) {
+          reported.push({ id: row.id, usageEventId });
+          counts.set(row.id, { dimension: row.dimension, outcome: o.outcome });
+        }
         if (o.outcome === "duplicate" && !o.sameQuantity)
           this.#log.error(
             "The metering API holds another quantity for an hour the ledger reports",
             undefined,
             {
-              row: row.id,
-              resourceId: row.resourceId,
-              dimension: row.dimension,
-              hour: row.hourStart.toISOString(),
-              quantity: row.quantity,
+              rows: group.map((r) => r.id),
+              resourceId: first.resourceId,
+              dimension: first.dimension,
+              hour: first.hourStart.toISOString(),
+              quantity: this.#event(group).quantity,
             },
           );
       } else if (o.outcome === "expired") {
-        expired.push({ id: row.id, reason: "api: the metering API answered Expired" });
+        for (const row of group)
+          expired.push({ id: row.id, reason: "api: the metering API answered Expired" });
       } else {
-        rejected.push({ id: row.id, reason: `${o.code}: ${o.message}` });
-        this.#metrics.unreportable.inc({ state: "rejected", reason: o.code });
+        for (const row of group) rejected.push({ id: row.id, reason: `${o.code}: ${o.message}` });
+        this.#metrics.unreportable.inc({ state: "rejected", reason: o.code }, group.length);
       }
     });
     // Compare-and-set from unreported: a row another leader marked meanwhile is not marked twice.
-    const marked = new Set(await this.#o.ledger.markReported(reported, this.#o.now()));
-    for (const [i, c] of counts.entries())
-      if (marked.has(reported[i]?.id ?? ""))
-        this.#metrics.exported.inc({ dimension: c.dimension, outcome: c.outcome });
-    pass.reported += marked.size;
-    pass.duplicates += counts.filter(
-      (c, i) => c.outcome === "duplicate" && marked.has(reported[i]?.id ?? ""),
-    ).length;
+    const marked = await this.#o.ledger.markReported(reported, this.#o.now());
+    for (const id of marked) {
+      const c = counts.get(id);
+      if (!c) continue;
+      this.#metrics.exported.inc(c);
+      pass.reported++;
+      if (c.outcome === "duplicate") pass.duplicates++;
+    }
     pass.rejected += (await this.#o.ledger.markRejected(rejected)).length;
     const gone = await this.#o.ledger.markExpired(expired);
     pass.expired += gone.length;
     this.#metrics.unreportable.inc({ state: "expired", reason: "api" }, gone.length);
   }
 
-  #event(r: UsageHour): UsageEvent {
+  /** One event for rows of one key: their quantities summed in millionths (the ledger's scale). */
+  #event(group: UsageHour[]): UsageEvent {
+    const [first] = group;
+    if (!first) throw new Error("an event needs at least one ledger row");
+    const micros = group.reduce((sum, r) => sum + Math.round(Number(r.quantity) * 1e6), 0);
     return {
-      resourceId: r.resourceId,
+      resourceId: first.resourceId,
       planId: this.#o.planId,
-      dimension: r.dimension,
-      quantity: Number(r.quantity),
-      hour: r.hourStart,
+      dimension: first.dimension,
+      quantity: micros / 1e6,
+      hour: first.hourStart,
     };
   }
+}
+
+const keyOfRow = (r: UsageHour): string =>
+  usageKey({ resourceId: r.resourceId, dimension: r.dimension, hour: r.hourStart });
+
+/**
+ * The first `limit` rows of a read of `limit + 1`, less the last key's rows when the extra row
+ * shows that key going on: a key's rows travel together. A read that is all one key (more rows
+ * of one key than a call takes) is taken as it is.
+ */
+function wholeKeys(read: UsageHour[], limit: number): UsageHour[] {
+  const taken = read.slice(0, limit);
+  const last = taken[taken.length - 1];
+  const next = read[limit];
+  if (!last || !next || keyOfRow(next) !== keyOfRow(last)) return taken;
+  const key = keyOfRow(last);
+  const cut = taken.findIndex((r) => keyOfRow(r) === key);
+  return cut > 0 ? taken.slice(0, cut) : taken;
+}
+
+/**
+ * Rows grouped by the metering API's key (ARM resource ID, dimension, hour); the ledger keys by the
+ * resource's uid, so a cluster deleted and created again under its name within an hour has two
+ * rows of one key. The API takes one event per key: it carries their sum. Rows of a key are
+ * adjacent in the queue's order.
+ */
+function byKey(rows: UsageHour[]): UsageHour[][] {
+  const groups: UsageHour[][] = [];
+  let key: string | undefined;
+  for (const r of rows) {
+    const k = keyOfRow(r);
+    if (k === key) groups[groups.length - 1]?.push(r);
+    else groups.push([r]);
+    key = k;
+  }
+  return groups;
 }

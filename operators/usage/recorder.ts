@@ -49,7 +49,13 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 10 * 60_000;
 /** What the recorder needs of the ledger. */
 export type RecorderLedger = Pick<
   Ledger,
-  "billingRecord" | "recordCluster" | "recordFirstSucceeded" | "recordDeleted" | "observe" | "openSegments"
+  | "billingRecord"
+  | "recordCluster"
+  | "recordFirstSucceeded"
+  | "recordDeleted"
+  | "recordUndeleted"
+  | "observe"
+  | "openSegments"
 >;
 
 export interface UsageRecorderOptions {
@@ -71,6 +77,8 @@ interface Seen {
   createdAt: Date;
   firstSucceededAt?: Date;
   deletedAt?: Date;
+  /** Its latest undelete: nothing before it is counted again. */
+  undeletedAt?: Date;
   controlPlane: boolean;
   /** Pool name → its uid and the rate last written. */
   pools: Map<string, { uid: string; resourceId: string; rate: number; deletedAt?: Date }>;
@@ -175,7 +183,11 @@ export class UsageRecorder implements Runnable {
     }
     if (seen.firstSucceededAt && !seen.controlPlane) {
       await this.#observe(
-        usageOf(seen, seen, { dimension: "controlPlaneHours", rate: 1, at: seen.firstSucceededAt }),
+        usageOf(seen, seen, {
+          dimension: "controlPlaneHours",
+          rate: 1,
+          at: seen.undeletedAt ? later(seen.firstSucceededAt, seen.undeletedAt) : seen.firstSucceededAt,
+        }),
       );
       seen.controlPlane = true;
     }
@@ -190,16 +202,24 @@ export class UsageRecorder implements Runnable {
       await this.#ledger.recordCluster(facts);
       record = facts;
     }
-    if (record.deletedAt && !c.metadata.deletionTimestamp)
-      throw new LedgerInputError(
-        `cluster ${facts.clusterId} is recorded deleted at ${record.deletedAt.toISOString()}, yet exists (undeleted?); its usage is not recorded`,
-      );
+    if (record.deletedAt && !c.metadata.deletionTimestamp) {
+      // Made again under its cluster ID (hcpctl cluster undelete): it counts again from then.
+      const undeletedAt = new Date(c.metadata.creationTimestamp ?? "");
+      await this.#ledger.recordUndeleted(facts.clusterId, undeletedAt);
+      this.#log.info("Cluster undeleted: its usage counts again", {
+        clusterId: facts.clusterId,
+        deletedAt: record.deletedAt.toISOString(),
+        undeletedAt: undeletedAt.toISOString(),
+      });
+      record = { ...record, deletedAt: undefined, undeletedAt };
+    }
     return {
       uid: facts.clusterId,
       resourceId: record.resourceId,
       createdAt: record.createdAt,
       ...(record.firstSucceededAt ? { firstSucceededAt: record.firstSucceededAt } : {}),
       ...(record.deletedAt ? { deletedAt: record.deletedAt } : {}),
+      ...(record.undeletedAt ? { undeletedAt: record.undeletedAt } : {}),
       controlPlane: false,
       pools: new Map(),
     };

@@ -356,7 +356,7 @@ describe("hcpctl usage", () => {
     expect(out).toEqual({
       code: 1,
       stdout: "",
-      stderr: `error: the ledger at ${empty.url} (--database-url) lacks the usage ledger's migrations 0001_usage-ledger: hcpctl only reads; the region's operators apply them when they start with this database (or check that the URL names the ledger's database)\n`,
+      stderr: `error: the ledger at ${empty.url} (--database-url) lacks the usage ledger's migrations 0001_usage-ledger, 0002_undelete-and-export-order: hcpctl only reads; the region's operators apply them when they start with this database (or check that the URL names the ledger's database)\n`,
     });
     const client = new pg.Client({ connectionString: empty.url });
     await client.connect();

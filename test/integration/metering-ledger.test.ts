@@ -9,6 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   Ledger,
   LedgerConflictError,
+  queueCursor,
   type Dimension,
   type UsageHour,
 } from "../../operators/metering/ledger.ts";
@@ -282,6 +283,67 @@ describe("the usage ledger", () => {
       ["unreported", undefined, undefined, undefined],
       ["unreported", undefined, undefined, undefined],
     ]);
+  });
+
+  it("counts an undeleted cluster again from its undelete, never inside the deleted window, and takes the undelete once", async () => {
+    const { ledger } = await freshLedger();
+    const c = await createCluster(ledger);
+    await ledger.observe(controlPlane(c, 1, 0));
+    await ledger.recordDeleted(c.clusterId, at(90));
+    await expect(ledger.observe(controlPlane(c, 1, 100))).rejects.toThrow(/was deleted at/);
+    await expect(ledger.recordUndeleted(c.clusterId, at(80))).rejects.toThrow(/before its deletion/);
+    expect(await ledger.recordUndeleted(c.clusterId, at(150))).toBe("recorded");
+    expect(await ledger.recordUndeleted(c.clusterId, at(150))).toBe("unchanged");
+    const record = await ledger.billingRecord(c.clusterId);
+    expect([record?.deletedAt, record?.undeletedAt]).toEqual([undefined, at(150)]);
+    // The first deletion told again (a replay) changes nothing; one inside the window is refused.
+    expect(await ledger.recordDeleted(c.clusterId, at(90))).toBe("unchanged");
+    await expect(ledger.recordDeleted(c.clusterId, at(120))).rejects.toThrow(/before its latest undelete/);
+    await expect(ledger.observe(controlPlane(c, 1, 120))).rejects.toThrow(/undeleted at/);
+    expect(await ledger.observe(controlPlane(c, 1, 150))).toEqual({ change: "opened", late: false });
+    await ledger.recordDeleted(c.clusterId, at(210));
+    await ledger.rollUp({ now: at(300) });
+    expect(hours(await allRows(ledger), "controlPlaneHours")).toEqual([
+      [0, "1.000000"],
+      [1, "0.500000"],
+      [2, "0.500000"],
+      [3, "0.500000"],
+    ]);
+    await expect(ledger.recordUndeleted(randomUUID(), at(150))).rejects.toThrow(/none exists/);
+    const alive = await createCluster(ledger);
+    await expect(ledger.recordUndeleted(alive.clusterId, at(150))).rejects.toThrow(/not deleted/);
+  });
+
+  it("serves the exporter's queue with rows of one ARM resource ID, dimension and hour adjacent, and reads on from a cursor", async () => {
+    const { ledger } = await freshLedger();
+    const first = await createCluster(ledger);
+    const other = await createCluster(ledger);
+    // Deleted and created again under the same name within the hour (the ID's case differs, as ARM allows).
+    const again = { ...(await createCluster(ledger)), resourceId: first.resourceId.toUpperCase() };
+    await ledger.recordCluster({
+      clusterId: again.clusterId + "-again",
+      resourceId: again.resourceId,
+      subscriptionId: SUBSCRIPTION,
+      location: "westeurope",
+      createdAt: at(-20),
+    });
+    const reborn = { ...again, clusterId: again.clusterId + "-again" };
+    await ledger.observe(controlPlane(first, 1, 0));
+    await ledger.observe(controlPlane(other, 1, 0));
+    await ledger.recordDeleted(first.clusterId, at(20));
+    await ledger.observe(controlPlane(reborn, 1, 30));
+    await ledger.rollUp({ now: at(70) });
+    const queue = await ledger.unreportedBatch(10);
+    const key = (r: UsageHour): string => r.resourceId.toLowerCase();
+    const firstKey = first.resourceId.toLowerCase();
+    const positions = queue.flatMap((r, i) => (key(r) === firstKey ? [i] : []));
+    expect(queue).toHaveLength(3);
+    expect(positions).toHaveLength(2);
+    expect(Math.abs((positions[0] ?? 0) - (positions[1] ?? 9))).toBe(1);
+    const [head] = queue;
+    if (!head) throw new Error("expected a row");
+    const rest = await ledger.unreportedBatch(10, queueCursor(head));
+    expect(rest.map((r) => r.id)).toEqual(queue.slice(1).map((r) => r.id));
   });
 
   it("writes the earlier hours of usage recorded late (an agent offline) at the next roll-up", async () => {

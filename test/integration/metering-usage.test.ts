@@ -19,6 +19,7 @@
  *   call; the oldest-unreported gauge follows.
  */
 import { ClientSecretCredential } from "@azure/identity";
+import pg from "pg";
 import { load } from "js-yaml";
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -32,6 +33,7 @@ import {
   type MarketplaceEmulator,
 } from "../../hack/harness/marketplace-emulator/index.ts";
 import { ARM_ANNOTATIONS } from "../../operators/api/v1alpha1/arm.ts";
+import { ORIGINAL_UID_ANNOTATION } from "../../operators/api/v1alpha1/labels.ts";
 import {
   HcpClusterResource,
   NodePoolResource,
@@ -402,5 +404,132 @@ describe("the usage controller", () => {
       [200, 23],
     ]);
     expect(await metric("hcp_usage_oldest_unreported_hour_age_seconds")).toBe(0);
+  });
+
+  it("sends the rows of one ARM resource ID, dimension and hour (a cluster created again under its name) as one event of their sum, even across a batch's end", async () => {
+    const db = await testDatabase("usage");
+    const ledger = await Ledger.open(db.url);
+    cleanups.push(async () => {
+      await ledger.close();
+      await db.drop();
+    });
+    const hour = H - 2 * HOUR;
+    const sub = randomUUID();
+    const armId = (name: string): string =>
+      `/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/${name}`;
+    const meter = async (clusterId: string, resourceId: string, from: number, to: number): Promise<void> => {
+      await ledger.recordCluster({
+        clusterId,
+        resourceId,
+        subscriptionId: sub,
+        location: "westeurope",
+        createdAt: new Date(from),
+      });
+      const o = { clusterId, resourceUid: clusterId, resourceId, dimension: "controlPlaneHours" as const };
+      await ledger.observe({ ...o, rate: 1, at: new Date(from) });
+      await ledger.recordDeleted(clusterId, new Date(to));
+    };
+    // 24 clusters sort before "zz" in the hour: the read of 26 rows ends inside zz's two rows.
+    const others = Array.from({ length: 24 }, (_, i) => armId(`a${String(i).padStart(2, "0")}`));
+    for (const id of others) await meter(randomUUID(), id, hour, hour + HOUR);
+    const reborn = armId("zz");
+    await meter(randomUUID(), reborn, hour, hour + 20 * 60_000);
+    await meter(randomUUID(), reborn.toUpperCase(), hour + 30 * 60_000, hour + 45 * 60_000);
+    for (const resourceId of [...others, reborn])
+      market.register({ resourceId, planId: PLAN, dimensions: ["controlPlaneHours"] });
+
+    clock = new Date(H);
+    const requestsBefore = market.requests().length;
+    const pass = await new UsageExporter({
+      ledger,
+      client: meteringClient,
+      planId: PLAN,
+      settleMs: 0,
+      now,
+      registry,
+    }).runOnce();
+    expect(pass).toMatchObject({ rolledUp: 26, reported: 26, duplicates: 0, rejected: 0 });
+    expect(
+      market
+        .requests()
+        .slice(requestsBefore)
+        .map((r) => [r.status, r.events]),
+    ).toEqual([
+      [200, 24],
+      [200, 1],
+    ]);
+    const [event, ...more] = market
+      .accepted()
+      .filter((e) => e.resourceId.toLowerCase() === reborn.toLowerCase());
+    expect(more).toEqual([]);
+    expect(event?.quantity).toBe(Number((20 / 60).toFixed(6)) + Number((15 / 60).toFixed(6)));
+    const rows: UsageHour[] = [];
+    for await (const batch of ledger.usageRows(
+      { subscriptionId: sub, from: new Date(hour), to: new Date(H) },
+      100,
+    ))
+      rows.push(...batch);
+    const zz = rows.filter((r) => r.resourceId.toLowerCase() === reborn.toLowerCase());
+    expect(zz.map((r) => [r.state, r.usageEventId])).toEqual([
+      ["reported", event?.usageEventId],
+      ["reported", event?.usageEventId],
+    ]);
+  });
+
+  it("counts a cluster undeleted under its ID again from its new creation, and nothing of the deleted time", async () => {
+    const s = await readyCluster(H - 2 * HOUR);
+    const name = s.cluster.metadata.name ?? "";
+    await client.delete(HcpClusterResource, { name, namespace: ns.name });
+    await eventually(
+      "the deletion recorded",
+      async () => !!(await s.ledger.billingRecord(s.clusterId))?.deletedAt,
+    );
+    await client.mergePatch(
+      HcpClusterResource,
+      { name, namespace: ns.name },
+      { metadata: { finalizers: null } },
+    );
+    await eventually("the cluster gone", async () => {
+      const left = await client.list<HcpCluster>(HcpClusterResource, { namespace: ns.name });
+      return !left.items.some((c) => c.metadata.name === name);
+    });
+    const deletedAt = (await s.ledger.billingRecord(s.clusterId))?.deletedAt;
+
+    // hcpctl cluster undelete makes it again under its cluster ID (the original-uid annotation).
+    const again = await client.create<HcpCluster>(HcpClusterResource, {
+      ...s.cluster,
+      metadata: {
+        name,
+        namespace: ns.name,
+        finalizers: [HOLD],
+        annotations: { ...s.cluster.metadata.annotations, [ORIGINAL_UID_ANNOTATION]: s.clusterId },
+      },
+    });
+    const undeletedAt = new Date(again.metadata.creationTimestamp ?? "");
+    clock = new Date(undeletedAt.getTime() + 1000);
+    await eventually("the undelete recorded and the control plane counted again", async () => {
+      const open = await s.ledger.openSegments();
+      return open.some((o) => o.clusterId === s.clusterId && o.dimension === "controlPlaneHours");
+    });
+    const record = await s.ledger.billingRecord(s.clusterId);
+    expect([record?.deletedAt, record?.undeletedAt]).toEqual([undefined, undeletedAt]);
+    expect(deletedAt && deletedAt <= undeletedAt).toBe(true);
+    const db = new pg.Client({ connectionString: s.db.url });
+    await db.connect();
+    try {
+      const segments = await db.query<{ dimension: string; started_at: Date; ended_at: Date | null }>(
+        "SELECT dimension, started_at, ended_at FROM usage_segments WHERE cluster_id = $1 ORDER BY started_at, dimension",
+        [s.clusterId],
+      );
+      // Before: both ended at the deletion. After: the control plane from the undelete, the pool from when it was seen again.
+      expect(segments.rows.map((r) => [r.dimension, r.started_at, r.ended_at])).toEqual([
+        ["controlPlaneHours", new Date(H - 2 * HOUR), deletedAt],
+        ["vCPUHours", new Date(H - 2 * HOUR), deletedAt],
+        ["controlPlaneHours", undeletedAt, null],
+        ["vCPUHours", clock, null],
+      ]);
+    } finally {
+      await db.end();
+    }
   });
 });
