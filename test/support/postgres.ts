@@ -45,9 +45,29 @@ export async function testDatabase(prefix = "test"): Promise<TestDatabase> {
   return {
     url: postgresUrl(info, name),
     name,
-    drop: () =>
-      onServer(info, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () => onServer(info, (c) => dropDatabase(c, name)),
   };
+}
+
+/**
+ * Drops `name` once the connections its users closed have left the server. pg's pool.end()
+ * resolves before the server has ended those sessions; terminating them (DROP ... WITH (FORCE))
+ * would send a closing client a FATAL error that no listener takes any more, an uncaught
+ * exception in the test run. FORCE only after a deadline, for a test that leaked a connection.
+ */
+async function dropDatabase(c: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const res = await c.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1",
+      [name],
+    );
+    if (res.rows[0]?.n === "0") break;
+    if (Date.now() > deadline) break;
+    // Evidence-based: asks the server again until its sessions are gone; nothing else to wait on.
+    await c.query("SELECT pg_sleep(0.02)");
+  }
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
 
 /**
