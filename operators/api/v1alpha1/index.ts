@@ -5,6 +5,7 @@ export * from "./nodepool.ts";
 export * from "./externalauth.ts";
 export * from "./managementcluster.ts";
 export * from "./breakglasscredential.ts";
+export * from "./accesssession.ts";
 export * from "./steps.ts";
 export * from "./labels.ts";
 export * from "./clusternames.ts";
