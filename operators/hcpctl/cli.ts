@@ -18,6 +18,7 @@ import { addMaintenance } from "./commands/maintenance-cli.ts";
 import { runMustGather, type MustGatherOptions } from "./commands/must-gather.ts";
 import { addRegion } from "./commands/region.ts";
 import { addRollout } from "./commands/rollout-cli.ts";
+import { addSession } from "./commands/session-cli.ts";
 import { runTrace, type TraceOptions } from "./commands/trace.ts";
 import { runUpgradePlan, type UpgradePlanOptions } from "./commands/upgrade.ts";
 import { addUsage } from "./commands/usage.ts";
@@ -256,6 +257,7 @@ export function buildProgram(io: Io, name: string): Command {
   addUpgrade(program, io);
   addMaintenance(program, io);
   addRollout(program, io);
+  addSession(program, io);
   addRegion(program, io);
   addCluster(program, io);
   addUsage(program, io);
