@@ -48,7 +48,7 @@ import { metricsRegistry } from "../../operators/runtime/metrics.ts";
 import { UsageExporter } from "../../operators/usage/exporter.ts";
 import { UsageRecorder } from "../../operators/usage/recorder.ts";
 import { clientFor, eventually, scratchDir, tempNamespace } from "../support/fixtures.ts";
-import { testDatabase, type TestDatabase } from "../support/postgres.ts";
+import { privatePostgres, testDatabase, type TestDatabase } from "../support/postgres.ts";
 import { clusterInfo } from "../support/region.ts";
 
 const HOUR = 3_600_000;
@@ -531,5 +531,59 @@ describe("the usage controller", () => {
     } finally {
       await db.end();
     }
+  });
+
+  it("loses no hour and reports none twice when PostgreSQL crashes after the API accepted a batch and before the marks", async () => {
+    const server = await privatePostgres();
+    cleanups.push(() => server.stop());
+    const ledger = await Ledger.open(server.url);
+    cleanups.push(() => ledger.close());
+    const sub = randomUUID();
+    const hour = H - 3 * HOUR;
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const clusterId = randomUUID();
+      const resourceId = `/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c${i}`;
+      ids.push(resourceId);
+      market.register({ resourceId, planId: PLAN, dimensions: ["controlPlaneHours"] });
+      await ledger.recordCluster({
+        clusterId,
+        resourceId,
+        subscriptionId: sub,
+        location: "westeurope",
+        createdAt: new Date(hour),
+      });
+      await ledger.observe({
+        clusterId,
+        resourceUid: clusterId,
+        resourceId,
+        dimension: "controlPlaneHours",
+        rate: 1,
+        at: new Date(hour),
+      });
+      await ledger.recordDeleted(clusterId, new Date(hour + 2 * HOUR));
+    }
+    clock = new Date(H);
+    const exporter = (): UsageExporter =>
+      new UsageExporter({ ledger, client: meteringClient, planId: PLAN, settleMs: 0, now, registry });
+    // The API accepts the first batch and answers late; PostgreSQL dies meanwhile, so the marks fail.
+    market.faults.add({ times: 1, fault: { kind: "slow", ms: 3_000 } });
+    const crashed = exporter().runOnce();
+    await eventually("the API to accept the first batch", () => acceptedFor(...ids).size === 25);
+    await server.restart({ kill: true, whileDown: () => expect(crashed).rejects.toThrow() });
+    const rows = async (): Promise<UsageHour[]> => {
+      const out: UsageHour[] = [];
+      for await (const b of ledger.usageRows(
+        { subscriptionId: sub, from: new Date(hour), to: new Date(H) },
+        100,
+      ))
+        out.push(...b);
+      return out;
+    };
+    expect((await rows()).every((r) => r.state === "unreported")).toBe(true);
+    // The next pass (PostgreSQL back): the accepted batch is answered Duplicate, the rest accepted.
+    expect(await exporter().runOnce()).toMatchObject({ rolledUp: 0, reported: 60, duplicates: 25 });
+    expectLedgerEqualsEmulator(await rows(), ids);
+    expect((await rows()).every((r) => r.state === "reported")).toBe(true);
   });
 });
