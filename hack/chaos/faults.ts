@@ -17,6 +17,7 @@ import { compactEtcd } from "../harness/etcd.ts";
 import { EVENT_GRID_QUEUE } from "./mqtt-proxy.ts";
 import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
 import type { RestoreContext } from "./restore-invariants.ts";
+import { meteringFaults } from "./metering-faults.ts";
 import { operatorsKillMidRollout } from "./rollout-fault.ts";
 import { serviceClusterLoss } from "./service-loss-fault.ts";
 import type { Workload } from "./workload.ts";
@@ -431,5 +432,6 @@ export function allFaults(): Fault[] {
     managementOutage(),
     operatorsKillMidRollout,
     serviceClusterLoss,
+    ...meteringFaults,
   ];
 }

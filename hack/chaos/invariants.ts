@@ -23,6 +23,7 @@
  * rollout adds the rollout's own checks (rollout-invariants.ts); one that restored the region
  * adds what a restore must keep (restore-invariants.ts).
  */
+import { judgeMetering } from "./metering-invariants.ts";
 import type { KubeObject } from "../../operators/api/meta/v1.ts";
 import type { HcpCluster, ManagementCluster, NodePool } from "../../operators/api/v1alpha1/index.ts";
 import type { ManifestWork } from "../../operators/api/work/v1.ts";
@@ -136,6 +137,12 @@ export function judge(snapshot: Snapshot, expected: Expected[], restore?: Restor
     f.lost.push(...r.lost);
     f.duplicated.push(...r.duplicated);
     f.orphaned.push(...r.orphaned);
+  }
+  if (snapshot.metering) {
+    const m = judgeMetering(snapshot.metering);
+    f.pending.push(...m.pending);
+    f.lost.push(...m.lost);
+    f.duplicated.push(...m.duplicated);
   }
   return {
     converged: f.pending.length === 0,

@@ -55,6 +55,7 @@ import {
 import type { Component } from "../bench/processes.ts";
 import type { Snapshot } from "./invariants.ts";
 import { startMqttProxy, type MqttProxy } from "./mqtt-proxy.ts";
+import { startChaosMetering, type ChaosMetering } from "./metering.ts";
 import { chaosBackup, REGION_BACKUP_CONTAINER, type ChaosBackup } from "./region-backup.ts";
 import type { RolloutWorld, StoredKeyring } from "./rollout-invariants.ts";
 
@@ -140,6 +141,8 @@ export interface ChaosRegion {
   simulators: Slot[];
   /** The region's backup container and key, which the operators write to. */
   backup: ChaosBackup;
+  /** The usage ledger and the metering API the operators report to. */
+  metering: ChaosMetering;
   logDir: string;
   /** Everything a verdict is made from, read now. */
   snapshot(signal?: AbortSignal): Promise<Snapshot>;
@@ -154,10 +157,10 @@ function clientFor(c: Pick<RegionCluster, "name" | "kubeconfigPath">): KubeClien
 
 async function operatorSlots(
   region: Region,
-  reach: { arm: ArmInfo; proxy: MqttProxy; backup: ChaosBackup },
+  reach: { arm: ArmInfo; proxy: MqttProxy; backup: ChaosBackup; metering: ChaosMetering },
   opts: ChaosRegionOptions,
 ): Promise<Slot[]> {
-  const { arm, proxy, backup } = reach;
+  const { arm, proxy, backup, metering } = reach;
   const service = region.clusters.find((c) => c.role === "service")!;
   const credentials = await region.broker!.credentials("maestro");
   const slots: Slot[] = [];
@@ -174,7 +177,7 @@ async function operatorSlots(
         leaderElect: opts.replicas > 1,
         port,
         env: restart.env,
-        extraArgs: backup.flags,
+        extraArgs: [...backup.flags, ...metering.flags],
       });
     slots.push(new Slot(`operators-${i}`, await spawn({}), spawn));
   }
@@ -211,13 +214,15 @@ async function managementSlots(
 
 export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosRegion> {
   await mkdir(opts.logDir, { recursive: true });
-  const region = await startRegion({ managementClusters: opts.managementClusters });
+  const region = await startRegion({ managementClusters: opts.managementClusters, postgres: true });
   const started: Slot[] = [];
   let arm: ArmEmulator | undefined;
   let storage: StorageEmulator | undefined;
   let proxy: MqttProxy | undefined;
+  let metering: ChaosMetering | undefined;
   const stop = async (): Promise<void> => {
     await Promise.all(started.map((s) => s.stop()));
+    await metering?.stop();
     await proxy?.stop();
     await arm?.stop();
     await storage?.stop();
@@ -241,12 +246,18 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
     await ensureParentZone(arm);
     proxy = await startMqttProxy(region.broker!, join(region.workDir, "mqtt-proxy"));
     const backup = await chaosBackup(region.workDir, storage, arm);
-    const operators = await operatorSlots(region, { arm: { ...arm, storage }, proxy, backup }, opts);
+    metering = await startChaosMetering(region.postgres!, arm, region.workDir);
+    const operators = await operatorSlots(
+      region,
+      { arm: { ...arm, storage }, proxy, backup, metering },
+      opts,
+    );
     started.push(...operators);
     const { agents, simulators } = await managementSlots(region, proxy, opts);
     started.push(...agents, ...simulators);
     await Promise.all(started.map((s) => s.ready()));
     const armRef = arm;
+    const meteringRef = metering;
     return {
       region,
       arm,
@@ -257,8 +268,12 @@ export async function startChaosRegion(opts: ChaosRegionOptions): Promise<ChaosR
       agents,
       simulators,
       backup,
+      metering,
       logDir: opts.logDir,
-      snapshot: (signal) => snapshot(service, management, armRef, signal),
+      snapshot: async (signal) => ({
+        ...(await snapshot(service, management, armRef, signal)),
+        metering: await meteringRef.world(),
+      }),
       stop,
     };
   } catch (err) {

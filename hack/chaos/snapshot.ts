@@ -8,6 +8,7 @@ import type { ManifestWork } from "../../operators/api/work/v1.ts";
 import { OWNER_TAG } from "../../operators/azure/ownership.ts";
 import type { AppliedManifestWork } from "../../operators/maestro-agent/appliedwork.ts";
 import type { ArmResourceRecord } from "../harness/arm-emulator/index.ts";
+import type { MeteringWorld } from "./metering-invariants.ts";
 import type { RolloutWorld } from "./rollout-invariants.ts";
 
 /** The environment the operators run with (operators/main.ts's default): namespaces are `ocm-local-<uid>`. */
@@ -33,6 +34,8 @@ export interface Snapshot {
   azureOrphanOwners?: string[];
   /** Present once a fault has started a Rollout. */
   rollouts?: RolloutWorld;
+  /** The usage ledger's rows and the metering API's accepted events, when the region meters. */
+  metering?: MeteringWorld;
 }
 
 /** The owner tag of a resource: its tags, or a record set's metadata. */

@@ -32,6 +32,8 @@ export const FAILPOINTS = [
   // maestro-agent: some manifests of a work applied, not all; a work's objects gone, Deleted not sent.
   "maestro-agent/mid-apply",
   "maestro-agent/before-deleted-confirmed",
+  // The usage exporter: the metering API accepted a batch, the ledger does not yet say so.
+  "usage/after-export-before-mark",
 ] as const;
 
 export type Failpoint = (typeof FAILPOINTS)[number];

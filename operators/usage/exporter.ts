@@ -39,6 +39,7 @@ import {
   type UsageOutcome,
 } from "../metering/marketplace.ts";
 import { sleep } from "../runtime/backoff.ts";
+import { failpoint } from "../runtime/failpoints.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { usageMetrics, type UsageMetrics } from "./metrics.ts";
@@ -219,6 +220,7 @@ export class UsageExporter implements Runnable {
       });
       return err;
     }
+    failpoint("usage/after-export-before-mark");
     await this.#mark(groups, outcomes, pass);
     return undefined;
   }
