@@ -38,6 +38,7 @@ export const LAYERS = {
   usage: "controller",
   releasegraph: "controller",
   rollout: "controller",
+  portal: "controller",
   hcpctl: "cli",
 };
 
