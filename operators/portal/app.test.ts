@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { portalApp, type AuditLine, type PortalBackend } from "./app.ts";
+import { csrfToken } from "./csrf.ts";
+import { parseRoleMap } from "./roles.ts";
+import { openSession, sealSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
+
+const ORIGIN = "https://portal.example";
+const NOW = 1_800_000_000_000;
+
+function setup() {
+  const key = randomBytes(32);
+  const audit: AuditLine[] = [];
+  const cordons: [string, string, boolean][] = [];
+  const decisions: [string, string, string][] = [];
+  const backend: PortalBackend = {
+    managementClusters: () => [{ name: "mc-<1>", cordoned: false }],
+    requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
+    decideSession: (actor, name, decision) => {
+      if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
+      decisions.push([actor, name, decision]);
+      return Promise.resolve();
+    },
+    revokeSession: () => Promise.resolve(),
+    cordon: (actor, mc, on) => {
+      cordons.push([actor, mc, on]);
+      return Promise.resolve();
+    },
+  };
+  const app = portalApp({
+    key,
+    publicOrigin: ORIGIN,
+    roleMap: parseRoleMap(["sre=operator", "approvers=approver", "viewers=viewer"]),
+    backend,
+    audit: (line) => audit.push(line),
+    now: () => NOW,
+  });
+  const signIn = (name: string, groups: string[]): PortalSession & { cookie: string } => {
+    const session = { id: randomBytes(16).toString("hex"), name, groups, expiresAt: NOW + 3_600_000 };
+    return { ...session, cookie: `${SESSION_COOKIE}=${sealSession(key, session)}` };
+  };
+  const post = (
+    path: string,
+    who: PortalSession & { cookie: string },
+    extra: Record<string, string> = {},
+    origin = ORIGIN,
+  ) =>
+    app.request(path, {
+      method: "POST",
+      headers: { cookie: who.cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf: csrfToken(key, who.id), ...extra }).toString(),
+    });
+  return { app, key, audit, cordons, decisions, signIn, post };
+}
+
+describe("portal session cookie", () => {
+  it("opens what it sealed, and nothing altered, foreign or expired", () => {
+    const key = randomBytes(32);
+    const s = { id: "i", name: "alice@example.com", groups: ["sre"], expiresAt: NOW + 1 };
+    const sealed = sealSession(key, s);
+    expect(openSession(key, sealed, NOW)).toEqual(s);
+    expect(openSession(randomBytes(32), sealed, NOW)).toBeUndefined();
+    expect(openSession(key, sealed.slice(0, -2) + "AA", NOW)).toBeUndefined();
+    expect(openSession(key, sealed, NOW + 1)).toBeUndefined();
+    expect(openSession(key, undefined, NOW)).toBeUndefined();
+  });
+});
+
+describe("portal roles", () => {
+  it("refuses a mapping to an unknown role, naming it", () => {
+    expect(() => parseRoleMap(["sre=admin"])).toThrow(/sre=admin.*viewer, operator, approver/);
+    expect(() => parseRoleMap(["=viewer"])).toThrow(/want group=role/);
+  });
+});
+
+describe("portal routes", () => {
+  it("sends a GET without a session to sign in, and refuses a POST without one", async () => {
+    const { app } = setup();
+    const get = await app.request("/");
+    expect(get.status).toBe(302);
+    expect(get.headers.get("location")).toBe("/login");
+    const post = await app.request("/managementclusters/mc/cordon", {
+      method: "POST",
+      headers: { origin: ORIGIN },
+    });
+    expect(post.status).toBe(401);
+  });
+
+  it("serves pages with the strict content security policy, escaping what it shows", async () => {
+    const { app, signIn } = setup();
+    const res = await app.request("/", { headers: { cookie: signIn("alice@example.com", ["sre"]).cookie } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    const body = await res.text();
+    expect(body).toContain("mc-&lt;1&gt;");
+    expect(body).toContain("Cordon");
+  });
+
+  it("hides cordon from a viewer, and the server refuses it with 403 and an audit line", async () => {
+    const { app, signIn, post, audit, cordons } = setup();
+    const victor = signIn("victor@example.com", ["viewers"]);
+    const page = await (await app.request("/", { headers: { cookie: victor.cookie } })).text();
+    expect(page).not.toContain("<button>Cordon");
+    const res = await post("/managementclusters/mc-1/cordon", victor);
+    expect(res.status).toBe(403);
+    expect(cordons).toEqual([]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        who: "victor@example.com",
+        action: "managementcluster.cordon",
+        result: "forbidden",
+      }),
+    ]);
+  });
+
+  it("cordons for an operator with a valid token and origin, acting for the person", async () => {
+    const { signIn, post, audit, cordons } = setup();
+    const alice = signIn("alice@example.com", ["sre"]);
+    expect((await post("/managementclusters/mc-1/cordon", alice)).status).toBe(303);
+    expect(cordons).toEqual([["alice@example.com", "mc-1", true]]);
+    expect(audit.at(-1)).toEqual({
+      audit: "portal",
+      who: "alice@example.com",
+      roles: ["operator"],
+      action: "managementcluster.cordon",
+      target: { kind: "ManagementCluster", name: "mc-1" },
+      result: "ok",
+    });
+  });
+
+  it("refuses a POST from another origin or with a wrong CSRF token", async () => {
+    const { app, signIn, post, cordons } = setup();
+    const alice = signIn("alice@example.com", ["sre"]);
+    expect((await post("/managementclusters/mc-1/cordon", alice, {}, "https://evil.example")).status).toBe(
+      403,
+    );
+    const wrong = await app.request("/managementclusters/mc-1/cordon", {
+      method: "POST",
+      headers: { cookie: alice.cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: "csrf=not-the-token",
+    });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.text()).toMatch(/CSRF/);
+    expect(cordons).toEqual([]);
+  });
+
+  it("lets an approver decide but not an operator, and reports the backend's refusal", async () => {
+    const { signIn, post, decisions, audit } = setup();
+    const carol = signIn("carol@example.com", ["approvers"]);
+    const alice = signIn("alice@example.com", ["sre"]);
+    expect((await post("/sessions/s1/approve", alice)).status).toBe(403);
+    expect((await post("/sessions/s1/approve", carol)).status).toBe(303);
+    expect(decisions).toEqual([["carol@example.com", "s1", "Approved"]]);
+    const own = await post("/sessions/own/deny", carol);
+    expect(own.status).toBe(400);
+    expect(await own.text()).toMatch(/owner cannot approve/);
+    expect(audit.at(-1)).toEqual(expect.objectContaining({ result: "error", action: "session.decide" }));
+  });
+});

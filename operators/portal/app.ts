@@ -1,0 +1,224 @@
+/**
+ * The portal's routes (decision 0014): every request's session read from its sealed cookie,
+ * every route authorised on the server by role, every POST checked for Origin and CSRF token, and
+ * every action written as one audit line. Views and writes come through `PortalBackend` (informer
+ * caches and the apiserver as the portal's broker identity), so tests drive it with app.request().
+ */
+import { Hono, type Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { html } from "hono/html";
+import { secureHeaders } from "hono/secure-headers";
+import { csrfToken, csrfValid, originValid } from "./csrf.ts";
+import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
+import { openSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
+
+export interface ActionTarget {
+  kind: string;
+  name: string;
+}
+
+/** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
+export interface PortalBackend {
+  managementClusters(): { name: string; cordoned: boolean }[];
+  requestSession(actor: string, form: Record<string, string>): Promise<string>;
+  decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
+  revokeSession(actor: string, name: string): Promise<void>;
+  cordon(actor: string, managementCluster: string, cordoned: boolean): Promise<void>;
+}
+
+export interface AuditLine {
+  audit: "portal";
+  who: string;
+  roles: PortalRole[];
+  action: PortalAction;
+  target: ActionTarget;
+  result: "ok" | "forbidden" | "error";
+  error?: string;
+}
+
+export interface PortalAppOptions {
+  key: Buffer;
+  /** scheme://host[:port] the browser uses; a POST from any other Origin is refused. */
+  publicOrigin: string;
+  roleMap: Map<string, PortalRole[]>;
+  backend: PortalBackend;
+  audit: (line: AuditLine) => void;
+  now?: () => number;
+}
+
+interface Caller {
+  session: PortalSession;
+  roles: PortalRole[];
+}
+
+type Env = { Variables: { caller: Caller } };
+
+export const CONTENT_SECURITY_POLICY = {
+  defaultSrc: ["'none'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+};
+
+export function portalApp(opts: PortalAppOptions): Hono<Env> {
+  const now = opts.now ?? Date.now;
+  const app = new Hono<Env>();
+  app.use(secureHeaders({ contentSecurityPolicy: CONTENT_SECURITY_POLICY }));
+  app.get("/healthz", (c) => c.text("ok"));
+
+  app.use(async (c, next) => {
+    const session = openSession(opts.key, getCookie(c, SESSION_COOKIE), now());
+    if (!session) {
+      return c.req.method === "GET" ? c.redirect("/login") : c.text("sign in first", 401);
+    }
+    c.set("caller", { session, roles: rolesOf(session.groups, opts.roleMap) });
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      if (!originValid(c.req.header("origin"), opts.publicOrigin)) {
+        return c.text("cross-origin request refused", 403);
+      }
+      const body = await c.req.parseBody();
+      if (!csrfValid(opts.key, session.id, body.csrf)) {
+        return c.text("missing or wrong CSRF token", 403);
+      }
+    }
+    await next();
+  });
+
+  app.get("/", (c) => {
+    const { session, roles } = c.get("caller");
+    const token = csrfToken(opts.key, session.id);
+    const canCordon = allowed(roles, "managementcluster.cordon");
+    const rows = opts.backend.managementClusters().map(
+      (mc) =>
+        html`<tr>
+          <td>${mc.name}</td>
+          <td>${mc.cordoned ? "cordoned" : "schedulable"}</td>
+          <td>
+            ${
+              canCordon
+                ? html`<form
+                    method="post"
+                    action="/managementclusters/${mc.name}/${mc.cordoned ? "uncordon" : "cordon"}"
+                  >
+                    <input type="hidden" name="csrf" value="${token}" />
+                    <button>${mc.cordoned ? "Uncordon" : "Cordon"}</button>
+                  </form>`
+                : ""
+            }
+          </td>
+        </tr>`,
+    );
+    return c.html(
+      page(
+        "Region",
+        session,
+        html`<table>
+          <caption>
+            Management clusters
+          </caption>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">State</th>
+            <th scope="col">Action</th>
+          </tr>
+          ${rows}
+        </table>`,
+      ),
+    );
+  });
+
+  const act = (
+    action: PortalAction,
+    target: (c: Context<Env>) => ActionTarget,
+    run: (actor: string, c: Context<Env>) => Promise<string | void>,
+  ) => {
+    return async (c: Context<Env>) => {
+      const { session, roles } = c.get("caller");
+      const base = { audit: "portal" as const, who: session.name, roles, action, target: target(c) };
+      if (!allowed(roles, action)) {
+        opts.audit({ ...base, result: "forbidden" });
+        return c.text(`${action}: your roles (${roles.join(", ") || "none"}) do not allow it`, 403);
+      }
+      try {
+        await run(session.name, c);
+        opts.audit({ ...base, result: "ok" });
+        return c.redirect(backTo(c.req.header("referer"), opts.publicOrigin), 303);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        opts.audit({ ...base, result: "error", error: message });
+        return c.text(`${action}: ${message}`, 400);
+      }
+    };
+  };
+
+  const mc = (c: Context<Env>): ActionTarget => ({
+    kind: "ManagementCluster",
+    name: c.req.param("name") ?? "",
+  });
+  const as = (c: Context<Env>): ActionTarget => ({ kind: "AccessSession", name: c.req.param("name") ?? "" });
+  app.post(
+    "/managementclusters/:name/cordon",
+    act("managementcluster.cordon", mc, (a, c) => opts.backend.cordon(a, mc(c).name, true)),
+  );
+  app.post(
+    "/managementclusters/:name/uncordon",
+    act("managementcluster.cordon", mc, (a, c) => opts.backend.cordon(a, mc(c).name, false)),
+  );
+  app.post(
+    "/sessions",
+    act(
+      "session.request",
+      () => ({ kind: "AccessSession", name: "" }),
+      async (a, c) => {
+        const form = await c.req.parseBody();
+        const fields = Object.fromEntries(
+          Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string"),
+        );
+        return opts.backend.requestSession(a, fields);
+      },
+    ),
+  );
+  app.post(
+    "/sessions/:name/approve",
+    act("session.decide", as, (a, c) => opts.backend.decideSession(a, as(c).name, "Approved")),
+  );
+  app.post(
+    "/sessions/:name/deny",
+    act("session.decide", as, (a, c) => opts.backend.decideSession(a, as(c).name, "Denied")),
+  );
+  app.post(
+    "/sessions/:name/revoke",
+    act("session.revoke", as, (a, c) => opts.backend.revokeSession(a, as(c).name)),
+  );
+  return app;
+}
+
+/** Where to go after an action: the page it came from when that is the portal's own, else home. */
+function backTo(referer: string | undefined, publicOrigin: string): string {
+  if (!referer || !URL.canParse(referer)) return "/";
+  const url = new URL(referer);
+  return url.origin === publicOrigin ? `${url.pathname}${url.search}` : "/";
+}
+
+function page(title: string, session: PortalSession, body: ReturnType<typeof html>) {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <title>${title} · HCP portal</title>
+        <link rel="stylesheet" href="/static/portal.css" />
+      </head>
+      <body>
+        <header>
+          <nav aria-label="Main"><a href="/">Region</a></nav>
+          <p>Signed in as ${session.name}</p>
+        </header>
+        <main>
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`;
+}
