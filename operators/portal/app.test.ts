@@ -159,3 +159,18 @@ describe("portal routes", () => {
     expect(audit.at(-1)).toEqual(expect.objectContaining({ result: "error", action: "session.decide" }));
   });
 });
+
+describe("portal sign-out", () => {
+  it("clears the session cookie on a POST with the token, and refuses one without", async () => {
+    const { app, signIn, post } = setup();
+    const alice = signIn("alice@example.com", ["sre"]);
+    const out = await post("/logout", alice);
+    expect(out.status).toBe(303);
+    expect(out.headers.get("set-cookie")).toMatch(/^__Host-hcp-portal=;.*Max-Age=0/);
+    const forged = await app.request("/logout", {
+      method: "POST",
+      headers: { cookie: alice.cookie, origin: ORIGIN },
+    });
+    expect(forged.status).toBe(403);
+  });
+});

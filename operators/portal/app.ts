@@ -5,7 +5,7 @@
  * caches and the apiserver as the portal's broker identity), so tests drive it with app.request().
  */
 import { Hono, type Context } from "hono";
-import { getCookie } from "hono/cookie";
+import { deleteCookie, getCookie } from "hono/cookie";
 import { html } from "hono/html";
 import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
@@ -43,6 +43,8 @@ export interface PortalAppOptions {
   roleMap: Map<string, PortalRole[]>;
   backend: PortalBackend;
   audit: (line: AuditLine) => void;
+  /** /login and /callback (signin.ts), served before a session is asked for. */
+  signIn?: Hono;
   now?: () => number;
 }
 
@@ -67,6 +69,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
   const app = new Hono<Env>();
   app.use(secureHeaders({ contentSecurityPolicy: CONTENT_SECURITY_POLICY }));
   app.get("/healthz", (c) => c.text("ok"));
+  if (opts.signIn) app.route("/", opts.signIn);
 
   app.use(async (c, next) => {
     const session = openSession(opts.key, getCookie(c, SESSION_COOKIE), now());
@@ -84,6 +87,11 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
       }
     }
     await next();
+  });
+
+  app.post("/logout", (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true });
+    return c.redirect("/login", 303);
   });
 
   app.get("/", (c) => {
@@ -114,6 +122,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
       page(
         "Region",
         session,
+        token,
         html`<table>
           <caption>
             Management clusters
@@ -202,7 +211,7 @@ function backTo(referer: string | undefined, publicOrigin: string): string {
   return url.origin === publicOrigin ? `${url.pathname}${url.search}` : "/";
 }
 
-function page(title: string, session: PortalSession, body: ReturnType<typeof html>) {
+function page(title: string, session: PortalSession, token: string, body: ReturnType<typeof html>) {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -213,7 +222,10 @@ function page(title: string, session: PortalSession, body: ReturnType<typeof htm
       <body>
         <header>
           <nav aria-label="Main"><a href="/">Region</a></nav>
-          <p>Signed in as ${session.name}</p>
+          <form method="post" action="/logout">
+            <input type="hidden" name="csrf" value="${token}" />
+            Signed in as ${session.name} <button>Sign out</button>
+          </form>
         </header>
         <main>
           <h1>${title}</h1>
