@@ -39,6 +39,7 @@ export const LAYERS = {
   releasegraph: "controller",
   rollout: "controller",
   portal: "controller",
+  sessiongate: "controller",
   hcpctl: "cli",
 };
 
