@@ -5,6 +5,7 @@
  *   operators       the service cluster's controllers and maestro-server (operators/main.ts)
  *   frontend        the ARM frontend (operators/frontend/main.ts)
  *   maestro-agent   one management cluster's agent (operators/maestro-agent/main.ts)
+ *   portal          the SRE portal (operators/portal/main.ts)
  *
  * Each main parses process.argv when it is imported, so the subcommand is taken out of argv first
  * and only the chosen main is loaded (a component never loads another's dependencies).
@@ -13,6 +14,7 @@ export const COMPONENTS = {
   operators: () => import("./main.ts"),
   frontend: () => import("./frontend/main.ts"),
   "maestro-agent": () => import("./maestro-agent/main.ts"),
+  portal: () => import("./portal/main.ts"),
 } as const;
 
 export type Component = keyof typeof COMPONENTS;

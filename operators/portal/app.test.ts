@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { portalApp, type AuditLine, type PortalBackend } from "./app.ts";
+import { parseSessionForm } from "./backend.ts";
 import { csrfToken } from "./csrf.ts";
 import { parseRoleMap } from "./roles.ts";
 import { openSession, sealSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
@@ -172,5 +173,20 @@ describe("portal sign-out", () => {
       headers: { cookie: alice.cookie, origin: ORIGIN },
     });
     expect(forged.status).toBe(403);
+  });
+});
+
+describe("portal session request form", () => {
+  it("takes a complete form and refuses each bad field by name", () => {
+    const ok = { namespace: "ns", cluster: "demo", level: "Admin", reason: "incident 42" };
+    expect(parseSessionForm(ok)).toEqual({ ...ok, ttlSeconds: 3600 });
+    expect(() => parseSessionForm({ ...ok, level: "Root" })).toThrow(
+      /level must be one of ReadOnly, Admin, got "Root"/,
+    );
+    expect(() => parseSessionForm({ ...ok, reason: " " })).toThrow(/reason/);
+    expect(() => parseSessionForm({ ...ok, cluster: "" })).toThrow(/cluster/);
+    expect(() => parseSessionForm({ ...ok, ttlSeconds: "60" })).toThrow(
+      /ttlSeconds must be a whole number from 300 to 43200, got "60"/,
+    );
   });
 });

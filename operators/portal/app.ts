@@ -4,6 +4,7 @@
  * every action written as one audit line. Views and writes come through `PortalBackend` (informer
  * caches and the apiserver as the portal's broker identity), so tests drive it with app.request().
  */
+import { readFileSync } from "node:fs";
 import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie } from "hono/cookie";
 import { html } from "hono/html";
@@ -55,6 +56,8 @@ interface Caller {
 
 type Env = { Variables: { caller: Caller } };
 
+const STYLESHEET = readFileSync(new URL("./portal.css", import.meta.url), "utf8");
+
 export const CONTENT_SECURITY_POLICY = {
   defaultSrc: ["'none'"],
   styleSrc: ["'self'"],
@@ -69,6 +72,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
   const app = new Hono<Env>();
   app.use(secureHeaders({ contentSecurityPolicy: CONTENT_SECURITY_POLICY }));
   app.get("/healthz", (c) => c.text("ok"));
+  app.get("/static/portal.css", (c) => c.body(STYLESHEET, 200, { "content-type": "text/css" }));
   if (opts.signIn) app.route("/", opts.signIn);
 
   app.use(async (c, next) => {

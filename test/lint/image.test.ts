@@ -29,6 +29,7 @@ const MAINS: Record<keyof typeof COMPONENTS, string> = {
   operators: "operators/main.ts",
   frontend: "operators/frontend/main.ts",
   "maestro-agent": "operators/maestro-agent/main.ts",
+  portal: "operators/portal/main.ts",
 };
 
 /** The final stage's instructions: everything after the last FROM. */

@@ -1,0 +1,128 @@
+/**
+ * The portal's reads and writes against the service cluster (decision 0014): views read the
+ * informers' caches, never a list per request; writes go as the portal's own identity (in group
+ * hcp:session-brokers), naming the person they act for, so admission can check owner and approver.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  ACCESS_LEVELS,
+  ACCESS_SESSION_TTL_SECONDS,
+  AccessSessionResource,
+  type AccessLevel,
+  type AccessSession,
+} from "../api/v1alpha1/accesssession.ts";
+import { ManagementClusterResource, type ManagementCluster } from "../api/v1alpha1/managementcluster.ts";
+import { Informer } from "../runtime/informer.ts";
+import type { KubeClient } from "../runtime/kube.ts";
+import type { PortalBackend } from "./app.ts";
+
+export class KubePortalBackend implements PortalBackend {
+  readonly #client: KubeClient;
+  readonly managementClusterInformer: Informer<ManagementCluster>;
+  readonly sessionInformer: Informer<AccessSession>;
+
+  constructor(client: KubeClient) {
+    this.#client = client;
+    this.managementClusterInformer = new Informer<ManagementCluster>({
+      client,
+      type: ManagementClusterResource,
+    });
+    this.sessionInformer = new Informer<AccessSession>({ client, type: AccessSessionResource });
+  }
+
+  /** Runs the informers until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.managementClusterInformer.run(signal), this.sessionInformer.run(signal)]);
+  }
+
+  managementClusters(): { name: string; cordoned: boolean }[] {
+    return this.managementClusterInformer
+      .list()
+      .map((mc) => ({ name: mc.metadata.name ?? "", cordoned: mc.spec.schedulable === false }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async requestSession(actor: string, form: Record<string, string>): Promise<string> {
+    const { namespace, cluster, level, reason, ttlSeconds } = parseSessionForm(form);
+    const name = `${cluster}-${randomBytes(4).toString("hex")}`;
+    const session: AccessSession = {
+      metadata: { name },
+      spec: {
+        owner: actor,
+        clusterRef: { namespace, name: cluster },
+        level,
+        reason,
+        ttlSeconds,
+      },
+    };
+    await this.#client.create(AccessSessionResource, session);
+    return name;
+  }
+
+  async decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void> {
+    const session = this.sessionInformer.get("", name);
+    if (!session) throw new Error(`no AccessSession "${name}"`);
+    // Admission refuses this too; saying it here gives the person a clear reason.
+    if (session.spec.owner === actor) throw new Error("you cannot decide your own session");
+    if (session.spec.approval) throw new Error(`already ${session.spec.approval.decision}`);
+    await this.#client.mergePatch(
+      AccessSessionResource,
+      { name },
+      {
+        spec: { approval: { decision, by: actor } },
+      },
+    );
+  }
+
+  async revokeSession(actor: string, name: string): Promise<void> {
+    if (!this.sessionInformer.get("", name)) throw new Error(`no AccessSession "${name}"`);
+    await this.#client.mergePatch(
+      AccessSessionResource,
+      { name },
+      {
+        spec: { revocation: { by: actor } },
+      },
+    );
+  }
+
+  async cordon(_actor: string, managementCluster: string, cordoned: boolean): Promise<void> {
+    if (!this.managementClusterInformer.get("", managementCluster)) {
+      throw new Error(`no ManagementCluster "${managementCluster}"`);
+    }
+    await this.#client.mergePatch(
+      ManagementClusterResource,
+      { name: managementCluster },
+      {
+        spec: { schedulable: !cordoned },
+      },
+    );
+  }
+}
+
+/** The request form's fields, each refused with a message naming it. */
+export function parseSessionForm(form: Record<string, string>): {
+  namespace: string;
+  cluster: string;
+  level: AccessLevel;
+  reason: string;
+  ttlSeconds: number;
+} {
+  const field = (name: string): string => form[name]?.trim() ?? "";
+  const [namespace, cluster, level, reason] = ["namespace", "cluster", "level", "reason"].map(field);
+  if (!namespace || !cluster) throw new Error("cluster: name its namespace and name");
+  if (!(ACCESS_LEVELS as readonly string[]).includes(level ?? "")) {
+    throw new Error(`level must be one of ${ACCESS_LEVELS.join(", ")}, got "${level}"`);
+  }
+  if (!reason) throw new Error("reason: say why you need access");
+  const ttlSeconds = parseTtl(field("ttlSeconds") || "3600");
+  return { namespace, cluster, level: level as AccessLevel, reason, ttlSeconds };
+}
+
+function parseTtl(text: string): number {
+  const ttl = Number(text);
+  const { min, max } = ACCESS_SESSION_TTL_SECONDS;
+  if (!Number.isInteger(ttl) || ttl < min || ttl > max) {
+    throw new Error(`ttlSeconds must be a whole number from ${min} to ${max}, got "${text}"`);
+  }
+  return ttl;
+}
