@@ -11,6 +11,8 @@ command -v git >/dev/null || need_apt+=(git)
 # The usage ledger's tests and `npm run local` run a private PostgreSQL (initdb + postgres from
 # /usr/lib/postgresql/<major>/bin, hack/harness/postgres.ts); the package's own service is not used.
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
+# The portal's browser tests drive the machine's Chromium with playwright-core (test/e2e/portal.test.ts).
+[[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
 
 if ((${#need_apt[@]} > 0)); then
   echo "[install-deps] installing ${need_apt[*]}" >&2
