@@ -16,6 +16,18 @@ function setup() {
   const decisions: [string, string, string][] = [];
   const backend: PortalBackend = {
     managementClusters: () => [{ name: "mc-<1>", cordoned: false }],
+    sessions: () => [
+      {
+        name: "s1",
+        owner: "alice@example.com",
+        cluster: "ns/demo",
+        level: "Admin",
+        phase: "Pending",
+        reason: "incident",
+        decided: false,
+        revoked: false,
+      },
+    ],
     requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
     decideSession: (actor, name, decision) => {
       if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
@@ -188,5 +200,24 @@ describe("portal session request form", () => {
     expect(() => parseSessionForm({ ...ok, ttlSeconds: "60" })).toThrow(
       /ttlSeconds must be a whole number from 300 to 43200, got "60"/,
     );
+  });
+});
+
+describe("portal sessions page", () => {
+  it("offers approve to an approver who is not the owner, and the request form to an operator only", async () => {
+    const { app, signIn } = setup();
+    const read = async (who: string, groups: string[]) =>
+      (await app.request("/sessions", { headers: { cookie: signIn(who, groups).cookie } })).text();
+    const carol = await read("carol@example.com", ["approvers"]);
+    expect(carol).toContain("Approve s1");
+    expect(carol).not.toContain("Request a session");
+    const aliceAsApprover = await read("alice@example.com", ["approvers"]);
+    expect(aliceAsApprover).not.toContain("Approve s1");
+    const bob = await read("bob@example.com", ["sre"]);
+    expect(bob).toContain("Request a session");
+    expect(bob).not.toContain("Approve s1");
+    const victor = await read("victor@example.com", ["viewers"]);
+    expect(victor).toContain("alice@example.com");
+    expect(victor).not.toMatch(/Approve|Revoke|Request a session/);
   });
 });

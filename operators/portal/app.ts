@@ -12,6 +12,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
 import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
 import { openSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
+import { page, sessionsPage, type SessionRow } from "./views.ts";
 
 export interface ActionTarget {
   kind: string;
@@ -21,6 +22,7 @@ export interface ActionTarget {
 /** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
 export interface PortalBackend {
   managementClusters(): { name: string; cordoned: boolean }[];
+  sessions(): SessionRow[];
   requestSession(actor: string, form: Record<string, string>): Promise<string>;
   decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
   revokeSession(actor: string, name: string): Promise<void>;
@@ -142,6 +144,19 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
     );
   });
 
+  app.get("/sessions", (c) => {
+    const { session, roles } = c.get("caller");
+    const token = csrfToken(opts.key, session.id);
+    const may = {
+      request: allowed(roles, "session.request"),
+      decide: allowed(roles, "session.decide"),
+      revoke: allowed(roles, "session.revoke"),
+    };
+    return c.html(
+      page("Sessions", session, token, sessionsPage(opts.backend.sessions(), session.name, token, may)),
+    );
+  });
+
   const act = (
     action: PortalAction,
     target: (c: Context<Env>) => ActionTarget,
@@ -213,28 +228,4 @@ function backTo(referer: string | undefined, publicOrigin: string): string {
   if (!referer || !URL.canParse(referer)) return "/";
   const url = new URL(referer);
   return url.origin === publicOrigin ? `${url.pathname}${url.search}` : "/";
-}
-
-function page(title: string, session: PortalSession, token: string, body: ReturnType<typeof html>) {
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <title>${title} · HCP portal</title>
-        <link rel="stylesheet" href="/static/portal.css" />
-      </head>
-      <body>
-        <header>
-          <nav aria-label="Main"><a href="/">Region</a></nav>
-          <form method="post" action="/logout">
-            <input type="hidden" name="csrf" value="${token}" />
-            Signed in as ${session.name} <button>Sign out</button>
-          </form>
-        </header>
-        <main>
-          <h1>${title}</h1>
-          ${body}
-        </main>
-      </body>
-    </html>`;
 }

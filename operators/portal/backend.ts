@@ -15,6 +15,7 @@ import { ManagementClusterResource, type ManagementCluster } from "../api/v1alph
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import type { PortalBackend } from "./app.ts";
+import type { SessionRow } from "./views.ts";
 
 export class KubePortalBackend implements PortalBackend {
   readonly #client: KubeClient;
@@ -39,6 +40,22 @@ export class KubePortalBackend implements PortalBackend {
     return this.managementClusterInformer
       .list()
       .map((mc) => ({ name: mc.metadata.name ?? "", cordoned: mc.spec.schedulable === false }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  sessions(): SessionRow[] {
+    return this.sessionInformer
+      .list()
+      .map((s) => ({
+        name: s.metadata.name ?? "",
+        owner: s.spec.owner,
+        cluster: `${s.spec.clusterRef.namespace}/${s.spec.clusterRef.name}`,
+        level: s.spec.level,
+        phase: s.status?.phase ?? "Pending",
+        reason: s.spec.reason,
+        decided: s.spec.approval !== undefined,
+        revoked: s.spec.revocation !== undefined,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
