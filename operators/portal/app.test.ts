@@ -15,7 +15,9 @@ function setup() {
   const cordons: [string, string, boolean][] = [];
   const decisions: [string, string, string][] = [];
   const backend: PortalBackend = {
-    managementClusters: () => [{ name: "mc-<1>", cordoned: false }],
+    managementClusters: () => [
+      { name: "mc-<1>", phase: "Ready", hostedClusters: 3, capacity: 50, connected: true, cordoned: false },
+    ],
     sessions: () => [
       {
         name: "s1",
@@ -109,6 +111,8 @@ describe("portal routes", () => {
     const body = await res.text();
     expect(body).toContain("mc-&lt;1&gt;");
     expect(body).toContain("Cordon");
+    expect(body).toContain("3 / 50");
+    expect(body).toContain("connected");
   });
 
   it("hides cordon from a viewer, and the server refuses it with 403 and an audit line", async () => {

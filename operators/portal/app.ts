@@ -12,7 +12,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
 import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
 import { openSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
-import { page, sessionsPage, type SessionRow } from "./views.ts";
+import { page, sessionsPage, type ManagementClusterRow, type SessionRow } from "./views.ts";
 
 export interface ActionTarget {
   kind: string;
@@ -21,7 +21,7 @@ export interface ActionTarget {
 
 /** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
 export interface PortalBackend {
-  managementClusters(): { name: string; cordoned: boolean }[];
+  managementClusters(): ManagementClusterRow[];
   sessions(): SessionRow[];
   requestSession(actor: string, form: Record<string, string>): Promise<string>;
   decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
@@ -108,6 +108,9 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
       (mc) =>
         html`<tr>
           <td>${mc.name}</td>
+          <td>${mc.phase}</td>
+          <td>${mc.hostedClusters} / ${mc.capacity}</td>
+          <td>${mc.connected ? "connected" : "not connected"}</td>
           <td>${mc.cordoned ? "cordoned" : "schedulable"}</td>
           <td>
             ${
@@ -135,7 +138,10 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
           </caption>
           <tr>
             <th scope="col">Name</th>
-            <th scope="col">State</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Load / capacity</th>
+            <th scope="col">Agent</th>
+            <th scope="col">Placement</th>
             <th scope="col">Action</th>
           </tr>
           ${rows}

@@ -15,7 +15,7 @@ import { ManagementClusterResource, type ManagementCluster } from "../api/v1alph
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient } from "../runtime/kube.ts";
 import type { PortalBackend } from "./app.ts";
-import type { SessionRow } from "./views.ts";
+import type { ManagementClusterRow, SessionRow } from "./views.ts";
 
 export class KubePortalBackend implements PortalBackend {
   readonly #client: KubeClient;
@@ -36,10 +36,17 @@ export class KubePortalBackend implements PortalBackend {
     await Promise.all([this.managementClusterInformer.run(signal), this.sessionInformer.run(signal)]);
   }
 
-  managementClusters(): { name: string; cordoned: boolean }[] {
+  managementClusters(): ManagementClusterRow[] {
     return this.managementClusterInformer
       .list()
-      .map((mc) => ({ name: mc.metadata.name ?? "", cordoned: mc.spec.schedulable === false }))
+      .map((mc) => ({
+        name: mc.metadata.name ?? "",
+        phase: mc.status?.phase ?? "Pending",
+        hostedClusters: mc.status?.hostedClusters ?? 0,
+        capacity: mc.spec.capacity.maxHostedClusters,
+        connected: mc.status?.conditions?.some((c) => c.type === "Connected" && c.status === "True") ?? false,
+        cordoned: mc.spec.schedulable === false,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 

@@ -7,6 +7,15 @@ import type { PortalSession } from "./session-cookie.ts";
 
 type Html = ReturnType<typeof html>;
 
+export interface ManagementClusterRow {
+  name: string;
+  phase: string;
+  hostedClusters: number;
+  capacity: number;
+  connected: boolean;
+  cordoned: boolean;
+}
+
 export interface SessionRow {
   name: string;
   owner: string;
