@@ -178,7 +178,8 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
       try {
         await run(session.name, c);
         opts.audit({ ...base, result: "ok" });
-        return c.redirect(backTo(c.req.header("referer"), opts.publicOrigin), 303);
+        // Pages send no Referer (referrer-policy no-referrer): each action's page is known.
+        return c.redirect(action.startsWith("session.") ? "/sessions" : "/", 303);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         opts.audit({ ...base, result: "error", error: message });
@@ -227,11 +228,4 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
     act("session.revoke", as, (a, c) => opts.backend.revokeSession(a, as(c).name)),
   );
   return app;
-}
-
-/** Where to go after an action: the page it came from when that is the portal's own, else home. */
-function backTo(referer: string | undefined, publicOrigin: string): string {
-  if (!referer || !URL.canParse(referer)) return "/";
-  const url = new URL(referer);
-  return url.origin === publicOrigin ? `${url.pathname}${url.search}` : "/";
 }
