@@ -11,6 +11,7 @@ import type { AccessSession } from "../../operators/api/v1alpha1/accesssession.t
 import { createLogger } from "../../operators/runtime/logger.ts";
 import { SessionGate, verbOf, type GateSources } from "../../operators/sessiongate/gate.ts";
 import { gateMetrics } from "../../operators/sessiongate/metrics.ts";
+import { clusterInfo } from "../support/region.ts";
 
 const b64 = async (p: string): Promise<string> => (await readFile(p)).toString("base64");
 
@@ -240,5 +241,74 @@ describe("SessionGate", () => {
     expect(verbOf("GET", "/api/v1/namespaces/x", q)).toBe("get");
     expect(verbOf("GET", "/api/v1/pods", new URLSearchParams("watch=true"))).toBe("watch");
     expect(verbOf("DELETE", "/api/v1/namespaces/x/pods/p", q)).toBe("delete");
+  });
+});
+
+describe("SessionGate in front of a real kube-apiserver", () => {
+  const sessions = new Map<string, AccessSession>();
+  let gate: SessionGate;
+  let gateServer: Server;
+  let base: string;
+  const alice = { authorization: "Bearer alice@example.com" };
+
+  beforeAll(async () => {
+    // The harness's admin kubeconfig (client certificate, key and CA inline) stands for the
+    // credential the session controller writes.
+    const kubeconfig = await readFile(clusterInfo("service").kubeconfigPath, "utf8");
+    gate = new SessionGate({
+      sources: {
+        session: (name) => sessions.get(name),
+        credential: () => ({ resourceVersion: "1", kubeconfig }),
+      },
+      metrics: gateMetrics(new client.Registry()),
+      log: createLogger({}, "error"),
+      authenticate: (authorization) =>
+        Promise.resolve(authorization ? { user: authorization.slice(7) } : { error: "no bearer token" }),
+    });
+    gateServer = createHttpServer((req, res) => gate.handle(req, res));
+    await new Promise<void>((r) => gateServer.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(gateServer.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    gate.close();
+    gateServer.closeAllConnections();
+    await new Promise((r) => gateServer.close(r));
+  });
+
+  it("forwards as the session's certificate, never as an impersonated user", async () => {
+    sessions.set("admin", session("admin", "Admin"));
+    const res = await fetch(`${base}/sessions/admin/kas/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
+      method: "POST",
+      headers: { ...alice, "content-type": "application/json", "impersonate-user": "someone-else" },
+      body: JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }),
+    });
+    expect(res.status).toBe(201);
+    const review = (await res.json()) as { status: { userInfo: { username: string } } };
+    expect(review.status.userInfo.username).not.toBe("someone-else");
+  });
+
+  it("ends a watch held open on the apiserver when the session is revoked", async () => {
+    sessions.set("watcher", session("watcher", "ReadOnly"));
+    const res = await fetch(`${base}/sessions/watcher/kas/api/v1/namespaces?watch=true`, {
+      headers: alice,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first: { value?: Uint8Array } = await reader.read();
+    expect(Buffer.from(first.value ?? new Uint8Array()).toString()).toContain('"type":"ADDED"');
+    expect(gate.open("watcher")).toBe(1);
+    sessions.set("watcher", session("watcher", "ReadOnly", { revocation: { by: "alice@example.com" } }));
+    gate.sessionChanged("watcher");
+    await expect(
+      (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })(),
+    ).rejects.toThrow();
+    expect(gate.open("watcher")).toBe(0);
+    const next = await fetch(`${base}/sessions/watcher/kas/api/v1/namespaces/default/configmaps`, {
+      headers: alice,
+    });
+    expect(next.status).toBe(403);
   });
 });

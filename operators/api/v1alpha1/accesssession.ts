@@ -25,6 +25,12 @@ export const AccessSessionResource = {
 /** Held by the session controller until the session's work and its key's Secret are gone. */
 export const ACCESS_SESSION_FINALIZER = "hcp.aro.dev/access-session";
 
+/**
+ * Label on a session's credential Secret (value: the session's name): the gate's Secret informer
+ * selects on it, so it caches sessions' kubeconfigs and nothing else of the namespace.
+ */
+export const ACCESS_SESSION_LABEL = "hcp.aro.dev/access-session";
+
 /** The HyperShift signer class a session's certificate is signed by (HyperShift's SRE break-glass signer). */
 export const SRE_BREAK_GLASS = "sre-break-glass";
 
@@ -127,12 +133,7 @@ export const ACCESS_SESSION_CONDITIONS = {
 
 /** Why a session cannot be used now, for the gate's 403 and the portal. */
 export type SessionRefusal =
-  | "NotApproved"
-  | "Denied"
-  | "CredentialPending"
-  | "Expired"
-  | "Revoked"
-  | "Deleting";
+  "NotApproved" | "Denied" | "CredentialPending" | "Expired" | "Revoked" | "Deleting";
 
 /**
  * Whether the gate may forward for `s` at `now`: the one rule the gate, the portal and hcpctl share.
