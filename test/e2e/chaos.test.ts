@@ -3,7 +3,8 @@
  * clusters per fault in one region of its own, every component a process of its own; the broker
  * killed, every agent killed mid-apply and restarted with an empty store, the operators process
  * killed at four failpoints between a write and its status, and killed again while a key-rotation
- * rollout's wave-2 run waits in a step. Each must converge with nothing lost, duplicated or
+ * rollout's wave-2 run waits in a step, and killed once more after the metering API accepted a batch
+ * of usage hours and before the ledger marked it. Each must converge with nothing lost, duplicated or
  * orphaned (for the rollout: Succeeded, one run per wave and cluster, each key rotated once), and
  * each failpoint and the mid-step moment must really have been reached.
  */
@@ -16,7 +17,13 @@ import type { RunResult } from "../../hack/chaos/run.ts";
 import { runSuite } from "../../hack/chaos/suite.ts";
 import { formatTable } from "../../hack/chaos/table.ts";
 
-const FAULTS = ["broker-kill", "agent-crash", "operators-failpoints", "operators-kill-mid-rollout"];
+const FAULTS = [
+  "broker-kill",
+  "agent-crash",
+  "operators-failpoints",
+  "operators-kill-mid-rollout",
+  "operators-kill-export-before-mark",
+];
 const FAILPOINTS = [
   "maestro-agent/mid-apply",
   "cluster/after-load-balancer-created",
@@ -69,7 +76,8 @@ describe("chaos subset", () => {
 
   it("reached every failpoint it armed", () => {
     const notes = results.flatMap((r) => r.notes);
-    for (const fp of FAILPOINTS) expect(notes.find((n) => n.startsWith(`${fp}:`))).toMatch(/killed after/);
+    for (const fp of [...FAILPOINTS, "usage/after-export-before-mark"])
+      expect(notes.find((n) => n.startsWith(`${fp}:`))).toMatch(/killed after/);
   });
 
   it("killed the operators while a rollout's wave-2 run was mid-step", () => {
