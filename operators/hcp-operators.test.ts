@@ -26,13 +26,17 @@ describe("hcp-operators", () => {
     expect(frontend.stderr).toContain("--tls-cert, --tls-key and --client-ca are required");
     const portal = await run("portal", "--listen", "127.0.0.1:0");
     expect(portal.stderr).toContain("portal: --public-url is required");
+    const gate = await run("gate", "--listen", "127.0.0.1:0");
+    expect(gate.stderr).toContain("gate: --gate-oidc-issuer is required");
   });
 
   it("names an unknown component and the ones there are", async () => {
     const bogus = await run("simulator");
     expect(bogus.code).toBe(2);
     expect(bogus.stderr).toContain('unknown component "simulator"');
-    expect(bogus.stderr).toContain("usage: hcp-operators <operators|frontend|maestro-agent|portal> [flags]");
+    expect(bogus.stderr).toContain(
+      "usage: hcp-operators <operators|frontend|maestro-agent|portal|gate> [flags]",
+    );
     expect((await run()).stderr).toContain("no component given");
     expect(await run("--help")).toMatchObject({
       code: 0,

@@ -6,6 +6,7 @@
  *   frontend        the ARM frontend (operators/frontend/main.ts)
  *   maestro-agent   one management cluster's agent (operators/maestro-agent/main.ts)
  *   portal          the SRE portal (operators/portal/main.ts)
+ *   gate            the session gate, on every replica (operators/sessiongate/main.ts)
  *
  * Each main parses process.argv when it is imported, so the subcommand is taken out of argv first
  * and only the chosen main is loaded (a component never loads another's dependencies).
@@ -15,6 +16,7 @@ export const COMPONENTS = {
   frontend: () => import("./frontend/main.ts"),
   "maestro-agent": () => import("./maestro-agent/main.ts"),
   portal: () => import("./portal/main.ts"),
+  gate: () => import("./sessiongate/main.ts"),
 } as const;
 
 export type Component = keyof typeof COMPONENTS;

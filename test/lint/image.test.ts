@@ -30,6 +30,7 @@ const MAINS: Record<keyof typeof COMPONENTS, string> = {
   frontend: "operators/frontend/main.ts",
   "maestro-agent": "operators/maestro-agent/main.ts",
   portal: "operators/portal/main.ts",
+  gate: "operators/sessiongate/main.ts",
 };
 
 /** The final stage's instructions: everything after the last FROM. */
