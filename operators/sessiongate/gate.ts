@@ -273,6 +273,8 @@ export class SessionGate {
         req.destroy();
         for (const s of sockets) s.destroy();
         if ("res" in to) to.res.destroy();
+        // Cut is the end of it: untracked and audited now, not when the sockets' close events come.
+        finish();
       },
     };
     this.#track(session, tracked);

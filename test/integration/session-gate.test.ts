@@ -201,6 +201,24 @@ describe("SessionGate", () => {
     expect(await next.text()).toContain("Revoked");
   });
 
+  it("cuts a watch at the session's expiresAt with no informer event", async () => {
+    const soon = session("s7", "ReadOnly");
+    soon.status = { ...soon.status, expiresAt: new Date(Date.now() + 500).toISOString() };
+    sessions.set("s7", soon);
+    const res = await fetch(`${base}/sessions/s7/kas/api/v1/pods?watch=true`, {
+      headers: { authorization: "Bearer alice@example.com" },
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await expect(
+      (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })(),
+    ).rejects.toThrow();
+    expect(gate.open("s7")).toBe(0);
+    expect((await metrics.streamsCut.get()).values.find((v) => v.labels.reason === "Expired")?.value).toBe(1);
+  });
+
   it("pipes an upgrade both ways after the upstream answers 101, and refuses one on a ReadOnly session", async () => {
     sessions.set("s5", session("s5", "Admin"));
     sessions.set("s6", session("s6", "ReadOnly"));
