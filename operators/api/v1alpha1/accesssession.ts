@@ -10,7 +10,8 @@
  * crds/hcp.aro.dev_accesssessions.yaml.
  */
 import type { KubeObject, ResourceType } from "../meta/v1.ts";
-import { API_VERSION, GROUP, VERSION, type Condition } from "./meta.ts";
+import type { API_VERSION } from "./meta.ts";
+import { GROUP, VERSION, type Condition } from "./meta.ts";
 
 export const ACCESS_SESSION_KIND = "AccessSession";
 
@@ -144,13 +145,20 @@ export function sessionUsable(
   s: AccessSession,
   now: number,
 ): { usable: true; credentialSecret: string; expiresAt: number } | { usable: false; why: SessionRefusal } {
-  if (s.metadata.deletionTimestamp) return { usable: false, why: "Deleting" };
-  if (s.spec.revocation) return { usable: false, why: "Revoked" };
-  if (s.spec.approval?.decision === "Denied") return { usable: false, why: "Denied" };
-  if (s.spec.approval?.decision !== "Approved") return { usable: false, why: "NotApproved" };
+  const refusal = decidedRefusal(s);
+  if (refusal) return { usable: false, why: refusal };
   const expiresAt = Date.parse(s.status?.expiresAt ?? "");
   if (Number.isFinite(expiresAt) && now >= expiresAt) return { usable: false, why: "Expired" };
   const credentialSecret = s.status?.credentialSecret;
   if (!credentialSecret || !Number.isFinite(expiresAt)) return { usable: false, why: "CredentialPending" };
   return { usable: true, credentialSecret, expiresAt };
+}
+
+/** What the spec alone refuses: going, revoked, denied or not yet approved. */
+function decidedRefusal(s: AccessSession): SessionRefusal | undefined {
+  if (s.metadata.deletionTimestamp) return "Deleting";
+  if (s.spec.revocation) return "Revoked";
+  const decision = s.spec.approval?.decision;
+  if (decision === "Denied") return "Denied";
+  return decision === "Approved" ? undefined : "NotApproved";
 }
