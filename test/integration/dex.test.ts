@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload } from "jose";
-import { Agent, fetch as undiciFetch } from "undici";
+import { Agent, fetch as undiciFetch, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DEX_GROUP_ROLES,
@@ -19,12 +19,13 @@ import {
   type TokenResponse,
 } from "../../hack/harness/dex.ts";
 
+const PORTAL_CALLBACK = "https://127.0.0.1:8443/callback";
 let workDir: string;
 let dex: Dex;
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), "dex-"));
-  dex = await startDex({ workDir, portalRedirectURIs: ["https://127.0.0.1:8443/callback"] });
+  dex = await startDex({ workDir, portalRedirectURIs: [PORTAL_CALLBACK] });
 });
 
 afterAll(async () => {
@@ -73,6 +74,47 @@ async function verifyIdToken(token: TokenResponse, audience: string | string[]):
   }
 }
 
+/**
+ * The portal's authorisation code flow driven over HTTP as a browser would (no script runs on
+ * Dex's pages): the authorisation request, Dex's login form, the redirect back with a code. Resolves
+ * with the URL Dex sends the browser back to, or the page it stopped on.
+ */
+async function signInThroughLoginForm(
+  dispatcher: Agent,
+  email: string,
+  password: string,
+): Promise<{ callback?: URL; page: string }> {
+  let url = `${dex.issuer}/auth?${new URLSearchParams({
+    client_id: dex.portal.clientId,
+    redirect_uri: PORTAL_CALLBACK,
+    response_type: "code",
+    scope: "openid email groups",
+    state: "state-1",
+  }).toString()}`;
+  let form: Record<string, string> | undefined;
+  for (let hop = 0; hop < 8; hop++) {
+    const res = await request(url, {
+      dispatcher,
+      method: form ? "POST" : "GET",
+      headers: form ? { "content-type": "application/x-www-form-urlencoded" } : {},
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    const page = await res.body.text();
+    form = undefined;
+    const location = res.headers.location;
+    if (typeof location === "string") {
+      url = new URL(location, url).toString();
+      if (url.startsWith(PORTAL_CALLBACK)) return { callback: new URL(url), page };
+      continue;
+    }
+    const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1];
+    if (res.statusCode !== 200 || !action || !page.includes('name="login"')) return { page };
+    url = new URL(action.replaceAll("&amp;", "&"), url).toString();
+    form = { login: email, password };
+  }
+  throw new Error(`no redirect to the portal after 8 hops (at ${url})`);
+}
+
 describe("Dex, the local OIDC provider", () => {
   it("publishes its discovery document over TLS with the password grant and the groups scope", async () => {
     const doc = await discovery();
@@ -117,6 +159,38 @@ describe("Dex, the local OIDC provider", () => {
     const claims = await verifyIdToken(token, dex.portal.clientId);
     expect(claims.aud).toEqual(expect.arrayContaining([dex.portal.clientId, dex.hcpctl.clientId]));
     expect(claims["groups"]).toEqual(["approvers"]);
+  });
+
+  it("signs carol in to the portal through its login form (authorisation code flow) and refuses a wrong password there", async () => {
+    const carol = dexUser(dex, "carol");
+    const dispatcher = new Agent({ connect: { ca: await readFile(dex.caPath) } });
+    try {
+      const { callback } = await signInThroughLoginForm(dispatcher, carol.email, carol.password);
+      expect(callback?.searchParams.get("state")).toBe("state-1");
+      const code = callback?.searchParams.get("code");
+      expect(code).toBeTruthy();
+      const basic = Buffer.from(`${dex.portal.clientId}:${dex.portal.clientSecret}`).toString("base64");
+      const res = await request(`${dex.issuer}/token`, {
+        dispatcher,
+        method: "POST",
+        headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: code!,
+          redirect_uri: PORTAL_CALLBACK,
+        }).toString(),
+      });
+      const body = (await res.body.json()) as Record<string, unknown>;
+      const claims = await verifyIdToken({ status: res.statusCode, body }, dex.portal.clientId);
+      expect(claims["email"]).toBe(carol.email);
+      expect(claims["groups"]).toEqual(["approvers"]);
+
+      const refused = await signInThroughLoginForm(dispatcher, carol.email, "not-her-password");
+      expect(refused.callback).toBeUndefined();
+      expect(refused.page).toMatch(/Invalid Email Address and password/i);
+    } finally {
+      await dispatcher.close();
+    }
   });
 
   it("refuses a wrong password, another person's password and an unknown client", async () => {
