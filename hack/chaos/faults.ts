@@ -17,6 +17,7 @@ import { compactEtcd } from "../harness/etcd.ts";
 import { EVENT_GRID_QUEUE } from "./mqtt-proxy.ts";
 import { OPERATORS_NAMESPACE, type ChaosRegion, type Slot } from "./region.ts";
 import type { RestoreContext } from "./restore-invariants.ts";
+import { killAt, lasting, seconds, seen } from "./fault-tools.ts";
 import { meteringFaults } from "./metering-faults.ts";
 import { operatorsKillMidRollout } from "./rollout-fault.ts";
 import { serviceClusterLoss } from "./service-loss-fault.ts";
@@ -63,21 +64,6 @@ export interface Fault {
   run(ctx: FaultContext): Promise<void>;
 }
 
-/** A fault's own duration: how long it lasts is part of what it is. */
-const lasting = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` (evidence) until it holds or the deadline passes; says which. */
-async function seen(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
-}
-
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
-
 // ---- processes --------------------------------------------------------------------------------
 
 const brokerKill: Fault = {
@@ -93,22 +79,6 @@ const brokerKill: Fault = {
     });
   },
 };
-
-/** Arms `failpoint` on the slots, makes `trigger` happen, and waits for one of them to die there. */
-async function killAt(
-  ctx: FaultContext,
-  slots: Slot[],
-  failpoint: Failpoint,
-  trigger: () => Promise<unknown>,
-): Promise<boolean> {
-  await Promise.all(slots.map((s) => s.restart({ env: { HCP_FAILPOINTS: failpoint }, ready: false })));
-  ctx.injected();
-  const started = Date.now();
-  await trigger();
-  const hit = await seen(() => slots.some((s) => s.killed()), 120_000);
-  ctx.note(`${failpoint}: ${hit ? `killed after ${seconds(Date.now() - started)}` : "not reached in 120 s"}`);
-  return hit;
-}
 
 const DELETE_SIDE: readonly Failpoint[] = [
   "cluster/after-works-deleted",

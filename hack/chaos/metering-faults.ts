@@ -5,20 +5,10 @@
  * twice, the ledger equal to the metering API's events.
  */
 import type { MarketplaceFault } from "../harness/marketplace-emulator/index.ts";
+import { killAt, lasting, seen } from "./fault-tools.ts";
 import type { Fault, FaultContext } from "./faults.ts";
 
 const BACKLOG_CLUSTERS = 40;
-
-const lasting = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function seen(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await lasting(100);
-  }
-  return false;
-}
 
 /** Writes the backlog; resolves once the metering API has taken some of it (the export is under way). */
 async function backlogExporting(ctx: FaultContext): Promise<void> {
@@ -88,13 +78,8 @@ export const operatorsKillBetweenExportAndMark: Fault = {
   async run(ctx) {
     const [slot] = ctx.chaos.operators;
     if (!slot) throw new Error("no operators process");
-    await slot.restart({ env: { HCP_FAILPOINTS: "usage/after-export-before-mark" }, ready: false });
-    ctx.injected();
-    const started = Date.now();
-    await ctx.chaos.metering.seedBacklog(BACKLOG_CLUSTERS);
-    const hit = await seen(() => slot.killed(), 120_000);
-    ctx.note(
-      `usage/after-export-before-mark: ${hit ? `killed after ${Math.round((Date.now() - started) / 100) / 10} s` : "not reached in 120 s"}`,
+    await killAt(ctx, [slot], "usage/after-export-before-mark", () =>
+      ctx.chaos.metering.seedBacklog(BACKLOG_CLUSTERS),
     );
     await slot.restart();
   },

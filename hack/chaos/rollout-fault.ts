@@ -15,6 +15,7 @@ import {
   type MaintenanceRun,
   type Rollout,
 } from "../../operators/api/v1alpha1/index.ts";
+import { lasting, seconds } from "./fault-tools.ts";
 import type { Fault, FaultContext } from "./faults.ts";
 import type { Expected } from "./workload.ts";
 
@@ -27,9 +28,6 @@ const DOWN_MS = 5_000;
 const READY_TIMEOUT_MS = 10 * 60_000;
 const MID_STEP_TIMEOUT_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 20_000;
-
-const lasting = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 /** Polls `check` until it yields a value or the deadline passes; a failed read is a no. */
 async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number): Promise<T | undefined> {

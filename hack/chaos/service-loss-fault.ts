@@ -19,6 +19,7 @@ import { restoreRegion } from "../../operators/regionbackup/restore.ts";
 import { installAdmission } from "../harness/admission.ts";
 import { crdFilesIn, installCrds } from "../harness/crds.ts";
 import { repoCrdDir } from "../harness/region.ts";
+import { seconds } from "./fault-tools.ts";
 import type { Fault, FaultContext } from "./faults.ts";
 import { OPERATORS_NAMESPACE } from "./region.ts";
 import { REGION_BACKUP_INTERVAL_S } from "./region-backup.ts";
@@ -30,8 +31,6 @@ const REQUEST_TIMEOUT_MS = 20_000;
 const BACKUP_WAIT_MS = (3 * REGION_BACKUP_INTERVAL_S + 60) * 1000;
 /** How long before the next backup is due the operators are killed at the latest. */
 const KILL_MARGIN_MS = 2_000;
-
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 /** Polls `check` until it yields a value or the deadline passes; a failed read is a no. */
 async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number): Promise<T | undefined> {
