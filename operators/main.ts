@@ -25,6 +25,10 @@
  *   --oidc-container-url <url>     the blob container behind it (the OIDC storage account's $web)
  *   --oidc-storage-ca <path>       extra CA to trust for that container (the storage emulator's)
  *   --breakglass-retention-seconds <n>  how long an expired break-glass credential stays (default 86400)
+ *   --session-readonly-max-seconds <n>, --session-admin-max-seconds <n>  the longest access session per
+ *                                  level (defaults 43200 and 14400); --session-readonly-approval
+ *                                  policy|person (default policy); --session-retention-seconds <n>
+ *                                  how long an ended session stays (default 604800)
  *   --orphan-grace-seconds <n>     how long an orphaned Azure resource stays marked before deletion (default 86400)
  *   --soft-delete-retention-seconds <n>  how long a deleted cluster's Azure resources, OIDC issuer and
  *                                  keys are kept for an undelete (default 3600; 0 deletes them at once)
@@ -55,6 +59,12 @@ import { AgentCertificateSigner } from "./maestro-server/agent-certificates.ts";
 import { MaestroServer } from "./maestro-server/controller.ts";
 import { ManagementClusterController } from "./managementcluster/controller.ts";
 import { RegionMonitor } from "./monitor/controller.ts";
+import { AccessSessionController } from "./accesssession/controller.ts";
+import {
+  SESSION_POLICY_OPTIONS,
+  sessionPolicyFromFlags,
+  type SessionPolicyFlags,
+} from "./accesssession/policy.ts";
 import { BreakglassController } from "./breakglass/controller.ts";
 import { NodePoolController } from "./nodepool/controller.ts";
 import { ReleaseGraphController } from "./releasegraph/controller.ts";
@@ -99,6 +109,7 @@ async function main(): Promise<void> {
       "oidc-container-url": { type: "string" },
       "oidc-storage-ca": { type: "string" },
       "breakglass-retention-seconds": { type: "string", default: "86400" },
+      ...SESSION_POLICY_OPTIONS,
       "orphan-grace-seconds": { type: "string", default: "86400" },
       "soft-delete-retention-seconds": { type: "string", default: "3600" },
       "region-backup-container-url": { type: "string" },
@@ -181,7 +192,7 @@ function agentCertificateSigner(
   return new AgentCertificateSigner({ certFile, keyFile, lifetimeMs: hours * 3_600_000, log });
 }
 
-interface LifecycleFlags {
+interface LifecycleFlags extends SessionPolicyFlags {
   namespace: string;
   "base-domain"?: string;
   "parent-zone-subscription": string;
@@ -277,6 +288,13 @@ async function lifecycleControllers(
       region,
       namespace,
       expiredRetentionMs: retentionSeconds * 1000,
+      log,
+    }),
+    new AccessSessionController({
+      cluster: service,
+      region,
+      namespace,
+      policy: sessionPolicyFromFlags(values),
       log,
     }),
     new ManagementClusterController({ cluster: service, agents, log }),

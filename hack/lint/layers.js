@@ -23,6 +23,7 @@ export const LAYERS = {
   regionbackup: "library",
   releases: "library",
   runtime: "library",
+  accesssession: "controller",
   breakglass: "controller",
   cluster: "controller",
   externalauth: "controller",

@@ -11,10 +11,12 @@ import type { ManifestWorkObject } from "../api/work/v1.ts";
 import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { workChangeWakesSender, workMetadataMoved } from "../hcp/work.ts";
 
-/** The cluster's own work: node pool and break-glass works carry its uid label and one of their own. */
+/** The cluster's own work: node pool, break-glass and access session works carry its uid label and one of their own. */
 export function isClusterWork(work: ManifestWorkObject): boolean {
   const labels = work.metadata.labels ?? {};
-  return !labels[WORK_LABELS.nodePool] && !labels[WORK_LABELS.breakglass];
+  return (
+    !labels[WORK_LABELS.nodePool] && !labels[WORK_LABELS.breakglass] && !labels[WORK_LABELS.accessSession]
+  );
 }
 
 /** Of the cluster's own work, what its sender reads; of the others, their spec, labels and deletion. */

@@ -38,7 +38,7 @@ export function awaitsRestoredWork(obj: { metadata: ObjectMeta }): boolean {
 
 /**
  * Labels on every ManifestWork a cluster owns; they map a work back to its HcpCluster (and node
- * pool, or break-glass credential).
+ * pool, break-glass credential or access session).
  */
 export const WORK_LABELS = {
   clusterUid: "hcp.aro.dev/cluster-uid",
@@ -46,6 +46,8 @@ export const WORK_LABELS = {
   clusterNamespace: "hcp.aro.dev/cluster-namespace",
   nodePool: "hcp.aro.dev/nodepool",
   breakglass: "hcp.aro.dev/breakglass",
+  /** On an SRE access session's certificate work: the session's uid. */
+  accessSession: "hcp.aro.dev/access-session-uid",
 } as const;
 
 /** The labels every work of a cluster carries (a node pool's adds WORK_LABELS.nodePool). */
