@@ -32,6 +32,10 @@ import { SoftDeletePurge } from "../../operators/softdelete/controller.ts";
 import { ReleaseGraphController } from "../../operators/releasegraph/controller.ts";
 import { ExternalAuthController } from "../../operators/externalauth/controller.ts";
 import { BreakglassController } from "../../operators/breakglass/controller.ts";
+import {
+  AccessSessionController,
+  type AccessSessionControllerOptions,
+} from "../../operators/accesssession/controller.ts";
 import { MaintenanceController } from "../../operators/maintenance/controller.ts";
 import { regionTaskRegistry } from "../../operators/maintenance/region-tasks.ts";
 import { RolloutController } from "../../operators/rollout/controller.ts";
@@ -66,6 +70,8 @@ export interface StackOptions {
   namespace?: string;
   region?: Partial<RegionSettings>;
   simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
+  /** The access session controller's policy and clock (default: the product's). */
+  accessSessions?: Pick<AccessSessionControllerOptions, "policy" | "now">;
   /** How long the cluster controller leaves a user error (quota, permissions) before trying again. */
   userErrorRecheckMs?: number;
   /** How long a rotated-out signing key still verifies (default: a year and a day). */
@@ -335,6 +341,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       new ReleaseGraphController({ cluster: service, namespace, log }),
       new ExternalAuthController({ cluster: service, region, log }),
       new BreakglassController({ cluster: service, region, namespace, log, ...opts.breakglass }),
+      new AccessSessionController({ cluster: service, region, namespace, log, ...opts.accessSessions }),
       new ManagementClusterController({ cluster: service, agents: server.agents, log }),
       new RolloutController({ cluster: service, log }),
       new RegionMonitor({ cluster: service, agents: server.agents }),
