@@ -36,7 +36,13 @@ export const LOCAL_CONNECTOR = "local";
 export const PORTAL_CLIENT_ID = "hcp-portal";
 export const HCPCTL_CLIENT_ID = "hcpctl";
 /** The groups the default people are in, and the portal role each gives (`--role group=role`). */
-export const DEX_GROUP_ROLES = ["sre=operator", "approvers=approver", "viewers=viewer"] as const;
+/** SREs request sessions and approve each other's (never their own: the server and admission refuse it). */
+export const DEX_GROUP_ROLES = [
+  "sre=operator",
+  "sre=approver",
+  "approvers=approver",
+  "viewers=viewer",
+] as const;
 
 export interface DexUserSpec {
   username: string;
