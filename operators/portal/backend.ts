@@ -5,12 +5,14 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  ACCESS_SESSION_KIND,
   ACCESS_LEVELS,
   ACCESS_SESSION_TTL_SECONDS,
   AccessSessionResource,
   type AccessLevel,
   type AccessSession,
 } from "../api/v1alpha1/accesssession.ts";
+import { API_VERSION } from "../api/v1alpha1/meta.ts";
 import { ManagementClusterResource, type ManagementCluster } from "../api/v1alpha1/managementcluster.ts";
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient } from "../runtime/kube.ts";
@@ -70,6 +72,8 @@ export class KubePortalBackend implements PortalBackend {
     const { namespace, cluster, level, reason, ttlSeconds } = parseSessionForm(form);
     const name = `${cluster}-${randomBytes(4).toString("hex")}`;
     const session: AccessSession = {
+      apiVersion: API_VERSION,
+      kind: ACCESS_SESSION_KIND,
       metadata: { name },
       spec: {
         owner: actor,
