@@ -11,6 +11,9 @@
  *   HCP_MANAGEMENT_CLUSTERS=2   how many management clusters
  *   HCP_KUBECONFIGS=service=…,mgmt-1=…   use existing clusters instead of starting any
  *   HCP_LOCAL_SAMPLE=0          do not apply the sample cluster
+ *
+ * SRE access (issue 36): Dex with two SREs, an approver and a viewer, the session gate and the
+ * portal, each person with a kubeconfig of their own for hcpctl (hack/harness/sre-access.ts).
  */
 import { execFile } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -36,6 +39,7 @@ import { SOURCE_IDENTITY, type Broker } from "./harness/broker.ts";
 import { startRegion, type RegionCluster } from "./harness/region.ts";
 import { startMarketplaceEmulator } from "./harness/marketplace-emulator/index.ts";
 import { startStack } from "./harness/stack.ts";
+import { startSreAccess, type SreAccess } from "./harness/sre-access.ts";
 import { DIMENSIONS } from "../operators/metering/segments.ts";
 import { writeFile } from "node:fs/promises";
 import {
@@ -100,6 +104,8 @@ async function main(): Promise<void> {
   lines.push(...(await installBaseRbac(region.clusters, kubectl)));
   const frontend = await startFrontend(region, stack.namespace, arm);
   lines.push("", ...frontend.lines);
+  const sre = await startSre(region, stack.namespace);
+  lines.push(...sreLines(sre));
   process.stdout.write(lines.join("\n") + "\n");
   const service = region.clusters.find((c) => c.role === "service");
   if (service && process.env["HCP_LOCAL_SAMPLE"] !== "0") await applySampleAndWatch(service, stopped);
@@ -108,6 +114,7 @@ async function main(): Promise<void> {
   await stopped;
   process.stderr.write("Stopping the local region…\n");
   await frontend.stop();
+  await sre?.stop();
   await stack.stop();
   await market.stop();
   await arm.stop();
@@ -132,6 +139,49 @@ async function installBaseRbac(clusters: RegionCluster[], kubectl: string): Prom
       await exec(kubectl, ["--kubeconfig", c.kubeconfigPath, "apply", "--server-side", "-k", base], { cwd });
   return [
     "  RBAC     config/bases/{operators,frontend}/rbac on service, config/bases/agent/rbac on each management cluster",
+  ];
+}
+
+/**
+ * Dex, the gate and the portal, when this process started the service cluster (their identities
+ * are client certificates of its CA). People's kubeconfigs are copied to .local/people/.
+ */
+async function startSre(
+  region: Awaited<ReturnType<typeof startRegion>>,
+  namespace: string,
+): Promise<SreAccess | undefined> {
+  const service = region.clusters.find((c) => c.role === "service");
+  if (!service?.apiServer || !region.workDir) return undefined;
+  const kc = new KubeConfig();
+  kc.loadFromFile(service.kubeconfigPath);
+  const sre = await startSreAccess({
+    workDir: region.workDir,
+    serviceApiServerDir: join(region.workDir, service.name),
+    serviceServer: service.url,
+    admin: new KubeClient("service", kc),
+    namespace,
+  });
+  const dir = join(stateDir, "people");
+  await mkdir(dir, { recursive: true });
+  for (const p of sre.people) await copyFile(p.kubeconfigPath, join(dir, `${p.username}.kubeconfig`));
+  return sre;
+}
+
+function sreLines(sre: SreAccess | undefined): string[] {
+  if (!sre) return [];
+  const people = join(stateDir, "people");
+  const hcpctl = `npm run hcpctl -- --kubeconfig ${join(people, "alice.kubeconfig")}`;
+  return [
+    "",
+    `  SRE portal    ${sre.portal.url}   (CA ${sre.portal.caPath})`,
+    `  session gate  ${sre.gate.url}`,
+    `  sign-in (Dex) ${sre.dex.issuer}   people (email / password / groups; kubeconfig in ${people}/):`,
+    ...sre.people.map((p) => `    ${p.email.padEnd(20)} ${p.password.padEnd(26)} ${p.groups.join(",")}`),
+    "  Try:",
+    `    ${hcpctl} session request demo -n default --level Admin --reason "look at the demo" --ttl 1h`,
+    `    npm run hcpctl -- --kubeconfig ${join(people, "bob.kubeconfig")} session approve <session>`,
+    `    ${hcpctl} session kubeconfig <session> --gate ${sre.gate.url} --gate-ca ${sre.gate.caPath} --issuer ${sre.dex.issuer} --client-id ${sre.dex.hcpctl.clientId} --issuer-ca ${sre.dex.caPath} > session.kubeconfig`,
+    `    HCPCTL_OIDC_USERNAME=alice@example.com HCPCTL_OIDC_PASSWORD=<alice's> kubectl --kubeconfig session.kubeconfig get namespaces`,
   ];
 }
 
