@@ -6,7 +6,7 @@
  * to their groups, and a kubeconfig per person for hcpctl and kubectl.
  */
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
@@ -148,6 +148,7 @@ function clientOf(kubeconfigPath: string): KubeClient {
 export async function startSreAccess(opts: SreAccessOptions): Promise<SreAccess> {
   const dir = join(opts.workDir, "sre-access");
   const log = opts.log ?? silentLogger;
+  await mkdir(dir, { recursive: true });
   const ca = await createCA(dir, "sre-serving");
   const serving = await issueCert(ca, dir, {
     name: "sre-serving",
