@@ -21,6 +21,7 @@ import { BlobIssuerDocuments } from "../../operators/cluster/oidc.ts";
 import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
 import type { ParentZone } from "../../operators/cluster/infrastructure.ts";
 import { HyperShiftSimulator } from "../hypershift-simulator/controller.ts";
+import { HostedApis, type HostedApisOptions, type ServedApi } from "./hosted-apis.ts";
 import { MaestroAgent } from "../../operators/maestro-agent/controller.ts";
 import { AgentCertificateSigner } from "../../operators/maestro-server/agent-certificates.ts";
 import { MaestroServer } from "../../operators/maestro-server/controller.ts";
@@ -70,6 +71,11 @@ export interface StackOptions {
   namespace?: string;
   region?: Partial<RegionSettings>;
   simulator?: { provisionDelayMs?: number; deleteDelayMs?: number };
+  /**
+   * HostedClusters (by name: the HcpClusters' DNS prefixes) whose API a real kube-apiserver serves
+   * (hosted-apis.ts), on the region's etcd with the region's binaries.
+   */
+  hostedApis?: Omit<HostedApisOptions, "cluster" | "log">;
   /** The access session controller's policy and clock (default: the product's). */
   accessSessions?: Pick<AccessSessionControllerOptions, "policy" | "now">;
   /** How long the cluster controller leaves a user error (quota, permissions) before trying again. */
@@ -131,6 +137,8 @@ export interface Stack {
   stopAgent(name: string): Promise<void>;
   /** Starts a fresh maestro-agent for a management cluster whose agent was stopped (a restart). */
   startAgent(name: string): void;
+  /** The real API server of a HostedCluster named in options.hostedApis, once it serves. */
+  hostedApi(name: string): ServedApi | undefined;
   /** Stops the maintenance controller, as if the operators went away mid-step. */
   stopMaintenance(): Promise<void>;
   /** Starts a new maintenance controller (new queue, new admissions) after stopMaintenance. */
@@ -155,6 +163,15 @@ export function endOfLifeFromNow(catalogYaml: string, now: number): string {
     const t = Date.parse(value);
     return Number.isNaN(t) ? whole : key + new Date(t + shift).toISOString().replace(/\.\d{3}Z$/, "Z");
   });
+}
+
+/** A management cluster's real hosted APIs, when the stack was asked for them. */
+function servedApis(
+  mgmt: Cluster,
+  opts: StackOptions["hostedApis"],
+  log: Logger,
+): HostedApis[] {
+  return opts ? [new HostedApis({ cluster: mgmt, log, ...opts })] : [];
 }
 
 /** The catalog ConfigMap from config/bases/operators, placed in `namespace`, its end-of-life dates a year or more away. */
@@ -312,6 +329,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   });
   const metering = await meteringOf(opts.metering, azure.credential, service, log);
   const runnables: Runnable[] = [server, ...metering.runnables];
+  const hostedApis: HostedApis[] = [];
   let maintenance: (() => MaintenanceController) | undefined;
   if (opts.lifecycleControllers !== false) {
     const clusterController = new ClusterController({
@@ -382,7 +400,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         }),
     );
     runnables.push(new HyperShiftSimulator({ cluster: mgmt, log, ...opts.simulator }));
+    hostedApis.push(...servedApis(mgmt, opts.hostedApis, log));
   }
+  runnables.push(...hostedApis);
   const stop = new AbortController();
   const running = runnables.map((r) =>
     r.start(stop.signal).catch((err: unknown) => log.error("a stack component stopped", err)),
@@ -431,6 +451,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     startAgent,
     stopMaintenance,
     startMaintenance,
+    hostedApi: (name) => hostedApis.map((h) => h.served(name)).find((s) => s !== undefined),
     async stop() {
       stop.abort();
       await Promise.all([...running, stopMaintenance(), ...[...runningAgents.keys()].map(stopAgent)]);

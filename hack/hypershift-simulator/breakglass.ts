@@ -1,11 +1,13 @@
 /**
  * HyperShift's control-plane PKI operator, as far as break-glass credentials go: a
- * CertificateSigningRequest for `hypershift.openshift.io/<control-plane namespace>.customer-break-glass`
- * is approved only when a CertificateSigningRequestApproval of the same name exists in that
- * namespace and the request passes HyperShift's checks (CommonName prefix, client auth usage, no
- * DNS, email, IP or URI subjectAltNames), then signed by the control plane's signer (signer.ts) for the duration requested.
- * A CertificateRevocationRequest rotates the signer, so every certificate issued before it stops
- * chaining to what the API server trusts, and reports so in its conditions.
+ * CertificateSigningRequest for `hypershift.openshift.io/<control-plane namespace>.<class>`, where
+ * the class is `customer-break-glass` or `sre-break-glass`, is approved only when a
+ * CertificateSigningRequestApproval of the same name exists in that namespace and the request
+ * passes HyperShift's checks (the class's CommonName prefix, client auth usage, no DNS, email, IP
+ * or URI subjectAltNames), then signed by the control plane's signer of that class (signer.ts)
+ * for the duration requested. A CertificateRevocationRequest rotates its class's signer, so every
+ * certificate that signer issued before it stops chaining to what the API server trusts, and
+ * reports so in its conditions.
  */
 import {
   CertificateRevocationRequestResource,
@@ -30,16 +32,20 @@ import type { Informer } from "../../operators/runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import type { Logger } from "../../operators/runtime/logger.ts";
 import { enqueueForObject, enqueueMapped } from "../../operators/runtime/source.ts";
-import { ensureSigner, rotateSigner, sign } from "./signer.ts";
+import { ensureSigner, rotateSigner, sign, SIGNER_SECRETS, type SignerClass } from "./signer.ts";
 
-const SIGNER_CLASS = "customer-break-glass";
-const SIGNER_PATTERN = /^hypershift\.openshift\.io\/(.+)\.customer-break-glass$/;
+const SIGNER_PATTERN = /^hypershift\.openshift\.io\/(.+)\.(customer-break-glass|sre-break-glass)$/;
+const isSignerClass = (c: string): c is SignerClass => Object.hasOwn(SIGNER_SECRETS, c);
 /** Kubernetes' default when a CSR asks for no duration; HyperShift caps it at its certTTL. */
 const DEFAULT_EXPIRATION_SECONDS = 86_400;
 
 /** Why HyperShift would refuse to sign this request, if it would. */
-function refusal(csr: CertificateSigningRequest, request: ParsedRequest): string | undefined {
-  const prefix = commonNamePrefix(SIGNER_CLASS);
+function refusal(
+  csr: CertificateSigningRequest,
+  request: ParsedRequest,
+  signerClass: SignerClass,
+): string | undefined {
+  const prefix = commonNamePrefix(signerClass);
   if (!request.subject.commonName.startsWith(prefix))
     return `invalid certificate request: subject CommonName must begin with "${prefix}"`;
   const usages = csr.spec.usages ?? [];
@@ -119,25 +125,28 @@ export class BreakglassSigner {
     return Promise.all([this.#csrController.start(signal), this.#crrController.start(signal)]);
   }
 
-  /** The control plane namespace a CSR's signer names, when it is a break-glass signer of one here. */
-  #controlPlaneOf(csr: CertificateSigningRequest): string | undefined {
-    const namespace = SIGNER_PATTERN.exec(csr.spec.signerName)?.[1];
-    return namespace && this.#namespaces.get("", namespace) ? namespace : undefined;
+  /** The control plane namespace and signer class a CSR names, when it is a break-glass signer of one here. */
+  #signerOf(csr: CertificateSigningRequest): { namespace: string; signerClass: SignerClass } | undefined {
+    const [, namespace, signerClass] = SIGNER_PATTERN.exec(csr.spec.signerName) ?? [];
+    if (!namespace || !signerClass || !isSignerClass(signerClass) || !this.#namespaces.get("", namespace))
+      return undefined;
+    return { namespace, signerClass };
   }
 
   async #reconcileCsr(ctx: ReconcileContext, req: Request): Promise<Result> {
     const csr = this.#csrs.get("", req.name);
     if (!csr || csr.status?.certificate || isSet(csr, "Denied") || isSet(csr, "Failed")) return {};
-    const namespace = this.#controlPlaneOf(csr);
-    if (!namespace) return {};
+    const target = this.#signerOf(csr);
+    if (!target) return {};
+    const { namespace, signerClass } = target;
     if (!isSet(csr, "Approved")) {
       // No approval, no certificate: the CSR waits (the approval's watch brings it back).
       if (!this.#approvals.get(namespace, req.name)) return {};
-      await this.#decide(ctx, csr);
+      await this.#decide(ctx, csr, signerClass);
       return {};
     }
     const request = await parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8"));
-    const signer = await ensureSigner(this.#client, namespace);
+    const signer = await ensureSigner(this.#client, namespace, signerClass);
     const certificate = await sign(signer, request, csr.spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS);
     await this.#client.mergePatch(
       CertificateSigningRequestResource,
@@ -145,17 +154,22 @@ export class BreakglassSigner {
       { status: { certificate: Buffer.from(certificate, "utf8").toString("base64") } },
       { subresource: "status", signal: ctx.signal },
     );
-    ctx.log.info("Signed a break-glass certificate", { csr: req.name, namespace });
+    ctx.log.info("Signed a break-glass certificate", { csr: req.name, namespace, signerClass });
     return {};
   }
 
   /** Approves a request HyperShift would sign, denies one it would not. */
-  async #decide(ctx: ReconcileContext, csr: CertificateSigningRequest): Promise<void> {
+  async #decide(
+    ctx: ReconcileContext,
+    csr: CertificateSigningRequest,
+    signerClass: SignerClass,
+  ): Promise<void> {
     let problem: string | undefined;
     try {
       problem = refusal(
         csr,
         await parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8")),
+        signerClass,
       );
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
@@ -185,14 +199,15 @@ export class BreakglassSigner {
     if (done) return {};
     const stamp = { observedGeneration: crr.metadata.generation };
     let conditions: Condition[] = crr.status?.conditions ?? [];
-    if (crr.spec.signerClass !== SIGNER_CLASS) {
+    const signerClass = crr.spec.signerClass;
+    if (!isSignerClass(signerClass)) {
       conditions = setCondition(
         conditions,
         {
           type: "SignerClassValid",
           status: "False",
           reason: "SignerClassUnknown",
-          message: `Signer class "${crr.spec.signerClass}" is not simulated.`,
+          message: `Signer class "${String(crr.spec.signerClass)}" is not simulated.`,
         },
         stamp,
       );
@@ -201,22 +216,20 @@ export class BreakglassSigner {
     }
     const revocationTimestamp =
       crr.status?.revocationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    await rotateSigner(this.#client, req.namespace, new Date(revocationTimestamp));
+    await rotateSigner(this.#client, req.namespace, signerClass, new Date(revocationTimestamp));
+    const secret = `${req.namespace}/${SIGNER_SECRETS[signerClass]}`;
     const ok = (type: string, message: string) =>
       (conditions = setCondition(conditions, { type, status: "True", reason: "AsExpected", message }, stamp));
-    ok("SignerClassValid", `Signer class "${SIGNER_CLASS}" known.`);
-    ok(
-      "RootCertificatesRegenerated",
-      `Signer certificate ${req.namespace}/customer-system-admin-signer regenerated.`,
-    );
-    ok(
-      "NewCertificatesTrusted",
-      `New signer certificate ${req.namespace}/customer-system-admin-signer trusted.`,
-    );
+    ok("SignerClassValid", `Signer class "${signerClass}" known.`);
+    ok("RootCertificatesRegenerated", `Signer certificate ${secret} regenerated.`);
+    ok("NewCertificatesTrusted", `New signer certificate ${secret} trusted.`);
     ok("LeafCertificatesRegenerated", "All leaf certificates are re-generated.");
     ok("PreviousCertificatesRevoked", "Previous signer certificate revoked.");
     await this.#writeRevocation(ctx, crr, { revocationTimestamp, conditions });
-    ctx.log.info("Revoked the break-glass certificates of a control plane", { namespace: req.namespace });
+    ctx.log.info("Revoked the break-glass certificates of a control plane", {
+      namespace: req.namespace,
+      signerClass,
+    });
     return {};
   }
 

@@ -170,7 +170,7 @@ export class HostedClusterReconciler implements Reconciler {
     const namespace = hc.metadata.namespace;
     const uid = hc.metadata.uid ?? "";
     if (this.#kubeconfigMade.has(uid)) return;
-    const rootCA = await ensureRootCA(client, controlPlaneNamespaceOf(hc));
+    const rootCA = (await ensureRootCA(client, controlPlaneNamespaceOf(hc))).certificate;
     if (await client.find(secretType, name, namespace)) {
       this.#kubeconfigMade.add(uid);
       return;

@@ -1,9 +1,10 @@
 /**
  * The simulator's certificate authorities, one set per hosted control plane, kept where HyperShift
  * keeps them in the control plane's namespace: the break-glass signer of each signer class, the
- * Secret `customer-system-admin-signer` (tls.crt, tls.key) and its trust bundle ConfigMap
- * `customer-system-admin-signer-ca` (ca-bundle.crt); and the root CA the API server's serving
- * certificate chains to, the ConfigMap `root-ca` (ca.crt). Certificates are made with
+ * Secret `<class>-system-admin-signer` (tls.crt, tls.key) and its trust bundle ConfigMap
+ * `<class>-system-admin-signer-ca` (ca-bundle.crt), for the customer's and the SRE's classes; and
+ * the root CA the API server's serving certificate chains to, published as the ConfigMap `root-ca`
+ * (ca.crt) and kept with its key in the Secret `root-ca`. Certificates are made with
  * @peculiar/x509, as the product makes its requests (operators/hcp/pkcs10.ts).
  */
 // @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata API loaded first.
@@ -12,6 +13,7 @@ import {
   BasicConstraintsExtension,
   KeyUsageFlags,
   KeyUsagesExtension,
+  SubjectKeyIdentifierExtension,
   X509CertificateGenerator,
   type Extension,
 } from "@peculiar/x509";
@@ -24,6 +26,15 @@ import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 
 export const SIGNER_SECRET = "customer-system-admin-signer";
 export const SIGNER_BUNDLE = "customer-system-admin-signer-ca";
+
+/** The signer classes simulated, and the Secret each one's CA is kept in (its bundle: `<Secret>-ca`). */
+export const SIGNER_SECRETS = {
+  "customer-break-glass": SIGNER_SECRET,
+  "sre-break-glass": "sre-system-admin-signer",
+} as const;
+export type SignerClass = keyof typeof SIGNER_SECRETS;
+
+export const bundleOf = (secret: string): string => `${secret}-ca`;
 /** How long a signer CA lives (HyperShift: seven days). */
 const CA_VALIDITY_MS = 7 * 24 * 3600 * 1000;
 /** NotBefore is backdated this much for clock skew, as HyperShift's signer does. */
@@ -56,7 +67,8 @@ async function selfSignedCA(
     notAfter: new Date(notBefore.getTime() + validityMs),
     keys,
     signingAlgorithm: algorithm,
-    extensions: caExtensions(),
+    // The key identifier lets tools that name the issuer by it (OpenSSL's authorityKeyIdentifier) sign with this CA.
+    extensions: [...caExtensions(), await SubjectKeyIdentifierExtension.create(keys.publicKey)],
   });
   return {
     certificate: cert.toString("pem"),
@@ -68,9 +80,13 @@ const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined): string => Buffer.from(s ?? "", "base64").toString("utf8");
 
 /** A new self-signed signer CA for a control plane, valid from `notBefore`. */
-function newSigner(namespace: string, notBefore: Date): Promise<{ certificate: string; key: string }> {
+function newSigner(
+  namespace: string,
+  signerClass: SignerClass,
+  notBefore: Date,
+): Promise<{ certificate: string; key: string }> {
   return selfSignedCA(
-    { commonName: "customer-break-glass-signer", organizations: [namespace] },
+    { commonName: `${signerClass}-signer`, organizations: [namespace] },
     notBefore,
     CA_VALIDITY_MS,
   );
@@ -87,33 +103,40 @@ function signerOf(secret: KubeObject | undefined): Signer | undefined {
   };
 }
 
-/** The control plane's signer, made on first use; the first one written stays. */
-export async function ensureSigner(client: KubeClient, namespace: string): Promise<Signer> {
-  const existing = signerOf(await client.find(SecretResource, SIGNER_SECRET, namespace));
+/** The control plane's signer of a class, made on first use; the first one written stays. */
+export async function ensureSigner(
+  client: KubeClient,
+  namespace: string,
+  signerClass: SignerClass = "customer-break-glass",
+): Promise<Signer> {
+  const name = SIGNER_SECRETS[signerClass];
+  const existing = signerOf(await client.find(SecretResource, name, namespace));
   if (existing) return existing;
-  await writeSigner(client, namespace, await newSigner(namespace, new Date(Date.now() - BACKDATE_MS)), false);
-  const made = signerOf(await client.find(SecretResource, SIGNER_SECRET, namespace));
-  if (!made) throw new Error(`Secret ${namespace}/${SIGNER_SECRET} holds no signer`);
-  return made;
+  const made = await newSigner(namespace, signerClass, new Date(Date.now() - BACKDATE_MS));
+  await writeSigner(client, { namespace, signerClass }, made, false);
+  const kept = signerOf(await client.find(SecretResource, name, namespace));
+  if (!kept) throw new Error(`Secret ${namespace}/${name} holds no signer`);
+  return kept;
 }
 
 async function writeSigner(
   client: KubeClient,
-  namespace: string,
+  { namespace, signerClass }: { namespace: string; signerClass: SignerClass },
   signer: { certificate: string; key: string },
   replace: boolean,
 ): Promise<void> {
+  const name = SIGNER_SECRETS[signerClass];
   const secret = {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name: SIGNER_SECRET, namespace },
+    metadata: { name, namespace },
     type: "kubernetes.io/tls",
     data: { "tls.crt": b64(signer.certificate), "tls.key": b64(signer.key) },
   } as KubeObject;
   const bundle = {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: SIGNER_BUNDLE, namespace },
+    metadata: { name: bundleOf(name), namespace },
     data: { "ca-bundle.crt": signer.certificate },
   } as KubeObject;
   if (replace) {
@@ -129,8 +152,18 @@ async function writeSigner(
  * Revocation: a new signer valid only from `revokedAt`, replacing the old one in the Secret and
  * the trust bundle, so nothing the old one signed chains to what the API server trusts.
  */
-export async function rotateSigner(client: KubeClient, namespace: string, revokedAt: Date): Promise<void> {
-  await writeSigner(client, namespace, await newSigner(namespace, revokedAt), true);
+export async function rotateSigner(
+  client: KubeClient,
+  namespace: string,
+  signerClass: SignerClass,
+  revokedAt: Date,
+): Promise<void> {
+  await writeSigner(
+    client,
+    { namespace, signerClass },
+    await newSigner(namespace, signerClass, revokedAt),
+    true,
+  );
 }
 
 /**
@@ -157,35 +190,61 @@ export function sign(
 /** How long the control plane's root CA lives (HyperShift: ten years). */
 const ROOT_CA_VALIDITY_MS = 10 * 365 * 24 * 3600 * 1000;
 
+export interface RootCA {
+  certificate: string;
+  /** PKCS#8 PEM. */
+  key: string;
+}
+
+type DataObject = KubeObject & { data?: Record<string, string> };
+
 /**
- * The control plane's root CA, which HyperShift's serving certificates chain to, published as the
- * control-plane-operator does: the ConfigMap `root-ca` (ca.crt) in the control plane's namespace.
- * The simulator serves no TLS, so the key is not kept. The first one written stays.
+ * The control plane's root CA, which HyperShift's serving certificates chain to, kept as the
+ * control-plane-operator keeps it: the Secret `root-ca` (tls.crt, tls.key, ca.crt) with its key, so
+ * a real API server can serve with a certificate it signs, and published as the ConfigMap `root-ca`
+ * (ca.crt) for clients. Made first and created if absent: one request when it is new (the usual
+ * case, once per control plane), a read of the one that stays when it is not. The ConfigMap is
+ * written from the Secret that stayed, so the two never disagree, even after a crash between them.
  */
-export async function ensureRootCA(client: KubeClient, namespace: string): Promise<string> {
-  const read = async (): Promise<string | undefined> =>
-    (
-      await client.find<KubeObject & { data?: Record<string, string> }>(
-        ConfigMapResource,
-        ROOT_CA_CONFIGMAP,
-        namespace,
-      )
-    )?.data?.[ROOT_CA_KEY];
-  // Made first and created if absent: one request when it is new (the usual case, once per
-  // control plane), a read of the one that stays when it is not.
-  const { certificate: ca } = await selfSignedCA(
+async function keptRootCA(client: KubeClient, namespace: string): Promise<RootCA> {
+  const secret = await client.find<DataObject>(SecretResource, ROOT_CA_CONFIGMAP, namespace);
+  const kept = { certificate: unb64(secret?.data?.["tls.crt"]), key: unb64(secret?.data?.["tls.key"]) };
+  if (!kept.certificate || !kept.key) throw new Error(`Secret ${namespace}/${ROOT_CA_CONFIGMAP} holds no CA`);
+  return kept;
+}
+
+export async function ensureRootCA(client: KubeClient, namespace: string): Promise<RootCA> {
+  const made = await selfSignedCA(
     { commonName: "root-ca", organizations: ["openshift"] },
     new Date(Date.now() - BACKDATE_MS),
     ROOT_CA_VALIDITY_MS,
   );
-  const created = await client.createIfAbsent(ConfigMapResource, {
+  const created = await client.createIfAbsent(SecretResource, {
     apiVersion: "v1",
-    kind: "ConfigMap",
+    kind: "Secret",
     metadata: { name: ROOT_CA_CONFIGMAP, namespace },
-    data: { [ROOT_CA_KEY]: ca },
+    type: "kubernetes.io/tls",
+    data: {
+      "tls.crt": b64(made.certificate),
+      "tls.key": b64(made.key),
+      [ROOT_CA_KEY]: b64(made.certificate),
+    },
   });
-  if (created) return ca;
-  const existing = await read();
-  if (!existing) throw new Error(`ConfigMap ${namespace}/${ROOT_CA_CONFIGMAP} holds no ${ROOT_CA_KEY}`);
-  return existing;
+  const kept = created ? made : await keptRootCA(client, namespace);
+  // A new CA is published at once; a kept one only if the ConfigMap does not say it already.
+  const published = created
+    ? undefined
+    : (await client.find<DataObject>(ConfigMapResource, ROOT_CA_CONFIGMAP, namespace))?.data?.[ROOT_CA_KEY];
+  if (published !== kept.certificate)
+    await client.apply(
+      ConfigMapResource,
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: ROOT_CA_CONFIGMAP, namespace },
+        data: { [ROOT_CA_KEY]: kept.certificate },
+      },
+      { fieldManager: "hypershift-simulator", force: true },
+    );
+  return kept;
 }

@@ -29,6 +29,20 @@ import { authenticationProblem } from "./authentication.ts";
 import { reEncryption, validAzureKMSConfig, type ReEncryption } from "./etcd-encryption.ts";
 import { apiServerHost, ignitionHost, parseReleaseImage, type Failure } from "./release.ts";
 
+/**
+ * On a HostedCluster whose API a real kube-apiserver serves (hack/harness/hosted-apis.ts): its
+ * `host:port`, published as the control plane's endpoint in place of the simulated one.
+ */
+export const SERVED_ENDPOINT_ANNOTATION = "hypershift-simulator.hcp.aro.dev/api-endpoint";
+
+function servedEndpoint(hc: HostedCluster): { host: string; port: number } | undefined {
+  const value = hc.metadata.annotations?.[SERVED_ENDPOINT_ANNOTATION];
+  const at = value?.lastIndexOf(":") ?? -1;
+  const port = Number(value?.slice(at + 1));
+  if (!value || at <= 0 || !Number.isInteger(port)) return undefined;
+  return { host: value.slice(0, at), port };
+}
+
 /** HyperShift never keeps more than this many controlPlaneVersion.history entries (CRD maxItems). */
 const MAX_HISTORY = 100;
 
@@ -367,7 +381,7 @@ export function computeHostedClusterStatus(
     payloadArch: parseReleaseImage(hc.spec.release.image).arch,
   };
   if (up) {
-    status.controlPlaneEndpoint = { host: apiServerHost(hc), port: 443 };
+    status.controlPlaneEndpoint = servedEndpoint(hc) ?? { host: apiServerHost(hc), port: 443 };
     status.kubeconfig = { name: adminKubeconfigSecretName(hc.metadata.name ?? "") };
     status.ignitionEndpoint = ignitionHost(hc);
   }

@@ -55,9 +55,26 @@ export type CutReason =
 /** Where the answer goes: a response, or the raw socket of an upgrade request. */
 type Client = { res: ServerResponse } | { socket: Duplex; head: Buffer };
 
+/** metav1.StatusReason by HTTP status, for the refusals the gate makes. */
+const STATUS_REASONS: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  502: "InternalError",
+};
+
 /** A refusal as a Kubernetes Status, on a response or an upgrade's raw socket. */
 function writeRefusal(to: Client, status: number, message: string, headers: Record<string, string>): void {
-  const body = JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message, code: status });
+  // With a reason, as the apiserver writes it: kubectl prints the message of a Status only then.
+  const body = JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason: STATUS_REASONS[status] ?? "Unknown",
+    code: status,
+  });
   const all = { "content-type": "application/json", ...headers };
   if ("res" in to) {
     to.res.writeHead(status, all).end(body);

@@ -117,8 +117,12 @@ describe("npm run local", () => {
 
     const workDir = /work dir: (\S+)/.exec(printed)?.[1] ?? "";
     const pids = await childPids(workDir);
-    // etcd + three kube-apiservers + three kube-controller-managers + mosquitto + PostgreSQL
-    expect(pids.length).toBe(9);
+    // The portal, the gate and the people who sign in (Dex) are printed.
+    expect(printed).toMatch(/SRE portal\s+https:\/\/127\.0\.0\.1:\d+/);
+    expect(printed).toMatch(/session gate\s+https:\/\/127\.0\.0\.1:\d+/);
+    for (const who of ["alice", "bob", "carol", "victor"]) expect(printed).toContain(`${who}@example.com`);
+    // etcd + three kube-apiservers + three kube-controller-managers + mosquitto + PostgreSQL + Dex
+    expect(pids.length).toBe(10);
     child.kill("SIGINT");
     const code = await new Promise<number | null>((r) => child.once("exit", r));
     expect(code).toBe(0);
