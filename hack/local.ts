@@ -275,6 +275,16 @@ async function startSoftware(region: Awaited<ReturnType<typeof startRegion>>) {
     arm,
     storage,
     simulator: { provisionDelayMs: 5_000, deleteDelayMs: 2_000 },
+    // The sample cluster's API is a real kube-apiserver, so that kubectl through the session gate
+    // reaches a real API server and its audit log (issue 36). Not with HCP_KUBECONFIGS: no etcd here.
+    ...(region.etcdUrl && {
+      hostedApis: {
+        hostedClusters: ["demo"],
+        assetsDir: region.assetsDir,
+        etcdUrl: region.etcdUrl,
+        workDir: region.workDir,
+      },
+    }),
     // As deployed: the agents renew their broker certificates, signed with the broker's CA.
     agentCertificates: { signerCertPath: broker.caPath, signerKeyPath: broker.caKeyPath },
     // Without a PostgreSQL of its own (HCP_KUBECONFIGS) the region does not meter.
