@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { portalApp, type AuditLine, type PortalBackend } from "./app.ts";
 import { parseSessionForm } from "./backend.ts";
 import { csrfToken } from "./csrf.ts";
@@ -9,7 +10,7 @@ import { openSession, sealSession, SESSION_COOKIE, type PortalSession } from "./
 const ORIGIN = "https://portal.example";
 const NOW = 1_800_000_000_000;
 
-function setup() {
+function setup(clusters: HcpCluster[] = []) {
   const key = randomBytes(32);
   const audit: AuditLine[] = [];
   const cordons: [string, string, boolean][] = [];
@@ -30,6 +31,8 @@ function setup() {
         revoked: false,
       },
     ],
+    clusters: () => clusters,
+    cluster: () => Promise.resolve(undefined),
     requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
     decideSession: (actor, name, decision) => {
       if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
@@ -223,5 +226,85 @@ describe("portal sessions page", () => {
     const victor = await read("victor@example.com", ["viewers"]);
     expect(victor).toContain("alice@example.com");
     expect(victor).not.toMatch(/Approve|Revoke|Request a session/);
+  });
+});
+
+function cluster(
+  i: number,
+  over: { state?: string; version?: string; mc?: string; sub?: string } = {},
+): HcpCluster {
+  return {
+    metadata: { name: `c${String(i).padStart(3, "0")}`, namespace: `ns${i % 3}`, uid: `uid-${i}` },
+    spec: {
+      version: { id: over.version ?? "4.19.7", channelGroup: "stable" },
+      platform: { azure: { subscriptionId: over.sub ?? `sub-${i % 2}` } },
+    },
+    status: {
+      phase: over.state ?? "Ready",
+      managementCluster: over.mc ?? `mgmt-${(i % 2) + 1}`,
+      conditions: [
+        { type: "Ready", status: "True", reason: "AsExpected", message: "", lastTransitionTime: "" },
+      ],
+    },
+  } as unknown as HcpCluster;
+}
+
+describe("portal clusters list", () => {
+  const many = Array.from({ length: 120 }, (_, i) =>
+    cluster(i, i === 7 ? { state: "Failed", version: "4.18.2", mc: "mgmt-<2>" } : {}),
+  );
+  const list = async (query: string) => {
+    const { app, signIn } = setup(many);
+    const res = await app.request(`/clusters${query}`, {
+      headers: { cookie: signIn("victor@example.com", ["viewers"]).cookie },
+    });
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  const rows = (body: string) => [...body.matchAll(/<a href="\/clusters\/([^"]+)">/g)].map((m) => m[1]);
+
+  it("pages the clusters on the server, 50 at a time, sorted by namespace and name", async () => {
+    const first = await list("");
+    expect(first).toContain("120 clusters match");
+    expect(rows(first)).toHaveLength(50);
+    expect(rows(first)[0]).toBe("ns0/c000");
+    expect(first).toContain("Page 1 of 3");
+    const last = await list("?page=3");
+    expect(rows(last)).toHaveLength(20);
+    expect(last).toContain('rel="prev"');
+    // A page past the end shows the last one; a malformed one the first.
+    expect(await list("?page=99")).toContain("Page 3 of 3");
+    expect(await list("?page=-1")).toContain("Page 1 of 3");
+  });
+
+  it("searches names, IDs and subscriptions, and filters by state, version and management cluster", async () => {
+    expect(rows(await list("?q=C01"))).toEqual([
+      "ns0/c012",
+      "ns0/c015",
+      "ns0/c018",
+      "ns1/c010",
+      "ns1/c013",
+      "ns1/c016",
+      "ns1/c019",
+      "ns2/c011",
+      "ns2/c014",
+      "ns2/c017",
+    ]);
+    expect(rows(await list("?q=uid-7"))).toContain("ns1/c007");
+    const failed = await list("?state=Failed");
+    expect(rows(failed)).toEqual(["ns1/c007"]);
+    // Filter choices come from every cluster, escaped.
+    expect(failed).toContain('<option value="mgmt-&lt;2&gt;"');
+    expect(rows(await list("?version=4.18.2&managementCluster=mgmt-%3C2%3E"))).toEqual(["ns1/c007"]);
+    expect(rows(await list("?subscription=sub-1&state=Failed"))).toEqual(["ns1/c007"]);
+    expect(await list("?state=Ready&version=4.18.2")).toContain("0 clusters match");
+  });
+
+  it("answers a cluster that does not exist with 404", async () => {
+    const { app, signIn } = setup(many);
+    const res = await app.request("/clusters/ns0/nope", {
+      headers: { cookie: signIn("alice@example.com", ["sre"]).cookie },
+    });
+    expect(res.status).toBe(404);
   });
 });

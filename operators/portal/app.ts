@@ -8,20 +8,40 @@ import { readFileSync } from "node:fs";
 import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie } from "hono/cookie";
 import { html } from "hono/html";
+import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import type { ClusterTree } from "../hcpctl/model.ts";
+import { clusterPage, parseClusterQuery } from "./clusters.ts";
+import { clusterPageBody, clustersPage } from "./cluster-views.ts";
 import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
 import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
 import { openSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
-import { page, sessionsPage, type ManagementClusterRow, type SessionRow } from "./views.ts";
+import {
+  page,
+  sessionRequestForm,
+  sessionsPage,
+  type ManagementClusterRow,
+  type SessionRow,
+} from "./views.ts";
 
 export interface ActionTarget {
   kind: string;
   name: string;
 }
 
+/** One cluster's page: hcpctl's tree of it and how stale what it shows is. */
+export interface ClusterView {
+  tree: ClusterTree;
+  stale: string[];
+}
+
 /** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
 export interface PortalBackend {
   managementClusters(): ManagementClusterRow[];
+  /** Every HcpCluster, from the cache. */
+  clusters(): readonly HcpCluster[];
+  /** One cluster's tree, or undefined when there is no such cluster. */
+  cluster(namespace: string, name: string): Promise<ClusterView | undefined>;
   sessions(): SessionRow[];
   requestSession(actor: string, form: Record<string, string>): Promise<string>;
   decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
@@ -148,6 +168,24 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
         </table>`,
       ),
     );
+  });
+
+  app.get("/clusters", (c) => {
+    const { session } = c.get("caller");
+    const query = parseClusterQuery(c.req.query());
+    const result = clusterPage(opts.backend.clusters(), query);
+    return c.html(page("Clusters", session, csrfToken(opts.key, session.id), clustersPage(result, query)));
+  });
+
+  app.get("/clusters/:namespace/:name", async (c) => {
+    const { session, roles } = c.get("caller");
+    const namespace = c.req.param("namespace");
+    const name = c.req.param("name");
+    const view = await opts.backend.cluster(namespace, name);
+    if (!view) return c.text(`no HcpCluster ${namespace}/${name}`, 404);
+    const token = csrfToken(opts.key, session.id);
+    const form = allowed(roles, "session.request") ? sessionRequestForm(token, { namespace, name }) : "";
+    return c.html(page(`${namespace}/${name}`, session, token, clusterPageBody(view.tree, view.stale, form)));
   });
 
   app.get("/sessions", (c) => {

@@ -16,26 +16,86 @@ import { API_VERSION } from "../api/v1alpha1/meta.ts";
 import { ManagementClusterResource, type ManagementCluster } from "../api/v1alpha1/managementcluster.ts";
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient } from "../runtime/kube.ts";
-import type { PortalBackend } from "./app.ts";
+import {
+  ExternalAuthResource,
+  HcpClusterResource,
+  NodePoolResource,
+  type ExternalAuth,
+  type HcpCluster,
+  type NodePool,
+} from "../api/v1alpha1/index.ts";
+import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { assemble, workSelector } from "../hcpctl/snapshot.ts";
+import { staleOf } from "../hcpctl/stale.ts";
+import { buildTree } from "../hcpctl/tree.ts";
+import { summariseManagedFields } from "../runtime/apply.ts";
+import type { ClusterView, PortalBackend } from "./app.ts";
 import type { ManagementClusterRow, SessionRow } from "./views.ts";
 
 export class KubePortalBackend implements PortalBackend {
   readonly #client: KubeClient;
+  readonly #now: () => number;
   readonly managementClusterInformer: Informer<ManagementCluster>;
   readonly sessionInformer: Informer<AccessSession>;
+  readonly clusterInformer: Informer<HcpCluster>;
+  readonly nodePoolInformer: Informer<NodePool>;
 
-  constructor(client: KubeClient) {
+  constructor(client: KubeClient, now: () => number = Date.now) {
     this.#client = client;
+    this.#now = now;
     this.managementClusterInformer = new Informer<ManagementCluster>({
       client,
       type: ManagementClusterResource,
     });
     this.sessionInformer = new Informer<AccessSession>({ client, type: AccessSessionResource });
+    // The list reads clusters from this cache alone; managed fields are dropped, as the operators' caches do.
+    this.clusterInformer = new Informer<HcpCluster>({
+      client,
+      type: HcpClusterResource,
+      transform: summariseManagedFields,
+    });
+    this.nodePoolInformer = new Informer<NodePool>({
+      client,
+      type: NodePoolResource,
+      transform: summariseManagedFields,
+    });
   }
 
   /** Runs the informers until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.managementClusterInformer.run(signal), this.sessionInformer.run(signal)]);
+    await Promise.all(
+      [this.managementClusterInformer, this.sessionInformer, this.clusterInformer, this.nodePoolInformer].map(
+        (i) => i.run(signal),
+      ),
+    );
+  }
+
+  clusters(): readonly HcpCluster[] {
+    return this.clusterInformer.list();
+  }
+
+  /**
+   * hcpctl's tree of one cluster: the cluster, its pools and its management cluster from the
+   * caches; its ExternalAuths and ManifestWorks read now (a page view, not the list, and works
+   * with their feedback are too large to cache for 10,000 clusters).
+   */
+  async cluster(namespace: string, name: string): Promise<ClusterView | undefined> {
+    const cluster = this.clusterInformer.get(namespace, name);
+    if (!cluster) return undefined;
+    const placed = cluster.status?.managementCluster;
+    const [auths, works] = await Promise.all([
+      this.#client.list<ExternalAuth>(ExternalAuthResource, { namespace }),
+      this.#client.list<ManifestWork>(ManifestWorkResource, { labelSelector: workSelector(name, namespace) }),
+    ]);
+    const snapshot = assemble({
+      cluster,
+      pools: this.nodePoolInformer.list(namespace),
+      externalAuths: auths.items,
+      managementCluster: placed ? this.managementClusterInformer.get("", placed) : undefined,
+      works: works.items,
+    });
+    const now = this.#now();
+    return { tree: buildTree(snapshot, new Date(now)), stale: staleOf(cluster, snapshot.works, now) };
   }
 
   managementClusters(): ManagementClusterRow[] {

@@ -37,7 +37,9 @@ export function page(title: string, session: PortalSession, token: string, body:
       </head>
       <body>
         <header>
-          <nav aria-label="Main"><a href="/">Region</a> <a href="/sessions">Sessions</a></nav>
+          <nav aria-label="Main">
+            <a href="/">Region</a> <a href="/clusters">Clusters</a> <a href="/sessions">Sessions</a>
+          </nav>
           <form method="post" action="/logout">
             <input type="hidden" name="csrf" value="${token}" />
             Signed in as ${session.name} <button>Sign out</button>
@@ -55,6 +57,28 @@ function postButton(action: string, label: string, token: string): Html {
   return html`<form method="post" action="${action}">
     <input type="hidden" name="csrf" value="${token}" /><button>${label}</button>
   </form>`;
+}
+
+/** Asks for a session; on a cluster's page, for that cluster. */
+export function sessionRequestForm(token: string, cluster?: { namespace: string; name: string }): Html {
+  return html`<section aria-labelledby="request">
+    <h2 id="request">Request a session</h2>
+    <form method="post" action="/sessions">
+      <input type="hidden" name="csrf" value="${token}" />
+      <label>Namespace <input name="namespace" required value="${cluster?.namespace ?? ""}" /></label>
+      <label>Cluster <input name="cluster" required value="${cluster?.name ?? ""}" /></label>
+      <label
+        >Level
+        <select name="level">
+          <option>ReadOnly</option>
+          <option>Admin</option>
+        </select></label
+      >
+      <label>Reason <input name="reason" required /></label>
+      <label>Seconds <input name="ttlSeconds" type="number" value="3600" min="300" max="43200" /></label>
+      <button>Request</button>
+    </form>
+  </section>`;
 }
 
 export function sessionsPage(
@@ -75,24 +99,7 @@ export function sessionsPage(
     }
     return out;
   };
-  const request = may.request
-    ? html`<h2>Request a session</h2>
-        <form method="post" action="/sessions">
-          <input type="hidden" name="csrf" value="${token}" />
-          <label>Namespace <input name="namespace" required /></label>
-          <label>Cluster <input name="cluster" required /></label>
-          <label
-            >Level
-            <select name="level">
-              <option>ReadOnly</option>
-              <option>Admin</option>
-            </select></label
-          >
-          <label>Reason <input name="reason" required /></label>
-          <label>Seconds <input name="ttlSeconds" type="number" value="3600" min="300" max="43200" /></label>
-          <button>Request</button>
-        </form>`
-    : "";
+  const request = may.request ? sessionRequestForm(token) : "";
   return html`<table>
       <caption>
         Access sessions
