@@ -14,6 +14,8 @@
  *    raw list of what it holds, and its restore into an empty apiserver beside raw creates
  *    (hack/bench/region-backup.ts, its flags there);
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
+ *  - portal: the SRE portal's clusters list at 10,000 clusters, searched, filtered and paged,
+ *    beside the same server answering a page of the same size (hack/bench/portal.ts);
  *  - frontend: ARM frontend PUT and GET, open loop at 200/s for 60 s, beside a raw HcpCluster create
  *    and get at the same rate (hack/bench-frontend.ts, its flags there).
  * Each prints its figures, and where it has one its floor or peer from the same run with the
@@ -30,6 +32,7 @@ import { maintenanceScenario } from "./bench/maintenance.ts";
 import { meteringScenario } from "./bench/metering.ts";
 import { regionBackupScenario } from "./bench/region-backup.ts";
 import { frontendScenario } from "./bench-frontend.ts";
+import { portalScenario } from "./bench/portal.ts";
 import {
   percentile,
   type Comparison,
@@ -93,6 +96,7 @@ const scenarios: Record<string, Scenario> = {
   lifecycle: lifecycleScenario,
   maintenance: maintenanceScenario,
   metering: meteringScenario,
+  portal: portalScenario,
   "region-backup": regionBackupScenario,
   transport: transportScenario,
   workqueue: {
