@@ -92,7 +92,8 @@ export const CONTENT_SECURITY_POLICY = {
 export function portalApp(opts: PortalAppOptions): Hono<Env> {
   const now = opts.now ?? Date.now;
   const app = new Hono<Env>();
-  app.use(secureHeaders({ contentSecurityPolicy: CONTENT_SECURITY_POLICY }));
+  // same-origin, not the default no-referrer: under no-referrer Chromium sends "Origin: null" on a form POST.
+  app.use(secureHeaders({ contentSecurityPolicy: CONTENT_SECURITY_POLICY, referrerPolicy: "same-origin" }));
   app.get("/healthz", (c) => c.text("ok"));
   app.get("/static/portal.css", (c) => c.body(STYLESHEET, 200, { "content-type": "text/css" }));
   if (opts.signIn) app.route("/", opts.signIn);
