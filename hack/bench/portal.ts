@@ -121,6 +121,7 @@ export const portalScenario: Scenario = {
       managementClusters: () => [],
       clusters: () => all,
       cluster: () => Promise.resolve(undefined),
+      retry: () => Promise.reject(new Error("read-only bench")),
       sessions: () => [],
       requestSession: () => Promise.reject(new Error("read-only bench")),
       decideSession: () => Promise.reject(new Error("read-only bench")),

@@ -9,6 +9,7 @@ import { getCondition } from "../runtime/conditions.ts";
 import type { PhaseResult } from "../runtime/phases.ts";
 import type { Trusted } from "./holds.ts";
 import type { InfraResult } from "./infrastructure.ts";
+import { RETRY_ANNOTATION } from "../api/v1alpha1/labels.ts";
 import { AZURE_POLL_MS, infraRecheckMs, recheckMs, type ClusterScope } from "./scope.ts";
 import type { StepCondition } from "./status.ts";
 
@@ -60,7 +61,9 @@ export async function azureStep<R extends InfraResult>(
 ): Promise<{ phase: PhaseResult; ready?: R }> {
   const owner = scope.cluster.metadata.uid ?? "";
   const generation = scope.cluster.metadata.generation ?? 0;
-  const held = scope.memory.holds.held(owner, type, generation);
+  const retry = scope.cluster.metadata.annotations?.[RETRY_ANNOTATION] ?? "";
+  const key = { generation, retry };
+  const held = scope.memory.holds.held(owner, type, key);
   if (held) return { phase: recordStep(scope, type, held) };
   const { verified } = scope.memory;
   const trusted = trustedResult(scope, type, opts);
@@ -69,7 +72,7 @@ export async function azureStep<R extends InfraResult>(
     return { phase: { requeueAfterMs: trusted.recheckInMs, periodic: true }, ready: trusted.result };
   }
   const result = await call();
-  scope.memory.holds.note(owner, type, generation, result.step);
+  scope.memory.holds.note(owner, type, key, result.step);
   if (result.step.state !== "ready") {
     verified.drop(owner, type);
     return { phase: recordStep(scope, type, result.step) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RecheckBudget, VerifiedSteps } from "./holds.ts";
+import { RecheckBudget, UserErrorHold, VerifiedSteps } from "./holds.ts";
 
 describe("RecheckBudget", () => {
   it("gives a burst of slots at once, then one per spacing, in the order asked", () => {
@@ -69,5 +69,29 @@ describe("VerifiedSteps rechecks", () => {
     steps.drop("uid", "Zone");
     expect(steps.recheckDue("uid", "Zone", -1)).toBe(false);
     expect(steps.postpone("uid", "Zone", 300)).toBeUndefined();
+  });
+});
+
+describe("UserErrorHold", () => {
+  const quota = {
+    state: "failed" as const,
+    reason: "QuotaExceeded",
+    message: "quota",
+    userActionRequired: true,
+  };
+
+  it("holds a user's failure for its generation until the recheck, or until a new retry is asked", () => {
+    let now = 0;
+    const hold = new UserErrorHold(300_000, () => now);
+    const asked = "2026-11-28T23:40:00Z by bob@example.com";
+    hold.note("c1", "DnsZoneReady", { generation: 1, retry: "" }, quota);
+    expect(hold.held("c1", "DnsZoneReady", { generation: 1, retry: "" })).toEqual(quota);
+    expect(hold.held("c1", "DnsZoneReady", { generation: 2, retry: "" })).toBeUndefined();
+    // An SRE fixed it and asks to retry: the hold lets go at once.
+    expect(hold.held("c1", "DnsZoneReady", { generation: 1, retry: asked })).toBeUndefined();
+    hold.note("c1", "DnsZoneReady", { generation: 1, retry: asked }, quota);
+    expect(hold.held("c1", "DnsZoneReady", { generation: 1, retry: asked })).toEqual(quota);
+    now = 300_000;
+    expect(hold.held("c1", "DnsZoneReady", { generation: 1, retry: asked })).toBeUndefined();
   });
 });

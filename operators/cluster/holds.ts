@@ -2,13 +2,23 @@
  * Failures only the user can fix (a quota, a missing permission) are not retried on every status
  * event: the failure stands, without another call, for the same generation until the recheck
  * interval passes, so that watch events cannot turn a quota error into a stream of requests.
+ * A retry asked on the cluster (RETRY_ANNOTATION, a new value) lets it go at once: someone fixed
+ * it out of band and says so.
  */
 import type { FailedStep, StepState } from "../hcp/steps.ts";
+
+/** What a hold is for: the cluster's generation and its retry annotation ("" when none). */
+export interface HoldKey {
+  generation: number;
+  retry: string;
+}
 
 interface Held {
   step: FailedStep;
   generation: number;
   at: number;
+  /** The cluster's retry annotation when the failure was noted. */
+  retry: string;
 }
 
 export class UserErrorHold {
@@ -22,16 +32,17 @@ export class UserErrorHold {
   }
 
   /** The failure that still stands for this owner, step and generation, if any. */
-  held(owner: string, step: string, generation: number): FailedStep | undefined {
+  held(owner: string, step: string, { generation, retry }: HoldKey): FailedStep | undefined {
     const h = this.#held.get(owner, step);
-    if (!h || h.generation !== generation || this.#now() - h.at >= this.#recheckMs) return undefined;
+    if (!h || h.generation !== generation || h.retry !== retry || this.#now() - h.at >= this.#recheckMs)
+      return undefined;
     return h.step;
   }
 
   /** Remembers a user failure; any other outcome clears what was held. */
-  note(owner: string, step: string, generation: number, outcome: StepState): void {
+  note(owner: string, step: string, { generation, retry }: HoldKey, outcome: StepState): void {
     if (outcome.state === "failed" && outcome.userActionRequired)
-      this.#held.set(owner, step, { step: outcome, generation, at: this.#now() });
+      this.#held.set(owner, step, { step: outcome, generation, at: this.#now(), retry });
     else this.#held.delete(owner, step);
   }
 

@@ -15,6 +15,7 @@ function setup(clusters: HcpCluster[] = []) {
   const audit: AuditLine[] = [];
   const cordons: [string, string, boolean][] = [];
   const decisions: [string, string, string][] = [];
+  const retries: [string, string][] = [];
   const backend: PortalBackend = {
     managementClusters: () => [
       { name: "mc-<1>", phase: "Ready", hostedClusters: 3, capacity: 50, connected: true, cordoned: false },
@@ -32,7 +33,38 @@ function setup(clusters: HcpCluster[] = []) {
       },
     ],
     clusters: () => clusters,
-    cluster: () => Promise.resolve(undefined),
+    cluster: (namespace, name) =>
+      Promise.resolve(
+        namespace === "ns1" && name === "broken"
+          ? {
+              tree: {
+                apiVersion: "hcpctl.hcp.aro.dev/v1alpha1" as const,
+                kind: "ClusterTree" as const,
+                observedAt: "2026-11-28T23:40:00Z",
+                root: {
+                  kind: "HcpCluster",
+                  name: "broken",
+                  namespace: "ns1",
+                  summary: {
+                    ready: "False" as const,
+                    severity: "Error" as const,
+                    reason: "QuotaExceeded",
+                    message: "<quota>",
+                  },
+                  conditions: [],
+                  details: {},
+                  children: [],
+                },
+              },
+              stale: ["Ready StatusStale for 45s"],
+              failed: true,
+            }
+          : undefined,
+      ),
+    retry: (actor, namespace, name) => {
+      retries.push([actor, `${namespace}/${name}`]);
+      return Promise.resolve();
+    },
     requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
     decideSession: (actor, name, decision) => {
       if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
@@ -68,7 +100,7 @@ function setup(clusters: HcpCluster[] = []) {
       headers: { cookie: who.cookie, origin, "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ csrf: csrfToken(key, who.id), ...extra }).toString(),
     });
-  return { app, key, audit, cordons, decisions, signIn, post };
+  return { app, key, audit, cordons, decisions, retries, signIn, post };
 }
 
 describe("portal session cookie", () => {
@@ -306,5 +338,36 @@ describe("portal clusters list", () => {
       headers: { cookie: signIn("alice@example.com", ["sre"]).cookie },
     });
     expect(res.status).toBe(404);
+  });
+});
+
+describe("portal cluster page", () => {
+  it("shows hcpctl's tree and staleness, escaped, and offers retry to an operator only; the server refuses a viewer's", async () => {
+    const { app, signIn, post, retries, audit } = setup();
+    const bob = signIn("bob@example.com", ["sre"]);
+    const page = await (
+      await app.request("/clusters/ns1/broken", { headers: { cookie: bob.cookie } })
+    ).text();
+    expect(page).toContain("<strong>HcpCluster/broken</strong>");
+    expect(page).toContain("&lt;quota&gt;");
+    expect(page).toContain("Stale: Ready StatusStale for 45s");
+    expect(page).toContain("Retry the failed step");
+    expect(page).toContain('value="broken"');
+    const victor = signIn("victor@example.com", ["viewers"]);
+    const seen = await (
+      await app.request("/clusters/ns1/broken", { headers: { cookie: victor.cookie } })
+    ).text();
+    expect(seen).not.toContain("Retry the failed step");
+    expect(seen).not.toContain("Request a session");
+    expect((await post("/clusters/ns1/broken/retry", victor)).status).toBe(403);
+    expect(retries).toEqual([]);
+    const ok = await post("/clusters/ns1/broken/retry", bob);
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("location")).toBe("/clusters/ns1/broken");
+    expect(retries).toEqual([["bob@example.com", "ns1/broken"]]);
+    expect(audit.map((a) => [a.who, a.action, a.result])).toEqual([
+      ["victor@example.com", "operation.retry", "forbidden"],
+      ["bob@example.com", "operation.retry", "ok"],
+    ]);
   });
 });

@@ -11,7 +11,7 @@ import { html } from "hono/html";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import type { ClusterTree } from "../hcpctl/model.ts";
 import { clusterPage, parseClusterQuery } from "./clusters.ts";
-import { clusterPageBody, clustersPage } from "./cluster-views.ts";
+import { clusterPageBody, clustersPage, retryForm } from "./cluster-views.ts";
 import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
 import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
@@ -33,6 +33,8 @@ export interface ActionTarget {
 export interface ClusterView {
   tree: ClusterTree;
   stale: string[];
+  /** Degraded: a step failed that only the user could fix; an operator may ask for a retry. */
+  failed: boolean;
 }
 
 /** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
@@ -42,6 +44,8 @@ export interface PortalBackend {
   clusters(): readonly HcpCluster[];
   /** One cluster's tree, or undefined when there is no such cluster. */
   cluster(namespace: string, name: string): Promise<ClusterView | undefined>;
+  /** Asks the cluster controller to try a held failure again now (RETRY_ANNOTATION). */
+  retry(actor: string, namespace: string, name: string): Promise<void>;
   sessions(): SessionRow[];
   requestSession(actor: string, form: Record<string, string>): Promise<string>;
   decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
@@ -186,7 +190,18 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
     if (!view) return c.text(`no HcpCluster ${namespace}/${name}`, 404);
     const token = csrfToken(opts.key, session.id);
     const form = allowed(roles, "session.request") ? sessionRequestForm(token, { namespace, name }) : "";
-    return c.html(page(`${namespace}/${name}`, session, token, clusterPageBody(view.tree, view.stale, form)));
+    const retry =
+      view.failed && allowed(roles, "operation.retry")
+        ? retryForm(`/clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/retry`, token)
+        : "";
+    return c.html(
+      page(
+        `${namespace}/${name}`,
+        session,
+        token,
+        clusterPageBody(view.tree, view.stale, html`${retry}${form}`),
+      ),
+    );
   });
 
   app.get("/sessions", (c) => {
@@ -206,6 +221,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
     action: PortalAction,
     target: (c: Context<Env>) => ActionTarget,
     run: (actor: string, c: Context<Env>) => Promise<string | void>,
+    back?: (c: Context<Env>) => string,
   ) => {
     return async (c: Context<Env>) => {
       const { session, roles } = c.get("caller");
@@ -218,7 +234,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
         await run(session.name, c);
         opts.audit({ ...base, result: "ok" });
         // Pages send no Referer (referrer-policy no-referrer): each action's page is known.
-        return c.redirect(action.startsWith("session.") ? "/sessions" : "/", 303);
+        return c.redirect(back?.(c) ?? (action.startsWith("session.") ? "/sessions" : "/"), 303);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         opts.audit({ ...base, result: "error", error: message });
@@ -239,6 +255,20 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
   app.post(
     "/managementclusters/:name/uncordon",
     act("managementcluster.cordon", mc, (a, c) => opts.backend.cordon(a, mc(c).name, false)),
+  );
+  const hc = (c: Context<Env>): ActionTarget => ({
+    kind: "HcpCluster",
+    name: `${c.req.param("namespace") ?? ""}/${c.req.param("name") ?? ""}`,
+  });
+  app.post(
+    "/clusters/:namespace/:name/retry",
+    act(
+      "operation.retry",
+      hc,
+      (a, c) => opts.backend.retry(a, c.req.param("namespace") ?? "", c.req.param("name") ?? ""),
+      (c) =>
+        `/clusters/${encodeURIComponent(c.req.param("namespace") ?? "")}/${encodeURIComponent(c.req.param("name") ?? "")}`,
+    ),
   );
   app.post(
     "/sessions",

@@ -25,6 +25,7 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
+import { RETRY_ANNOTATION } from "../api/v1alpha1/labels.ts";
 import { assemble, workSelector } from "../hcpctl/snapshot.ts";
 import { staleOf } from "../hcpctl/stale.ts";
 import { buildTree } from "../hcpctl/tree.ts";
@@ -95,7 +96,21 @@ export class KubePortalBackend implements PortalBackend {
       works: works.items,
     });
     const now = this.#now();
-    return { tree: buildTree(snapshot, new Date(now)), stale: staleOf(cluster, snapshot.works, now) };
+    return {
+      tree: buildTree(snapshot, new Date(now)),
+      stale: staleOf(cluster, snapshot.works, now),
+      failed: cluster.status?.conditions?.some((c) => c.type === "Degraded" && c.status === "True") ?? false,
+    };
+  }
+
+  async retry(actor: string, namespace: string, name: string): Promise<void> {
+    if (!this.clusterInformer.get(namespace, name)) throw new Error(`no HcpCluster ${namespace}/${name}`);
+    const asked = `${new Date(this.#now()).toISOString()} by ${actor}`;
+    await this.#client.mergePatch(
+      HcpClusterResource,
+      { name, namespace },
+      { metadata: { annotations: { [RETRY_ANNOTATION]: asked } } },
+    );
   }
 
   managementClusters(): ManagementClusterRow[] {

@@ -110,3 +110,12 @@ export function clusterPageBody(tree: ClusterTree, stale: string[], sessionForm:
     </section>
     ${sessionForm}`;
 }
+
+/** Asks the controller to try a failure only the user could fix again now, once it is fixed. */
+export function retryForm(action: string, token: string): Html {
+  return html`<form method="post" action="${action}">
+    <input type="hidden" name="csrf" value="${token}" />
+    <p>A step failed that only the customer or an SRE can fix. Once it is fixed, look again now:</p>
+    <button>Retry the failed step</button>
+  </form>`;
+}

@@ -68,5 +68,12 @@ export const REQUEST_ID_ANNOTATIONS = [
   "hcp.aro.dev/client-request-id",
 ] as const;
 
+/**
+ * On an HcpCluster, set to a new value (the portal writes when and who) by an SRE who fixed a
+ * failure only the user could fix (a quota, a permission) out of band: the cluster controller
+ * tries the held step again now instead of at its next recheck.
+ */
+export const RETRY_ANNOTATION = "hcp.aro.dev/retry";
+
 /** On a cluster's work: `name=generation,…` of the ExternalAuths its HostedCluster carries. */
 export const EXTERNAL_AUTHS_ANNOTATION = "hcp.aro.dev/external-auths";
