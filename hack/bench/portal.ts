@@ -122,6 +122,7 @@ export const portalScenario: Scenario = {
       clusters: () => all,
       cluster: () => Promise.resolve(undefined),
       retry: () => Promise.reject(new Error("read-only bench")),
+      trace: () => Promise.resolve(undefined),
       sessions: () => [],
       requestSession: () => Promise.reject(new Error("read-only bench")),
       decideSession: () => Promise.reject(new Error("read-only bench")),

@@ -58,6 +58,28 @@ function setup(clusters: HcpCluster[] = []) {
               },
               stale: ["Ready StatusStale for 45s"],
               failed: true,
+              operations: [
+                {
+                  target: "HcpCluster/broken",
+                  id: "op-1",
+                  request: "Create",
+                  status: "Failed",
+                  startTime: "2026-11-28T23:30:00Z",
+                  endTime: "2026-11-28T23:35:00Z",
+                  requestId: "corr <1>",
+                  error: "QuotaExceeded: <quota>",
+                },
+              ],
+              events: [
+                {
+                  object: "HcpCluster/broken",
+                  type: "Warning",
+                  reason: "StepFailed",
+                  message: "DnsZoneReady: <quota>",
+                  count: 3,
+                  last: "2026-11-28T23:36:00Z",
+                },
+              ],
             }
           : undefined,
       ),
@@ -65,6 +87,53 @@ function setup(clusters: HcpCluster[] = []) {
       retries.push([actor, `${namespace}/${name}`]);
       return Promise.resolve();
     },
+    trace: (id) =>
+      Promise.resolve(
+        id === "corr <1>"
+          ? {
+              apiVersion: "hcpctl.hcp.aro.dev/v1alpha1" as const,
+              kind: "RequestTrace" as const,
+              id,
+              observedAt: "2026-11-28T23:40:00Z",
+              operations: [
+                {
+                  operation: {
+                    id: "op-1",
+                    request: "Create" as const,
+                    resourceId: "/subscriptions/s/…/broken",
+                    kind: "cluster" as const,
+                    target: "broken",
+                    location: "westeurope",
+                    apiVersion: "2024-06-10-preview",
+                    startTime: "2026-11-28T23:30:00Z",
+                    lastTransitionTime: "2026-11-28T23:35:00Z",
+                    status: "Failed" as const,
+                  },
+                  matchedBy: "correlationRequestId" as const,
+                  recordedIn: "cr" as const,
+                  target: { kind: "HcpCluster", namespace: "ns1", name: "broken" },
+                  hops: [
+                    {
+                      hop: "Accepted" as const,
+                      object: { kind: "Operation", name: "op-1" },
+                      state: "Done" as const,
+                      time: "2026-11-28T23:30:00Z",
+                      message: "Create of broken",
+                    },
+                    {
+                      hop: "Result" as const,
+                      object: { kind: "Operation", name: "op-1" },
+                      state: "Failed" as const,
+                      time: "2026-11-28T23:35:00Z",
+                      sincePreviousSeconds: 300,
+                      message: "Failed: QuotaExceeded: <quota>",
+                    },
+                  ],
+                },
+              ],
+            }
+          : undefined,
+      ),
     requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
     decideSession: (actor, name, decision) => {
       if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
@@ -357,6 +426,10 @@ describe("portal cluster page", () => {
     const seen = await (
       await app.request("/clusters/ns1/broken", { headers: { cookie: victor.cookie } })
     ).text();
+    expect(page).toContain('<h2 id="operations">ARM operations</h2>');
+    expect(page).toContain('<a href="/trace?id=corr+%3C1%3E">corr &lt;1&gt;</a>');
+    expect(page).toContain("QuotaExceeded: &lt;quota&gt;");
+    expect(page).toContain("<td>StepFailed</td>");
     expect(seen).not.toContain("Retry the failed step");
     expect(seen).not.toContain("Request a session");
     expect((await post("/clusters/ns1/broken/retry", victor)).status).toBe(403);
@@ -369,5 +442,26 @@ describe("portal cluster page", () => {
       ["victor@example.com", "operation.retry", "forbidden"],
       ["bob@example.com", "operation.retry", "ok"],
     ]);
+  });
+});
+
+describe("portal trace page", () => {
+  it("renders hcpctl's RequestTrace for a request ID as a table of hops, says so when none carries it, and refuses an overlong ID", async () => {
+    const { app, signIn } = setup();
+    const victor = signIn("victor@example.com", ["viewers"]);
+    const get = async (q: string) => app.request(`/trace${q}`, { headers: { cookie: victor.cookie } });
+    const form = await (await get("")).text();
+    expect(form).toContain('<input type="search" name="id" value="" required />');
+    expect(form).not.toContain('role="status"');
+    const found = await (await get("?id=corr+%3C1%3E")).text();
+    expect(found).toContain("<h2>Create of HcpCluster/ns1/broken</h2>");
+    expect(found).toContain("<td>Result</td>");
+    expect(found).toContain("Failed: QuotaExceeded: &lt;quota&gt;");
+    expect(found).toContain("<td>300</td>");
+    const none = await (await get("?id=nothing")).text();
+    expect(none).toContain("No HcpCluster, NodePool or operation record carries the request ID nothing");
+    const long = await get(`?id=${"x".repeat(201)}`);
+    expect(long.status).toBe(400);
+    expect(await long.text()).toContain("id:");
   });
 });

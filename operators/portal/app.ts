@@ -12,6 +12,9 @@ import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import type { ClusterTree } from "../hcpctl/model.ts";
 import { clusterPage, parseClusterQuery } from "./clusters.ts";
 import { clusterPageBody, clustersPage, retryForm } from "./cluster-views.ts";
+import type { RequestTrace } from "../hcpctl/trace.ts";
+import type { EventRow, OperationRow } from "./operations.ts";
+import { eventsSection, operationsSection, tracePageBody } from "./operation-views.ts";
 import { secureHeaders } from "hono/secure-headers";
 import { csrfToken, csrfValid, originValid } from "./csrf.ts";
 import { allowed, rolesOf, type PortalAction, type PortalRole } from "./roles.ts";
@@ -35,6 +38,8 @@ export interface ClusterView {
   stale: string[];
   /** Degraded: a step failed that only the user could fix; an operator may ask for a retry. */
   failed: boolean;
+  operations: OperationRow[];
+  events: EventRow[];
 }
 
 /** What the portal reads and writes; each write acts for `actor` (the signed-in person). */
@@ -46,6 +51,8 @@ export interface PortalBackend {
   cluster(namespace: string, name: string): Promise<ClusterView | undefined>;
   /** Asks the cluster controller to try a held failure again now (RETRY_ANNOTATION). */
   retry(actor: string, namespace: string, name: string): Promise<void>;
+  /** `hcpctl trace`'s document for a correlation or client request ID; undefined when none carries it. */
+  trace(id: string): Promise<RequestTrace | undefined>;
   sessions(): SessionRow[];
   requestSession(actor: string, form: Record<string, string>): Promise<string>;
   decideSession(actor: string, name: string, decision: "Approved" | "Denied"): Promise<void>;
@@ -199,8 +206,22 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
         `${namespace}/${name}`,
         session,
         token,
-        clusterPageBody(view.tree, view.stale, html`${retry}${form}`),
+        clusterPageBody(
+          view.tree,
+          view.stale,
+          html`${retry}${operationsSection(view.operations)}${eventsSection(view.events)}${form}`,
+        ),
       ),
+    );
+  });
+
+  app.get("/trace", async (c) => {
+    const { session } = c.get("caller");
+    const id = (c.req.query("id") ?? "").trim();
+    if (id.length > 200) return c.text("id: a request ID is at most 200 characters", 400);
+    const trace = id ? await opts.backend.trace(id) : undefined;
+    return c.html(
+      page("Trace an ARM request", session, csrfToken(opts.key, session.id), tracePageBody(id, trace)),
     );
   });
 

@@ -25,7 +25,14 @@ import {
   type NodePool,
 } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { RETRY_ANNOTATION } from "../api/v1alpha1/labels.ts";
+import { RETRY_ANNOTATION, WORK_LABELS } from "../api/v1alpha1/labels.ts";
+import { ARM_LABELS } from "../api/v1alpha1/index.ts";
+import { ConfigMapResource } from "../api/core.ts";
+import type { KubeObject } from "../api/meta/v1.ts";
+import { eventType } from "../runtime/events.ts";
+import { traceOperation, type RequestTrace } from "../hcpctl/trace.ts";
+import { findOperations, type OperationMatch } from "../hcpctl/trace-find.ts";
+import { eventRow, operationRows } from "./operations.ts";
 import { assemble, workSelector } from "../hcpctl/snapshot.ts";
 import { staleOf } from "../hcpctl/stale.ts";
 import { buildTree } from "../hcpctl/tree.ts";
@@ -84,9 +91,16 @@ export class KubePortalBackend implements PortalBackend {
     const cluster = this.clusterInformer.get(namespace, name);
     if (!cluster) return undefined;
     const placed = cluster.status?.managementCluster;
-    const [auths, works] = await Promise.all([
+    const pools = this.nodePoolInformer.list(namespace).filter((p) => p.spec.clusterRef.name === name);
+    const uids = [cluster, ...pools].map((o) => o.metadata.uid ?? "").filter(Boolean);
+    const [auths, works, events] = await Promise.all([
       this.#client.list<ExternalAuth>(ExternalAuthResource, { namespace }),
       this.#client.list<ManifestWork>(ManifestWorkResource, { labelSelector: workSelector(name, namespace) }),
+      Promise.all(
+        uids.map((uid) =>
+          this.#client.list<KubeObject>(eventType, { namespace, fieldSelector: `involvedObject.uid=${uid}` }),
+        ),
+      ),
     ]);
     const snapshot = assemble({
       cluster,
@@ -96,11 +110,53 @@ export class KubePortalBackend implements PortalBackend {
       works: works.items,
     });
     const now = this.#now();
+    const at = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
     return {
       tree: buildTree(snapshot, new Date(now)),
+      operations: operationRows(cluster, pools, at),
+      events: events
+        .flatMap((l) => l.items.map(eventRow))
+        .sort((a, b) => b.last.localeCompare(a.last))
+        .slice(0, 100),
       stale: staleOf(cluster, snapshot.works, now),
       failed: cluster.status?.conditions?.some((c) => c.type === "Degraded" && c.status === "True") ?? false,
     };
+  }
+
+  /**
+   * `hcpctl trace`'s RequestTrace for a correlation or client request ID: clusters and pools from
+   * the caches, the operation ConfigMaps and the matched CRs' works read now (a form's submit).
+   */
+  async trace(id: string): Promise<RequestTrace | undefined> {
+    const configMaps = await this.#client.list<KubeObject>(ConfigMapResource, {
+      labelSelector: `${ARM_LABELS.operation}=true`,
+    });
+    const matches = findOperations(id, {
+      clusters: this.clusterInformer.list(),
+      pools: this.nodePoolInformer.list(),
+      configMaps: configMaps.items,
+    });
+    if (matches.length === 0) return undefined;
+    const now = new Date(this.#now()).toISOString().replace(/\.\d+Z$/, "Z");
+    const works = await Promise.all(matches.map((m) => this.#worksOf(m)));
+    return {
+      apiVersion: "hcpctl.hcp.aro.dev/v1alpha1",
+      kind: "RequestTrace",
+      id,
+      observedAt: now,
+      operations: matches.map((match, i) => traceOperation({ match, works: works[i] ?? [], now })),
+    };
+  }
+
+  /** The CR's own works, as `hcpctl trace` selects them: a cluster's (not its pools'), or a pool's. */
+  async #worksOf(m: OperationMatch): Promise<ManifestWork[]> {
+    const uid = m.cr?.metadata.uid;
+    if (!uid) return [];
+    const selector =
+      m.crKind === "NodePool"
+        ? `${WORK_LABELS.nodePool}=${uid}`
+        : `${WORK_LABELS.clusterUid}=${uid},!${WORK_LABELS.nodePool}`;
+    return (await this.#client.list<ManifestWork>(ManifestWorkResource, { labelSelector: selector })).items;
   }
 
   async retry(actor: string, namespace: string, name: string): Promise<void> {

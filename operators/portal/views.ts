@@ -39,6 +39,7 @@ export function page(title: string, session: PortalSession, token: string, body:
         <header>
           <nav aria-label="Main">
             <a href="/">Region</a> <a href="/clusters">Clusters</a> <a href="/sessions">Sessions</a>
+            <a href="/trace">Trace a request</a>
           </nav>
           <form method="post" action="/logout">
             <input type="hidden" name="csrf" value="${token}" />

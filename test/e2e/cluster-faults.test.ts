@@ -3,6 +3,7 @@
  * throttling and failing, and an error only the user can fix. Each is a condition an SRE can act
  * on, never a crash or a retry storm, and each converges once the world recovers.
  */
+import { RETRY_ANNOTATION } from "../../operators/api/v1alpha1/labels.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USER_ERRORS, type ArmEmulator } from "../../hack/harness/arm-emulator/index.ts";
 import {
@@ -164,6 +165,16 @@ describe("cluster controller faults", () => {
     await nudge(c.metadata.name!);
     await eventually("the nudged reconcile to finish", reconciledSince(CLUSTER_CONTROLLER, addsBefore));
     expect(quota.hits).toBe(hitsThen);
+    // An SRE asks for a retry (the portal's, RETRY_ANNOTATION): the held step is tried again at once.
+    await eventually("the cluster controller to be idle", () => queueIdle(CLUSTER_CONTROLLER));
+    const addsBeforeRetry = await queueAdds(CLUSTER_CONTROLLER);
+    await service.mergePatch(
+      HcpClusterResource,
+      { name: c.metadata.name!, namespace: customer },
+      { metadata: { annotations: { [RETRY_ANNOTATION]: "2026-11-28T23:40:00Z by bob@example.com" } } },
+    );
+    await eventually("the retried reconcile to finish", reconciledSince(CLUSTER_CONTROLLER, addsBeforeRetry));
+    expect(quota.hits).toBeGreaterThan(hitsThen);
 
     // Quota raised out of band: the next recheck succeeds without any change to the cluster.
     quota.clear();
