@@ -16,6 +16,8 @@
  *  - transport: the Maestro transport beside the real Maestro (hack/bench-maestro.ts, its flags there);
  *  - portal: the SRE portal's clusters list at 10,000 clusters, searched, filtered and paged,
  *    beside the same server answering a page of the same size (hack/bench/portal.ts);
+ *  - gate: a GET through the session gate beside the same GET sent straight to the kube-apiserver
+ *    with the same client certificate (hack/bench/gate.ts);
  *  - frontend: ARM frontend PUT and GET, open loop at 200/s for 60 s, beside a raw HcpCluster create
  *    and get at the same rate (hack/bench-frontend.ts, its flags there).
  * Each prints its figures, and where it has one its floor or peer from the same run with the
@@ -33,6 +35,7 @@ import { meteringScenario } from "./bench/metering.ts";
 import { regionBackupScenario } from "./bench/region-backup.ts";
 import { frontendScenario } from "./bench-frontend.ts";
 import { portalScenario } from "./bench/portal.ts";
+import { gateScenario } from "./bench/gate.ts";
 import {
   percentile,
   type Comparison,
@@ -96,6 +99,7 @@ const scenarios: Record<string, Scenario> = {
   lifecycle: lifecycleScenario,
   maintenance: maintenanceScenario,
   metering: meteringScenario,
+  gate: gateScenario,
   portal: portalScenario,
   "region-backup": regionBackupScenario,
   transport: transportScenario,
