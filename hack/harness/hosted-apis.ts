@@ -29,6 +29,7 @@ import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { silentLogger, type Logger } from "../../operators/runtime/logger.ts";
 import type { Runnable } from "../../operators/runtime/manager.ts";
 import { enqueueForObject } from "../../operators/runtime/source.ts";
+import { apiServerHost } from "../hypershift-simulator/release.ts";
 import { SERVED_ENDPOINT_ANNOTATION } from "../hypershift-simulator/status.ts";
 import { bundleOf, ensureRootCA, ensureSigner, SIGNER_SECRETS } from "../hypershift-simulator/signer.ts";
 import { HOSTED_VIEW_ROLE, startHostedApiServer, type HostedApiServer } from "./hosted-apiserver.ts";
@@ -112,7 +113,7 @@ export class HostedApis implements Runnable {
     const bundles = await this.#bundles(namespace);
     if (!running) {
       running = {
-        server: await this.#serve(req.name, namespace, bundles),
+        server: await this.#serve(hc, namespace, bundles),
         trusted: bundles.join(""),
         name: req.name,
       };
@@ -158,7 +159,8 @@ export class HostedApis implements Runnable {
     return out;
   }
 
-  async #serve(name: string, namespace: string, clientCAs: string[]): Promise<HostedApiServer> {
+  async #serve(hc: HostedCluster, namespace: string, clientCAs: string[]): Promise<HostedApiServer> {
+    const name = hc.metadata.name ?? "";
     const root = await ensureRootCA(this.#opts.cluster.client, namespace);
     const dir = join(this.#opts.workDir, `hosted-${name}-root-ca`);
     await mkdir(dir, { recursive: true });
@@ -176,6 +178,8 @@ export class HostedApis implements Runnable {
       workDir: this.#opts.workDir,
       servingCA,
       clientCAs,
+      // Clients that dial the published endpoint by the cluster's API host name verify it too.
+      dnsNames: [apiServerHost(hc)],
       groupBindings: { [ACCESS_LEVEL_GROUPS.ReadOnly]: HOSTED_VIEW_ROLE },
     });
   }

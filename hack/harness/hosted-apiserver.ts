@@ -25,6 +25,8 @@ export interface StartHostedApiServerOptions {
   servingCA: CertificateAuthority;
   /** PEM certificates of the CAs whose client certificates the apiserver accepts (break-glass signers). */
   clientCAs: string[];
+  /** Host names the serving certificate names besides localhost and 127.0.0.1 (the cluster's API host). */
+  dnsNames?: string[];
   /**
    * Group → ClusterRole bindings made once it is up, e.g. { "hcp:sre-readonly": HOSTED_VIEW_ROLE }.
    * `view` itself is an aggregated role and stays empty here: no kube-controller-manager runs to
@@ -130,7 +132,13 @@ export async function startHostedApiServer(opts: StartHostedApiServerOptions): P
   const serving = await issueCert(opts.servingCA, dir, {
     name: "serving",
     commonName: `api.${opts.name}`,
-    dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+    dnsNames: [
+      "localhost",
+      "kubernetes",
+      "kubernetes.default",
+      "kubernetes.default.svc",
+      ...(opts.dnsNames ?? []),
+    ],
     ipAddresses: ["127.0.0.1"],
     usage: "server",
   });
