@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { HcpClusterStatus } from "../api/v1alpha1/index.ts";
 import type { StepState } from "../hcp/steps.ts";
+import { RETRY_ANNOTATION } from "../api/v1alpha1/labels.ts";
 import { RetryableStepError } from "./azure-step.ts";
 import { AZURE_POLL_MS, INFRA_RECHECK_MS } from "./scope.ts";
 import {
@@ -114,6 +115,36 @@ describe("ClusterReconciler", () => {
     });
     await w.reconcile();
     expect(w.infra.calls.ensureIngress).toBe(3);
+  });
+
+  it("lets a held user error go at once when an SRE asks for a retry (a new retry annotation)", async () => {
+    const w = world();
+    w.infra.script.ensureIngress = {
+      state: "failed",
+      reason: "QuotaExceeded",
+      message: "no IPs left",
+      userActionRequired: true,
+    };
+    await w.reconcile();
+    w.observeStatus();
+    await w.reconcile();
+    expect(w.infra.calls.ensureIngress).toBe(1);
+
+    const ask = (value: string): void => {
+      const current = w.clusters.get("default", "demo")!;
+      w.clusters.set({
+        ...current,
+        metadata: {
+          ...current.metadata,
+          annotations: { ...current.metadata.annotations, [RETRY_ANNOTATION]: value },
+        },
+      });
+    };
+    delete w.infra.script.ensureIngress;
+    ask("2026-11-28T23:50:00Z by bob@example.com");
+    await w.reconcile();
+    expect(w.infra.calls.ensureIngress).toBe(2);
+    expect(condition(w.writer.lastStatus(), "Degraded")).toMatchObject({ status: "False" });
   });
 
   it("trusts Azure steps found ready until the recheck, or a new generation, and says the same with what they found", async () => {
