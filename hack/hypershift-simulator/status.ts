@@ -35,6 +35,11 @@ import { apiServerHost, ignitionHost, parseReleaseImage, type Failure } from "./
  */
 export const SERVED_ENDPOINT_ANNOTATION = "hypershift-simulator.hcp.aro.dev/api-endpoint";
 
+/** Where the control plane's API is reached: a real server's, else the simulated host's. */
+function endpointOf(hc: HostedCluster): { host: string; port: number } {
+  return servedEndpoint(hc) ?? { host: apiServerHost(hc), port: 443 };
+}
+
 function servedEndpoint(hc: HostedCluster): { host: string; port: number } | undefined {
   const value = hc.metadata.annotations?.[SERVED_ENDPOINT_ANNOTATION];
   const at = value?.lastIndexOf(":") ?? -1;
@@ -381,7 +386,7 @@ export function computeHostedClusterStatus(
     payloadArch: parseReleaseImage(hc.spec.release.image).arch,
   };
   if (up) {
-    status.controlPlaneEndpoint = servedEndpoint(hc) ?? { host: apiServerHost(hc), port: 443 };
+    status.controlPlaneEndpoint = endpointOf(hc);
     status.kubeconfig = { name: adminKubeconfigSecretName(hc.metadata.name ?? "") };
     status.ignitionEndpoint = ignitionHost(hc);
   }
