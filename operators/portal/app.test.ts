@@ -5,6 +5,7 @@ import { portalApp, type AuditLine, type PortalBackend } from "./app.ts";
 import { parseSessionForm } from "./backend.ts";
 import { csrfToken } from "./csrf.ts";
 import { parseRoleMap } from "./roles.ts";
+import { failedCreateTrace } from "./trace-fixture.ts";
 import { openSession, sealSession, SESSION_COOKIE, type PortalSession } from "./session-cookie.ts";
 
 const ORIGIN = "https://portal.example";
@@ -87,53 +88,7 @@ function setup(clusters: HcpCluster[] = []) {
       retries.push([actor, `${namespace}/${name}`]);
       return Promise.resolve();
     },
-    trace: (id) =>
-      Promise.resolve(
-        id === "corr <1>"
-          ? {
-              apiVersion: "hcpctl.hcp.aro.dev/v1alpha1" as const,
-              kind: "RequestTrace" as const,
-              id,
-              observedAt: "2026-11-28T23:40:00Z",
-              operations: [
-                {
-                  operation: {
-                    id: "op-1",
-                    request: "Create" as const,
-                    resourceId: "/subscriptions/s/…/broken",
-                    kind: "cluster" as const,
-                    target: "broken",
-                    location: "westeurope",
-                    apiVersion: "2024-06-10-preview",
-                    startTime: "2026-11-28T23:30:00Z",
-                    lastTransitionTime: "2026-11-28T23:35:00Z",
-                    status: "Failed" as const,
-                  },
-                  matchedBy: "correlationRequestId" as const,
-                  recordedIn: "cr" as const,
-                  target: { kind: "HcpCluster", namespace: "ns1", name: "broken" },
-                  hops: [
-                    {
-                      hop: "Accepted" as const,
-                      object: { kind: "Operation", name: "op-1" },
-                      state: "Done" as const,
-                      time: "2026-11-28T23:30:00Z",
-                      message: "Create of broken",
-                    },
-                    {
-                      hop: "Result" as const,
-                      object: { kind: "Operation", name: "op-1" },
-                      state: "Failed" as const,
-                      time: "2026-11-28T23:35:00Z",
-                      sincePreviousSeconds: 300,
-                      message: "Failed: QuotaExceeded: <quota>",
-                    },
-                  ],
-                },
-              ],
-            }
-          : undefined,
-      ),
+    trace: (id) => Promise.resolve(id === "corr <1>" ? failedCreateTrace(id) : undefined),
     requestSession: (actor) => Promise.resolve(`session-of-${actor}`),
     decideSession: (actor, name, decision) => {
       if (name === "own") return Promise.reject(new Error("the owner cannot approve their own session"));
