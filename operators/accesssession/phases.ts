@@ -16,17 +16,15 @@ import {
   SRE_BREAK_GLASS,
   type AccessSessionDecision,
 } from "../api/v1alpha1/accesssession.ts";
-import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { ManifestWorkResource, type ManifestWork, type ManifestWorkObject } from "../api/work/v1.ts";
 import type { HcpCluster } from "../api/v1alpha1/index.ts";
 import { csrReport, csrWork, type CsrReport } from "../hcp/csr-work.ts";
-import { findClusterPhase } from "../hcp/cluster-ref.ts";
+import { findClusterPhase, servingCluster } from "../hcp/cluster-ref.ts";
 import { kubeconfig } from "../hcp/kubeconfig.ts";
 import { certificateRequest } from "../hcp/pkcs10.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
-import { isTrue } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { auditFields, recordEnd, recordIssue } from "./audit.ts";
@@ -148,19 +146,9 @@ export const findCluster = findClusterPhase<SessionScope>({
     record(scope, "ClusterReady", gone ?? step);
   },
   judge: (scope, cluster) => {
-    const ref = cluster.metadata.name ?? "";
-    const mc = scope.deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
-    const apiURL = cluster.status?.apiURL;
-    if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
-      return {
-        state: "pending",
-        reason: "WaitingForCluster",
-        message: `Waiting for HcpCluster ${ref} to be Ready`,
-      };
-    scope.cluster = cluster;
-    scope.names = clusterNames(cluster, scope.deps.region);
-    scope.consumer = mc.spec.consumerName;
-    return { state: "ready", reason: "ClusterReady", message: `HcpCluster ${ref} serves at ${apiURL}` };
+    const { step, serving } = servingCluster(cluster, scope.deps.managementClusters, scope.deps.region);
+    if (serving) Object.assign(scope, serving);
+    return step;
   },
 });
 

@@ -12,13 +12,11 @@ import { SecretResource } from "../api/core.ts";
 import { commonNamePrefix } from "../api/certificates/v1.ts";
 import { CUSTOMER_BREAK_GLASS, type BreakglassCredential } from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
-import { clusterNames } from "../api/v1alpha1/clusternames.ts";
 import { WORK_LABELS } from "../api/v1alpha1/labels.ts";
 import { breakGlassRequestProblem, certificateRequest } from "../hcp/pkcs10.ts";
-import { findClusterPhase } from "../hcp/cluster-ref.ts";
+import { findClusterPhase, servingCluster } from "../hcp/cluster-ref.ts";
 import { isReady, workStep, type StepState } from "../hcp/steps.ts";
 import { deleteWorks } from "../hcp/work.ts";
-import { isTrue } from "../runtime/conditions.ts";
 import type { KubeObject } from "../runtime/kube.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { keySecretName, kubeconfigSecretName, credentialWorkOf, type CredentialScope } from "./scope.ts";
@@ -40,19 +38,9 @@ export const findCluster = findClusterPhase<CredentialScope>({
   referrer: (scope) => scope.credential,
   record: (scope, step) => void record(scope, CREDENTIAL_CONDITIONS.ClusterReady, step),
   judge: (scope, cluster) => {
-    const ref = cluster.metadata.name ?? "";
-    const mc = scope.deps.managementClusters.get("", cluster.status?.managementCluster ?? "");
-    const apiURL = cluster.status?.apiURL;
-    if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
-      return {
-        state: "pending",
-        reason: "WaitingForCluster",
-        message: `Waiting for HcpCluster ${ref} to be Ready`,
-      };
-    scope.cluster = cluster;
-    scope.names = clusterNames(cluster, scope.deps.region);
-    scope.consumer = mc.spec.consumerName;
-    return { state: "ready", reason: "ClusterReady", message: `HcpCluster ${ref} serves at ${apiURL}` };
+    const { step, serving } = servingCluster(cluster, scope.deps.managementClusters, scope.deps.region);
+    if (serving) Object.assign(scope, serving);
+    return step;
   },
 });
 

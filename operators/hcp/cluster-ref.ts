@@ -4,7 +4,9 @@
  * anything else is done for the object. What "ready" means past that differs by controller (placed
  * with its HostedCluster applied, a work written, Ready), so each gives its own judgement.
  */
-import type { HcpCluster } from "../api/v1alpha1/index.ts";
+import type { HcpCluster, ManagementCluster } from "../api/v1alpha1/index.ts";
+import { clusterNames, type ClusterNames, type RegionSettings } from "../api/v1alpha1/clusternames.ts";
+import { isTrue } from "../runtime/conditions.ts";
 import type { Lister } from "../runtime/informer.ts";
 import type { Phase } from "../runtime/phases.ts";
 import type { StepState } from "./steps.ts";
@@ -60,5 +62,38 @@ function notFound(ref: string, namespace: string): StepState {
     reason: "ClusterNotFound",
     message: `HcpCluster ${ref} does not exist in namespace ${namespace}`,
     userActionRequired: true,
+  };
+}
+
+/** Where a Ready cluster's control plane is reached: its derived names and its management cluster's consumer. */
+export interface ServingCluster {
+  cluster: HcpCluster;
+  names: ClusterNames;
+  consumer: string;
+}
+
+/**
+ * The judgement of controllers that talk to the hosted API through its control plane (break-glass
+ * credentials, access sessions): the cluster must be Ready, placed and serving at its apiURL.
+ */
+export function servingCluster(
+  cluster: HcpCluster,
+  managementClusters: Pick<Lister<ManagementCluster>, "get">,
+  region: RegionSettings,
+): { step: StepState; serving?: ServingCluster } {
+  const ref = cluster.metadata.name ?? "";
+  const mc = managementClusters.get("", cluster.status?.managementCluster ?? "");
+  const apiURL = cluster.status?.apiURL;
+  if (!mc || !apiURL || !isTrue(cluster.status?.conditions, "Ready"))
+    return {
+      step: {
+        state: "pending",
+        reason: "WaitingForCluster",
+        message: `Waiting for HcpCluster ${ref} to be Ready`,
+      },
+    };
+  return {
+    step: { state: "ready", reason: "ClusterReady", message: `HcpCluster ${ref} serves at ${apiURL}` },
+    serving: { cluster, names: clusterNames(cluster, region), consumer: mc.spec.consumerName },
   };
 }
