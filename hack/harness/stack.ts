@@ -166,11 +166,7 @@ export function endOfLifeFromNow(catalogYaml: string, now: number): string {
 }
 
 /** A management cluster's real hosted APIs, when the stack was asked for them. */
-function servedApis(
-  mgmt: Cluster,
-  opts: StackOptions["hostedApis"],
-  log: Logger,
-): HostedApis[] {
+function servedApis(mgmt: Cluster, opts: StackOptions["hostedApis"], log: Logger): HostedApis[] {
   return opts ? [new HostedApis({ cluster: mgmt, log, ...opts })] : [];
 }
 

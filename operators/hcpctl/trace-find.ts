@@ -52,7 +52,9 @@ function matchedBy(doc: OperationDoc, id: string): MatchedBy | undefined {
 const crKindOf = (kind: OperationDoc["kind"]): CRKind => (kind === "nodePool" ? "NodePool" : "HcpCluster");
 
 /** A CR's documents: the current operation, then its history (newest first). */
-export function docsOnCR(cr: HcpCluster | NodePool): Array<{ doc: OperationDoc; recordedIn: "cr" | "history" }> {
+export function docsOnCR(
+  cr: HcpCluster | NodePool,
+): Array<{ doc: OperationDoc; recordedIn: "cr" | "history" }> {
   const current = currentOnCR(cr);
   return [
     ...(current ? [{ doc: current, recordedIn: "cr" as const }] : []),

@@ -53,7 +53,12 @@ export async function signIn(browser: Browser, portalUrl: string, who: Person): 
 }
 
 async function bodyText(page: Page): Promise<string> {
-  return (await page.locator("body").innerText().catch(() => "")).slice(0, 2000);
+  return (
+    await page
+      .locator("body")
+      .innerText()
+      .catch(() => "")
+  ).slice(0, 2000);
 }
 
 /** Fails on serious or critical accessibility violations of the page as it is, naming each. */
@@ -68,7 +73,9 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
         .map((n) => `    ${n.target.join(" ")}: ${n.failureSummary ?? ""}`)
         .join("\n")}`,
   );
-  throw new Error(`${what} (${page.url()}) has ${bad.length} serious accessibility violations:\n${lines.join("\n")}`);
+  throw new Error(
+    `${what} (${page.url()}) has ${bad.length} serious accessibility violations:\n${lines.join("\n")}`,
+  );
 }
 
 /** Keeps a full-page screenshot of `page` as .local/screenshots/<test>/<name>.png; returns its path. */
