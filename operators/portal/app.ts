@@ -254,7 +254,7 @@ export function portalApp(opts: PortalAppOptions): Hono<Env> {
       try {
         await run(session.name, c);
         opts.audit({ ...base, result: "ok" });
-        // Pages send no Referer (referrer-policy no-referrer): each action's page is known.
+        // Each action knows the page it came from: the redirect does not depend on a Referer.
         return c.redirect(back?.(c) ?? (action.startsWith("session.") ? "/sessions" : "/"), 303);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
