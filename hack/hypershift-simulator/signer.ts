@@ -76,6 +76,8 @@ async function selfSignedCA(
   };
 }
 
+type DataObject = KubeObject & { data?: Record<string, string> };
+
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined): string => Buffer.from(s ?? "", "base64").toString("utf8");
 
@@ -103,50 +105,53 @@ function signerOf(secret: KubeObject | undefined): Signer | undefined {
   };
 }
 
-/** The control plane's signer of a class, made on first use; the first one written stays. */
+/**
+ * The control plane's signer of a class, made on first use; the first one written stays. Its
+ * bundle is written from the Secret that stayed, so a writer that lost the race, or a crash
+ * between the two writes, never leaves a bundle trusting a CA whose key nobody kept.
+ */
 export async function ensureSigner(
   client: KubeClient,
   namespace: string,
   signerClass: SignerClass = "customer-break-glass",
 ): Promise<Signer> {
   const name = SIGNER_SECRETS[signerClass];
-  const existing = signerOf(await client.find(SecretResource, name, namespace));
-  if (existing) return existing;
-  const made = await newSigner(namespace, signerClass, new Date(Date.now() - BACKDATE_MS));
-  await writeSigner(client, { namespace, signerClass }, made, false);
-  const kept = signerOf(await client.find(SecretResource, name, namespace));
-  if (!kept) throw new Error(`Secret ${namespace}/${name} holds no signer`);
+  // The bundle is read before the Secret: a rotation writes the Secret first, so a bundle that
+  // differs is older than the Secret read, never newer (a repair never undoes a rotation).
+  const bundle = await client.find<DataObject>(ConfigMapResource, bundleOf(name), namespace);
+  let kept = signerOf(await client.find(SecretResource, name, namespace));
+  if (!kept) {
+    const made = await newSigner(namespace, signerClass, new Date(Date.now() - BACKDATE_MS));
+    await client.createIfAbsent(SecretResource, signerSecret(namespace, signerClass, made));
+    kept = signerOf(await client.find(SecretResource, name, namespace));
+    if (!kept) throw new Error(`Secret ${namespace}/${name} holds no signer`);
+  }
+  if (bundle?.data?.["ca-bundle.crt"] !== kept.certificate)
+    await client.apply(ConfigMapResource, signerBundle(namespace, signerClass, kept.certificate), {
+      fieldManager: "hypershift-simulator",
+      force: true,
+    });
   return kept;
 }
 
-async function writeSigner(
-  client: KubeClient,
-  { namespace, signerClass }: { namespace: string; signerClass: SignerClass },
+const signerSecret = (
+  namespace: string,
+  signerClass: SignerClass,
   signer: { certificate: string; key: string },
-  replace: boolean,
-): Promise<void> {
-  const name = SIGNER_SECRETS[signerClass];
-  const secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name, namespace },
-    type: "kubernetes.io/tls",
-    data: { "tls.crt": b64(signer.certificate), "tls.key": b64(signer.key) },
-  } as KubeObject;
-  const bundle = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: bundleOf(name), namespace },
-    data: { "ca-bundle.crt": signer.certificate },
-  } as KubeObject;
-  if (replace) {
-    await client.apply(SecretResource, secret, { fieldManager: "hypershift-simulator", force: true });
-    await client.apply(ConfigMapResource, bundle, { fieldManager: "hypershift-simulator", force: true });
-    return;
-  }
-  await client.createIfAbsent(SecretResource, secret);
-  await client.apply(ConfigMapResource, bundle, { fieldManager: "hypershift-simulator", force: true });
-}
+): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: SIGNER_SECRETS[signerClass], namespace },
+  type: "kubernetes.io/tls",
+  data: { "tls.crt": b64(signer.certificate), "tls.key": b64(signer.key) },
+});
+
+const signerBundle = (namespace: string, signerClass: SignerClass, certificate: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name: bundleOf(SIGNER_SECRETS[signerClass]), namespace },
+  data: { "ca-bundle.crt": certificate },
+});
 
 /**
  * Revocation: a new signer valid only from `revokedAt`, replacing the old one in the Secret and
@@ -158,12 +163,11 @@ export async function rotateSigner(
   signerClass: SignerClass,
   revokedAt: Date,
 ): Promise<void> {
-  await writeSigner(
-    client,
-    { namespace, signerClass },
-    await newSigner(namespace, signerClass, revokedAt),
-    true,
-  );
+  const made = await newSigner(namespace, signerClass, revokedAt);
+  const options = { fieldManager: "hypershift-simulator", force: true };
+  // The Secret first: a crash before the bundle is repaired by the next ensureSigner.
+  await client.apply(SecretResource, signerSecret(namespace, signerClass, made), options);
+  await client.apply(ConfigMapResource, signerBundle(namespace, signerClass, made.certificate), options);
 }
 
 /**
@@ -195,8 +199,6 @@ export interface RootCA {
   /** PKCS#8 PEM. */
   key: string;
 }
-
-type DataObject = KubeObject & { data?: Record<string, string> };
 
 /**
  * The control plane's root CA, which HyperShift's serving certificates chain to, kept as the
