@@ -34,6 +34,8 @@ const ClusterRoleBinding = rbac("clusterrolebindings", "ClusterRoleBinding");
 const ROLES = new URL("../../config/bases/operators/access-sessions-rbac.yaml", import.meta.url);
 
 const suffix = `${process.pid}-${Date.now().toString(36)}`;
+const SRE = `sre-${suffix}`;
+const APPROVERS = `approvers-${suffix}`;
 const sessions: string[] = [];
 const bindings: string[] = [];
 let ns: Awaited<ReturnType<typeof tempNamespace>>;
@@ -89,12 +91,14 @@ beforeAll(async () => {
       subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: group }],
     });
   };
-  await bind("hcp-session-requester", "sre");
-  await bind("hcp-session-approver", "approvers");
+  // Groups of this file alone: the shared apiserver may hold other bindings of `sre` (the SRE
+  // access harness binds it to both roles, as the local region does).
+  await bind("hcp-session-requester", SRE);
+  await bind("hcp-session-approver", APPROVERS);
   [alice, bob, carol] = await Promise.all([
-    person("service", "alice@example.com", ["sre"]),
-    person("service", "bob@example.com", ["sre"]),
-    person("service", "carol@example.com", ["approvers"]),
+    person("service", "alice@example.com", [SRE]),
+    person("service", "bob@example.com", [SRE]),
+    person("service", "carol@example.com", [APPROVERS]),
   ]);
   // The policy takes effect a moment after it is stored: wait for its first refusal.
   await eventually("the session admission policy in effect", async () =>

@@ -173,6 +173,7 @@ describe("CRDs and TypeScript types of hcp.aro.dev/v1alpha1", () => {
 
   it("has a CRD for every kind and only v1alpha1", () => {
     expect(all.map((c) => c.kind).sort()).toEqual([
+      "AccessSession",
       "BreakglassCredential",
       "BreakglassRevocation",
       "ExternalAuth",
