@@ -5,11 +5,8 @@
  * and kubectl reaches the demo cluster's real kube-apiserver only through the session gate, as
  * the session's owner, only while the session is approved, unexpired and unrevoked.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretResource } from "../../operators/api/core.ts";
 import { AccessSessionResource, type AccessSession } from "../../operators/api/v1alpha1/accesssession.ts";
@@ -19,13 +16,12 @@ import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";
 import { startSreAccess, type SreAccess, type SrePerson } from "../../hack/harness/sre-access.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
+import { GateClient } from "../support/gate-client.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
-import { clusterInfo, kubectlPath, region } from "../support/region.ts";
+import { clusterInfo, region } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
 
-const exec = promisify(execFile);
-const repo = fileURLToPath(new URL("../../", import.meta.url));
 const READY_MS = 90_000;
 const service = clientFor("service");
 const customer = `as-${process.pid}`;
@@ -39,6 +35,7 @@ let sre: SreAccess;
 
 let namespace = "";
 let scratch = "";
+let gate: GateClient;
 
 const person = (username: string): SrePerson => {
   const p = sre.people.find((x) => x.username === username);
@@ -74,59 +71,9 @@ async function request(who: SrePerson, level: "Admin" | "ReadOnly", ttl = "1h"):
   return name;
 }
 
-/** `hcpctl session kubeconfig` as a program of its own, so its exec plugin line runs hcpctl. */
-async function sessionKubeconfig(who: SrePerson, name: string): Promise<string> {
-  const { stdout } = await exec(
-    process.execPath,
-    [
-      "operators/hcpctl/hcpctl.ts",
-      "--kubeconfig",
-      who.kubeconfigPath,
-      "session",
-      "kubeconfig",
-      name,
-      "--gate",
-      sre.gate.url,
-      "--gate-ca",
-      sre.gate.caPath,
-      "--issuer",
-      sre.dex.issuer,
-      "--client-id",
-      sre.dex.hcpctl.clientId,
-      "--issuer-ca",
-      sre.dex.caPath,
-    ],
-    { cwd: repo },
-  );
-  const path = join(scratch, `${name}-${who.username}.kubeconfig`);
-  await writeFile(path, stdout);
-  return path;
-}
-
-/** kubectl through the gate with `kubeconfig`, signed in as `who` (the exec plugin's password grant). */
-async function kubectlAs(
-  who: SrePerson,
-  kubeconfig: string,
-  ...args: string[]
-): Promise<{ ok: boolean; out: string }> {
-  try {
-    const { stdout } = await exec(kubectlPath(), ["--kubeconfig", kubeconfig, ...args], {
-      cwd: repo,
-      env: {
-        ...process.env,
-        HCPCTL_OIDC_USERNAME: who.email,
-        HCPCTL_OIDC_PASSWORD: who.password,
-        XDG_CACHE_HOME: join(scratch, `cache-${who.username}`),
-      },
-    });
-    return { ok: true, out: stdout };
-  } catch (err) {
-    return {
-      ok: false,
-      out: `${(err as { stdout?: string }).stdout ?? ""}${(err as { stderr?: string }).stderr ?? ""}`,
-    };
-  }
-}
+const sessionKubeconfig = (who: SrePerson, name: string): Promise<string> => gate.kubeconfig(who, name);
+const kubectlAs = (who: SrePerson, kubeconfig: string, ...args: string[]) =>
+  gate.kubectl(who, kubeconfig, ...args);
 
 async function phaseIs(name: string, phase: string, timeoutMs = 30_000): Promise<AccessSession> {
   await eventually(
@@ -166,6 +113,7 @@ beforeAll(async () => {
     admin: service,
     namespace,
   });
+  gate = new GateClient(sre, scratch);
   await service.create(namespaceType, { metadata: { name: customer } });
   const c = sampleCluster();
   c.metadata = { name: CLUSTER, namespace: customer };

@@ -4,15 +4,21 @@
  * the server refuses what he forges from his own signed-in browser. Every page visited is checked
  * with axe and kept as a screenshot under .local/screenshots/portal-browser/.
  */
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { AccessSessionResource, type AccessSession } from "../../operators/api/v1alpha1/accesssession.ts";
-import { HcpClusterResource, ManagementClusterResource } from "../../operators/api/v1alpha1/index.ts";
+import {
+  HcpClusterResource,
+  ManagementClusterResource,
+  type HcpCluster,
+} from "../../operators/api/v1alpha1/index.ts";
 import type { ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
 import { startSreAccess, type SreAccess, type SrePerson } from "../../hack/harness/sre-access.ts";
 import { checkPage, launchBrowser, signIn, type SignedIn } from "../support/browser.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
+import { GateClient } from "../support/gate-client.ts";
 import { clusterInfo, region } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
@@ -27,6 +33,7 @@ let sre: SreAccess | undefined;
 let browser: Browser | undefined;
 let scratch: { path: string; remove(): Promise<void> } | undefined;
 const contexts: SignedIn[] = [];
+let gate: GateClient;
 
 const person = (username: string): SrePerson => {
   const p = sre?.people.find((x) => x.username === username);
@@ -58,6 +65,13 @@ beforeAll(async () => {
   scratch = await scratchDir("portal-browser");
   running = await startTestStack("portalbrowser", {
     accessSessions: { policy: { maxTtlSeconds: { ReadOnly: 43_200, Admin: 7_200 } } },
+    // The cluster's API is a real kube-apiserver, which kubectl reaches through the gate.
+    hostedApis: {
+      hostedClusters: [CLUSTER],
+      assetsDir: region().assetsDir,
+      etcdUrl: region().etcdUrl,
+      workDir: scratch.path,
+    },
   });
   sre = await startSreAccess({
     workDir: scratch.path,
@@ -66,6 +80,7 @@ beforeAll(async () => {
     admin: service,
     namespace: running.stack.namespace,
   });
+  gate = new GateClient(sre, scratch.path);
   await service.create(namespaceType, { metadata: { name: customer } });
   const c = sampleCluster();
   c.metadata = { name: CLUSTER, namespace: customer };
@@ -216,5 +231,84 @@ describe("the portal in Chromium", () => {
     expect(await page.locator("main").innerText()).toContain(CLUSTER);
     expect(await page.locator('section[aria-labelledby="tree"]').count()).toBe(1);
     await checkPage(page, SHOTS, "cluster");
+  });
+
+  it("opens the cluster's own API to alice through the gate once bob (another SRE) approves in the portal, never to bob, and closes it when she revokes", async () => {
+    const alice = person("alice");
+    const bob = person("bob");
+    // The cluster Ready, its API served by the kube-apiserver the harness started for it.
+    await eventually(
+      "the cluster Ready at its own API server",
+      async () => {
+        const c = await service.find<HcpCluster>(HcpClusterResource, CLUSTER, customer);
+        const ready = c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
+        return ready && c?.status?.apiURL === running?.stack.hostedApi(CLUSTER)?.url;
+      },
+      120_000,
+    );
+    const before = new Set((await sessionsOf(alice.email)).map((s) => s.metadata.name));
+    const page = await as("alice");
+    await page.goto(`${sre!.portal.url}/clusters/${customer}/${CLUSTER}`);
+    const form = page.locator('form[action="/sessions"]');
+    expect(await form.getByLabel("Cluster").inputValue()).toBe(CLUSTER);
+    await form.getByLabel("Level").selectOption("Admin");
+    await form.getByLabel("Reason").fill("browser test: look at the API");
+    await form.getByLabel("Seconds").fill("1800");
+    await Promise.all([
+      page.waitForURL(/\/sessions$/),
+      form.getByRole("button", { name: "Request" }).click(),
+    ]);
+    let name = "";
+    await eventually("alice's new admin session in the apiserver", async () => {
+      const made = (await sessionsOf(alice.email)).find((s) => !before.has(s.metadata.name));
+      name = made?.metadata.name ?? "";
+      return made?.spec.level === "Admin";
+    });
+    const kubeconfig = await gate.kubeconfig(alice, name);
+    const early = await gate.kubectl(alice, kubeconfig, "get", "--raw", "/api/v1/namespaces");
+    expect(early.ok).toBe(false);
+    expect(early.out).toMatch(/cannot be used: NotApproved/);
+
+    const bobPage = await as("bob");
+    await bobPage.goto(`${sre!.portal.url}/sessions`);
+    await reloadUntil(bobPage, name);
+    await checkPage(bobPage, SHOTS, "sessions-bob");
+    await Promise.all([
+      bobPage.waitForURL(/\/sessions$/),
+      bobPage.getByRole("button", { name: `Approve ${name}` }).click(),
+    ]);
+    await eventually(
+      "the session Active",
+      async () => {
+        const s = await service.find<AccessSession>(AccessSessionResource, name);
+        return s?.status?.phase === "Active";
+      },
+      60_000,
+    );
+    expect((await service.find<AccessSession>(AccessSessionResource, name))?.spec.approval).toMatchObject({
+      decision: "Approved",
+      by: bob.email,
+    });
+    const ok = await gate.kubectl(alice, kubeconfig, "get", "namespaces", "-o", "name");
+    expect(ok.ok, ok.out).toBe(true);
+    expect(ok.out).toContain("namespace/kube-system");
+    const audit = await readFile(running!.stack.hostedApi(CLUSTER)!.auditLogPath, "utf8");
+    expect(audit).toContain(`system:sre-break-glass:${alice.email}:${name}`);
+    const stranger = await gate.kubectl(bob, kubeconfig, "get", "--raw", "/api/v1/namespaces");
+    expect(stranger.ok).toBe(false);
+    expect(stranger.out).toContain(`belongs to another user, not ${bob.email}`);
+
+    await page.goto(`${sre!.portal.url}/sessions`);
+    await reloadUntil(page, /Active/);
+    await checkPage(page, SHOTS, "sessions-active-alice");
+    await Promise.all([
+      page.waitForURL(/\/sessions$/),
+      page.getByRole("button", { name: `Revoke ${name}` }).click(),
+    ]);
+    await eventually("the gate refusing the revoked session", async () =>
+      (await gate.kubectl(alice, kubeconfig, "get", "--raw", "/api/v1/namespaces")).out.includes(
+        "cannot be used: Revoked",
+      ),
+    );
   });
 });
