@@ -10,7 +10,7 @@
  */
 import { writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigMapResource } from "../../operators/api/core.ts";
+import { ConfigMapResource, NamespaceResource } from "../../operators/api/core.ts";
 import {
   controlPlaneNamespaceName,
   HostedClusterResource,
@@ -102,12 +102,7 @@ export class HostedApis implements Runnable {
     }
     const namespace = controlPlaneNamespaceName(req.namespace, req.name);
     // The simulator makes the control plane's namespace; until then there is nothing to serve.
-    if (
-      !(await this.#opts.cluster.client.find(
-        { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
-        namespace,
-      ))
-    )
+    if (!(await this.#opts.cluster.client.find(NamespaceResource, namespace)))
       return { requeueAfterMs: SYNC_MS };
     let running = this.#running.get(uid);
     const bundles = await this.#bundles(namespace);

@@ -16,7 +16,7 @@ import { WORK_LABELS } from "../../operators/api/v1alpha1/labels.ts";
 import { createLogger } from "../../operators/runtime/logger.ts";
 import { startSreAccess, type SreAccess, type SrePerson } from "../../hack/harness/sre-access.ts";
 import { clientFor, eventually, namespaceType } from "../support/fixtures.ts";
-import { GateClient } from "../support/gate-client.ts";
+import { GateClient, readyAtOwnApi } from "../support/gate-client.ts";
 import { runHcpctl } from "../support/hcpctl-run.ts";
 import { clusterInfo, region } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
@@ -123,11 +123,8 @@ beforeAll(async () => {
   // Ready, and its API served by the real kube-apiserver the harness started for it.
   await eventually(
     "the cluster Ready at its real API server",
-    async () => {
-      const c = await service.find<HcpCluster>(HcpClusterResource, CLUSTER, customer);
-      const ready = c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
-      return ready && c?.status?.apiURL === running?.stack.hostedApi(PREFIX)?.url;
-    },
+    () =>
+      readyAtOwnApi(service, running?.stack, { namespace: customer, name: CLUSTER, hostedCluster: PREFIX }),
     READY_MS,
   ).catch(async (err: unknown) => {
     const c = await service.find<HcpCluster>(HcpClusterResource, CLUSTER, customer);

@@ -9,16 +9,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { AccessSessionResource, type AccessSession } from "../../operators/api/v1alpha1/accesssession.ts";
-import {
-  HcpClusterResource,
-  ManagementClusterResource,
-  type HcpCluster,
-} from "../../operators/api/v1alpha1/index.ts";
+import { HcpClusterResource, ManagementClusterResource } from "../../operators/api/v1alpha1/index.ts";
 import type { ManagementCluster } from "../../operators/api/v1alpha1/index.ts";
 import { startSreAccess, type SreAccess, type SrePerson } from "../../hack/harness/sre-access.ts";
 import { checkPage, launchBrowser, signIn, type SignedIn } from "../support/browser.ts";
 import { clientFor, eventually, namespaceType, scratchDir } from "../support/fixtures.ts";
-import { GateClient } from "../support/gate-client.ts";
+import { GateClient, readyAtOwnApi } from "../support/gate-client.ts";
 import { clusterInfo, region } from "../support/region.ts";
 import { sampleCluster } from "../support/samples.ts";
 import { startTestStack, type TestStack } from "../support/stack.ts";
@@ -239,11 +235,12 @@ describe("the portal in Chromium", () => {
     // The cluster Ready, its API served by the kube-apiserver the harness started for it.
     await eventually(
       "the cluster Ready at its own API server",
-      async () => {
-        const c = await service.find<HcpCluster>(HcpClusterResource, CLUSTER, customer);
-        const ready = c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
-        return ready && c?.status?.apiURL === running?.stack.hostedApi(CLUSTER)?.url;
-      },
+      () =>
+        readyAtOwnApi(service, running?.stack, {
+          namespace: customer,
+          name: CLUSTER,
+          hostedCluster: CLUSTER,
+        }),
       120_000,
     );
     const before = new Set((await sessionsOf(alice.email)).map((s) => s.metadata.name));

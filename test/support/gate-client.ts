@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { SreAccess, SrePerson } from "../../hack/harness/sre-access.ts";
+import type { Stack } from "../../hack/harness/stack.ts";
+import { HcpClusterResource, type HcpCluster } from "../../operators/api/v1alpha1/index.ts";
+import type { KubeClient } from "../../operators/runtime/kube.ts";
 import { kubectlPath } from "./region.ts";
 
 const exec = promisify(execFile);
@@ -64,4 +67,18 @@ export class GateClient {
       return { ok: false, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
     }
   }
+}
+
+/**
+ * Whether the HcpCluster is Ready with its apiURL at the kube-apiserver the stack started for its
+ * HostedCluster (`hostedCluster`: the cluster's DNS prefix), so the gate reaches a real API.
+ */
+export async function readyAtOwnApi(
+  service: KubeClient,
+  stack: Stack | undefined,
+  cluster: { namespace: string; name: string; hostedCluster: string },
+): Promise<boolean> {
+  const c = await service.find<HcpCluster>(HcpClusterResource, cluster.name, cluster.namespace);
+  const ready = c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
+  return ready && c?.status?.apiURL === stack?.hostedApi(cluster.hostedCluster)?.url;
 }
