@@ -26,6 +26,13 @@ const DELETE_OPTION_ANNOTATION = "hcp.aro.dev/delete-option";
  * manifestWorkName): after a restart it is what says which newer work supersedes a recorded one.
  */
 const MANIFEST_WORK_ANNOTATION = "hcp.aro.dev/manifestwork";
+/**
+ * The objects the first apply of a work is about to create, carried by the record's create (JSON
+ * list of AppliedResource without uids): a create cannot write the status (the subresource
+ * ignores it) and OCM's spec schema prunes unknown fields. It stands for the record's status
+ * until the first status write, after which the status alone says what was applied.
+ */
+const INTENT_ANNOTATION = "hcp.aro.dev/applied-intent";
 
 /** The work a record is written for. */
 export interface RecordOwner {
@@ -77,6 +84,17 @@ export interface AppliedManifestWork extends KubeObject {
 /** OCM's hub hash: SHA-256 of the hub's address, here the broker's host:port. */
 export function hubHash(brokerHost: string): string {
   return createHash("sha256").update(brokerHost).digest("hex");
+}
+
+/**
+ * What the record says the agent applied (or may have, if it stopped before saying more): its
+ * status once written; before that, the intent its create carried.
+ */
+export function recordedResources(record: AppliedManifestWork | undefined): AppliedResource[] {
+  if (!record) return [];
+  if (record.status !== undefined) return record.status.appliedResources ?? [];
+  const intent = record.metadata.annotations?.[INTENT_ANNOTATION];
+  return intent ? (JSON.parse(intent) as AppliedResource[]) : [];
 }
 
 export const sameResource = (a: AppliedResource, b: AppliedResource): boolean =>
@@ -152,6 +170,39 @@ export class AppliedWorks {
   }
 
   /**
+   * Creates the record of a work's first apply, listing `intent` (the objects it is about to
+   * create) in an annotation: one write where an intent status would be a second, as OCM's agent
+   * makes one create and one status write per work. Crash-safe: the record covers every object
+   * before any is created, and until the status write after the apply (record()) the intent is
+   * what recordedResources() answers, so a restarted agent deletes or re-records them all.
+   */
+  async create(owner: RecordOwner, intent: AppliedResource[]): Promise<AppliedManifestWork> {
+    const annotations = { ...this.#annotations(owner), [INTENT_ANNOTATION]: JSON.stringify(intent) };
+    const created = await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
+      metadata: { name: this.nameOf(owner.name), annotations },
+      spec: this.#spec(owner.name),
+    });
+    this.#indexOwner(owner, intent);
+    return created;
+  }
+
+  #annotations({ manifestWorkName, deleteOption }: RecordOwner): Record<string, string> {
+    return {
+      [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}),
+      ...(manifestWorkName ? { [MANIFEST_WORK_ANNOTATION]: manifestWorkName } : {}),
+    };
+  }
+
+  #spec(workName: string): NonNullable<AppliedManifestWork["spec"]> {
+    return { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName };
+  }
+
+  #indexOwner({ name, manifestWorkName }: RecordOwner, resources: AppliedResource[]): void {
+    this.#index(name, resources);
+    if (manifestWorkName) this.#indexManifestWork(name, manifestWorkName);
+  }
+
+  /**
    * Writes the record (creating it if needed) so that it lists exactly `resources`, and resolves
    * it as written. The work's deleteOption is kept beside it: after a restart a deletion may
    * arrive without the spec. Given the record as it stands, only what differs is written: the
@@ -163,25 +214,25 @@ export class AppliedWorks {
     resources: AppliedResource[],
     existing?: AppliedManifestWork,
   ): Promise<AppliedManifestWork> {
-    const { name: workName, manifestWorkName, deleteOption } = owner;
-    const annotations: Record<string, string> = {
-      [DELETE_OPTION_ANNOTATION]: JSON.stringify(deleteOption ?? {}),
-      ...(manifestWorkName ? { [MANIFEST_WORK_ANNOTATION]: manifestWorkName } : {}),
-    };
-    const spec = { hubHash: this.#hubHash, agentID: this.#agentId, manifestWorkName: workName };
+    const annotations = this.#annotations(owner);
+    const spec = this.#spec(owner.name);
     const status = { appliedResources: resources };
     const kept = existing?.metadata.annotations ?? {};
     const specKept =
       Object.entries(annotations).every(([k, v]) => kept[k] === v) && isDeepStrictEqual(existing?.spec, spec);
+    // Until the status is written the intent is the record's list: a spec write keeps it.
+    const intent = existing?.status === undefined ? kept[INTENT_ANNOTATION] : undefined;
     const current =
       existing && specKept
         ? existing
         : await this.#applier.apply<AppliedManifestWork>(AppliedManifestWorkResource, {
-            metadata: { name: this.nameOf(workName), annotations },
+            metadata: {
+              name: this.nameOf(owner.name),
+              annotations: { ...annotations, ...(intent ? { [INTENT_ANNOTATION]: intent } : {}) },
+            },
             spec,
           });
-    this.#index(workName, resources);
-    if (manifestWorkName) this.#indexManifestWork(workName, manifestWorkName);
+    this.#indexOwner(owner, resources);
     if (isDeepStrictEqual(current.status, status)) return current;
     return (
       (await this.#applier.applyStatus<AppliedManifestWork>(AppliedManifestWorkResource, current, status)) ??
@@ -244,7 +295,7 @@ export class AppliedWorks {
     for (const a of list.items) {
       const name = a.spec?.manifestWorkName;
       if (a.spec?.hubHash !== this.#hubHash || a.spec.agentID !== this.#agentId || !name) continue;
-      if (!this.#held.has(name)) this.#index(name, a.status?.appliedResources ?? []);
+      if (!this.#held.has(name)) this.#index(name, recordedResources(a));
       const manifestWork = a.metadata.annotations?.[MANIFEST_WORK_ANNOTATION];
       if (manifestWork) this.#indexManifestWork(name, manifestWork);
     }

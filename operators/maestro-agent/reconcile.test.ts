@@ -1,7 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { Manifest } from "../api/work/v1.ts";
 import { KubeApiError, type KubeObject } from "../runtime/kube.ts";
-import { AppliedManifestWorkResource } from "./appliedwork.ts";
 import {
   UID,
   STATUS_SYNC_MS,
@@ -110,15 +109,6 @@ describe("AgentWorkReconciler: apply by update strategy", () => {
     expect(condition(t.publisher.last, "Degraded")).toMatchObject({ status: "True", reason: "ApplyFailed" });
     // Not recorded as applied: the next reconcile applies again.
     expect(t.store.get(UID)?.appliedGeneration).toBeUndefined();
-  });
-
-  test("the record lists an object before it is created (crash safety)", async () => {
-    const t = setup();
-    await t.reconcile();
-    const record = `${AppliedManifestWorkResource.plural}.${AppliedManifestWorkResource.group}`;
-    const order = t.kube.calls.map((c) => `${c.verb} ${c.resource}${c.subresource ? "/status" : ""}`);
-    expect(order.indexOf(`apply ${record}/status`)).toBeGreaterThan(-1);
-    expect(order.indexOf(`apply ${record}/status`)).toBeLessThan(order.indexOf("apply configmaps"));
   });
 });
 

@@ -2,7 +2,10 @@
  * Reconciles one work the agent holds (keyed by resource ID): apply its manifests and report
  * status, or, once the source deletes it, clean up per its deleteOption and confirm `Deleted`.
  * What was applied is recorded in the AppliedManifestWork before and after each apply, so a crash
- * at any point leaves a record that covers every object the agent may have created.
+ * at any point leaves a record that covers every object the agent may have created. At a work's
+ * first apply the record's create carries the intent (appliedwork.ts create()), so a work costs one
+ * create and one status write, as with OCM's agent; a later generation that adds objects writes
+ * its intent to the status before applying them.
  */
 import type { Manifest } from "../api/work/v1.ts";
 import type { AgentClient } from "../cloudevents/client/agent.ts";
@@ -25,6 +28,7 @@ import { adoptSuperseded } from "./adopt.ts";
 import {
   appliedResourceOf,
   isOrphaned,
+  recordedResources,
   recordOwner,
   sameResource,
   type AppliedManifestWork,
@@ -229,7 +233,7 @@ export class AgentWorkReconciler implements Reconciler {
     const { applied } = this.#d;
     const manifests: Manifest[] = work.spec.workload?.manifests ?? [];
     const record = await applied.get(work.name);
-    const before = record?.status?.appliedResources ?? [];
+    const before = recordedResources(record);
     const outcomes = await this.#resolveAll(work, true);
     // Before the apply: a change the apply sets off (HyperShift reporting at once) must find the work.
     this.#d.objects.track(work.uid, outcomes, false);
@@ -237,7 +241,8 @@ export class AgentWorkReconciler implements Reconciler {
     const added = planned.filter((p) => !before.some((b) => sameResource(b, p)));
     // The record must cover an object before it can exist; already covered objects need no write.
     let written = record;
-    if (added.length > 0 || !record)
+    if (!record) written = await applied.create(recordOwner(work), planned);
+    else if (added.length > 0)
       written = await applied.record(recordOwner(work), [...before, ...added], record);
     const input = this.#input(work, true);
     for (const [i, o] of outcomes.entries()) {
@@ -263,7 +268,7 @@ export class AgentWorkReconciler implements Reconciler {
     const progress = await this.#deletionOf(work);
     const { record } = progress;
     const deleteOption = work.spec.deleteOption ?? applied.recordedDeleteOption(record);
-    const recorded = record?.status?.appliedResources ?? [];
+    const recorded = recordedResources(record);
     // An object another work also applied stays, as an orphaned one does.
     const shared = await applied.sharedWithOthers(work.name, recorded, this.#deleting);
     const pending = recorded.filter(
