@@ -3,9 +3,15 @@
  * resolves and respects the control plane's, the work is applied, the work and the nodes are
  * observed through feedback. Each records its step in `scope.facts`; a phase whose input is not
  * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
- * the pool back.
+ * the pool back (the reconciler's one requeue is untoldClusterWaitMs's window, before any phase).
  */
-import { awaitsRestoredWork, type HcpCluster, type VersionSpec } from "../api/v1alpha1/index.ts";
+import {
+  awaitsRestoredWork,
+  type HcpCluster,
+  type ManagementCluster,
+  type NodePool,
+  type VersionSpec,
+} from "../api/v1alpha1/index.ts";
 import { ManifestWorkResource, type ManifestWork } from "../api/work/v1.ts";
 import { feedbackOf, isProgressReason, poolReport, type PoolReport } from "../api/v1alpha1/feedback.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -23,7 +29,7 @@ import { failpoint } from "../runtime/failpoints.ts";
 import type { Phase, PhaseResult } from "../runtime/phases.ts";
 import { nodePoolWork, poolNames } from "./nodepool.ts";
 import { confirmRestoredPoolWork, keepRestoredPoolSteps } from "./restored-work.ts";
-import { poolWork, type PoolScope } from "./scope.ts";
+import { poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { POOL_CONDITIONS, type PoolStep } from "./status.ts";
 
 function record(scope: PoolScope, type: PoolStep, step: StepState): PhaseResult {
@@ -59,6 +65,41 @@ function clusterHold(cluster: HcpCluster, ref: string): StepState {
   };
 }
 
+/** The management cluster the pool's cluster is placed on, once its HostedCluster is applied. */
+function placedOn(cluster: HcpCluster, deps: NodePoolReconcilerDeps): ManagementCluster | undefined {
+  const mc = deps.managementClusters
+    .list()
+    .find((m) => m.metadata.name === cluster.status?.managementCluster);
+  return mc && isTrue(cluster.status?.conditions, "HostedClusterApplied") ? mc : undefined;
+}
+
+/**
+ * How long a new pool may still say nothing while its cluster is on its way to being placed, or
+ * undefined when its status must be written now. A pool created with its cluster would otherwise
+ * write "waiting for the cluster" a moment before the cluster is placed (a status write per pool
+ * that no one reads); the cluster's watch brings the pool back as soon as it is placed, and the
+ * requeue at the end of the window writes the wait if it goes on. Only a pool never written to,
+ * whose cluster exists and is neither going nor needing the user: a missing, deleting or Degraded
+ * cluster is told at once. Judged from the pool's creationTimestamp, so a restart keeps the window.
+ */
+export function untoldClusterWaitMs(
+  pool: NodePool,
+  deps: NodePoolReconcilerDeps,
+  now: number,
+  windowMs: number,
+): number | undefined {
+  const left = Date.parse(pool.metadata.creationTimestamp ?? "") + windowMs - now;
+  if (!(left > 0) || !neverTold(pool)) return undefined;
+  const cluster = deps.clusters.get(pool.metadata.namespace ?? "", pool.spec.clusterRef.name);
+  if (!cluster || cluster.metadata.deletionTimestamp || placedOn(cluster, deps)) return undefined;
+  return clusterHold(cluster, pool.spec.clusterRef.name).state === "pending" ? left : undefined;
+}
+
+/** A pool nothing was written of yet, neither deleting nor restored (a restored pool has a story). */
+function neverTold(pool: NodePool): boolean {
+  return !pool.metadata.deletionTimestamp && !pool.status?.conditions?.length && !awaitsRestoredWork(pool);
+}
+
 /** The pool's cluster must exist, be placed and have its HostedCluster applied. */
 export const findCluster = findClusterPhase<PoolScope>({
   referrer: (scope) => scope.pool,
@@ -69,11 +110,8 @@ export const findCluster = findClusterPhase<PoolScope>({
     const names = clusterNames(cluster, scope.deps.region);
     scope.cluster = cluster;
     scope.names = names;
-    const mc = scope.deps.managementClusters
-      .list()
-      .find((m) => m.metadata.name === cluster.status?.managementCluster);
-    const hostedApplied = isTrue(cluster.status?.conditions, "HostedClusterApplied");
-    if (!mc || !hostedApplied) return clusterHold(cluster, scope.pool.spec.clusterRef.name);
+    const mc = placedOn(cluster, scope.deps);
+    if (!mc) return clusterHold(cluster, scope.pool.spec.clusterRef.name);
     scope.consumer = mc.spec.consumerName;
     return {
       state: "ready",

@@ -85,28 +85,33 @@ function world(
     cluster?: HcpCluster | null;
     works?: ManifestWork[];
     catalog?: ReleaseCatalog;
+    now?: number;
   } = {},
 ) {
   const writer = new RecordingWriter();
   const events = new RecordingEvents();
   const pools = new FakeLister([opts.pool ?? nodePool()]);
-  const reconciler = new NodePoolReconciler({
-    pools,
-    clusters: new FakeLister(opts.cluster === null ? [] : [opts.cluster ?? hcpCluster()]),
-    managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
-    works: new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
-      [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[WORK_LABELS.nodePool] ?? ""],
-    }),
-    releases: () => opts.catalog ?? catalog,
-    region: sampleRegion(),
-    writer,
-    events,
-  });
+  const clusters = new FakeLister(opts.cluster === null ? [] : [opts.cluster ?? hcpCluster()]);
+  const reconciler = new NodePoolReconciler(
+    {
+      pools,
+      clusters,
+      managementClusters: new FakeLister([sampleManagementCluster("mgmt-1")]),
+      works: new FakeLister((opts.works ?? []).map(summariseWorkSpec), {
+        [NODE_POOL_UID_INDEX]: (w) => [w.metadata.labels?.[WORK_LABELS.nodePool] ?? ""],
+      }),
+      releases: () => opts.catalog ?? catalog,
+      region: sampleRegion(),
+      writer,
+      events,
+    },
+    () => opts.now ?? Date.now(),
+  );
   const reconcile = () =>
     reconciler.reconcile(testContext(), { cluster: "service", namespace: "default", name: "workers" });
   const condition = (type: string) =>
     writer.lastStatus<NodePoolStatus>()?.conditions?.find((c) => c.type === type);
-  return { writer, events, pools, reconcile, condition };
+  return { writer, events, pools, clusters, reconcile, condition };
 }
 
 describe("NodePoolReconciler", () => {
@@ -188,6 +193,78 @@ describe("NodePoolReconciler", () => {
     expect(w.condition("ClusterReady")).toEqual(waiting);
     expect(w.condition("Degraded")?.status).toBe("False");
     expect(w.writer.lastStatus<NodePoolStatus>()?.phase).toBe("Provisioning");
+  });
+
+  describe("a pool created with its cluster", () => {
+    const created = Date.parse(T);
+    const fresh = () => {
+      const pool = nodePool();
+      pool.metadata.creationTimestamp = T;
+      return pool;
+    };
+
+    it("writes nothing while the cluster is placed within the window, then Provisioning first", async () => {
+      const w = world({ pool: fresh(), cluster: hcpCluster("4.19.7", false), now: created + 5_000 });
+      expect(await w.reconcile()).toEqual({ requeueAfterMs: 25_000 });
+      expect(w.writer.writes).toEqual([]);
+      w.clusters.set(hcpCluster("4.19.7", true));
+      await w.reconcile();
+      expect(w.writer.of("status")).toHaveLength(1);
+      expect(w.condition("ClusterReady")).toMatchObject({ status: "True", reason: "ClusterReady" });
+      expect(w.writer.lastStatus<NodePoolStatus>()).toMatchObject({
+        observedGeneration: 2,
+        phase: "Provisioning",
+      });
+    });
+
+    it("says it waits for the cluster once the window is over", async () => {
+      const w = world({ pool: fresh(), cluster: hcpCluster("4.19.7", false), now: created + 30_000 });
+      expect(await w.reconcile()).toEqual({});
+      expect(w.condition("ClusterReady")).toMatchObject({ status: "False", reason: "WaitingForCluster" });
+    });
+
+    it.each<[string, () => HcpCluster | null, string]>([
+      ["missing", () => null, "ClusterNotFound"],
+      [
+        "being deleted",
+        () => ({
+          ...hcpCluster("4.19.7", false),
+          metadata: { ...hcpCluster().metadata, deletionTimestamp: T },
+        }),
+        "ClusterDeleting",
+      ],
+    ])("says at once that its cluster is %s", async (_what, cluster, reason) => {
+      const w = world({ pool: fresh(), cluster: cluster(), now: created + 1_000 });
+      await w.reconcile();
+      expect(w.condition("ClusterReady")).toMatchObject({ status: "False", reason });
+    });
+
+    it("says at once that its cluster needs the user", async () => {
+      const cluster = hcpCluster("4.19.7", false);
+      cluster.status!.conditions!.push({
+        type: "Degraded",
+        status: "True",
+        reason: "NoMatchingManagementCluster",
+        message: "no match",
+        lastTransitionTime: T,
+      });
+      const w = world({ pool: fresh(), cluster, now: created + 1_000 });
+      await w.reconcile();
+      expect(w.condition("ClusterReady")).toMatchObject({
+        status: "False",
+        reason: "NoMatchingManagementCluster",
+      });
+    });
+
+    it("is not held back once it has a status", async () => {
+      const pool = fresh();
+      pool.status = {
+        conditions: [{ type: "Ready", status: "False", reason: "X", message: "", lastTransitionTime: T }],
+      };
+      const w = world({ pool, cluster: hcpCluster("4.19.7", false), now: created + 1_000 });
+      await w.reconcile();
+      expect(w.condition("ClusterReady")).toMatchObject({ status: "False", reason: "WaitingForCluster" });
+    });
   });
 
   it.each<[string, string, string]>([

@@ -1,7 +1,9 @@
 /**
  * Reconciles one NodePool through the runtime's skeleton (runtime/reconciler.ts): the phases of
  * phases.ts, one status write (status.ts). Deletion removes the pool's work and waits for the
- * agent to confirm before the finalizer goes.
+ * agent to confirm before the finalizer goes. A new pool whose cluster is a moment from being
+ * placed is looked at again instead (phases.ts untoldClusterWaitMs): its first status is then
+ * Provisioning, not "waiting for the cluster".
  */
 import { NODE_POOL_FINALIZER, NodePoolResource, type NodePool } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -9,13 +11,14 @@ import { requestLog } from "../hcp/requests.ts";
 import { staleness } from "../hcp/staleness.ts";
 import { failedSteps } from "../hcp/steps.ts";
 import { deleteOwnedWorks, placedConsumer, type WorkRef } from "../hcp/work.ts";
+import type { ReconcileContext, Request, Result } from "../runtime/controller.ts";
 import type { TransitionPolicy } from "../runtime/events.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { poolNames } from "./nodepool.ts";
-import { POOL_PHASES } from "./phases.ts";
+import { POOL_PHASES, untoldClusterWaitMs } from "./phases.ts";
 import { replaceRestoredPoolWork } from "./restored-work.ts";
-import { poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
+import { CLUSTER_WAIT_UNTOLD_MS, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
 
 /** The same rule as the cluster's: every condition's transitions but Progressing. */
@@ -53,7 +56,10 @@ export const deleteWork: Phase<PoolScope> = async ({ signal }, scope) => {
 };
 
 export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
-  constructor(deps: NodePoolReconcilerDeps) {
+  readonly #deps: NodePoolReconcilerDeps;
+  readonly #now: () => number;
+
+  constructor(deps: NodePoolReconcilerDeps, now: () => number = Date.now) {
     super({
       resource: NodePoolResource,
       finalizer: NODE_POOL_FINALIZER,
@@ -79,5 +85,17 @@ export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
         },
       },
     });
+    this.#deps = deps;
+    this.#now = now;
+  }
+
+  /** A new pool whose cluster is about to be placed says nothing yet (phases.ts untoldClusterWaitMs). */
+  override async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
+    const deps = this.#deps;
+    const pool = deps.pools.get(req.namespace, req.name);
+    const windowMs = deps.clusterWaitUntoldMs ?? CLUSTER_WAIT_UNTOLD_MS;
+    const untold = pool && untoldClusterWaitMs(pool, deps, this.#now(), windowMs);
+    if (untold) return { requeueAfterMs: untold };
+    return super.reconcile(ctx, req);
   }
 }

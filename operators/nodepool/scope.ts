@@ -24,7 +24,15 @@ export interface NodePoolReconcilerDeps {
   region: RegionSettings;
   writer: ObjectWriter;
   events: Pick<EventRecorder, "record">;
+  /** How long a new pool keeps quiet while its cluster is on its way (phases.ts untoldClusterWaitMs); default CLUSTER_WAIT_UNTOLD_MS. */
+  clusterWaitUntoldMs?: number;
 }
+
+/**
+ * A pool created with its cluster usually sees it placed within seconds; past this the wait is
+ * one a user should be told of, and its status says so.
+ */
+export const CLUSTER_WAIT_UNTOLD_MS = 30_000;
 
 export interface PoolScope {
   deps: NodePoolReconcilerDeps;
