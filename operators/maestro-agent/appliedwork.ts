@@ -2,7 +2,8 @@
  * The agent's durable record of what it applied: one cluster-scoped AppliedManifestWork per work
  * (OCM's CRD), named `<hubHash>-<workName>`, listing every applied object with its uid. It is
  * what lets the agent delete a manifest dropped from a work, clean up a deleted work per its
- * deleteOption, and find works it applied before a restart.
+ * deleteOption, and find works it applied before a restart. Its create carries the first apply's
+ * intent (create()), so at create a work costs one create and one status write, as with OCM's agent.
  */
 import { createHash } from "node:crypto";
 import { WORK_GROUP, type DeleteOption, type ResourceIdentifier } from "../api/work/v1.ts";

@@ -307,6 +307,18 @@ describe("a restored region adopts what its agents hold", () => {
     ];
     const first = await createWork(consumer, "hc", manifests);
     await eventually("applied", () => settled(first), 30_000);
+    // Its record: one create carrying the intent and one status write listing the uids, as OCM's agent.
+    const records = await mgmt.listAll<AppliedManifestWork>(AppliedManifestWorkResource);
+    const record = records.items.find((a) => a.spec?.manifestWorkName === first.metadata.uid);
+    const recordWrite = `apply ${AppliedManifestWorkResource.plural}//${record?.metadata.name}`;
+    expect(writes.filter((w) => w.includes(AppliedManifestWorkResource.plural))).toEqual([
+      recordWrite,
+      recordWrite,
+    ]);
+    expect(record?.status?.appliedResources?.map((r) => [r.name, Boolean(r.uid)])).toEqual([
+      [names.cm, true],
+      [names.deployment, true],
+    ]);
     const identities = async () => {
       const cm = await getConfigMap(names.cm);
       const deployment = await mgmt.find(deploymentType, names.deployment, target);
