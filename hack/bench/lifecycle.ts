@@ -6,8 +6,10 @@
  * management cluster, the ARM emulator), simulator delay 0, no added ARM latency. Measured: time
  * to all Ready and to all deleted; requests per cluster by verb and resource from the apiservers'
  * own counters; peak RSS and CPU seconds per component; etcd's size at Ready before and after
- * compaction. Floor: the same number of writes per cluster, replayed by a raw client at the same
- * concurrency against the same apiservers. Restart: the operators killed with N clusters Ready;
+ * compaction. Floor: the physical one (physical-floor.ts), the fewest writes the design needs per
+ * cluster, copies of the run's own objects, by a raw client at the same concurrency against the
+ * same apiservers; beside it the machine's calibration, as many writes as ours, each a small
+ * ConfigMap's (the floor of runs before). Restart: the operators killed with N clusters Ready;
  * time until ready and until every cluster and pool was reconciled again, and the writes that
  * resync made (a no-op reconcile must write nothing); floor: a raw client listing every kind the
  * operators cache, as their informers do on a start. `--restore` (with `--no-delete`): after the
@@ -70,6 +72,14 @@ import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
 import { inParallel, writeCosts, type WriteCost, type WriteSample } from "./write-cost.ts";
+import {
+  PHYSICAL_WRITES,
+  capturePhysicalSet,
+  physicalFloorSwept,
+  preparePhysicalFloor,
+  replayPhysical,
+  type PhysicalFloorRun,
+} from "./physical-floor.ts";
 
 const NAMESPACE = "hcp-system";
 
@@ -113,7 +123,17 @@ export interface LifecycleReport {
   managementClusters: number;
   concurrency: number;
   createMs: number;
+  /** The calibration: as many writes per cluster as ours, each a small ConfigMap's (the old floor). */
   createFloorMs: number;
+  /**
+   * The physical floor (physical-floor.ts): the fewest writes the design needs per cluster, copies
+   * of the run's own objects, with the CPU each window took by process.
+   */
+  physicalFloor: {
+    create: PhysicalFloorRun & { cpu: Record<string, number> };
+    delete: PhysicalFloorRun & { cpu: Record<string, number> };
+    writes: typeof PHYSICAL_WRITES;
+  };
   /** Per cluster (with its pool), by "VERB resource". */
   createRequests: Record<string, number>;
   createWritesPerCluster: { service: number; management: number };
@@ -465,6 +485,38 @@ async function floor(
   return ms;
 }
 
+/**
+ * The physical floor's create, then its deletion (physical-floor.ts), each with the CPU it took;
+ * then, untimed, until the namespace controller has swept what the deletion left, so the
+ * calibration after it has the apiservers to itself.
+ */
+async function physicalFloors(
+  running: Running,
+  opts: LifecycleOptions,
+  set: Awaited<ReturnType<typeof capturePhysicalSet>>,
+  cpuNow: () => Promise<Record<string, number>>,
+): Promise<LifecycleReport["physicalFloor"]> {
+  await preparePhysicalFloor(running.service, opts.n);
+  const clients = { service: running.service, management: running.management };
+  const c0 = await cpuNow();
+  const create = await replayPhysical("create", set, clients, opts);
+  const c1 = await cpuNow();
+  progress(
+    `physical floor, create: ${Math.round(create.ms)} ms, ${JSON.stringify(create.writesPerCluster)} writes per cluster`,
+  );
+  const del = await replayPhysical("delete", set, clients, opts);
+  const c2 = await cpuNow();
+  progress(
+    `physical floor, delete: ${Math.round(del.ms)} ms, ${JSON.stringify(del.writesPerCluster)} writes per cluster`,
+  );
+  await physicalFloorSwept(running.management, opts.phaseTimeoutMs);
+  return {
+    create: { ...create, cpu: cpuWindow(c0, c1) },
+    delete: { ...del, cpu: cpuWindow(c1, c2) },
+    writes: PHYSICAL_WRITES,
+  };
+}
+
 // ---- restart ----------------------------------------------------------------------------------
 
 async function scrape(url: string): Promise<string> {
@@ -798,6 +850,11 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     };
 
     let samples = await writeSamples(running, works.list());
+    const physicalSet = await capturePhysicalSet(running.service, running.management, {
+      namespace: namespaceOf(0),
+      name: "c0",
+      signingKeyNamespace: NAMESPACE,
+    });
 
     const atRest = opts.restSeconds ? await restWindow(running, opts.restSeconds) : undefined;
     if (atRest) progress(`at rest: ${JSON.stringify(atRest)}`);
@@ -825,20 +882,18 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     progress(
       `usage: ${usage.map((u) => `${u.name} ${u.peakRssMb} MB ${Math.round(u.cpuSeconds)} CPU s`).join("; ")}`,
     );
-    if (!deletion) {
-      // Left running, a full region's spread Azure rechecks and drift checks compete with the
-      // floor (at 10,000 clusters it had not finished after 25 minutes). After a deletion the
-      // floor has the apiservers to itself; without one, it gets them by stopping the rest.
-      progress("no deletion: stopping the region's processes so the floor has the apiservers to itself");
-      await Promise.all(running.components.map((c) => c.stop()));
-    }
-    // The deletion's floor first: at 10,000 clusters the create's floor is known from runs without
-    // a deletion, and a run cut short in its floors keeps the figure no other run gives.
+    // The floors have the apiservers to themselves: left running, a full region's spread Azure
+    // rechecks and drift checks compete with them, and the physical floor's copies are real
+    // clusters and works the operators, agents and simulators would act on.
+    progress("stopping the region's processes so the floors have the apiservers to themselves");
+    await Promise.all(running.components.map((c) => c.stop()));
+    const physicalFloor = await physicalFloors(running, opts, physicalSet, cpuNow);
+    // The calibration: the old floor, as many writes per cluster as ours, each a small ConfigMap's.
+    const cpu2b = await cpuNow();
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
     const cpu3 = await cpuNow();
     const createFloorMs = await floor(running, opts, createWrites, "create");
     const cpu4 = await cpuNow();
-    await Promise.all(running.components.map((c) => c.stop()));
     progress("measuring what one status write costs each apiserver, by kind");
     const costs = await writeCosts(samples, { copies: 200, rounds: 5, concurrency: opts.concurrency });
     return {
@@ -847,6 +902,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       concurrency: opts.concurrency,
       createMs,
       createFloorMs,
+      physicalFloor,
       createRequests: perCluster(
         merge(difference(c1.service, c0.service), difference(c1.management, c0.management)),
         opts.n,
@@ -869,7 +925,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
         create: createCpu,
         createFloor: cpuWindow(cpu3, cpu4),
         delete: deletion && cpuWindow(cpu1, cpu2),
-        deleteFloor: deletion && cpuWindow(cpu2, cpu3),
+        deleteFloor: deletion && cpuWindow(cpu2b, cpu3),
       },
       writeCosts: costs,
       logDir: running.logDir,
@@ -959,9 +1015,11 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
   const cores = cpus().length;
   const windows: Array<[string, Record<string, number> | undefined, number]> = [
     ["create", r.cpu.create, r.createMs],
-    ["create floor", r.cpu.createFloor, r.createFloorMs],
+    ["calibration, create", r.cpu.createFloor, r.createFloorMs],
     ["delete", r.cpu.delete, r.deletion?.ms ?? NaN],
-    ["delete floor", r.cpu.deleteFloor, r.deletion?.floorMs ?? NaN],
+    ["calibration, delete", r.cpu.deleteFloor, r.deletion?.floorMs ?? NaN],
+    ["physical floor, create", r.physicalFloor.create.cpu, r.physicalFloor.create.ms],
+    ["physical floor, delete", r.physicalFloor.delete.cpu, r.physicalFloor.delete.ms],
   ];
   for (const [window, cpu, ms] of windows) {
     if (!cpu) continue;
@@ -976,6 +1034,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       detail: `of ${Math.round((ms / 1000) * cores)} (${cores} cores × elapsed): ${top.join(", ")}`,
     });
   }
+  figures.push(...calibrationFigures(r));
   figures.push(...restFigures(r));
   if (r.restart) {
     const total = Object.values(r.restart.writes).reduce((a, b) => a + b, 0);
@@ -995,19 +1054,58 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
   return figures;
 }
 
-function lifecycleComparisons(r: LifecycleReport): Comparison[] {
-  const floor = "raw client, same writes per cluster and concurrency";
+/** A window's CPU seconds: every process, and each side's apiservers. */
+function cpuSides(cpu: Record<string, number> | undefined): {
+  total: number;
+  service: number;
+  management: number;
+} {
+  const all = cpu ?? {};
+  return {
+    total: Math.round(Object.values(all).reduce((x, y) => x + y, 0)),
+    service: Math.round(all["kube-apiserver-service"] ?? 0),
+    management: Math.round(all["kube-apiserver (management clusters)"] ?? 0),
+  };
+}
+
+/**
+ * Ours beside the physical floor: the time, the CPU of every process, and each side's apiservers'
+ * CPU (the service apiserver; the management clusters' together). Targets on the time and the CPU.
+ */
+function physicalComparisons(
+  what: "create → all Ready" | "delete → all gone",
+  ms: number,
+  cpu: Record<string, number> | undefined,
+  floor: PhysicalFloorRun & { cpu: Record<string, number> },
+): Comparison[] {
+  const against = `physical floor: ${tenth(floor.writesPerCluster.service)} + ${tenth(floor.writesPerCluster.management)} writes per cluster of the run's own objects`;
+  const ours = cpuSides(cpu);
+  const theirs = cpuSides(floor.cpu);
+  const side = (name: string, o: number, p: number): Comparison =>
+    compare({ name: `${what}: ${name}`, unit: "CPU s", ours: o, against: "the physical floor's", peer: p });
   return [
+    compare({ name: what, unit: "s", ours: seconds(ms), against, peer: seconds(floor.ms) }, { atMost: 1.5 }),
     compare(
       {
-        name: "create → all Ready",
-        unit: "s",
-        ours: seconds(r.createMs),
-        against: floor,
-        peer: seconds(r.createFloorMs),
+        name: `${what}: CPU, every process`,
+        unit: "CPU s",
+        ours: ours.total,
+        against: "the physical floor's (apiservers, etcd, the bench)",
+        peer: theirs.total,
       },
       { atMost: 1.5 },
     ),
+    side("service apiserver CPU", ours.service, theirs.service),
+    side("management apiservers CPU", ours.management, theirs.management),
+  ];
+}
+
+function lifecycleComparisons(r: LifecycleReport): Comparison[] {
+  return [
+    ...physicalComparisons("create → all Ready", r.createMs, r.cpu.create, r.physicalFloor.create),
+    ...(r.deletion
+      ? physicalComparisons("delete → all gone", r.deletion.ms, r.cpu.delete, r.physicalFloor.delete)
+      : []),
     ...(r.restart
       ? [
           compare(
@@ -1036,21 +1134,41 @@ function lifecycleComparisons(r: LifecycleReport): Comparison[] {
           ),
         ]
       : []),
-    ...(r.deletion
-      ? [
-          compare(
-            {
-              name: "delete → all gone",
-              unit: "s",
-              ours: seconds(r.deletion.ms),
-              against: floor,
-              peer: seconds(r.deletion.floorMs),
-            },
-            { atMost: 1.5 },
-          ),
-        ]
-      : []),
   ];
+}
+
+/**
+ * The machine's calibration (the old floor): as many writes per cluster as ours made, each a small
+ * ConfigMap's, by a raw client. Its time says how fast this machine's apiservers are today;
+ * ours against it is the ratio earlier runs reported.
+ */
+function calibrationFigures(r: LifecycleReport): Figure[] {
+  const out: Figure[] = [
+    {
+      name: "calibration: our create's writes as small ConfigMaps",
+      value: seconds(r.createFloorMs),
+      unit: "s",
+      detail: `ours ${tenth(r.createMs / r.createFloorMs)}× it (the floor of runs before the physical one)`,
+    },
+  ];
+  if (r.deletion)
+    out.push({
+      name: "calibration: our deletion's writes as small ConfigMaps",
+      value: seconds(r.deletion.floorMs),
+      unit: "s",
+      detail: `ours ${tenth(r.deletion.ms / r.deletion.floorMs)}× it`,
+    });
+  for (const [what, run] of [
+    ["create", r.physicalFloor.create],
+    ["delete", r.physicalFloor.delete],
+  ] as const)
+    out.push({
+      name: `physical floor writes per cluster, ${what}`,
+      value: tenth(run.writesPerCluster.service + run.writesPerCluster.management),
+      unit: "writes",
+      detail: `${tenth(run.writesPerCluster.service)} service + ${tenth(run.writesPerCluster.management)} management, in ${seconds(run.ms)} s (docs/performance.md lists each)`,
+    });
+  return out;
 }
 
 function restoreFigures(x: RestoreStepReport | undefined): Figure[] {
