@@ -309,14 +309,9 @@ export const applyWork: Phase<ClusterScope> = async ({ signal }, scope) => {
   scope.memory.worksWritten.set(cluster.metadata.uid ?? "", writtenOf(scope.appliedWork));
   failpoint("cluster/after-work-applied");
   const work = `${consumer}/${facts.names.workName}`;
-  scope.log.info("Applied the HostedCluster ManifestWork", { work });
-  if (!current)
-    await deps.events.record(cluster, {
-      type: "Normal",
-      reason: "HostedClusterCreated",
-      message: `ManifestWork ${work} created`,
-      signal,
-    });
+  // No event for the work's creation: HostedClusterApplied shows it, and an install is told by its
+  // failures and its end (runtime/events.ts TransitionPolicy.install).
+  scope.log.info("Applied the HostedCluster ManifestWork", { work, created: !current });
   return {};
 };
 

@@ -216,14 +216,9 @@ export const applyWork: Phase<PoolScope> = async ({ signal }, scope) => {
   if (!scope.appliedWork) return {};
   failpoint("nodepool/after-work-applied");
   const work = `${consumer}/${desired.metadata.name ?? ""}`;
-  scope.log.info("Applied the NodePool ManifestWork", { work });
-  if (!current)
-    await deps.events.record(pool, {
-      type: "Normal",
-      reason: "NodePoolCreated",
-      message: `ManifestWork ${work} created`,
-      signal,
-    });
+  // No event for the work's creation: NodePoolApplied shows it, and an install is told by its
+  // failures and its end (runtime/events.ts TransitionPolicy.install).
+  scope.log.info("Applied the NodePool ManifestWork", { work, created: !current });
   return {};
 };
 
