@@ -1,20 +1,24 @@
 /**
  * `npm run bench -- --scenario transport`: the Maestro transport beside the real Maestro.
  *
- * Four setups, each in a fresh region (apiservers, one mosquitto with TLS and ACLs) with two
+ * Five setups, each in a fresh region (apiservers, one mosquitto with TLS and ACLs) with two
  * consumers, every component a separate process: the real `maestro server` (PostgreSQL) with real
  * `maestro agent`s, ours (operators/main.ts running maestro-server, operators/maestro-agent/main.ts),
- * and both mixes. For each:
+ * both mixes, and the floor: the same bundles' spec events published raw by the bench process and
+ * answered raw with an Applied status by one responder process per consumer (no apiserver, no
+ * apply; hack/bench/transport-floor.ts). For each:
  *  - throughput: N bundles (one ConfigMap each) spread over the consumers, `--concurrency` creates
  *    in flight; works/s over the whole run and create → status-back latency, a bundle being back
  *    when its status shows Applied at the generation created (ours: the ManifestWork's Applied
  *    condition with its observedGeneration; the real server: the status its gRPC Subscribe stream
- *    pushes, Applied at resource version 1);
+ *    pushes, Applied at resource version 1; the floor: the status event itself);
  *  - Maestro's own apply-latency shape (ours and the real pair by default): bursts of 20, 50 and
  *    100 bundles every 30 s, `--shape-rounds` bursts of each size, in a fresh region.
  * CPU seconds (during the measured window) and peak RSS are per process: server, each agent. The
  * databases behind the servers (PostgreSQL, etcd through the apiserver) are not counted.
- * Ours is compared with the real pair: at least 2× its works/s and at most half its p99.
+ * Ours is compared with the real pair (at least 2× its works/s, at most half its p99, each agent's
+ * peak RSS at most 1.5× the real agent's for the same consumer at the same load) and with the
+ * floor (at least half its works/s, at most twice its p99).
  */
 import { mkdir, readFile, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -32,15 +36,20 @@ import {
   type Implementation,
   type ServerSide,
 } from "./bench/transport-sides.ts";
+import { startRawAgents, startRawServer } from "./bench/transport-floor.ts";
 import { compare, percentile, type Comparison, type Figure, type Scenario } from "./bench/types.ts";
 import { sampleProcess, type ProcessSample } from "./bench/usage.ts";
 
+/** The floor's ends: a raw publisher in the bench process and raw responders (hack/bench/transport-floor.ts). */
+type Side = Implementation | "raw";
+
 const SETUPS = {
+  floor: { label: "raw MQTT publisher + raw responders (floor)", server: "raw", agent: "raw" },
   real: { label: "real server + real agent", server: "real", agent: "real" },
   ours: { label: "our server + our agent", server: "ours", agent: "ours" },
   "ours-server": { label: "our server + real agent", server: "ours", agent: "real" },
   "real-server": { label: "real server + our agent", server: "real", agent: "ours" },
-} as const satisfies Record<string, { label: string; server: Implementation; agent: Implementation }>;
+} as const satisfies Record<string, { label: string; server: Side; agent: Side }>;
 type SetupId = keyof typeof SETUPS;
 
 const CONSUMERS = ["mgmt-1", "mgmt-2"];
@@ -80,7 +89,7 @@ function positiveInt(value: string, flag: string): number {
 }
 
 /**
- *   --setups <ids>          real,ours,ours-server,real-server (default: all four)
+ *   --setups <ids>          floor,real,ours,ours-server,real-server (default: all five)
  *   --concurrency <n>       creates in flight during the throughput run (default 20)
  *   --shape-setups <ids>    setups that also run the apply-latency shape (default ours,real; "" for none)
  *   --shape-sizes <list>    burst sizes (default 20,50,100)
@@ -272,10 +281,12 @@ async function withSetup<T>(
       logDir: resolve(`.local/bench-logs/${id}-${phase}`),
     };
     progress(`${id}: starting ${setup.label}`);
-    const server = await startServer(setup.server, sideOpts);
+    const server = await (setup.server === "raw"
+      ? startRawServer(sideOpts)
+      : startServer(setup.server, sideOpts));
     let agents: AgentSide | undefined;
     try {
-      agents = await startAgents(setup.agent, sideOpts);
+      agents = await (setup.agent === "raw" ? startRawAgents(sideOpts) : startAgents(setup.agent, sideOpts));
       const infrastructure = await regionProcesses(region);
       const env: SetupEnv = { service, infrastructure, server, agents, trackers: new Set(), nextIndex: 0 };
       server.onApplied((key) => {
@@ -363,6 +374,8 @@ function usageFigures(
 
 interface ThroughputResult {
   worksPerSecond: number;
+  /** Peak RSS of each agent process, by consumer. */
+  agentRssMb: Map<string, number>;
   /** Statuses that never came back. */
   lost: number;
   p50: number;
@@ -399,8 +412,12 @@ async function throughput(id: SetupId, opts: TransportOptions): Promise<Throughp
     progress(
       `${id}: ${worksPerSecond} works/s, p50 ${p50} ms, p99 ${p99} ms${complete ? "" : `, ${tracker.missing} lost`}`,
     );
+    const agentRssMb = new Map(
+      env.agents.components.map((c) => [c.name.replace(/^agent /, ""), after.get(c.name)!.peakRssMb]),
+    );
     return {
       worksPerSecond,
+      agentRssMb,
       p50,
       p99,
       lost: tracker.missing,
@@ -497,35 +514,71 @@ async function attempt<T>(what: string, run: () => Promise<T>, failed: Figure[])
   }
 }
 
+/** Each of our agents' peak RSS beside the real agent's for the same consumer, both at the same load. */
+function agentRss(ours: ThroughputResult, real: ThroughputResult): Comparison[] {
+  return [...ours.agentRssMb].flatMap(([consumer, mb]) => {
+    const peer = real.agentRssMb.get(consumer);
+    if (peer === undefined) return [];
+    const c = {
+      name: `agent ${consumer} peak RSS`,
+      unit: "MB",
+      ours: mb,
+      against: "real Maestro agent",
+      peer,
+    };
+    return [compare(c, { atMost: 1.5 })];
+  });
+}
+
+/**
+ * Ours beside a peer in works/s and status-back p50/p99: the real pair (targets ≥ 2× its works/s,
+ * ≤ half its p99) or the raw floor (≥ half its works/s, ≤ twice its p99).
+ */
+function beside(
+  ours: ThroughputResult,
+  peer: ThroughputResult,
+  against: { name: string; label: string },
+  targets: { worksPerSecond: number; p99: number },
+): Comparison[] {
+  const pair = (name: string, unit: string, value: (r: ThroughputResult) => number) => ({
+    name,
+    unit,
+    ours: value(ours),
+    against: against.label,
+    peer: value(peer),
+  });
+  const out = [
+    compare(
+      pair("transport works/s", "works/s", (r) => r.worksPerSecond),
+      { atLeast: targets.worksPerSecond },
+    ),
+    compare(
+      pair("transport status-back p99", "ms", (r) => r.p99),
+      { atMost: targets.p99 },
+    ),
+    compare(pair("transport status-back p50", "ms", (r) => r.p50)),
+  ];
+  if (ours.lost || peer.lost)
+    for (const c of out)
+      c.note = `statuses lost: ours ${ours.lost}, ${against.name} ${peer.lost} (lost = Infinity)`;
+  return out;
+}
+
 function comparisons(runs: Map<SetupId, ThroughputResult>, shapes: Map<SetupId, ShapeResult>): Comparison[] {
   const ours = runs.get("ours");
   const real = runs.get("real");
+  const floor = runs.get("floor");
   const out: Comparison[] = [];
   const against = "real Maestro";
-  if (ours && real) {
-    const lost =
-      ours.lost || real.lost
-        ? `statuses lost: ours ${ours.lost}, real ${real.lost} (lost = Infinity)`
-        : undefined;
+  if (ours && real)
     out.push(
-      compare(
-        {
-          name: "transport works/s",
-          unit: "works/s",
-          ours: ours.worksPerSecond,
-          against,
-          peer: real.worksPerSecond,
-        },
-        { atLeast: 2 },
-      ),
-      compare(
-        { name: "transport status-back p99", unit: "ms", ours: ours.p99, against, peer: real.p99 },
-        { atMost: 0.5 },
-      ),
-      compare({ name: "transport status-back p50", unit: "ms", ours: ours.p50, against, peer: real.p50 }),
+      ...beside(ours, real, { name: "real", label: against }, { worksPerSecond: 2, p99: 0.5 }),
+      ...agentRss(ours, real),
     );
-    if (lost) for (const c of out) c.note = lost;
-  }
+  if (ours && floor)
+    out.push(
+      ...beside(ours, floor, { name: "floor", label: "raw MQTT floor" }, { worksPerSecond: 0.5, p99: 2 }),
+    );
   const ourShape = shapes.get("ours");
   const realShape = shapes.get("real");
   if (ourShape && realShape) {
@@ -563,6 +616,7 @@ export async function runTransport(
 }
 
 export const transportScenario: Scenario = {
-  describe: "Maestro transport: ours, the real Maestro and both mixes (works/s, status-back p50/p99, shape)",
+  describe:
+    "Maestro transport: ours, the real Maestro, both mixes and a raw MQTT floor (works/s, status-back p50/p99, agent RSS, shape)",
   run: ({ n, argv }) => runTransport(parseTransportOptions(argv, n)),
 };

@@ -75,7 +75,8 @@ export async function ensureNamespace(client: KubeClient, name: string): Promise
   });
 }
 
-function configMap(i: number, namespace: string): Manifest {
+/** Bundle `i`: one ConfigMap `bench-<i>` in `namespace`. */
+export function configMap(i: number, namespace: string): Manifest {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
