@@ -30,6 +30,7 @@ import {
   HcpClusterResource,
   ManagementClusterResource,
   NodePoolResource,
+  WORK_LABELS,
   type HcpCluster,
   type NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
@@ -68,6 +69,7 @@ import {
   type ArmInfo,
 } from "./components.ts";
 import { restoreStep, type RestoreStepReport } from "./region-restore-step.ts";
+import { scaleComparison } from "./lifecycle-scale.ts";
 import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
@@ -107,6 +109,11 @@ export interface LifecycleOptions {
   restore?: boolean;
   /** Delete the clusters and measure it (off: a run that stops at Ready and the restart). */
   deletion: boolean;
+  /**
+   * Delete only the first K clusters, the rest staying resident (`--delete-slice K`): the deletion
+   * of a large region measured on a slice, its floors on K copies. Default: all of them.
+   */
+  deleteSlice?: number;
   /** A deadline for each phase; the bench fails rather than wait forever. */
   phaseTimeoutMs: number;
   /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
@@ -462,7 +469,7 @@ async function floor(
   running: Running,
   opts: LifecycleOptions,
   perCluster: { service: number; management: number },
-  tag: string,
+  tag: "create" | "delete",
 ): Promise<number> {
   const writesOn = async (client: KubeClient, count: number, name: string): Promise<void> => {
     if (count < 1) return;
@@ -473,7 +480,8 @@ async function floor(
     if (count > 1) await client.delete(configMapType, ref);
   };
   const started = performance.now();
-  await inParallel(opts.n, opts.concurrency, async (i) => {
+  const count = tag === "delete" ? deletedCount(opts) : opts.n;
+  await inParallel(count, opts.concurrency, async (i) => {
     const mgmt = running.management[i % running.management.length]!;
     await Promise.all([
       writesOn(running.service, Math.round(perCluster.service), `floor-${tag}-${i}`),
@@ -504,12 +512,12 @@ async function physicalFloors(
   progress(
     `physical floor, create: ${Math.round(create.ms)} ms, ${JSON.stringify(create.writesPerCluster)} writes per cluster`,
   );
-  const del = await replayPhysical("delete", set, clients, opts);
+  const del = await replayPhysical("delete", set, clients, { ...opts, n: deletedCount(opts) });
   const c2 = await cpuNow();
   progress(
     `physical floor, delete: ${Math.round(del.ms)} ms, ${JSON.stringify(del.writesPerCluster)} writes per cluster`,
   );
-  await physicalFloorSwept(running.management, opts.phaseTimeoutMs);
+  await physicalFloorSwept(running.management, deletedCount(opts), opts.phaseTimeoutMs);
   return {
     create: { ...create, cpu: cpuWindow(c0, c1) },
     delete: { ...del, cpu: cpuWindow(c1, c2) },
@@ -763,29 +771,44 @@ interface Watched {
   works: ReturnType<typeof watch<ManifestWork>>;
 }
 
-/** Deletes every cluster and waits for clusters, pools and works to be gone; figures without the floor. */
+/** How many clusters the deletion takes: the slice, or all of them. */
+const deletedCount = (opts: LifecycleOptions): number => Math.min(opts.n, opts.deleteSlice ?? opts.n);
+
+/** Whether a bench cluster's name (`c<i>`, its pool's `c<i>-workers`) is among the first k. */
+function inFirst(k: number, clusterName: string | undefined): boolean {
+  const i = /^c(\d+)$/.exec(clusterName ?? "")?.[1];
+  return i !== undefined && Number(i) < k;
+}
+
+/**
+ * Deletes the first `deletedCount` clusters (all, without a slice) and waits for their clusters,
+ * pools and works to be gone; figures without the floor, per deleted cluster.
+ */
 async function deleteAll(
   running: Running,
   opts: LifecycleOptions,
   { clusters, pools, works }: Watched,
 ): Promise<Omit<NonNullable<LifecycleReport["deletion"]>, "floorMs">> {
+  const k = deletedCount(opts);
   const d0 = await phaseCounts(running);
   const started = performance.now();
-  await deleteClusters(running.service, opts.n, opts.concurrency);
+  await deleteClusters(running.service, k, opts.concurrency);
   const allGone = (): string | undefined => {
-    const [c, p, w] = [clusters.list().length, pools.list().length, works.list().length];
+    const c = clusters.list().filter((x) => inFirst(k, x.metadata.name)).length;
+    const p = pools.list().filter((x) => inFirst(k, x.spec.clusterRef.name)).length;
+    const w = works.list().filter((x) => inFirst(k, x.metadata.labels?.[WORK_LABELS.clusterName])).length;
     return c + p + w === 0 ? undefined : `${c} clusters, ${p} pools, ${w} works left`;
   };
-  await until(`${opts.n} clusters deleted`, allGone, opts.phaseTimeoutMs);
+  await until(`${k} clusters deleted`, allGone, opts.phaseTimeoutMs);
   const ms = performance.now() - started;
   progress(`all deleted after ${Math.round(ms)} ms`);
   const d1 = await phaseCounts(running);
   const service = difference(d1.service, d0.service);
   const management = difference(d1.management, d0.management);
-  const writesPerCluster = { service: writes(service) / opts.n, management: writes(management) / opts.n };
+  const writesPerCluster = { service: writes(service) / k, management: writes(management) / k };
   // Logged as soon as known: a long run stopped in its floors still tells what the deletion did.
   progress(`writes per cluster during delete: ${JSON.stringify(writesPerCluster)}`);
-  return { ms, requests: perCluster(merge(service, management), opts.n), writesPerCluster };
+  return { ms, requests: perCluster(merge(service, management), k), writesPerCluster };
 }
 
 export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleReport> {
@@ -1303,8 +1326,9 @@ function flag(argv: string[], name: string, fallback: number): number {
 
 /**
  * `--scenario lifecycle [--n 1000] [--management-clusters 5] [--concurrency 50] [--clusters-per-subscription 10]
- * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--restore] [--cpu-profile] [--rest-s 0]`: scenarios 1
- * and 4 in one run; `--restore` (with `--no-delete`) adds the region's loss and restore after the restart.
+ * [--phase-timeout-s 3600] [--no-restart] [--no-delete] [--delete-slice K] [--restore] [--cpu-profile]
+ * [--rest-s 0]`: scenarios 1 and 4 in one run; `--restore` (with `--no-delete`) adds the region's loss and
+ * restore after the restart; `--delete-slice K` deletes only the first K clusters, the rest resident.
  */
 export const lifecycleScenario: Scenario = {
   describe: "lifecycle at scale and a restart with the region full (processes apart, raw-client floor)",
@@ -1320,7 +1344,20 @@ export const lifecycleScenario: Scenario = {
       phaseTimeoutMs: flag(argv, "phase-timeout-s", 3600) * 1000,
       cpuProfile: argv.includes("--cpu-profile"),
       restSeconds: flag(argv, "rest-s", 0),
+      ...(argv.includes("--delete-slice") && { deleteSlice: flag(argv, "delete-slice", 0) }),
     });
-    return { figures: lifecycleFigures(report), comparisons: lifecycleComparisons(report), report };
+    const cpuTotal = (cpu: Record<string, number> | undefined): number =>
+      Object.values(cpu ?? {}).reduce((a, b) => a + b, 0);
+    const scale = await scaleComparison({
+      finishedAt: new Date().toISOString(),
+      n: report.n,
+      createCpuPerCluster: cpuTotal(report.cpu.create) / report.n,
+      floorCpuPerCluster: cpuTotal(report.physicalFloor.create.cpu) / report.n,
+    });
+    return {
+      figures: lifecycleFigures(report),
+      comparisons: [...lifecycleComparisons(report), ...scale],
+      report,
+    };
   },
 };

@@ -453,14 +453,19 @@ export async function replayPhysical(
   return { ms, writesPerCluster: { service: tally.service / n, management: tally.management / n } };
 }
 
-/** Waits (untimed) until no namespace of the copies is left on any management cluster. */
-export async function physicalFloorSwept(management: KubeClient[], timeoutMs: number): Promise<void> {
+/** Waits (untimed) until no namespace of the first k copies is left on any management cluster. */
+export async function physicalFloorSwept(
+  management: KubeClient[],
+  k: number,
+  timeoutMs: number,
+): Promise<void> {
   await waitFor(
     "the physical floor's namespaces swept",
     async () => {
       for (const client of management) {
         const namespaces = (await client.list<KubeObject>(NamespaceResource, {})).items;
-        if (namespaces.some((ns) => /^pfm-\d+/.test(ns.metadata.name ?? ""))) return false;
+        const copy = (name = ""): number => Number(/^pfm-(\d+)/.exec(name)?.[1] ?? Infinity);
+        if (namespaces.some((ns) => copy(ns.metadata.name) < k)) return false;
       }
       return true;
     },
