@@ -145,6 +145,11 @@ export interface LifecycleReport {
   createRequests: Record<string, number>;
   createWritesPerCluster: { service: number; management: number };
   /**
+   * Per cluster, the management apiservers' requests during the create by "VERB resource": where
+   * their CPU goes that is not writes (the agents' and simulators' reads).
+   */
+  createManagementRequests: Record<string, number>;
+  /**
    * Per cluster, by resource: writes during the create that the apiservers answered but did not
    * store, because they changed nothing (apiserver-metrics.ts storedWrites). Target: none.
    */
@@ -931,6 +936,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
         opts.n,
       ),
       createWritesPerCluster: createWrites,
+      createManagementRequests: perCluster(difference(c1.management, c0.management), opts.n),
       createUnchangedWrites: perCluster(unchanged, opts.n),
       createReconcilesPerCluster: perN(reconcileCounts(m1), reconcileCounts(m0), opts.n),
       createArmRequestsPerCluster: armPerCluster,
@@ -964,6 +970,24 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 const tenth = (x: number): number => Math.round(x * 10) / 10;
 
+/** The management apiservers' reads per cluster in the create: their CPU that is not writes. */
+function managementReadsFigure(r: LifecycleReport): Figure {
+  const reads = Object.entries(r.createManagementRequests)
+    .filter(([k]) => k.startsWith("GET") || k.startsWith("LIST"))
+    .sort(([, a], [, b]) => b - a);
+  return {
+    name: "reads per cluster on the management clusters, create",
+    value: tenth(reads.reduce((sum, [, v]) => sum + v, 0)),
+    unit: "requests",
+    detail: reads.length
+      ? reads
+          .slice(0, 6)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")
+      : "none",
+  };
+}
+
 /** Writes that changed nothing: each status write is to be a real change. */
 function unchangedWritesFigure(r: LifecycleReport): Figure {
   const byResource = Object.entries(r.createUnchangedWrites).filter(([, v]) => v >= 0.01);
@@ -996,6 +1020,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
       detail: w(r.createWritesPerCluster),
     },
     unchangedWritesFigure(r),
+    managementReadsFigure(r),
     ...(r.deletion
       ? [
           {
