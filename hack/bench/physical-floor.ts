@@ -220,7 +220,11 @@ function names(set: PhysicalSet, i: number) {
 }
 
 /** Rewrites a manifest of the sample into the i-th copy's namespaces. */
-function moved(set: PhysicalSet, o: KubeObject, to: { hosted: string; controlPlane: string }): KubeObject {
+export function moved(
+  set: PhysicalSet,
+  o: KubeObject,
+  to: { hosted: string; controlPlane: string },
+): KubeObject {
   const sampleCp = controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
   const rename = (ns: string | undefined): string | undefined =>
     ns === set.hostedNamespace ? to.hosted : ns === sampleCp ? to.controlPlane : ns;
