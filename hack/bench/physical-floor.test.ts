@@ -5,7 +5,7 @@ const set = {
   hostedNamespace: "clusters-abc",
   hostedCluster: { metadata: { name: "demo.1", namespace: "clusters-abc" } },
 } as unknown as PhysicalSet;
-const to = { hosted: "pfm-7", controlPlane: "pfm-7-demo-1" };
+const to = { hosted: "pfm-7", controlPlane: "pfm-7-demo-1", suffix: "pf7" };
 
 describe("moved", () => {
   it("renames the hosted namespace and carries the objects in it and in the control plane's", () => {
@@ -19,6 +19,11 @@ describe("moved", () => {
       to,
     );
     expect(cp.metadata.namespace).toBe("pfm-7-demo-1");
+  });
+
+  it("keeps copies elsewhere apart by name", () => {
+    const schedule = moved(set, { kind: "Schedule", metadata: { name: "daily", namespace: "velero" } }, to);
+    expect(schedule.metadata).toEqual({ name: "daily-pf7", namespace: "velero" });
   });
 
   it("sends what a creator sends: no identity, owners or status the apiserver assigned", () => {

@@ -28,6 +28,7 @@ import {
   controlPlaneNamespaceName,
 } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { AppliedManifestWorkResource } from "../../operators/maestro-agent/appliedwork.ts";
+import { RestMapper } from "../../operators/maestro-agent/restmapper.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 import { waitFor } from "../harness/ports.ts";
 import { inParallel } from "./write-cost.ts";
@@ -75,34 +76,24 @@ export interface PhysicalSet {
   placedOn: string;
   /** The namespace the works' manifests live in on the management cluster. */
   hostedNamespace: string;
-  /** Each work's manifests, in order, the Namespace first. */
-  manifests: KubeObject[];
+  /** Each work's manifests, in order, the Namespace first, with their types from discovery. */
+  manifests: Typed[];
   records: KubeObject[];
   hostedCluster: KubeObject;
   hostedNodePool: KubeObject;
   /** What HyperShift wrote in the control plane's namespace (not the controller-manager's). */
-  controlPlane: KubeObject[];
+  controlPlane: Typed[];
+}
+
+/** An object with the REST type it is written through. */
+export interface Typed {
+  object: KubeObject;
+  type: ResourceType;
 }
 
 type Status = { conditions?: Array<{ message?: string }> } & Record<string, unknown>;
 
 const FIELD_MANAGER = "bench-physical-floor";
-
-/** The kinds a work's manifests hold in this region; another kind is a bench defect, named. */
-const MANIFEST_TYPES: Record<string, ResourceType> = {
-  Namespace: NamespaceResource,
-  Secret: SecretResource,
-  ConfigMap: ConfigMapResource,
-  HostedCluster: HostedClusterResource,
-  NodePool: HyperShiftNodePoolResource,
-};
-
-function typeOf(o: KubeObject): ResourceType {
-  const kind = (o as { kind?: string }).kind ?? "";
-  const t = MANIFEST_TYPES[kind];
-  if (!t) throw new Error(`physical floor: a work's manifest of kind ${kind} has no type in the bench`);
-  return t;
-}
 
 /** The object without what the apiserver assigns, as a creator sends it. */
 function bare(o: KubeObject, keep: { finalizers?: boolean } = {}): KubeObject {
@@ -129,6 +120,9 @@ function provisioning(status: Status): Status {
     : status;
 }
 
+type ServiceSide = Pick<PhysicalSet, "cluster" | "pool" | "works" | "signingKey">;
+type ManagementSide = Omit<PhysicalSet, keyof ServiceSide>;
+
 /** Reads the first cluster's objects (`<namespace>/<name>`, pool `<name>-workers`) from the region. */
 export async function capturePhysicalSet(
   service: KubeClient,
@@ -145,62 +139,65 @@ export async function capturePhysicalSet(
     `sa-signing-key-${cluster.metadata.uid ?? ""}`,
     ref.signingKeyNamespace,
   );
+  const serviceSide = { cluster, pool, works, signingKey };
+  for (const client of management) {
+    const side = await captureManagementSide(client, works);
+    if (side) return { ...serviceSide, ...side };
+  }
+  throw new Error(`physical floor: no management cluster holds ${ref.namespace}/${ref.name}'s HostedCluster`);
+}
+
+/** The management side of the works' cluster, when `client` is the cluster they were placed on. */
+async function captureManagementSide(
+  client: KubeClient,
+  works: ManifestWork[],
+): Promise<ManagementSide | undefined> {
   const manifests = works.flatMap((w) => (w.spec?.workload?.manifests ?? []) as KubeObject[]);
-  const hosted = manifests.find((m) => (m as { kind?: string }).kind === "HostedCluster");
-  const hostedPool = manifests.find((m) => (m as { kind?: string }).kind === "NodePool");
+  const kindOf = (m: KubeObject): string | undefined => (m as { kind?: string }).kind;
+  const hosted = manifests.find((m) => kindOf(m) === "HostedCluster");
+  const hostedPool = manifests.find((m) => kindOf(m) === "NodePool");
   if (!hosted || !hostedPool) throw new Error("physical floor: the works hold no HostedCluster or NodePool");
   const hostedNamespace = hosted.metadata.namespace ?? "";
-  const workNames = new Set(works.map((w) => `${w.metadata.namespace}/${w.metadata.name}`));
-  for (const client of management) {
-    const hostedCluster = await client.find<KubeObject>(
-      HostedClusterResource,
-      hosted.metadata.name ?? "",
-      hostedNamespace,
-    );
-    if (!hostedCluster) continue;
-    const hostedNodePool = await client.get<KubeObject>(
-      HyperShiftNodePoolResource,
-      hostedPool.metadata.name ?? "",
-      hostedNamespace,
-    );
-    const records = (await client.list<KubeObject>(AppliedManifestWorkResource, {})).items.filter((r) =>
-      workNames.has(r.metadata.annotations?.["hcp.aro.dev/manifestwork"] ?? ""),
-    );
-    const cp = controlPlaneNamespaceName(hostedNamespace, hosted.metadata.name ?? "");
-    const byHyperShift = (o: KubeObject): boolean => o.metadata.name !== "kube-root-ca.crt";
-    const controlPlane = [
-      ...(await client.list<KubeObject>(SecretResource, { namespace: cp })).items.map((o) => ({
-        ...o,
-        kind: "Secret",
-        apiVersion: "v1",
-      })),
-      ...(await client.list<KubeObject>(ConfigMapResource, { namespace: cp })).items.map((o) => ({
-        ...o,
-        kind: "ConfigMap",
-        apiVersion: "v1",
-      })),
-    ].filter(byHyperShift);
-    const sorted = [
-      ...manifests.filter((m) => (m as { kind?: string }).kind === "Namespace"),
-      ...manifests.filter((m) => (m as { kind?: string }).kind !== "Namespace"),
-    ];
-    return {
-      cluster,
-      pool,
-      works,
-      signingKey,
-      placedOn: client.cluster,
-      hostedNamespace,
-      manifests: sorted,
-      records,
-      hostedCluster,
-      hostedNodePool,
-      controlPlane,
-    };
-  }
-  throw new Error(
-    `physical floor: no management cluster holds HostedCluster ${hostedNamespace}/${hosted.metadata.name}`,
+  const hostedName = hosted.metadata.name ?? "";
+  const hostedCluster = await client.find<KubeObject>(HostedClusterResource, hostedName, hostedNamespace);
+  if (!hostedCluster) return undefined;
+  const hostedNodePool = await client.get<KubeObject>(
+    HyperShiftNodePoolResource,
+    hostedPool.metadata.name ?? "",
+    hostedNamespace,
   );
+  const workNames = new Set(works.map((w) => `${w.metadata.namespace}/${w.metadata.name}`));
+  const records = (await client.list<KubeObject>(AppliedManifestWorkResource, {})).items.filter((r) =>
+    workNames.has(r.metadata.annotations?.["hcp.aro.dev/manifestwork"] ?? ""),
+  );
+  const cp = controlPlaneNamespaceName(hostedNamespace, hostedName);
+  const byHyperShift = (o: KubeObject): boolean => o.metadata.name !== "kube-root-ca.crt";
+  const controlPlane: Typed[] = [
+    ...(await client.list<KubeObject>(SecretResource, { namespace: cp })).items
+      .filter(byHyperShift)
+      .map((object) => ({ object, type: SecretResource })),
+    ...(await client.list<KubeObject>(ConfigMapResource, { namespace: cp })).items
+      .filter(byHyperShift)
+      .map((object) => ({ object, type: ConfigMapResource })),
+  ];
+  const mapper = new RestMapper(client);
+  const typed: Typed[] = [];
+  for (const object of manifests) {
+    const { apiVersion = "", kind = "" } = object as { apiVersion?: string; kind?: string };
+    typed.push({ object, type: await mapper.map(apiVersion, kind) });
+  }
+  return {
+    placedOn: client.cluster,
+    hostedNamespace,
+    manifests: [
+      ...typed.filter((m) => m.type.kind === "Namespace"),
+      ...typed.filter((m) => m.type.kind !== "Namespace"),
+    ],
+    records,
+    hostedCluster,
+    hostedNodePool,
+    controlPlane,
+  };
 }
 
 /** The names the i-th copy uses. */
@@ -215,30 +212,40 @@ function names(set: PhysicalSet, i: number) {
     signingKey: `sa-signing-key-pf${i}`,
     hostedNamespace,
     controlPlaneNamespace: controlPlaneNamespaceName(hostedNamespace, hostedName),
+    place: {
+      hosted: hostedNamespace,
+      controlPlane: controlPlaneNamespaceName(hostedNamespace, hostedName),
+      suffix: `pf${i}`,
+    },
     record: (r: KubeObject) => `pf${i}-${r.metadata.name}`.slice(0, 253),
   };
 }
 
 /** Rewrites a manifest of the sample into the i-th copy's namespaces. */
-export function moved(
-  set: PhysicalSet,
-  o: KubeObject,
-  to: { hosted: string; controlPlane: string },
-): KubeObject {
+export function moved(set: PhysicalSet, o: KubeObject, to: CopyPlace): KubeObject {
   const sampleCp = controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
   const rename = (ns: string | undefined): string | undefined =>
     ns === set.hostedNamespace ? to.hosted : ns === sampleCp ? to.controlPlane : ns;
   const b = bare(o);
   const kind = (o as { kind?: string }).kind;
-  return {
-    ...b,
-    metadata: {
-      ...b.metadata,
-      ...(kind === "Namespace"
-        ? { name: rename(b.metadata.name) }
-        : { namespace: rename(b.metadata.namespace) }),
-    },
-  };
+  if (kind === "Namespace") return { ...b, metadata: { ...b.metadata, name: rename(b.metadata.name) } };
+  if (!outside(set, o)) return { ...b, metadata: { ...b.metadata, namespace: rename(b.metadata.namespace) } };
+  // Elsewhere (another namespace, or cluster-scoped), the copies keep apart by name.
+  return { ...b, metadata: { ...b.metadata, name: `${b.metadata.name ?? ""}-${to.suffix}` } };
+}
+
+/** Where the i-th copy's management objects go: its two namespaces, and a suffix for the rest. */
+export interface CopyPlace {
+  hosted: string;
+  controlPlane: string;
+  suffix: string;
+}
+
+/** Whether a sample's object lives outside the cluster's two namespaces (and is no Namespace). */
+function outside(set: PhysicalSet, o: KubeObject): boolean {
+  const sampleCp = controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
+  const ns = o.metadata.namespace;
+  return (o as { kind?: string }).kind !== "Namespace" && ns !== set.hostedNamespace && ns !== sampleCp;
 }
 
 /** The namespaces the copies need beforehand (not timed: the bench's own clusters' exist too). */
@@ -347,8 +354,8 @@ async function createCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
     await s(service.apply(NodePoolResource, { ...poolRef, status: set.pool.status }, status));
   };
   const managementSide = async (): Promise<void> => {
-    const to = { hosted: n.hostedNamespace, controlPlane: n.controlPlaneNamespace };
-    for (const manifest of set.manifests) await m(mgmt.create(typeOf(manifest), moved(set, manifest, to)));
+    const to = n.place;
+    for (const { object, type } of set.manifests) await m(mgmt.create(type, moved(set, object, to)));
     for (const r of set.records) {
       const b = bare(r, { finalizers: true });
       await m(
@@ -375,7 +382,7 @@ async function createCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
       }),
     );
     await m(mgmt.create(NamespaceResource, { metadata: { name: n.controlPlaneNamespace } }));
-    for (const o of set.controlPlane) await m(mgmt.create(typeOf(o), moved(set, o, to)));
+    for (const { object, type } of set.controlPlane) await m(mgmt.create(type, moved(set, object, to)));
     const status = { subresource: "status" as const, fieldManager: FIELD_MANAGER };
     const hcStatus = (set.hostedCluster as { status?: unknown }).status;
     const npStatus = (set.hostedNodePool as { status?: unknown }).status;
@@ -425,6 +432,12 @@ async function deleteCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
     await deleteFinalized(mgmt, HostedClusterResource, hc, m);
     for (const r of set.records) {
       await mgmt.delete(AppliedManifestWorkResource, { name: n.record(r) });
+      m();
+    }
+    // What the namespaces' sweep does not take, the agent deletes itself.
+    for (const { object, type } of set.manifests.filter((x) => outside(set, x.object))) {
+      const copy = moved(set, object, n.place);
+      await mgmt.delete(type, { name: copy.metadata.name ?? "", namespace: copy.metadata.namespace });
       m();
     }
     for (const name of [n.controlPlaneNamespace, n.hostedNamespace]) {
