@@ -33,7 +33,13 @@ import { NamespaceResource } from "../operators/api/core.ts";
 import { subscriptionNamespace } from "../operators/frontend/mapping/names.ts";
 import { configMapType } from "../operators/releases/catalog.ts";
 import { KubeClient } from "../operators/runtime/kube.ts";
-import { ArmClient, clusterBody, clusterPath, frontendCerts } from "../test/support/frontend.ts";
+import {
+  ArmClient,
+  clusterBody,
+  clusterPath,
+  frontendAzure,
+  frontendCerts,
+} from "../test/support/frontend.ts";
 import {
   difference,
   meanMs,
@@ -45,6 +51,8 @@ import { halfMachineRate, type PhaseCost, type RateChoice } from "./bench/half-m
 import { startOurProcess } from "./bench/transport-sides.ts";
 import { compare, percentile, type Comparison, type Figure, type Scenario } from "./bench/types.ts";
 import { sampleProcess } from "./bench/usage.ts";
+import { startArmEmulator, type ArmEmulator } from "./harness/arm-emulator/index.ts";
+import { setUpCustomerAzure } from "./harness/customer-azure.ts";
 import { freePort } from "./harness/ports.ts";
 import { startRegion, type Region } from "./harness/region.ts";
 import { catalogConfigMap } from "./harness/stack.ts";
@@ -238,6 +246,30 @@ interface Bench {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts the frontend with the emulator's service principal in its environment (the SDK's
+ * EnvironmentCredential), restored after the spawn so other scenarios' processes do not inherit it.
+ */
+async function startFrontendProcess<T>(
+  emulator: Pick<ArmEmulator, "tenantId" | "clientId" | "clientSecret">,
+  start: () => Promise<T>,
+): Promise<T> {
+  const vars = {
+    AZURE_TENANT_ID: emulator.tenantId,
+    AZURE_CLIENT_ID: emulator.clientId,
+    AZURE_CLIENT_SECRET: emulator.clientSecret,
+  };
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await start();
+  } finally {
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+  }
+}
+
 async function startBench(opts: FrontendOptions): Promise<Bench> {
   progress("starting a region");
   const region = await startRegion({ managementClusters: 0, broker: false });
@@ -256,19 +288,27 @@ async function startBench(opts: FrontendOptions): Promise<Bench> {
     const dir = join(region.workDir, "bench-frontend");
     await mkdir(dir, { recursive: true });
     const certs = await frontendCerts(dir);
+    // A create's customer resources are checked in Azure: here the ARM emulator, as in the stack.
+    const emulator = await startArmEmulator({ workDir: dir });
+    stops.push(() => emulator.stop());
     const listenPort = await freePort();
-    const proc = await startOurProcess(
-      "hcp-frontend",
-      "operators/frontend/main.ts",
-      [
-        `--kubeconfig=${kubeconfigPath}`,
-        `--listen=127.0.0.1:${listenPort}`,
-        `--tls-cert=${certs.serving.certPath}`,
-        `--tls-key=${certs.serving.keyPath}`,
-        `--client-ca=${certs.clientCA}`,
-        `--catalog-namespace=${catalogNamespace}`,
-      ],
-      { region, cpuProfileDir: opts.cpuProfileDir, logDir: resolve(".local/bench-logs/frontend") },
+    const proc = await startFrontendProcess(emulator, () =>
+      startOurProcess(
+        "hcp-frontend",
+        "operators/frontend/main.ts",
+        [
+          `--kubeconfig=${kubeconfigPath}`,
+          `--listen=127.0.0.1:${listenPort}`,
+          `--tls-cert=${certs.serving.certPath}`,
+          `--tls-key=${certs.serving.keyPath}`,
+          `--client-ca=${certs.clientCA}`,
+          `--catalog-namespace=${catalogNamespace}`,
+          `--azure-endpoint=${emulator.endpoint}`,
+          `--azure-authority-host=${emulator.endpoint}`,
+          `--azure-ca=${emulator.caPath}`,
+        ],
+        { region, cpuProfileDir: opts.cpuProfileDir, logDir: resolve(".local/bench-logs/frontend") },
+      ),
     );
     stops.push(() => proc.stop());
     const arm = await ArmClient.create(`https://127.0.0.1:${listenPort}`, certs);
@@ -279,6 +319,8 @@ async function startBench(opts: FrontendOptions): Promise<Bench> {
       body: { state: "Registered", registrationDate: new Date().toISOString() },
     });
     if (registered.status >= 300) throw new Error(`subscription PUT: HTTP ${registered.status}`);
+    // Every PUT sends the same body, so one setup backs them all.
+    await setUpCustomerAzure(await frontendAzure(emulator), subscription, clusterBody(subscription));
     const probe = await arm.send("PUT", clusterPath(subscription, "bench-template", "template"), {
       body: clusterBody(subscription),
     });
@@ -409,10 +451,16 @@ async function idleCores(bench: Bench): Promise<number | undefined> {
   return (after - before) / ((performance.now() - started) / 1000);
 }
 
-/** The apiserver's CPU ms per request of a warm-up (one kind alone), less its idle CPU meanwhile. */
+/**
+ * The apiserver's CPU ms per request of a warm-up (one kind alone), less its idle CPU meanwhile.
+ * A failed request did not cost what a served one does, so a warm-up with failures calibrates nothing.
+ */
 function apiserverMsPerRequest(warm: LoopResult | undefined, idle: number): number | undefined {
-  const n = warm?.kinds[0]?.latenciesMs.length ?? 0;
+  const kind = warm?.kinds[0];
+  const n = kind?.latenciesMs.length ?? 0;
   if (warm?.apiserverCpuSeconds === undefined || n === 0) return undefined;
+  if (kind?.errors)
+    throw new Error(`calibration: ${kind.errors} of ${n} failed (${kind.firstError ?? ""}); give --rate`);
   return Math.max(0, ((warm.apiserverCpuSeconds - idle * warm.seconds) / n) * 1000);
 }
 
@@ -462,7 +510,9 @@ async function calibrate(
     const at = { rate: warmRate, slice: warmN };
     const what = { names: [`warm-up ${kind}`], perKind: warmN, sends: [sends[kind]] };
     warm[kind] = warmN > 0 ? await run(bench, at, what) : undefined;
-    const ms = idle === undefined ? undefined : apiserverMsPerRequest(warm[kind], idle);
+    // With --rate forced, a warm-up's failures are only reported, not a reason to stop.
+    const measured = opts.rate === undefined || !warm[kind]?.kinds[0]?.errors;
+    const ms = idle === undefined || !measured ? undefined : apiserverMsPerRequest(warm[kind], idle);
     if (ms !== undefined) perKind[kind] = ms;
   }
   const phase = (name: string, kinds: Kind[]): PhaseCost => ({
