@@ -70,6 +70,7 @@ import {
 } from "./components.ts";
 import { restoreStep, type RestoreStepReport } from "./region-restore-step.ts";
 import { scaleComparison } from "./lifecycle-scale.ts";
+import { historyCounts, watchWriteHistory, type HistoryLine } from "./write-history.ts";
 import { cpuByProcess, cpuWindow, currentRssMb } from "./usage.ts";
 import { sampleUsage, spawnComponent, type Component, type ComponentUsage } from "./processes.ts";
 import { compare, type Comparison, type Figure, type Scenario } from "./types.ts";
@@ -154,6 +155,11 @@ export interface LifecycleReport {
    * store, because they changed nothing (apiserver-metrics.ts storedWrites). Target: none.
    */
   createUnchangedWrites: Record<string, number>;
+  /**
+   * Each write to the first cluster's HcpCluster, NodePool and works during the create, and what
+   * it changed (write-history.ts); also in the log dir as first-cluster-writes.json.
+   */
+  firstClusterWrites: HistoryLine[];
   /** Reconciles per cluster (with its pool) during the create, by controller of the operators. */
   createReconcilesPerCluster: Record<string, number>;
   /** ARM requests per cluster during the create, by operation (the operators' own counter). */
@@ -835,6 +841,12 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const { counts: c0, stored: s0 } = await createReading(running);
     const m0 = await scrape(running.operators.metricsUrl);
     const cpu0 = await cpuNow();
+    const historyStop = new AbortController();
+    const history = watchWriteHistory(
+      running.service,
+      { namespace: namespaceOf(0), name: "c0" },
+      historyStop.signal,
+    );
     const started = performance.now();
     await createClusters(running.service, opts);
     progress(`${opts.n} clusters and pools created`);
@@ -846,6 +858,8 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     await until(`${opts.n} clusters and pools Ready`, allReady, opts.phaseTimeoutMs);
     const createMs = performance.now() - started;
     progress(`all Ready after ${Math.round(createMs)} ms`);
+    historyStop.abort();
+    await history.write(join(running.logDir, "first-cluster-writes.json"));
     const createCpu = cpuWindow(cpu0, await cpuNow());
     progress(`CPU seconds during create: ${JSON.stringify(createCpu)}`);
     const { counts: c1, stored: s1 } = await createReading(running);
@@ -938,6 +952,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       createWritesPerCluster: createWrites,
       createManagementRequests: perCluster(difference(c1.management, c0.management), opts.n),
       createUnchangedWrites: perCluster(unchanged, opts.n),
+      firstClusterWrites: history.lines,
       createReconcilesPerCluster: perN(reconcileCounts(m1), reconcileCounts(m0), opts.n),
       createArmRequestsPerCluster: armPerCluster,
       createArmCodesPerCluster: armCodesPerCluster,
@@ -969,6 +984,19 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
 
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 const tenth = (x: number): number => Math.round(x * 10) / 10;
+
+/** The first cluster's writes on the service side by kind; the report says what each changed. */
+function firstClusterFigure(r: LifecycleReport): Figure {
+  const counts = historyCounts(r.firstClusterWrites);
+  return {
+    name: "the first cluster's service writes, create",
+    value: Object.values(counts).reduce((a, b) => a + b, 0),
+    unit: "writes",
+    detail: `${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")} (creates included; what each changed: firstClusterWrites in .local/bench.json)`,
+  };
+}
 
 /** The management apiservers' reads per cluster in the create: their CPU that is not writes. */
 function managementReadsFigure(r: LifecycleReport): Figure {
@@ -1021,6 +1049,7 @@ function lifecycleFigures(r: LifecycleReport): Figure[] {
     },
     unchangedWritesFigure(r),
     managementReadsFigure(r),
+    firstClusterFigure(r),
     ...(r.deletion
       ? [
           {
