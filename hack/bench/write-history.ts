@@ -44,8 +44,13 @@ export function changes(before: Observed | undefined, after: Observed): string[]
 function metadataChanges(mb: KubeObject["metadata"], ma: KubeObject["metadata"]): string[] {
   const out: string[] = [];
   if (mb.generation !== ma.generation) out.push(`generation ${mb.generation} → ${ma.generation}`);
-  for (const key of ["finalizers", "labels", "annotations"] as const)
+  for (const key of ["finalizers", "labels", "annotations", "ownerReferences"] as const)
     if (JSON.stringify(mb[key]) !== JSON.stringify(ma[key])) out.push(key);
+  // A write that moved nothing else shows here: which manager's entry it touched.
+  const entry = (m: KubeObject["metadata"]) =>
+    new Map((m.managedFields ?? []).map((f) => [`${f.manager}/${f.subresource ?? ""}`, JSON.stringify(f)]));
+  const [eb, ea] = [entry(mb), entry(ma)];
+  for (const [k, v] of ea) if (eb.get(k) !== v) out.push(`managedFields ${k}`);
   return out;
 }
 
