@@ -95,6 +95,27 @@ export function untoldClusterWaitMs(
   return clusterHold(cluster, pool.spec.clusterRef.name).state === "pending" ? left : undefined;
 }
 
+/**
+ * How long a new pool's first status may wait for news while it says only that the pool is on its
+ * way (Ready False for a progress reason, not Degraded): up to the same window from its creation.
+ * A pool whose nodes come up within it is told once, Ready; a slower one at the window's end, then
+ * Ready: two writes at most where each step was one (work applied, nodes awaited, Ready).
+ */
+export function firstStatusHoldMs(
+  pool: NodePool,
+  next: { conditions?: Array<{ type: string; status?: string; reason?: string }> },
+  now: number,
+  windowMs: number,
+): number | undefined {
+  if (!neverTold(pool)) return undefined;
+  const of = (type: string) => next.conditions?.find((c) => c.type === type);
+  const ready = of(POOL_CONDITIONS.Ready);
+  if (ready?.status !== "False" || !isProgressReason(ready.reason ?? "")) return undefined;
+  if (of(POOL_CONDITIONS.Degraded)?.status === "True") return undefined;
+  const left = Date.parse(pool.metadata.creationTimestamp ?? "") + windowMs - now;
+  return left > 0 ? left : undefined;
+}
+
 /** A pool nothing was written of yet, neither deleting nor restored (a restored pool has a story). */
 function neverTold(pool: NodePool): boolean {
   return !pool.metadata.deletionTimestamp && !pool.status?.conditions?.length && !awaitsRestoredWork(pool);

@@ -204,11 +204,16 @@ describe("NodePoolReconciler", () => {
       return pool;
     };
 
-    it("writes nothing while the cluster is placed within the window, then Provisioning first", async () => {
-      const w = world({ pool: fresh(), cluster: hcpCluster("4.19.7", false), now: created + 5_000 });
+    it("writes nothing while the cluster is placed within the window, nor while the pool is only under way; Provisioning at the window's end", async () => {
+      const at = { pool: fresh(), cluster: hcpCluster("4.19.7", false), now: created + 5_000 };
+      const w = world(at);
       expect(await w.reconcile()).toEqual({ requeueAfterMs: 25_000 });
       expect(w.writer.writes).toEqual([]);
       w.clusters.set(hcpCluster("4.19.7", true));
+      at.now = created + 10_000;
+      expect(await w.reconcile()).toMatchObject({ requeueAfterMs: 20_000 });
+      expect(w.writer.of("status")).toHaveLength(0);
+      at.now = created + 30_000;
       await w.reconcile();
       expect(w.writer.of("status")).toHaveLength(1);
       expect(w.condition("ClusterReady")).toMatchObject({ status: "True", reason: "ClusterReady" });

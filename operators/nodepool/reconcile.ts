@@ -2,8 +2,9 @@
  * Reconciles one NodePool through the runtime's skeleton (runtime/reconciler.ts): the phases of
  * phases.ts, one status write (status.ts). Deletion removes the pool's work and waits for the
  * agent to confirm before the finalizer goes. A new pool whose cluster is a moment from being
- * placed is looked at again instead (phases.ts untoldClusterWaitMs): its first status is then
- * Provisioning, not "waiting for the cluster".
+ * placed is looked at again instead (phases.ts untoldClusterWaitMs), and its first status, while it
+ * only says the pool is on its way, waits for news within the same window (firstStatusHoldMs): a
+ * pool created with its cluster is told at most twice at create, not at each step.
  */
 import { NODE_POOL_FINALIZER, NodePoolResource, type NodePool } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -16,7 +17,7 @@ import type { TransitionPolicy } from "../runtime/events.ts";
 import type { Phase } from "../runtime/phases.ts";
 import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { poolNames } from "./nodepool.ts";
-import { POOL_PHASES, untoldClusterWaitMs } from "./phases.ts";
+import { firstStatusHoldMs, POOL_PHASES, untoldClusterWaitMs } from "./phases.ts";
 import { replaceRestoredPoolWork } from "./restored-work.ts";
 import { CLUSTER_WAIT_UNTOLD_MS, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
@@ -83,6 +84,8 @@ export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
           policy: POOL_EVENTS,
           failedSteps: (scope) => failedSteps(scope.facts.steps),
         },
+        holdFirst: (scope, next) =>
+          firstStatusHoldMs(scope.pool, next, now(), deps.clusterWaitUntoldMs ?? CLUSTER_WAIT_UNTOLD_MS),
       },
     });
     this.#deps = deps;

@@ -45,6 +45,12 @@ export interface StatusSpec<S> {
   };
   /** After a write that changed the status: what the new status now says (an event). */
   written?(ctx: ReconcileContext, scope: S): Promise<void>;
+  /**
+   * For an object nothing was written of yet: how long its first status, which says only that
+   * things are under way, may wait for news (a write saved; the reconcile comes back then).
+   * Undefined writes it now.
+   */
+  holdFirst?(scope: S, next: StatusWithConditions): number | undefined;
 }
 
 export interface ReconcilerSpec<T extends ReconciledObject, S> {
@@ -80,8 +86,10 @@ export class PhasedReconciler<T extends ReconciledObject, S> implements Reconcil
     // The finalizer first, so that a delete racing the create still finds something to wait on.
     if (await spec.writer.addFinalizer(spec.resource, obj, spec.finalizer, ctx)) return {};
     const outcome = await runPhases(ctx, scope, spec.phases(scope));
-    await this.#writeStatus(ctx, obj, scope, outcome);
-    return phasesResult(outcome);
+    const heldMs = await this.#writeStatus(ctx, obj, scope, outcome);
+    const result = phasesResult(outcome);
+    if (heldMs === undefined) return result;
+    return { ...result, requeueAfterMs: Math.min(result.requeueAfterMs ?? Infinity, heldMs) };
   }
 
   async #reconcileDelete(ctx: ReconcileContext, obj: T, scope: S): Promise<Result> {
@@ -101,12 +109,30 @@ export class PhasedReconciler<T extends ReconciledObject, S> implements Reconcil
     return outcome.result;
   }
 
-  async #writeStatus(ctx: ReconcileContext, obj: T, scope: S, outcome: PhasesOutcome): Promise<void> {
+  /** How long a first status that only says "under way" waits (StatusSpec.holdFirst); none: write. */
+  #firstHeldMs(obj: T, scope: S, outcome: PhasesOutcome, next: StatusWithConditions): number | undefined {
+    const { status } = this.#spec;
+    if (!status.holdFirst || obj.status?.conditions?.length || obj.metadata.deletionTimestamp)
+      return undefined;
+    if (outcome.errors.length > 0) return undefined;
+    const ms = status.holdFirst(scope, next);
+    return ms !== undefined && ms > 0 ? ms : undefined;
+  }
+
+  /** Writes the status, or resolves how long a first status is held (StatusSpec.holdFirst). */
+  async #writeStatus(
+    ctx: ReconcileContext,
+    obj: T,
+    scope: S,
+    outcome: PhasesOutcome,
+  ): Promise<number | undefined> {
     const { resource, writer, status } = this.#spec;
-    await timed(ctx, "writeStatus", async () => {
+    return timed(ctx, "writeStatus", async () => {
       const next = status.compose(scope, outcome.errors.length === 0);
+      const heldMs = this.#firstHeldMs(obj, scope, outcome, next);
+      if (heldMs !== undefined) return heldMs;
       const written = await writer.applyStatus(resource, obj, next, ctx);
-      if (!written) return;
+      if (!written) return undefined;
       if (status.events)
         await recordTransitions(
           status.events.recorder,
@@ -120,6 +146,7 @@ export class PhasedReconciler<T extends ReconciledObject, S> implements Reconcil
           status.events.policy,
         );
       await status.written?.(ctx, scope);
+      return undefined;
     });
   }
 }
