@@ -58,7 +58,7 @@ import {
   workTemplateStatus,
 } from "./work-template.ts";
 import { CONDITIONS } from "./status.ts";
-import { resolveVersion } from "./version.ts";
+import { endOfLifeCondition, resolveVersion } from "./version.ts";
 
 // ---- placement and release ---------------------------------------------------------------
 
@@ -389,6 +389,16 @@ function recordHostedSteps(scope: ClusterScope, work: ManifestWorkObject, report
 }
 
 /**
+ * An install's first version is told with its end of life in the same write (with Ready), not in
+ * the write after; later versions are planned from the status (version.ts resolveVersion).
+ */
+function firstVersionEndOfLife(scope: ClusterScope, completed: string | undefined): void {
+  if (!completed || scope.cluster.status?.version || !scope.plan) return;
+  const condition = endOfLifeCondition(scope.deps.releases(), completed, scope.plan);
+  if (condition) scope.facts.versionEndOfLife = condition;
+}
+
+/**
  * Turns the work's status and the HostedCluster's feedback into steps. Runs whatever came before:
  * a work that exists is observed even while an earlier step holds (a bad version, a quota), and
  * nothing here waits on a watch that is not there (the work's status events bring us back).
@@ -405,6 +415,7 @@ export const observeHostedCluster: Phase<ClusterScope> = (_ctx, scope) => {
   if (wanted && !report.updatingTo && report.completedVersion && report.completedVersion !== wanted)
     report.updatingTo = wanted;
   facts.hosted = report;
+  firstVersionEndOfLife(scope, report.completedVersion);
   const appliedKeyId = appliedSigningKeyId(
     feedbackOf(work, { kind: "Secret", name: SIGNING_KEY_SECRET_NAME }),
   );
