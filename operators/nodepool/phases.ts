@@ -3,7 +3,8 @@
  * resolves and respects the control plane's, the work is applied, the work and the nodes are
  * observed through feedback. Each records its step in `scope.facts`; a phase whose input is not
  * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
- * the pool back (the reconciler's one requeue is untoldClusterWaitMs's window, before any phase).
+ * the pool back (the reconciler's requeues are the new pool's windows: untoldClusterWaitMs before
+ * the phases, firstStatusHoldMs at the status write).
  */
 import {
   awaitsRestoredWork,
