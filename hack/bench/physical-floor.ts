@@ -210,8 +210,6 @@ function names(set: PhysicalSet, i: number) {
     pool: `pf${i}-workers`,
     work: (w: KubeObject) => `${w.metadata.name}-pf${i}`,
     signingKey: `sa-signing-key-pf${i}`,
-    hostedNamespace,
-    controlPlaneNamespace: controlPlaneNamespaceName(hostedNamespace, hostedName),
     place: {
       hosted: hostedNamespace,
       controlPlane: controlPlaneNamespaceName(hostedNamespace, hostedName),
@@ -223,7 +221,7 @@ function names(set: PhysicalSet, i: number) {
 
 /** Rewrites a manifest of the sample into the i-th copy's namespaces. */
 export function moved(set: PhysicalSet, o: KubeObject, to: CopyPlace): KubeObject {
-  const sampleCp = controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
+  const sampleCp = sampleControlPlane(set);
   const rename = (ns: string | undefined): string | undefined =>
     ns === set.hostedNamespace ? to.hosted : ns === sampleCp ? to.controlPlane : ns;
   const b = bare(o);
@@ -243,9 +241,17 @@ export interface CopyPlace {
 
 /** Whether a sample's object lives outside the cluster's two namespaces (and is no Namespace). */
 function outside(set: PhysicalSet, o: KubeObject): boolean {
-  const sampleCp = controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
   const ns = o.metadata.namespace;
-  return (o as { kind?: string }).kind !== "Namespace" && ns !== set.hostedNamespace && ns !== sampleCp;
+  return (
+    (o as { kind?: string }).kind !== "Namespace" &&
+    ns !== set.hostedNamespace &&
+    ns !== sampleControlPlane(set)
+  );
+}
+
+/** The sample's control-plane namespace, as HyperShift names it. */
+function sampleControlPlane(set: PhysicalSet): string {
+  return controlPlaneNamespaceName(set.hostedNamespace, set.hostedCluster.metadata.name ?? "");
 }
 
 /** The namespaces the copies need beforehand (not timed: the bench's own clusters' exist too). */
@@ -369,8 +375,8 @@ async function createCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
         ),
       );
     }
-    const hc = { name: set.hostedCluster.metadata.name ?? "", namespace: n.hostedNamespace };
-    const np = { name: set.hostedNodePool.metadata.name ?? "", namespace: n.hostedNamespace };
+    const hc = { name: set.hostedCluster.metadata.name ?? "", namespace: n.place.hosted };
+    const np = { name: set.hostedNodePool.metadata.name ?? "", namespace: n.place.hosted };
     await m(
       mgmt.mergePatch(HostedClusterResource, hc, {
         metadata: { finalizers: set.hostedCluster.metadata.finalizers },
@@ -381,7 +387,7 @@ async function createCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
         metadata: { finalizers: set.hostedNodePool.metadata.finalizers },
       }),
     );
-    await m(mgmt.create(NamespaceResource, { metadata: { name: n.controlPlaneNamespace } }));
+    await m(mgmt.create(NamespaceResource, { metadata: { name: n.place.controlPlane } }));
     for (const { object, type } of set.controlPlane) await m(mgmt.create(type, moved(set, object, to)));
     const status = { subresource: "status" as const, fieldManager: FIELD_MANAGER };
     const hcStatus = (set.hostedCluster as { status?: unknown }).status;
@@ -426,8 +432,8 @@ async function deleteCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
     s();
   };
   const managementSide = async (): Promise<void> => {
-    const hc = { name: set.hostedCluster.metadata.name ?? "", namespace: n.hostedNamespace };
-    const np = { name: set.hostedNodePool.metadata.name ?? "", namespace: n.hostedNamespace };
+    const hc = { name: set.hostedCluster.metadata.name ?? "", namespace: n.place.hosted };
+    const np = { name: set.hostedNodePool.metadata.name ?? "", namespace: n.place.hosted };
     await deleteFinalized(mgmt, HyperShiftNodePoolResource, np, m);
     await deleteFinalized(mgmt, HostedClusterResource, hc, m);
     for (const r of set.records) {
@@ -440,7 +446,7 @@ async function deleteCopy({ set, i, service, mgmt, tally }: Copy): Promise<void>
       await mgmt.delete(type, { name: copy.metadata.name ?? "", namespace: copy.metadata.namespace });
       m();
     }
-    for (const name of [n.controlPlaneNamespace, n.hostedNamespace]) {
+    for (const name of [n.place.controlPlane, n.place.hosted]) {
       await mgmt.delete(NamespaceResource, { name });
       m();
     }
