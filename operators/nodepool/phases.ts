@@ -3,8 +3,10 @@
  * resolves and respects the control plane's, the work is applied, the work and the nodes are
  * observed through feedback. Each records its step in `scope.facts`; a phase whose input is not
  * ready does nothing. No phase requeues: the cluster's, the work's and the catalog's watches bring
- * the pool back (the reconciler's requeues are the new pool's windows: untoldClusterWaitMs before
- * the phases, firstStatusHoldMs at the status write).
+ * the pool back. The reconciler's requeues are the new pool's two waits, both following its
+ * cluster rather than the pool's age: untoldClusterWaitMs before the phases, while the cluster is
+ * on its way to placement (bounded by the cluster going quiet), and firstStatusHoldMs at the status
+ * write, a window from the cluster's placement.
  */
 import {
   awaitsRestoredWork,
@@ -75,45 +77,101 @@ function placedOn(cluster: HcpCluster, deps: NodePoolReconcilerDeps): Management
 }
 
 /**
+ * Reasons for the cluster's Ready while a step is under way that isProgressReason (HyperShift's
+ * words: WaitingFor…) does not know: a step not reached yet (hcp/steps.ts heldBy), an Azure
+ * operation running or retried after a conflict (cluster/azure.ts), the broker out of reach for a
+ * moment. A reason not listed tells the pool at once: an unknown one costs a write, never hides a
+ * failure.
+ */
+const CLUSTER_PROGRESS_REASONS = new Set(["Pending", "InProgress", "Conflict", "BrokerNotConnected"]);
+
+/**
+ * Whether a cluster is getting on with its placement unasked: not paused, not Degraded, and its
+ * Ready either not written yet or False for a step under way (not a failure such as NoCapacity).
+ */
+function clusterOnItsWay(cluster: HcpCluster): boolean {
+  const conditions = cluster.status?.conditions ?? [];
+  if (cluster.spec.paused || getCondition(conditions, "Degraded")?.status === "True") return false;
+  const ready = getCondition(conditions, "Ready");
+  if (!ready) return true;
+  return (
+    ready.status === "False" && (isProgressReason(ready.reason) || CLUSTER_PROGRESS_REASONS.has(ready.reason))
+  );
+}
+
+/** The latest of some stored timestamps in ms, -Infinity when none parses (restart-safe clocks). */
+function latestMs(times: ReadonlyArray<string | undefined>): number {
+  return Math.max(...times.map((t) => Date.parse(t ?? "")).filter((ms) => !Number.isNaN(ms)));
+}
+
+/** When the cluster last moved: its creation or any of its conditions' last transition. */
+function clusterMovedMs(cluster: HcpCluster): number {
+  const conditions = cluster.status?.conditions ?? [];
+  return latestMs([cluster.metadata.creationTimestamp, ...conditions.map((c) => c.lastTransitionTime)]);
+}
+
+/**
  * How long a new pool may still say nothing while its cluster is on its way to being placed, or
  * undefined when its status must be written now. A pool created with its cluster would otherwise
- * write "waiting for the cluster" a moment before the cluster is placed (a status write per pool
- * that no one reads); the cluster's watch brings the pool back as soon as it is placed, and the
- * requeue at the end of the window writes the wait if it goes on. Only a pool never written to,
- * whose cluster exists and is neither going nor needing the user: a missing, deleting or Degraded
- * cluster is told at once. Judged from the pool's creationTimestamp, so a restart keeps the window.
+ * write "waiting for the cluster" before the cluster is placed (a status write per pool that no
+ * one reads: the cluster's own Ready says what it is doing). The wait follows the cluster, not the
+ * clock: at a region's scale a cluster takes minutes to be placed, so a window from the pool's
+ * creation ran out first. The cluster's watch brings the pool back as it moves and once it is
+ * placed; only a cluster none of whose conditions moved for `stallMs` is told on its pools, by
+ * the requeue at that bound. Only a pool never written to: a missing, deleting, paused, Degraded
+ * or failing cluster is told at once. Judged from stored timestamps, so a restart keeps the wait.
  */
 export function untoldClusterWaitMs(
   pool: NodePool,
   deps: NodePoolReconcilerDeps,
   now: number,
-  windowMs: number,
+  stallMs: number,
 ): number | undefined {
-  const left = Date.parse(pool.metadata.creationTimestamp ?? "") + windowMs - now;
-  if (!(left > 0) || !neverTold(pool)) return undefined;
+  if (!neverTold(pool)) return undefined;
   const cluster = deps.clusters.get(pool.metadata.namespace ?? "", pool.spec.clusterRef.name);
   if (!cluster || cluster.metadata.deletionTimestamp || placedOn(cluster, deps)) return undefined;
-  return clusterHold(cluster, pool.spec.clusterRef.name).state === "pending" ? left : undefined;
+  if (!clusterOnItsWay(cluster)) return undefined;
+  const left = clusterMovedMs(cluster) + stallMs - now;
+  return left > 0 ? left : undefined;
+}
+
+type NextStatus = { conditions?: Array<{ type: string; status?: string; reason?: string }> };
+
+/** Whether a status says only that the pool is on its way: Ready False for a progress reason, not Degraded. */
+function onlyUnderWay(next: NextStatus): boolean {
+  const of = (type: string) => next.conditions?.find((c) => c.type === type);
+  const ready = of(POOL_CONDITIONS.Ready);
+  return (
+    ready?.status === "False" &&
+    isProgressReason(ready.reason ?? "") &&
+    of(POOL_CONDITIONS.Degraded)?.status !== "True"
+  );
+}
+
+/** When the pool could start: the later of its creation and its cluster's placement (HostedClusterApplied). */
+function couldStartMs(pool: NodePool, cluster: HcpCluster | undefined): number | undefined {
+  const applied = getCondition(cluster?.status?.conditions, "HostedClusterApplied");
+  if (applied?.status !== "True") return undefined;
+  return latestMs([pool.metadata.creationTimestamp, applied.lastTransitionTime]);
 }
 
 /**
  * How long a new pool's first status may wait for news while it says only that the pool is on its
- * way (Ready False for a progress reason, not Degraded): up to the same window from its creation.
- * A pool whose nodes come up within it is told once, Ready; a slower one at the window's end, then
- * Ready: two writes at most where each step was one (work applied, nodes awaited, Ready).
+ * way: up to `windowMs` from when the pool could start, so a pool created with a slow cluster
+ * still gets its window after placement. A pool whose nodes come up within it is told once, Ready;
+ * a slower one at the window's end, then Ready: two writes at most where each step was one (work
+ * applied, nodes awaited, Ready). A pool whose cluster is not placed is not held: it says
+ * WaitingForCluster only once untoldClusterWaitMs has waited for the cluster.
  */
 export function firstStatusHoldMs(
   pool: NodePool,
-  next: { conditions?: Array<{ type: string; status?: string; reason?: string }> },
-  now: number,
-  windowMs: number,
+  cluster: HcpCluster | undefined,
+  next: NextStatus,
+  clock: { now: number; windowMs: number },
 ): number | undefined {
-  if (!neverTold(pool)) return undefined;
-  const of = (type: string) => next.conditions?.find((c) => c.type === type);
-  const ready = of(POOL_CONDITIONS.Ready);
-  if (ready?.status !== "False" || !isProgressReason(ready.reason ?? "")) return undefined;
-  if (of(POOL_CONDITIONS.Degraded)?.status === "True") return undefined;
-  const left = Date.parse(pool.metadata.creationTimestamp ?? "") + windowMs - now;
+  if (!neverTold(pool) || !onlyUnderWay(next)) return undefined;
+  const started = couldStartMs(pool, cluster);
+  const left = started === undefined ? 0 : started + clock.windowMs - clock.now;
   return left > 0 ? left : undefined;
 }
 

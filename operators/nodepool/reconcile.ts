@@ -1,10 +1,11 @@
 /**
  * Reconciles one NodePool through the runtime's skeleton (runtime/reconciler.ts): the phases of
  * phases.ts, one status write (status.ts). Deletion removes the pool's work and waits for the
- * agent to confirm before the finalizer goes. A new pool whose cluster is a moment from being
- * placed is looked at again instead (phases.ts untoldClusterWaitMs), and its first status, while it
- * only says the pool is on its way, waits for news within the same window (firstStatusHoldMs): a
- * pool created with its cluster is told at most twice at create, not at each step.
+ * agent to confirm before the finalizer goes. A new pool whose cluster is on its way to placement
+ * is looked at again instead, for as long as the cluster moves (phases.ts untoldClusterWaitMs), and
+ * its first status, while it only says the pool is on its way, waits for news within a window
+ * from the cluster's placement (firstStatusHoldMs): a pool created with its cluster is told at
+ * most twice at create (Ready, or "on its way" then Ready), however long the cluster takes.
  */
 import { NODE_POOL_FINALIZER, NodePoolResource, type NodePool } from "../api/v1alpha1/index.ts";
 import { clusterNames } from "../api/v1alpha1/clusternames.ts";
@@ -19,7 +20,13 @@ import { PhasedReconciler } from "../runtime/reconciler.ts";
 import { poolNames } from "./nodepool.ts";
 import { firstStatusHoldMs, POOL_PHASES, untoldClusterWaitMs } from "./phases.ts";
 import { replaceRestoredPoolWork } from "./restored-work.ts";
-import { CLUSTER_WAIT_UNTOLD_MS, poolWork, type NodePoolReconcilerDeps, type PoolScope } from "./scope.ts";
+import {
+  CLUSTER_STALL_MS,
+  FIRST_STATUS_WINDOW_MS,
+  poolWork,
+  type NodePoolReconcilerDeps,
+  type PoolScope,
+} from "./scope.ts";
 import { composePoolStatus, POOL_CONDITIONS, POOL_STEPS } from "./status.ts";
 
 /** The same rule as the cluster's: every condition's transitions but Progressing. */
@@ -85,19 +92,22 @@ export class NodePoolReconciler extends PhasedReconciler<NodePool, PoolScope> {
           failedSteps: (scope) => failedSteps(scope.facts.steps),
         },
         holdFirst: (scope, next) =>
-          firstStatusHoldMs(scope.pool, next, now(), deps.clusterWaitUntoldMs ?? CLUSTER_WAIT_UNTOLD_MS),
+          firstStatusHoldMs(scope.pool, scope.cluster, next, {
+            now: now(),
+            windowMs: deps.firstStatusWindowMs ?? FIRST_STATUS_WINDOW_MS,
+          }),
       },
     });
     this.#deps = deps;
     this.#now = now;
   }
 
-  /** A new pool whose cluster is about to be placed says nothing yet (phases.ts untoldClusterWaitMs). */
+  /** A new pool whose cluster is on its way to placement says nothing yet (phases.ts untoldClusterWaitMs). */
   override async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
     const deps = this.#deps;
     const pool = deps.pools.get(req.namespace, req.name);
-    const windowMs = deps.clusterWaitUntoldMs ?? CLUSTER_WAIT_UNTOLD_MS;
-    const untold = pool && untoldClusterWaitMs(pool, deps, this.#now(), windowMs);
+    const stallMs = deps.clusterStallMs ?? CLUSTER_STALL_MS;
+    const untold = pool && untoldClusterWaitMs(pool, deps, this.#now(), stallMs);
     if (untold) return { requeueAfterMs: untold };
     return super.reconcile(ctx, req);
   }

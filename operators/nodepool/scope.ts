@@ -24,15 +24,28 @@ export interface NodePoolReconcilerDeps {
   region: RegionSettings;
   writer: ObjectWriter;
   events: Pick<EventRecorder, "record">;
-  /** How long a new pool keeps quiet while its cluster is on its way (phases.ts untoldClusterWaitMs); default CLUSTER_WAIT_UNTOLD_MS. */
-  clusterWaitUntoldMs?: number;
+  /** How long a cluster on its way may go without moving before its untold pools say they wait (phases.ts untoldClusterWaitMs); default CLUSTER_STALL_MS. */
+  clusterStallMs?: number;
+  /** How long after it could start a new pool's first "on its way" status waits for news (phases.ts firstStatusHoldMs); default FIRST_STATUS_WINDOW_MS. */
+  firstStatusWindowMs?: number;
 }
 
 /**
- * A pool created with its cluster usually sees it placed within seconds; past this the wait is
- * one a user should be told of, and its status says so.
+ * A new pool says nothing while its cluster is on its way to placement, however long that takes,
+ * as long as the cluster moves: each of its steps changes a condition within seconds to a couple
+ * of minutes (an Azure operation, the agent's report), even at 1,000 clusters where the whole
+ * region is Ready in about 13 minutes. The cluster has no provisioning timeout of its own; one
+ * none of whose conditions moved for 10 minutes is stuck without saying so, and a user who made a
+ * pool should then see it wait on the pool itself.
  */
-export const CLUSTER_WAIT_UNTOLD_MS = 30_000;
+export const CLUSTER_STALL_MS = 600_000;
+
+/**
+ * How long, from when it could start (its creation, or its cluster's placement if later), a new
+ * pool's first status waits for its nodes while it would only say "on its way": nodes that come
+ * within it are told once (Ready); past it the wait is one a user should be told of.
+ */
+export const FIRST_STATUS_WINDOW_MS = 30_000;
 
 export interface PoolScope {
   deps: NodePoolReconcilerDeps;
