@@ -44,7 +44,7 @@ export interface MaestroAgentOptions {
    * drift check (reapplyMs).
    */
   statusSyncMs?: number;
-  /** Kinds watched for status, `plural.group`. Default DEFAULT_WATCHED_RESOURCES (HyperShift's). */
+  /** Kinds watched for status, `plural.group`. Default DEFAULT_WATCHED_RESOURCES (HyperShift's, Velero's Schedules). */
   watchedResources?: readonly string[];
   /** Default 5 min. */
   reapplyMs?: number;

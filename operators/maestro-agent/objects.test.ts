@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../runtime/kube.ts";
-import { readsStatusView, statusView } from "./objects.ts";
+import { readsStatusView, statusView, watchTransform } from "./objects.ts";
 
 describe("statusView", () => {
   it("keeps the identity, metadata without managedFields, and the status; drops the spec", () => {
@@ -25,6 +25,24 @@ describe("statusView", () => {
     expect(hc.metadata.managedFields).toHaveLength(1);
   });
 
+  it("keeps the spec fields our feedback reads of that kind, and no other", () => {
+    const secretEncryption = { type: "kms", kms: { azure: { activeKey: { keyName: "k" } } } };
+    const hc = {
+      apiVersion: "hypershift.openshift.io/v1beta1",
+      kind: "HostedCluster",
+      metadata: { name: "demo" },
+      spec: { platform: { type: "Azure" }, secretEncryption },
+    } as unknown as KubeObject;
+    const hostedClusters = { group: "hypershift.openshift.io", plural: "hostedclusters" };
+    expect(watchTransform(hostedClusters)(hc)).toMatchObject({ spec: { secretEncryption } });
+    expect(watchTransform(hostedClusters)(hc)).not.toHaveProperty("spec.platform");
+    // The same fields in another kind are not kept.
+    expect(watchTransform({ group: "hypershift.openshift.io", plural: "nodepools" })(hc)).not.toHaveProperty(
+      "spec",
+    );
+    expect(watchTransform({ group: "velero.io", plural: "schedules" })(hc)).not.toHaveProperty("spec");
+  });
+
   it("has no status for an object without one", () => {
     expect(statusView({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } })).toEqual({
       apiVersion: "v1",
@@ -47,5 +65,25 @@ describe("readsStatusView", () => {
   it.each([".spec.replicas", ".data.key", "..status", ".statusReport", "['status']", ".metadataX", ""])(
     "%s may read beyond them",
     (path) => expect(readsStatusView(path)).toBe(false),
+  );
+
+  it.each([
+    ".spec.secretEncryption.kms.azure.activeKey",
+    ".spec.secretEncryption",
+    "spec.paused",
+    ".spec.paused[0]",
+  ])("%s reads a spec field the view keeps", (path) =>
+    expect(readsStatusView(path, ["secretEncryption", "paused"])).toBe(true),
+  );
+
+  it.each([
+    ".spec",
+    ".spec.platform",
+    ".spec..activeKey",
+    ".spec.secretEncryptionX",
+    ".spec['paused']",
+    ".spec.*",
+  ])("%s may read spec fields it does not keep", (path) =>
+    expect(readsStatusView(path, ["secretEncryption", "paused"])).toBe(false),
   );
 });

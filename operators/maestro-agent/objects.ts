@@ -2,19 +2,28 @@
  * Where the agent's status syncs read the objects its works applied, so that the status of
  * thousands of works costs the management cluster's apiserver little:
  *  - kinds whose status the source asks back and whose changes matter at once (HostedClusters,
- *    NodePools) are watched: a change enqueues the works that hold the object, and a sync reads
- *    the watch's cache (without managedFields) instead of the apiserver;
+ *    NodePools, Velero Schedules) are watched: a change enqueues the works that hold the object,
+ *    and a sync reads the watch's cache (without managedFields) instead of the apiserver;
  *  - any other object only has to exist for its status (Applied, Available); its existence is read
  *    at the drift check (every reapply period), which reads it anyway, and remembered as metadata
  *    only in between. Reading it at every status sync was most of a management apiserver's
  *    requests at rest (92% with 2,000 clusters: 61 Secret and 31 Namespace GETs/s); the price is
  *    that a Secret deleted behind the agent's back shows, and is applied again, at the next drift
  *    check instead of the next status sync (OCM's agent re-applies on a similar resync).
- * An object with feedback rules of a kind not watched is read on every sync, as OCM's agent does.
- * Until a watch has synced, and for kinds it may not watch (RBAC), reads go to the apiserver.
+ *  - an unwatched object whose feedback reads only its metadata (the signing key's Secret, its key
+ *    ID annotation) is answered from that remembered metadata, as read at its last apply or drift
+ *    check; Secrets are never watched (a cluster-wide Secret watch would let the agent enumerate
+ *    them, and hold them all). The price: an annotation changed behind the agent's back is seen
+ *    (and, being the manifest's, put back) at the next drift check, not the next sync. A key
+ *    rotation is a new generation of the work, applied in full, and reported at once from what
+ *    that apply returned.
+ * An object with any other feedback of a kind not watched is read on every sync, as OCM's agent
+ * does. Until a watch has synced, and for kinds it may not watch (RBAC), reads go to the apiserver.
  * A watch caches an object's metadata and status, what feedback reads (our works read conditions,
- * versions and the endpoint from status, and the generation); a HostedCluster's spec is most of
- * the object. A rule that reads anything else reads the object from the apiserver at each sync.
+ * versions and the endpoint from status, and the generation), and the few spec fields our feedback
+ * reads of that kind (WATCHED_SPEC_FIELDS); a HostedCluster's spec is most of the object. A rule
+ * that reads anything else reads the object from the apiserver at each sync; an object whose rules
+ * read part of its spec is read from the apiserver at the drift check (feedbackReadsSpec).
  */
 import { Informer } from "../runtime/informer.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../runtime/kube.ts";
@@ -26,14 +35,36 @@ import type { AppliedResource, LiveReader } from "./appliedwork.ts";
 export const DEFAULT_WATCHED_RESOURCES = [
   "hostedclusters.hypershift.openshift.io",
   "nodepools.hypershift.openshift.io",
+  // A cluster's backup Schedule: its status (each backup's phase) is fed back.
+  "schedules.velero.io",
 ] as const;
+
+/**
+ * The spec fields, per watched kind, that our works' feedback reads: a watch keeps them beside the
+ * metadata and status, and feedback reading them is answered from its cache. Only these: a watch
+ * keeping whole specs would hold most of every HostedCluster.
+ */
+export const WATCHED_SPEC_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  // The customer-managed etcd keys (api/v1alpha1/feedback.ts HOSTED_CLUSTER_FEEDBACK_PATHS).
+  "hostedclusters.hypershift.openshift.io": ["secretEncryption"],
+  // Whether backups are paused (cluster/backup.ts BACKUP_FEEDBACK_PATHS).
+  "schedules.velero.io": ["paused"],
+};
 
 /** What the agent needs of a watch (an Informer; a test gives a fake). */
 export type ObjectWatch = Pick<Informer, "hasSynced" | "get" | "list" | "addEventHandler" | "run">;
 
 /** A watch of one kind on the management cluster, caching each object's statusView. */
 export function informerWatch(kube: KubeClient, log: Logger): (type: ResourceType) => ObjectWatch {
-  return (type) => new Informer({ client: kube, type, log, transform: statusView });
+  return (type) => new Informer({ client: kube, type, log, transform: watchTransform(type) });
+}
+
+/** What a watch of that kind keeps of each object (statusView with the kind's spec fields). */
+export function watchTransform(
+  type: Pick<ResourceType, "plural" | "group">,
+): (obj: KubeObject) => KubeObject {
+  const specFields = specFieldsOf(type);
+  return (obj) => statusView(obj, specFields);
 }
 
 export interface AppliedObjectsOptions {
@@ -60,42 +91,92 @@ interface Existence {
 const resourceName = (t: Pick<ResourceType, "plural" | "group">): string =>
   t.group ? `${t.plural}.${t.group}` : t.plural;
 
+const specFieldsOf = (t: Pick<ResourceType, "plural" | "group">): readonly string[] =>
+  WATCHED_SPEC_FIELDS[resourceName(t)] ?? [];
+
 const objectId = (t: ResourceType, namespace: string | undefined, name: string): string =>
   `${resourceName(t)}/${namespace ?? ""}/${name}`;
 
-/** Only what a status without feedback needs: that the object exists, and which one (uid). */
-function metadataOnly(obj: KubeObject | undefined): KubeObject | undefined {
+/**
+ * What is remembered of an unwatched object: for a status without feedback, that it exists and
+ * which one (uid); for feedback reading the metadata, all of it but managedFields. Never the data.
+ */
+function remembered(obj: KubeObject | undefined, wholeMetadata: boolean): KubeObject | undefined {
   if (!obj) return undefined;
   const { name, namespace, uid, resourceVersion } = obj.metadata;
-  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace, uid, resourceVersion } };
+  const metadata = wholeMetadata ? { ...obj.metadata } : { name, namespace, uid, resourceVersion };
+  delete metadata.managedFields;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata };
 }
 
-/** What a watch keeps of an object: its metadata without managedFields, and its status. */
-export function statusView(obj: KubeObject): KubeObject {
+/**
+ * What a watch keeps of an object: its metadata without managedFields, its status, and those of
+ * `specFields` its spec has.
+ */
+export function statusView(obj: KubeObject, specFields: readonly string[] = []): KubeObject {
   const metadata = { ...obj.metadata };
   delete metadata.managedFields;
-  const { status } = obj as { status?: unknown };
-  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata, ...(status !== undefined && { status }) };
+  const { status, spec } = obj as { status?: unknown; spec?: Record<string, unknown> };
+  const kept = Object.entries(spec ?? {}).filter(([field]) => specFields.includes(field));
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata,
+    ...(kept.length > 0 && { spec: Object.fromEntries(kept) }),
+    ...(status !== undefined && { status }),
+  };
 }
 
-/** A kubectl-style path that starts in the metadata or the status (`.status.x`, `metadata.generation`). */
-export function readsStatusView(path: string): boolean {
-  return /^\.?(status|metadata)(?:$|[.[])/.test(path.trim());
+/** A kubectl-style path that starts in the metadata. */
+const readsMetadata = (path: string): boolean => /^\.?metadata(?:$|[.[])/.test(path.trim());
+
+/**
+ * A kubectl-style path that starts in what statusView keeps: the metadata, the status
+ * (`.status.x`, `metadata.generation`) or one of `specFields` (`.spec.paused`).
+ */
+export function readsStatusView(path: string, specFields: readonly string[] = []): boolean {
+  const p = path.trim();
+  if (/^\.?(status|metadata)(?:$|[.[])/.test(p)) return true;
+  const field = /^\.?spec\.([A-Za-z0-9_-]+)(?:$|[.[])/.exec(p)?.[1];
+  return field !== undefined && specFields.includes(field);
 }
 
 const hasFeedback = (o: ManifestOutcome): boolean => (o.config?.feedbackRules?.length ?? 0) > 0;
 
-/** Every feedback rule of the outcome reads only what statusView keeps (well-known fields are all in status). */
-function feedbackInStatusView(o: ManifestOutcome): boolean {
+/**
+ * Every feedback rule of the outcome reads only what a watch of its kind keeps (well-known fields
+ * are all in status).
+ */
+function feedbackInStatusView(o: ManifestOutcome, type: ResourceType): boolean {
+  const specFields = specFieldsOf(type);
   return (o.config?.feedbackRules ?? []).every(
-    (rule) => rule.type === "WellKnownStatus" || (rule.jsonPaths ?? []).every((p) => readsStatusView(p.path)),
+    (rule) =>
+      rule.type === "WellKnownStatus" ||
+      (rule.jsonPaths ?? []).every((p) => readsStatusView(p.path, specFields)),
   );
 }
+
+/**
+ * Some feedback rule of the outcome reads the object's spec. A drift check reads such an object
+ * from the apiserver, as every sync did before its watch kept that part: the check compares the
+ * whole spec with the manifest as soon as any object of the work changed (Velero's status writes
+ * move a Schedule's generation at each backup), and the watch keeps only what feedback reads.
+ */
+const feedbackReadsSpec = (o: ManifestOutcome): boolean =>
+  (o.config?.feedbackRules ?? []).some((rule) =>
+    (rule.jsonPaths ?? []).some((p) => /^\.?spec(?:$|[.[])/.test(p.path.trim())),
+  );
 
 function cachedFind(informer: ObjectWatch): ManifestClient["find"] {
   return <T extends KubeObject>(_t: ResourceType, name: string, ns?: string) =>
     Promise.resolve(informer.get(ns ?? "", name) as T | undefined);
 }
+
+/** Every feedback rule of the outcome reads only the object's metadata. */
+const feedbackInMetadata = (o: ManifestOutcome): boolean =>
+  (o.config?.feedbackRules ?? []).every(
+    (rule) => rule.type === "JSONPaths" && (rule.jsonPaths ?? []).every((p) => readsMetadata(p.path)),
+  );
 
 export class AppliedObjects {
   readonly #o: AppliedObjectsOptions;
@@ -141,7 +222,10 @@ export class AppliedObjects {
       ids.add(id);
       if (this.#isWatched(o.type)) this.#informerFor(o.type);
       else if (applied && !o.failure)
-        this.#existence.set(id, { object: metadataOnly(o.object), readAtMs: this.#now() });
+        this.#existence.set(id, {
+          object: remembered(o.object, this.#rememberedFeedback(o)),
+          readAtMs: this.#now(),
+        });
     }
     this.#setHeld(workUid, ids);
   }
@@ -191,12 +275,16 @@ export class AppliedObjects {
 
   /**
    * Whether a work's status needs the apiserver read at every status sync: one of its objects
-   * failed, or its status is asked back (feedback rules) and no synced watch covers it. Otherwise
-   * watches report its changes as events and existence is read at the drift check.
+   * failed, or its status is asked back (feedback rules) and neither a synced watch nor the
+   * remembered metadata answers it. Otherwise watches report its changes as events, and existence
+   * and remembered metadata are read at the drift check.
    */
   needsStatusPolling(outcomes: readonly ManifestOutcome[]): boolean {
     return outcomes.some(
-      (o) => !o.type || o.failure !== undefined || (hasFeedback(o) && !this.#cachedFeedback(o)),
+      (o) =>
+        !o.type ||
+        o.failure !== undefined ||
+        (hasFeedback(o) && !this.#cachedFeedback(o) && !this.#rememberedFeedback(o)),
     );
   }
 
@@ -207,19 +295,21 @@ export class AppliedObjects {
   readerFor(outcome: ManifestOutcome, fallback: ManifestClient, fresh: boolean): ManifestClient {
     const type = outcome.type;
     const informer = type && this.#syncedInformer(type);
-    if (informer && feedbackInStatusView(outcome)) return { ...fallback, find: cachedFind(informer) };
-    if (!type || hasFeedback(outcome)) return fallback;
-    return { ...fallback, find: this.#rememberedFind(fallback, fresh) };
+    if (type && informer && feedbackInStatusView(outcome, type) && !(fresh && feedbackReadsSpec(outcome)))
+      return { ...fallback, find: cachedFind(informer) };
+    const feedback = hasFeedback(outcome);
+    if (!type || (feedback && !this.#rememberedFeedback(outcome))) return fallback;
+    return { ...fallback, find: this.#rememberedFind(fallback, fresh, feedback) };
   }
 
-  #rememberedFind(fallback: ManifestClient, fresh: boolean): ManifestClient["find"] {
+  #rememberedFind(fallback: ManifestClient, fresh: boolean, wholeMetadata: boolean): ManifestClient["find"] {
     return async <T extends KubeObject>(t: ResourceType, name: string, ns?: string) => {
       const id = objectId(t, ns, name);
       const known = this.#existence.get(id);
       if (!fresh && known && this.#now() - known.readAtMs < this.#o.existenceTtlMs)
         return known.object as T | undefined;
       const object = await fallback.find<T>(t, name, ns);
-      this.#existence.set(id, { object: metadataOnly(object), readAtMs: this.#now() });
+      this.#existence.set(id, { object: remembered(object, wholeMetadata), readAtMs: this.#now() });
       return object;
     };
   }
@@ -233,7 +323,12 @@ export class AppliedObjects {
 
   /** The outcome's feedback can be read from a synced watch's cache. */
   #cachedFeedback(o: ManifestOutcome): boolean {
-    return !!o.type && !!this.#syncedInformer(o.type) && feedbackInStatusView(o);
+    return !!o.type && !!this.#syncedInformer(o.type) && feedbackInStatusView(o, o.type);
+  }
+
+  /** The outcome's feedback can be read from what is remembered of an unwatched object. */
+  #rememberedFeedback(o: ManifestOutcome): boolean {
+    return !!o.type && !this.#isWatched(o.type) && feedbackInMetadata(o);
   }
 
   #isWatched(t: ResourceType): boolean {

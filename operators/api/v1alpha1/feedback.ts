@@ -49,7 +49,10 @@ export const HOSTED_CLUSTER_FEEDBACK_PATHS: JsonPath[] = [
   { name: FEEDBACK.generation, path: ".metadata.generation" },
   { name: FEEDBACK.validConfiguration, path: conditionPath("ValidConfiguration") },
   // Customer-managed etcd keys: whether HyperShift can use the active key, whether all data is
-  // encrypted with it, and the keys the HostedCluster carried when it said so (key rotation).
+  // encrypted with it, and the keys the HostedCluster carried when it said so (key rotation). The
+  // agent's watch keeps spec.secretEncryption for these (maestro-agent/objects.ts
+  // WATCHED_SPEC_FIELDS); a path into any other spec field would have it read every HostedCluster
+  // from the apiserver at each status sync.
   { name: FEEDBACK.validAzureKMSConfig, path: conditionPath("ValidAzureKMSConfig") },
   { name: FEEDBACK.etcdDataEncryptionUpToDate, path: conditionPath("EtcdDataEncryptionUpToDate") },
   { name: FEEDBACK.kmsActiveKey, path: ".spec.secretEncryption.kms.azure.activeKey" },
@@ -67,7 +70,11 @@ export const SIGNING_KEY_ID_ANNOTATION = "hcp.aro.dev/signing-key-id";
 /** Feedback name of the signing key's Secret in a cluster's work. */
 export const SIGNING_KEY_FEEDBACK = { keyId: "signingKeyId" } as const;
 
-/** The annotation only: never the Secret's data. Bracketed, as the key holds dots. */
+/**
+ * The annotation only: never the Secret's data. Bracketed, as the key holds dots. Metadata only,
+ * so the agent answers it from what it remembers of the Secret (read at each apply and drift
+ * check), never watching Secrets nor reading this one at each status sync.
+ */
 export const SIGNING_KEY_FEEDBACK_PATHS: JsonPath[] = [
   { name: SIGNING_KEY_FEEDBACK.keyId, path: `.metadata.annotations['${SIGNING_KEY_ID_ANNOTATION}']` },
 ];
