@@ -1,7 +1,8 @@
 /**
  * The purge of soft-deleted clusters (api/v1alpha1/deleted-cluster.ts): on the leader, each pass
- * reads the records and the HcpClusters from the apiserver (never a cache: a record past its
- * retention whose ID a cluster has again was undeleted, and its resources are that cluster's now)
+ * reads the records and, when one is past its retention, the HcpClusters from the apiserver (never
+ * a cache: a record past its retention whose ID a cluster has again was undeleted, and its
+ * resources are that cluster's now)
  * and, for each record past purgeAfter, deletes what the cluster kept (Azure resources, OIDC issuer,
  * signing keys; through the cluster controller's clients, handed in by main.ts) and then the
  * record; an undeleted cluster's record only loses the record. A pass runs every interval, or
@@ -26,6 +27,8 @@ import type { KubeClient } from "../runtime/kube.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
 import type { Runnable } from "../runtime/manager.ts";
 import { counter, gauge, metricsRegistry } from "../runtime/metrics.ts";
+
+const NONE_LIVE: ReadonlySet<string> = new Set();
 
 /** How often records are looked at when none falls due sooner. */
 export const DEFAULT_PURGE_INTERVAL_MS = 60_000;
@@ -106,9 +109,10 @@ export class SoftDeletePurge implements Runnable {
   /** One look at every record. */
   async pass(signal?: AbortSignal): Promise<PurgePass> {
     const { records, broken } = await this.#readRecords(signal);
-    const clusters = await this.#client.listAll<HcpCluster>(HcpClusterResource, { signal });
-    const liveIDs = new Set(clusters.items.map((c) => originalUid(c)));
     const now = this.#now();
+    const liveIDs = records.some((r) => purgeDecision(r, now, NONE_LIVE).action !== "keep")
+      ? await this.#liveClusterIDs(signal)
+      : NONE_LIVE;
     const out: PurgePass = { retained: 0, purged: [], undeleted: [], pending: [], broken };
     for (const record of records) {
       const decision = purgeDecision(record, now, liveIDs);
@@ -130,6 +134,15 @@ export class SoftDeletePurge implements Runnable {
     this.#records.set({ state: "due" }, out.pending.length);
     this.#records.set({ state: "broken" }, broken.length);
     return out;
+  }
+
+  /**
+   * The IDs of every HcpCluster, listed only when a record is due: the list is the region's every
+   * cluster (20 pages at 10,000), and it was read at each pass whether or not any record needed it.
+   */
+  async #liveClusterIDs(signal?: AbortSignal): Promise<ReadonlySet<string>> {
+    const clusters = await this.#client.listAll<HcpCluster>(HcpClusterResource, { signal });
+    return new Set(clusters.items.map((c) => originalUid(c)));
   }
 
   async #handle(

@@ -3,7 +3,8 @@
  * record past purgeAfter is purged (what it kept removed, then the record); one whose ID an
  * HcpCluster has again (undeleted) loses only its record, its resources untouched; one within its
  * retention is kept and its due time reported; one that cannot be read is never purged; a purge
- * still waiting on Azure keeps its record for the next pass. Counted by the metrics.
+ * still waiting on Azure keeps its record for the next pass. Counted by the metrics. The region's
+ * HcpClusters are listed only by a pass that has a record due.
  */
 import { load } from "js-yaml";
 import { randomUUID } from "node:crypto";
@@ -24,7 +25,7 @@ import {
   type HcpCluster,
 } from "../../operators/api/v1alpha1/index.ts";
 import { SoftDeletePurge } from "../../operators/softdelete/controller.ts";
-import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
+import { ClusterRegistry, type Cluster } from "../../operators/runtime/clusters.ts";
 import { clientFor, tempNamespace } from "../support/fixtures.ts";
 import { clusterInfo } from "../support/region.ts";
 
@@ -136,5 +137,35 @@ describe("the soft-delete purge", () => {
     expect(await count("hcp_soft_deleted_clusters", "state", "retained")).toBe(1);
     expect(await count("hcp_soft_deleted_clusters", "state", "due")).toBe(1);
     expect(await count("hcp_soft_deleted_clusters", "state", "broken")).toBe(1);
+  });
+
+  it("lists the region's HcpClusters only when a record is due", async () => {
+    const service = clusters.get("service");
+    const listed: string[] = [];
+    const counting = new Proxy(service.client, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (prop === "listAll" || prop === "list") listed.push((args[0] as { plural: string }).plural);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const at = (now: number) =>
+      new SoftDeletePurge({
+        cluster: { ...service, client: counting } as unknown as Cluster,
+        namespace: ns.name,
+        retained,
+        now: () => now,
+        registry: new Registry(),
+      }).pass();
+    // Left by the test above: the kept record (due in an hour) and the pending one (due now).
+    const early = await at(NOW - 2 * HOUR);
+    expect(early).toMatchObject({ retained: 2, purged: [], pending: [] });
+    expect(listed.filter((p) => p === HcpClusterResource.plural)).toEqual([]);
+    const due = await at(NOW);
+    expect(due.pending.map((p) => p.clusterID)).toEqual([ids.pending]);
+    expect(listed.filter((p) => p === HcpClusterResource.plural).length).toBeGreaterThan(0);
   });
 });
