@@ -115,6 +115,13 @@ export interface LifecycleOptions {
    * of a large region measured on a slice, its floors on K copies. Default: all of them.
    */
   deleteSlice?: number;
+  /**
+   * Replay the create's floors (physical and calibration) on K copies only, the region resident,
+   * and scale their time and CPU by N/K (`--floor-slice K`): a floor is throughput at a fixed
+   * concurrency, so linear in N, and K copies written beside N resident clusters cost what the
+   * last K of a full replay would. What lets a run of 10,000 fit in a session. Default: N copies.
+   */
+  floorSlice?: number;
   /** A deadline for each phase; the bench fails rather than wait forever. */
   phaseTimeoutMs: number;
   /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
@@ -130,6 +137,8 @@ export interface LifecycleReport {
   n: number;
   managementClusters: number;
   concurrency: number;
+  /** Copies the create's floors replayed (N unless `--floor-slice`); their figures are scaled to N. */
+  floorCopies: number;
   createMs: number;
   /** The calibration: as many writes per cluster as ours, each a small ConfigMap's (the old floor). */
   createFloorMs: number;
@@ -491,7 +500,7 @@ async function floor(
     if (count > 1) await client.delete(configMapType, ref);
   };
   const started = performance.now();
-  const count = tag === "delete" ? deletedCount(opts) : opts.n;
+  const count = tag === "delete" ? deletedCount(opts) : floorCopies(opts);
   await inParallel(count, opts.concurrency, async (i) => {
     const mgmt = running.management[i % running.management.length]!;
     await Promise.all([
@@ -515,11 +524,14 @@ async function physicalFloors(
   set: Awaited<ReturnType<typeof capturePhysicalSet>>,
   cpuNow: () => Promise<Record<string, number>>,
 ): Promise<LifecycleReport["physicalFloor"]> {
-  await preparePhysicalFloor(running.service, opts.n);
+  const copies = floorCopies(opts);
+  await preparePhysicalFloor(running.service, copies);
   const clients = { service: running.service, management: running.management };
   const c0 = await cpuNow();
-  const create = await replayPhysical("create", set, clients, opts);
+  const replayed = await replayPhysical("create", set, clients, { ...opts, n: copies });
   const c1 = await cpuNow();
+  const toN = opts.n / copies;
+  const create = { ...replayed, ms: replayed.ms * toN };
   progress(
     `physical floor, create: ${Math.round(create.ms)} ms, ${JSON.stringify(create.writesPerCluster)} writes per cluster`,
   );
@@ -530,7 +542,7 @@ async function physicalFloors(
   );
   await physicalFloorSwept(running.management, deletedCount(opts), opts.phaseTimeoutMs);
   return {
-    create: { ...create, cpu: cpuWindow(c0, c1) },
+    create: { ...create, cpu: scaledCpu(cpuWindow(c0, c1), toN) },
     delete: { ...del, cpu: cpuWindow(c1, c2) },
     writes: PHYSICAL_WRITES,
   };
@@ -785,6 +797,14 @@ interface Watched {
 /** How many clusters the deletion takes: the slice, or all of them. */
 const deletedCount = (opts: LifecycleOptions): number => Math.min(opts.n, opts.deleteSlice ?? opts.n);
 
+/** The create's floor copies: the slice asked for, never fewer than the deletion's (its floor deletes them). */
+const floorCopies = (opts: LifecycleOptions): number =>
+  Math.max(opts.deletion ? deletedCount(opts) : 1, Math.min(opts.n, opts.floorSlice ?? opts.n));
+
+/** CPU seconds by process, times `factor` (a floor replayed on a slice, scaled to N). */
+const scaledCpu = (cpu: Record<string, number>, factor: number): Record<string, number> =>
+  Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v * factor]));
+
 /** Whether a bench cluster's name (`c<i>`, its pool's `c<i>-workers`) is among the first k. */
 function inFirst(k: number, clusterName: string | undefined): boolean {
   const i = /^c(\d+)$/.exec(clusterName ?? "")?.[1];
@@ -934,7 +954,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpu2b = await cpuNow();
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
     const cpu3 = await cpuNow();
-    const createFloorMs = await floor(running, opts, createWrites, "create");
+    const createFloorMs = (await floor(running, opts, createWrites, "create")) * (opts.n / floorCopies(opts));
     const cpu4 = await cpuNow();
     progress("measuring what one status write costs each apiserver, by kind");
     const costs = await writeCosts(samples, { copies: 200, rounds: 5, concurrency: opts.concurrency });
@@ -942,6 +962,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       n: opts.n,
       managementClusters: opts.managementClusters,
       concurrency: opts.concurrency,
+      floorCopies: floorCopies(opts),
       createMs,
       createFloorMs,
       physicalFloor,
@@ -967,7 +988,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ...(atRest && { atRest }),
       cpu: {
         create: createCpu,
-        createFloor: cpuWindow(cpu3, cpu4),
+        createFloor: scaledCpu(cpuWindow(cpu3, cpu4), opts.n / floorCopies(opts)),
         delete: deletion && cpuWindow(cpu1, cpu2),
         deleteFloor: deletion && cpuWindow(cpu2b, cpu3),
       },
@@ -1153,9 +1174,14 @@ function physicalComparisons(
   what: "create → all Ready" | "delete → all gone",
   ms: number,
   cpu: Record<string, number> | undefined,
-  floor: PhysicalFloorRun & { cpu: Record<string, number> },
+  floor: PhysicalFloorRun & { cpu: Record<string, number>; slice?: { copies: number; n: number } },
 ): Comparison[] {
-  const against = `physical floor: ${tenth(floor.writesPerCluster.service)} + ${tenth(floor.writesPerCluster.management)} writes per cluster of the run's own objects`;
+  const { slice } = floor;
+  const scaled =
+    slice && slice.copies < slice.n
+      ? `, replayed on ${slice.copies} copies beside the resident region and scaled ×${tenth(slice.n / slice.copies)}`
+      : "";
+  const against = `physical floor: ${tenth(floor.writesPerCluster.service)} + ${tenth(floor.writesPerCluster.management)} writes per cluster of the run's own objects${scaled}`;
   const ours = cpuSides(cpu);
   const theirs = cpuSides(floor.cpu);
   const side = (name: string, o: number, p: number): Comparison =>
@@ -1179,7 +1205,10 @@ function physicalComparisons(
 
 function lifecycleComparisons(r: LifecycleReport): Comparison[] {
   return [
-    ...physicalComparisons("create → all Ready", r.createMs, r.cpu.create, r.physicalFloor.create),
+    ...physicalComparisons("create → all Ready", r.createMs, r.cpu.create, {
+      ...r.physicalFloor.create,
+      slice: { copies: r.floorCopies, n: r.n },
+    }),
     ...(r.deletion
       ? physicalComparisons("delete → all gone", r.deletion.ms, r.cpu.delete, r.physicalFloor.delete)
       : []),
@@ -1225,7 +1254,7 @@ function calibrationFigures(r: LifecycleReport): Figure[] {
       name: "calibration: our create's writes as small ConfigMaps",
       value: seconds(r.createFloorMs),
       unit: "s",
-      detail: `ours ${tenth(r.createMs / r.createFloorMs)}× it (the floor of runs before the physical one)`,
+      detail: `ours ${tenth(r.createMs / r.createFloorMs)}× it (the floor of runs before the physical one)${r.floorCopies < r.n ? `; replayed on ${r.floorCopies} copies, scaled to ${r.n}` : ""}`,
     },
   ];
   if (r.deletion)
@@ -1399,6 +1428,7 @@ export const lifecycleScenario: Scenario = {
       cpuProfile: argv.includes("--cpu-profile"),
       restSeconds: flag(argv, "rest-s", 0),
       ...(argv.includes("--delete-slice") && { deleteSlice: flag(argv, "delete-slice", 0) }),
+      ...(argv.includes("--floor-slice") && { floorSlice: flag(argv, "floor-slice", 0) }),
     });
     const cpuTotal = (cpu: Record<string, number> | undefined): number =>
       Object.values(cpu ?? {}).reduce((a, b) => a + b, 0);
