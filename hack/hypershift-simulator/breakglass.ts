@@ -28,7 +28,7 @@ import {
   type Request,
   type Result,
 } from "../../operators/runtime/controller.ts";
-import type { Informer } from "../../operators/runtime/informer.ts";
+import type { Informer, Lister } from "../../operators/runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 import type { Logger } from "../../operators/runtime/logger.ts";
 import { enqueueForObject, enqueueMapped } from "../../operators/runtime/source.ts";
@@ -75,6 +75,8 @@ export interface BreakglassSignerDeps {
   cluster: Cluster;
   /** Control-plane namespaces: a signer exists only for a hosted control plane. */
   namespaces: Informer;
+  /** The cluster's Secrets, the signers' whole (secret-cache.ts). */
+  secrets: Lister<KubeObject>;
   log: Logger;
   workers: number;
 }
@@ -85,6 +87,7 @@ export class BreakglassSigner {
   readonly #approvals: Informer<CertificateSigningRequestApproval>;
   readonly #revocations: Informer<CertificateRevocationRequest>;
   readonly #namespaces: Informer;
+  readonly #secrets: Lister<KubeObject>;
   readonly #csrController: Controller;
   readonly #crrController: Controller;
 
@@ -92,6 +95,7 @@ export class BreakglassSigner {
     const { cluster } = deps;
     this.#client = cluster.client;
     this.#namespaces = deps.namespaces;
+    this.#secrets = deps.secrets;
     this.#csrs = cluster.informer<CertificateSigningRequest>(CertificateSigningRequestResource);
     this.#approvals = cluster.informer<CertificateSigningRequestApproval>(
       CertificateSigningRequestApprovalResource,
@@ -146,7 +150,7 @@ export class BreakglassSigner {
       return {};
     }
     const request = await parseCertificateRequest(Buffer.from(csr.spec.request, "base64").toString("utf8"));
-    const signer = await ensureSigner(this.#client, namespace, signerClass);
+    const signer = await ensureSigner(this.#client, namespace, signerClass, this.#secrets);
     const certificate = await sign(signer, request, csr.spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS);
     await this.#client.mergePatch(
       CertificateSigningRequestResource,

@@ -10,6 +10,7 @@
  * HostedCluster, which waits for them when deleting). The break-glass signer (breakglass.ts)
  * watches CSRs, their approvals and revocation requests. Velero's part (velero.ts) watches the
  * Schedules in the `velero` namespace, and its restores (velero-restore.ts) the Restores there.
+ * Secrets (secret-cache.ts), BackupStorageLocations and Backups are watched for their readers.
  */
 import {
   HostedClusterResource,
@@ -36,12 +37,24 @@ import {
 import { BreakglassSigner } from "./breakglass.ts";
 import { simulatorMetrics } from "./metrics.ts";
 import { NodePoolReconciler } from "./nodepool.ts";
-import { VeleroScheduleReconciler } from "./velero.ts";
+import {
+  BACKUPS_BY_SCHEDULE,
+  cachedBackup,
+  scheduleOfBackup,
+  VeleroScheduleReconciler,
+  VeleroStorage,
+  type CachedBackup,
+} from "./velero.ts";
+import { secretInformer, type CachedSecret } from "./secret-cache.ts";
 import { VeleroRestoreReconciler } from "./velero-restore.ts";
 import {
+  BackupResource,
+  BackupStorageLocationResource,
   RestoreResource,
   ScheduleResource,
   VELERO_NAMESPACE,
+  type Backup,
+  type BackupStorageLocation,
   type Restore,
   type Schedule,
 } from "../../operators/api/velero/v1/index.ts";
@@ -75,6 +88,9 @@ export class HyperShiftSimulator implements Runnable {
   readonly #hostedClusters: Informer<HostedCluster>;
   readonly #nodePools: Informer<NodePool>;
   readonly #namespaces: Informer;
+  readonly #secrets: Informer<CachedSecret>;
+  readonly #locations: Informer<BackupStorageLocation>;
+  readonly #backups: Informer<CachedBackup, Backup>;
   readonly #hcController: Controller;
   readonly #npController: Controller;
   readonly #signer: BreakglassSigner;
@@ -94,6 +110,16 @@ export class HyperShiftSimulator implements Runnable {
     this.#hostedClusters = cluster.informer<HostedCluster>(HostedClusterResource);
     this.#nodePools = cluster.informer<NodePool>(NodePoolResource);
     this.#namespaces = cluster.informer(namespaceType, { labelSelector: `${CONTROL_PLANE_LABEL}=true` });
+    // HyperShift and Velero read Secrets, locations and Backups from their managers' caches.
+    this.#secrets = secretInformer(cluster);
+    this.#locations = cluster.informer<BackupStorageLocation>(BackupStorageLocationResource, {
+      namespace: VELERO_NAMESPACE,
+    });
+    this.#backups = cluster.informer<CachedBackup, Backup>(BackupResource, {
+      namespace: VELERO_NAMESPACE,
+      transform: cachedBackup,
+      indexers: { [BACKUPS_BY_SCHEDULE]: scheduleOfBackup },
+    });
     const shared = {
       cluster: cluster.name,
       hostedClusters: this.#hostedClusters,
@@ -109,7 +135,11 @@ export class HyperShiftSimulator implements Runnable {
       name: `${SIMULATOR_NAME}-hostedcluster-${cluster.name}`,
       maxConcurrentReconciles: workers,
       log,
-      reconciler: new HostedClusterReconciler({ ...shared, namespaces: this.#namespaces }),
+      reconciler: new HostedClusterReconciler({
+        ...shared,
+        namespaces: this.#namespaces,
+        secrets: this.#secrets,
+      }),
     });
     this.#npController = new Controller({
       name: `${SIMULATOR_NAME}-nodepool-${cluster.name}`,
@@ -117,7 +147,17 @@ export class HyperShiftSimulator implements Runnable {
       log,
       reconciler: new NodePoolReconciler(shared),
     });
-    this.#signer = new BreakglassSigner({ cluster, namespaces: this.#namespaces, log, workers });
+    this.#signer = new BreakglassSigner({
+      cluster,
+      namespaces: this.#namespaces,
+      secrets: this.#secrets,
+      log,
+      workers,
+    });
+    const storage = new VeleroStorage(cluster.client, {
+      locations: this.#locations,
+      secrets: this.#secrets,
+    });
     this.#schedules = cluster.informer<Schedule>(ScheduleResource, { namespace: VELERO_NAMESPACE });
     this.#veleroController = new Controller({
       name: `${SIMULATOR_NAME}-velero-${cluster.name}`,
@@ -126,6 +166,8 @@ export class HyperShiftSimulator implements Runnable {
       reconciler: new VeleroScheduleReconciler({
         client: cluster.client,
         schedules: this.#schedules,
+        backups: this.#backups,
+        storage,
         applier: shared.applier,
       }),
     });
@@ -137,6 +179,7 @@ export class HyperShiftSimulator implements Runnable {
       reconciler: new VeleroRestoreReconciler({
         client: cluster.client,
         restores: this.#restores,
+        storage,
         applier: shared.applier,
       }),
     });
@@ -174,11 +217,14 @@ export class HyperShiftSimulator implements Runnable {
       this.#namespaces,
       this.#schedules,
       this.#restores,
+      this.#secrets,
+      this.#locations,
+      this.#backups,
       ...this.#signer.informers,
     ] as Informer<KubeObject>[];
   }
 
-  /** True once every informer (HostedClusters, NodePools, namespaces, the signer's) has listed. */
+  /** True once every informer (HostedClusters, NodePools, namespaces, Secrets, Velero's, the signer's) has listed. */
   hasSynced(): boolean {
     return this.#informers().every((i) => i.hasSynced());
   }

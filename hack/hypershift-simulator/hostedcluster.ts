@@ -22,7 +22,7 @@ import type { Applier } from "../../operators/runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
 import type { EventRecorder } from "../../operators/runtime/events.ts";
 import { isNotFound } from "../../operators/runtime/errors.ts";
-import type { Informer } from "../../operators/runtime/informer.ts";
+import type { Informer, Lister } from "../../operators/runtime/informer.ts";
 import type { KubeObject } from "../../operators/runtime/kube.ts";
 import { hostedClusterTransitions, type Transition } from "./events.ts";
 import { NamespaceResource, SecretResource } from "../../operators/api/core.ts";
@@ -50,6 +50,8 @@ export interface HostedClusterReconcilerDeps {
   nodePools: Informer<NodePool>;
   /** Control-plane namespaces (label CONTROL_PLANE_LABEL). */
   namespaces: Informer;
+  /** The cluster's Secrets, metadata at least (secret-cache.ts): HyperShift reads them from its cache. */
+  secrets: Lister<KubeObject>;
   applier: Applier;
   events: EventRecorder;
   metrics: SimulatorMetrics;
@@ -89,11 +91,14 @@ function adminKubeconfig(hc: HostedCluster, status: HostedClusterStatus, rootCA:
 export class HostedClusterReconciler implements Reconciler {
   readonly #d: HostedClusterReconcilerDeps;
 
-  /**
-   * UIDs of HostedClusters whose admin kubeconfig exists. HyperShift reads its Secrets from a
-   * cache; asking the apiserver on every status change was 8 GETs per cluster in the bench.
-   */
+  /** UIDs of HostedClusters whose admin kubeconfig exists: its root CA is not made again. */
   readonly #kubeconfigMade = new Set<string>();
+
+  /**
+   * The key hash this process recorded per HostedCluster (by uid) until the cache shows it: a
+   * status computed from a cache behind that write would start the re-encryption over.
+   */
+  readonly #recordedKeyHash = new Map<string, string>();
 
   constructor(deps: HostedClusterReconcilerDeps) {
     this.#d = deps;
@@ -120,7 +125,7 @@ export class HostedClusterReconciler implements Reconciler {
       now: new Date(),
       provisionDelayMs: this.#d.provisionDelayMs,
       failure: failureOf(hc.metadata.annotations),
-      migratedKeyHash: azureKMS(hc) ? await this.#migratedKeyHash(hc) : undefined,
+      migratedKeyHash: azureKMS(hc) ? this.#migratedKeyHash(hc) : undefined,
     });
     // The key the data is under is recorded before the status says so: a crash in between
     // re-encrypts nothing twice.
@@ -171,7 +176,7 @@ export class HostedClusterReconciler implements Reconciler {
     const uid = hc.metadata.uid ?? "";
     if (this.#kubeconfigMade.has(uid)) return;
     const rootCA = (await ensureRootCA(client, controlPlaneNamespaceOf(hc))).certificate;
-    if (await client.find(secretType, name, namespace)) {
+    if (this.#d.secrets.get(namespace ?? "", name)) {
       this.#kubeconfigMade.add(uid);
       return;
     }
@@ -194,18 +199,22 @@ export class HostedClusterReconciler implements Reconciler {
       type: "Opaque",
       stringData: { [ADMIN_KUBECONFIG_KEY]: adminKubeconfig(hc, status, rootCA) },
     };
+    // Absent from the cache may still exist (the cache is behind): created if absent.
     await client.createIfAbsent(secretType, secret);
     this.#kubeconfigMade.add(uid);
   }
 
   /** The fingerprint of the key all etcd data is encrypted with, from the control plane's Secret. */
-  async #migratedKeyHash(hc: HostedCluster): Promise<string | undefined> {
-    const secret = await this.#d.applier.client.find(
-      secretType,
-      ENCRYPTION_CONFIG_SECRET,
-      controlPlaneNamespaceOf(hc),
-    );
-    return secret?.metadata.annotations?.[MIGRATED_KEY_HASH_ANNOTATION];
+  #migratedKeyHash(hc: HostedCluster): string | undefined {
+    const secret = this.#d.secrets.get(controlPlaneNamespaceOf(hc), ENCRYPTION_CONFIG_SECRET);
+    const cached = secret?.metadata.annotations?.[MIGRATED_KEY_HASH_ANNOTATION];
+    const uid = hc.metadata.uid ?? "";
+    const recorded = this.#recordedKeyHash.get(uid);
+    if (recorded === undefined || recorded === cached) {
+      this.#recordedKeyHash.delete(uid);
+      return cached;
+    }
+    return recorded;
   }
 
   async #recordMigratedKeyHash(ctx: ReconcileContext, hc: HostedCluster, hash: string): Promise<void> {
@@ -225,6 +234,7 @@ export class HostedClusterReconciler implements Reconciler {
       type: "Opaque",
     };
     await this.#d.applier.apply(secretType, secret, { signal: ctx.signal });
+    this.#recordedKeyHash.set(hc.metadata.uid ?? "", hash);
   }
 
   /** Deletes the control-plane namespace unless it is going already; true while it still exists. */
@@ -238,6 +248,12 @@ export class HostedClusterReconciler implements Reconciler {
       await client.delete(namespaceType, { name });
     }
     return true;
+  }
+
+  /** What this process remembers of a HostedCluster that is gone. */
+  #forget(uid: string | undefined): void {
+    this.#kubeconfigMade.delete(uid ?? "");
+    this.#recordedKeyHash.delete(uid ?? "");
   }
 
   async #writeStatus(hc: HostedCluster, status: HostedClusterStatus): Promise<void> {
@@ -289,7 +305,7 @@ export class HostedClusterReconciler implements Reconciler {
       { type: "Normal", reason: "Deleted", message: "The hosted control plane is gone" },
     ]);
     await this.#d.applier.removeFinalizer(HostedClusterResource, hc, HYPERSHIFT_FINALIZER);
-    this.#kubeconfigMade.delete(hc.metadata.uid ?? "");
+    this.#forget(hc.metadata.uid);
     this.#d.metrics.deletions.inc({ cluster: this.#d.cluster, kind: HOSTED_CLUSTER_KIND });
     return {};
   }

@@ -22,6 +22,7 @@ import { ConfigMapResource, SecretResource } from "../../operators/api/core.ts";
 import { ROOT_CA_CONFIGMAP, ROOT_CA_KEY } from "../../operators/api/hypershift/v1beta1/index.ts";
 import { subjectName, webKeys, type ParsedRequest, type Subject } from "../../operators/hcp/pkcs10.ts";
 import { randomSerial, signClientCertificate } from "../../operators/hcp/x509.ts";
+import type { Lister } from "../../operators/runtime/informer.ts";
 import type { KubeClient, KubeObject } from "../../operators/runtime/kube.ts";
 
 export const SIGNER_SECRET = "customer-system-admin-signer";
@@ -108,18 +109,27 @@ function signerOf(secret: KubeObject | undefined): Signer | undefined {
 /**
  * The control plane's signer of a class, made on first use; the first one written stays. Its
  * bundle is written from the Secret that stayed, so a writer that lost the race, or a crash
- * between the two writes, never leaves a bundle trusting a CA whose key nobody kept.
+ * between the two writes, never leaves a bundle trusting a CA whose key nobody kept. `secrets`,
+ * a cache holding the signers' Secrets whole (secret-cache.ts), spares the Secret's read when the
+ * bundle trusts the cached CA.
  */
 export async function ensureSigner(
   client: KubeClient,
   namespace: string,
   signerClass: SignerClass = "customer-break-glass",
+  secrets?: Lister<KubeObject>,
 ): Promise<Signer> {
   const name = SIGNER_SECRETS[signerClass];
   // The bundle is read before the Secret: a rotation writes the Secret first, so a bundle that
-  // differs is older than the Secret read, never newer (a repair never undoes a rotation).
+  // differs is older than the Secret read, never newer (a repair never undoes a rotation). A
+  // cached Secret the bundle, read afresh, does not trust may be behind a rotation: it is read
+  // afresh too, and a repair follows only from that read.
   const bundle = await client.find<DataObject>(ConfigMapResource, bundleOf(name), namespace);
-  let kept = signerOf(await client.find(SecretResource, name, namespace));
+  const cached = signerOf(secrets?.get(namespace, name));
+  let kept =
+    cached && cached.certificate === bundle?.data?.["ca-bundle.crt"]
+      ? cached
+      : signerOf(await client.find(SecretResource, name, namespace));
   if (!kept) {
     const made = await newSigner(namespace, signerClass, new Date(Date.now() - BACKDATE_MS));
     await client.createIfAbsent(SecretResource, signerSecret(namespace, signerClass, made));

@@ -29,7 +29,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from "../../operat
 import { errorMessage } from "../../operators/runtime/errors.ts";
 import type { Informer } from "../../operators/runtime/informer.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
-import { backupObjectName, VeleroStorage } from "./velero.ts";
+import { backupObjectName, type VeleroStorage } from "./velero.ts";
 
 export const SIMULATE_RESTORE_FAILURE_ANNOTATION = "hcp.aro.dev/simulate-restore-failure";
 /** On a finished Restore: "true" when every HostedCluster it restored was paused while it ran. */
@@ -43,6 +43,7 @@ const RESTORABLE = new Set(["Completed", "PartiallyFailed"]);
 export interface VeleroRestoreDeps {
   client: KubeClient;
   restores: Informer<Restore>;
+  storage: VeleroStorage;
   applier: Applier;
   now?: () => number;
 }
@@ -68,7 +69,7 @@ export class VeleroRestoreReconciler implements Reconciler {
   constructor(deps: VeleroRestoreDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
-    this.#storage = new VeleroStorage(deps.client);
+    this.#storage = deps.storage;
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {

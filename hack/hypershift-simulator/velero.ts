@@ -48,7 +48,7 @@ import { cronError, nextFire, parseCron } from "../../operators/cluster/backup-c
 import type { Applier } from "../../operators/runtime/apply.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../../operators/runtime/controller.ts";
 import { errorMessage, isNotFound } from "../../operators/runtime/errors.ts";
-import type { Informer } from "../../operators/runtime/informer.ts";
+import type { Informer, Lister } from "../../operators/runtime/informer.ts";
 import type { KubeClient, KubeObject, ResourceType } from "../../operators/runtime/kube.ts";
 
 export const SIMULATE_FAILURE_ANNOTATION = "hcp.aro.dev/simulate-backup-failure";
@@ -110,37 +110,74 @@ export function veleroInstall(opts: {
 export interface VeleroReconcilerDeps {
   client: KubeClient;
   schedules: Informer<Schedule>;
+  /** Velero's Backups (cachedBackup, indexed BACKUPS_BY_SCHEDULE). */
+  backups: Lister<CachedBackup>;
+  storage: VeleroStorage;
   applier: Applier;
   now?: () => number;
 }
 
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
+/** A Backup as cached: what expiry and the Schedule's outcome read, without its spec. */
+export type CachedBackup = KubeObject & { status?: Backup["status"] };
+
+/** Index of the Backup cache: the Schedule a Backup was taken for. */
+export const BACKUPS_BY_SCHEDULE = "schedule";
+
+export function cachedBackup(backup: Backup): CachedBackup {
+  const { apiVersion, kind, metadata, status } = backup;
+  return { apiVersion, kind, metadata, ...(status ? { status } : {}) };
+}
+
+export function scheduleOfBackup(backup: CachedBackup): string[] {
+  const schedule = backup.metadata.labels?.[SCHEDULE_NAME_LABEL];
+  return schedule ? [schedule] : [];
+}
+
+/** What Velero's manager caches and the storage reads: its locations, and its namespace's Secrets whole. */
+export interface VeleroCaches {
+  locations: Lister<BackupStorageLocation>;
+  secrets: Lister<SecretObject>;
+}
+
 const FAILED = "the simulated backup failed (hcp.aro.dev/simulate-backup-failure)";
 
-/** Velero's storage on a management cluster: its BackupStorageLocations and their blob containers. */
+/**
+ * Velero's storage on a management cluster: its BackupStorageLocations and their blob containers,
+ * read from the caches as Velero's controllers read them. A location or credential Secret the cache
+ * does not hold is asked of the apiserver: one installed a moment ago may not be cached yet, and
+ * the stand-in's first backup should not fail for it where a fresh read would have found it.
+ */
 export class VeleroStorage {
   readonly #client: KubeClient;
+  readonly #caches: VeleroCaches;
   /** Blob stores by the location's and its Secret's resourceVersions, so credentials keep their tokens. */
   readonly #stores = new Map<string, BlobStore>();
 
-  constructor(client: KubeClient) {
+  constructor(client: KubeClient, caches: VeleroCaches) {
     this.#client = client;
+    this.#caches = caches;
   }
 
   /** The location named, else the one marked default. */
   async location(signal: AbortSignal, named?: string): Promise<BackupStorageLocation | undefined> {
+    const pick = (items: readonly BackupStorageLocation[]): BackupStorageLocation | undefined =>
+      items.find((l) => (named ? l.metadata.name === named : l.spec.default === true));
+    const cached = pick(this.#caches.locations.list(VELERO_NAMESPACE));
+    if (cached) return cached;
     const list = await this.#client.list<BackupStorageLocation>(BackupStorageLocationResource, {
       namespace: VELERO_NAMESPACE,
       signal,
     });
-    return list.items.find((l) => (named ? l.metadata.name === named : l.spec.default === true));
+    return pick(list.items);
   }
 
   async storeFor(location: BackupStorageLocation): Promise<BlobStore> {
     const ref = location.spec.credential;
     const secret = ref
-      ? await this.#client.get<SecretObject>(SecretResource, ref.name, VELERO_NAMESPACE)
+      ? (this.#caches.secrets.get(VELERO_NAMESPACE, ref.name) ??
+        (await this.#client.get<SecretObject>(SecretResource, ref.name, VELERO_NAMESPACE)))
       : undefined;
     const key = `${location.metadata.uid}/${location.metadata.resourceVersion}/${secret?.metadata.resourceVersion}`;
     const cached = this.#stores.get(key);
@@ -160,11 +197,15 @@ export class VeleroScheduleReconciler implements Reconciler {
   readonly #storage: VeleroStorage;
   /** The last backup each Schedule (by uid) was given: the cache may not show the status write yet. */
   readonly #taken = new Map<string, string>();
+  /** The Backup this process made last per Schedule (by uid), until the cache shows it. */
+  readonly #made = new Map<string, CachedBackup>();
+  /** Backups (uid → name) this process deleted, until the cache drops them. */
+  readonly #deleted = new Map<string, string>();
 
   constructor(deps: VeleroReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
-    this.#storage = new VeleroStorage(deps.client);
+    this.#storage = deps.storage;
   }
 
   async reconcile(ctx: ReconcileContext, req: Request): Promise<Result> {
@@ -183,6 +224,7 @@ export class VeleroScheduleReconciler implements Reconciler {
       newest = await this.#backUp(ctx, schedule, new Date(now));
       lastBackup = rfc3339(now);
       this.#taken.set(schedule.metadata.uid ?? "", lastBackup);
+      this.#made.set(schedule.metadata.uid ?? "", cachedBackup(newest));
     }
     await this.#write(
       ctx,
@@ -204,7 +246,7 @@ export class VeleroScheduleReconciler implements Reconciler {
   }
 
   /** Back at the next due time or the next expiration, whichever is first. */
-  #nextLook(schedule: Schedule, lastBackup: string | undefined, kept: Backup[], now: number): Result {
+  #nextLook(schedule: Schedule, lastBackup: string | undefined, kept: CachedBackup[], now: number): Result {
     const next = schedule.spec.paused ? Infinity : this.#dueAt(schedule, lastBackup) - now;
     const expiries = kept.map((b) => Date.parse(b.status?.expiration ?? "") - now).filter((ms) => ms > 0);
     const wait = Math.min(next, ...expiries);
@@ -348,45 +390,54 @@ export class VeleroScheduleReconciler implements Reconciler {
     return this.#storage.location(ctx.signal, schedule.spec.template.storageLocation);
   }
 
+  /**
+   * The Schedule's Backups as the cache has them, made up to what this process wrote: the Backup
+   * it made last until the cache shows it, without those it deleted until the cache drops them.
+   */
+  #backupsOf(schedule: Schedule): CachedBackup[] {
+    for (const [uid, name] of this.#deleted)
+      if (this.#d.backups.get(VELERO_NAMESPACE, name)?.metadata.uid !== uid) this.#deleted.delete(uid);
+    const cached = this.#d.backups.byIndex(BACKUPS_BY_SCHEDULE, schedule.metadata.name ?? "");
+    const made = this.#made.get(schedule.metadata.uid ?? "");
+    const shown = made && cached.some((b) => b.metadata.uid === made.metadata.uid);
+    if (shown) this.#made.delete(schedule.metadata.uid ?? "");
+    return [...cached, ...(made && !shown ? [made] : [])].filter(
+      (b) => !this.#deleted.has(b.metadata.uid ?? ""),
+    );
+  }
+
   /** Deletes the Schedule's Backups past their expiration, and their stored objects; the rest. */
-  async #expire(ctx: ReconcileContext, schedule: Schedule, now: number): Promise<Backup[]> {
-    const list = await this.#d.client.list<Backup>(BackupResource, {
-      namespace: VELERO_NAMESPACE,
-      labelSelector: `${SCHEDULE_NAME_LABEL}=${schedule.metadata.name ?? ""}`,
-      signal: ctx.signal,
-    });
-    const kept: Backup[] = [];
-    for (const backup of list.items) {
+  async #expire(ctx: ReconcileContext, schedule: Schedule, now: number): Promise<CachedBackup[]> {
+    const kept: CachedBackup[] = [];
+    for (const backup of this.#backupsOf(schedule)) {
       const expiration = Date.parse(backup.status?.expiration ?? "");
-      if (Number.isNaN(expiration) || expiration > now) {
-        kept.push(backup);
-        continue;
-      }
-      const location = await this.#location(ctx, schedule);
-      if (location && backup.status?.phase === "Completed") {
-        const store = await this.#storage.storeFor(location);
-        await store.remove(backupObjectName(backup.metadata.name ?? "", location.spec.objectStorage.prefix), {
-          signal: ctx.signal,
-        });
-      }
-      await this.#d.client
-        .delete(
-          BackupResource,
-          { name: backup.metadata.name ?? "", namespace: VELERO_NAMESPACE },
-          { signal: ctx.signal },
-        )
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
+      if (Number.isNaN(expiration) || expiration > now) kept.push(backup);
+      else await this.#remove(ctx, schedule, backup);
     }
     return kept;
+  }
+
+  /** An expired Backup: its stored object, then the Backup. */
+  async #remove(ctx: ReconcileContext, schedule: Schedule, backup: CachedBackup): Promise<void> {
+    const name = backup.metadata.name ?? "";
+    const location = await this.#location(ctx, schedule);
+    if (location && backup.status?.phase === "Completed") {
+      const store = await this.#storage.storeFor(location);
+      await store.remove(backupObjectName(name, location.spec.objectStorage.prefix), { signal: ctx.signal });
+    }
+    await this.#d.client
+      .delete(BackupResource, { name, namespace: VELERO_NAMESPACE }, { signal: ctx.signal })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    this.#deleted.set(backup.metadata.uid ?? "", name);
   }
 }
 
 /** LAST_BACKUP_ANNOTATIONS: the newest Backup's phase and failure, the newest completion (kept from before if none). */
 function outcomeAnnotations(
-  newest: Backup,
-  kept: Backup[],
+  newest: CachedBackup,
+  kept: CachedBackup[],
   before: string | undefined,
 ): Record<string, string> {
   const status = newest.status ?? {};
@@ -407,7 +458,7 @@ function outcomeAnnotations(
 }
 
 /** The newest Completed Backups' names, newest first, comma-separated: what a restore may name. */
-export function recentCompleted(backups: readonly Backup[]): string | undefined {
+export function recentCompleted(backups: readonly CachedBackup[]): string | undefined {
   const names = backups
     .filter((b) => b.status?.phase === "Completed")
     .sort((a, b) =>
