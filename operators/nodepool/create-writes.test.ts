@@ -18,6 +18,7 @@ import { ReleaseCatalog } from "../releases/catalog.ts";
 import { RecordingEvents, RecordingWriter, testContext } from "../../test/support/fakes.ts";
 import { FakeLister } from "../../test/support/lister.ts";
 import {
+  conditionSince,
   sampleCluster,
   sampleFixedPool,
   sampleManagementCluster,
@@ -35,13 +36,8 @@ const MINUTE = 60_000;
 const STALL_MS = 2 * MINUTE;
 const WINDOW_MS = 20_000;
 
-const condition = (type: string, status: string, reason: string, sinceMs: number): Condition => ({
-  type,
-  status: status as Condition["status"],
-  reason,
-  message: "",
-  lastTransitionTime: at(sinceMs),
-});
+const condition = (type: string, status: string, reason: string, sinceMs: number): Condition =>
+  conditionSince(type, status, reason, at(sinceMs));
 
 /** The cluster created with the pool, with these conditions (none: not looked at yet). */
 function hcpCluster(conditions?: Condition[]): HcpCluster {

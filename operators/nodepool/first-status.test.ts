@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Condition } from "../api/meta/v1.ts";
 import type { HcpCluster, NodePool } from "../api/v1alpha1/index.ts";
 import { FakeLister } from "../../test/support/lister.ts";
-import { sampleCluster, sampleManagementCluster } from "../../test/support/samples.ts";
+import { conditionSince, sampleCluster, sampleManagementCluster } from "../../test/support/samples.ts";
 import { firstStatusHoldMs, untoldClusterWaitMs } from "./phases.ts";
 import type { NodePoolReconcilerDeps } from "./scope.ts";
 
@@ -22,13 +22,8 @@ const next = (ready: { status: string; reason: string }, degraded = "False") => 
   ],
 });
 const underWay = next({ status: "False", reason: "WaitingForNodes" });
-const condition = (type: string, status: string, reason: string, sinceMs: number): Condition => ({
-  type,
-  status: status as Condition["status"],
-  reason,
-  message: "",
-  lastTransitionTime: at(sinceMs),
-});
+const condition = (type: string, status: string, reason: string, sinceMs: number): Condition =>
+  conditionSince(type, status, reason, at(sinceMs));
 
 /** A cluster created with the pool, with these conditions (none: not looked at yet). */
 function cluster(conditions?: Condition[], edit: (c: HcpCluster) => void = () => undefined): HcpCluster {

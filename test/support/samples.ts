@@ -8,6 +8,7 @@ import type {
   NodePool,
 } from "../../operators/api/v1alpha1/index.ts";
 import type { RegionSettings } from "../../operators/api/v1alpha1/clusternames.ts";
+import type { Condition } from "../../operators/api/meta/v1.ts";
 
 const samplesDir = new URL("../../config/samples/", import.meta.url);
 
@@ -29,3 +30,11 @@ export const sampleRegion = (): RegionSettings => ({
   managedIdentitiesKeyVault: "kv",
   pullSecret: "{}",
 });
+
+/** A condition as a controller writes it, last changed at `lastTransitionTime`. */
+export const conditionSince = (
+  type: string,
+  status: string,
+  reason: string,
+  lastTransitionTime: string,
+): Condition => ({ type, status: status as Condition["status"], reason, message: "", lastTransitionTime });
