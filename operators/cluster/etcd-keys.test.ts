@@ -6,6 +6,7 @@ import type { HostedCluster } from "../api/hypershift/v1beta1/index.ts";
 import { RetryableStepError } from "./azure-step.ts";
 import { carriedKeys, keysAnnotation } from "./etcd-encryption.ts";
 import { cluster, condition, world } from "../../test/support/cluster-world.ts";
+import { workAppliedCondition } from "../../test/support/samples.ts";
 
 describe("customer-managed etcd keys", () => {
   const KMS_IDENTITY =
@@ -71,16 +72,7 @@ describe("customer-managed etcd keys", () => {
       ...work,
       metadata: { ...work.metadata, generation },
       status: {
-        conditions: [
-          {
-            type: "Applied",
-            status: "True",
-            reason: "Applied",
-            message: "",
-            observedGeneration: generation,
-            lastTransitionTime: "2026-08-01T00:00:00Z",
-          },
-        ],
+        conditions: [workAppliedCondition(generation, "2026-08-01T00:00:00Z")],
         resourceStatus: {
           manifests: [
             {

@@ -12,6 +12,7 @@ import {
 import type { ManifestWork } from "../api/work/v1.ts";
 import { summariseWorkSpec } from "../api/work/v1.ts";
 import { cluster, condition, world } from "../../test/support/cluster-world.ts";
+import { workAppliedCondition } from "../../test/support/samples.ts";
 
 const T = "2026-11-01T00:00:00Z";
 const trueCondition = (type: string, reason: string) => ({
@@ -48,16 +49,7 @@ function applied(work: ManifestWork): ManifestWork {
     ...work,
     metadata: { ...work.metadata, generation: 1 },
     status: {
-      conditions: [
-        {
-          type: "Applied",
-          status: "True",
-          reason: "Applied",
-          message: "",
-          observedGeneration: 1,
-          lastTransitionTime: T,
-        },
-      ],
+      conditions: [workAppliedCondition(1, T)],
     },
   };
 }

@@ -19,6 +19,7 @@ import { RecordingEvents, RecordingWriter, testContext } from "../../test/suppor
 import { FakeLister } from "../../test/support/lister.ts";
 import {
   conditionSince,
+  workAppliedCondition,
   sampleCluster,
   sampleFixedPool,
   sampleManagementCluster,
@@ -88,16 +89,7 @@ function poolWorkSeen(reported: boolean): ReturnType<typeof summariseWorkSpec> {
   return summariseWorkSpec({
     ...work,
     status: {
-      conditions: [
-        {
-          type: "Applied",
-          status: "True",
-          reason: "Applied",
-          message: "",
-          observedGeneration: 1,
-          lastTransitionTime: T,
-        },
-      ],
+      conditions: [workAppliedCondition(1, T)],
       resourceStatus: {
         manifests: [
           {

@@ -38,3 +38,13 @@ export const conditionSince = (
   reason: string,
   lastTransitionTime: string,
 ): Condition => ({ type, status: status as Condition["status"], reason, message: "", lastTransitionTime });
+
+/** A ManifestWork's Applied condition as the agent reports it, about `observedGeneration`. */
+export const workAppliedCondition = (observedGeneration: number, lastTransitionTime: string): Condition => ({
+  type: "Applied",
+  status: "True",
+  reason: "Applied",
+  message: "",
+  observedGeneration,
+  lastTransitionTime,
+});
