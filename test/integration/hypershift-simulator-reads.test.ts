@@ -135,6 +135,9 @@ describe("HyperShift's Secret reads", () => {
     });
     expect(await mgmt.find(secretType, `${name}-admin-kubeconfig`, ns.name)).toBeDefined();
     const listsBefore = readsOf("LIST secrets");
+    // Counted from here: while the Secret watch is behind the creates (a loaded machine), a
+    // reconcile may still read past it, as it must; once caught up, a reconcile reads none.
+    const getsBefore = readsOf("GET secrets")["GET secrets"] ?? 0;
     // Each touch is a reconcile that computes the status, the key hash with it.
     for (let i = 0; i < 5; i++) {
       const addsBefore = await queueAdds(queue);
@@ -145,7 +148,7 @@ describe("HyperShift's Secret reads", () => {
       );
       await eventually(`touch ${i} reconciled`, reconciledSince(queue, addsBefore));
     }
-    expect(readsOf("GET secrets")).toEqual({ "GET secrets": 0 });
+    expect((readsOf("GET secrets")["GET secrets"] ?? 0) - getsBefore).toBe(0);
     expect(readsOf("LIST secrets")).toEqual(listsBefore);
     expect(await condition("EtcdDataEncryptionUpToDate")).toBe("True");
   });
