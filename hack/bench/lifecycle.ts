@@ -530,7 +530,7 @@ async function physicalFloors(
   const c0 = await cpuNow();
   const replayed = await replayPhysical("create", set, clients, { ...opts, n: copies });
   const c1 = await cpuNow();
-  const toN = opts.n / copies;
+  const toN = floorScale(opts);
   const create = { ...replayed, ms: replayed.ms * toN };
   progress(
     `physical floor, create: ${Math.round(create.ms)} ms, ${JSON.stringify(create.writesPerCluster)} writes per cluster`,
@@ -811,6 +811,9 @@ const deletedCount = (opts: LifecycleOptions): number => Math.min(opts.n, opts.d
 const floorCopies = (opts: LifecycleOptions): number =>
   Math.max(opts.deletion ? deletedCount(opts) : 1, Math.min(opts.n, opts.floorSlice ?? opts.n));
 
+/** What the create's floors, replayed on floorCopies, are multiplied by to stand for N clusters. */
+const floorScale = (opts: LifecycleOptions): number => opts.n / floorCopies(opts);
+
 /** CPU seconds by process, times `factor` (a floor replayed on a slice, scaled to N). */
 const scaledCpu = (cpu: Record<string, number>, factor: number): Record<string, number> =>
   Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v * factor]));
@@ -964,7 +967,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
     const cpu2b = await cpuNow();
     const deleteFloorMs = deletion ? await floor(running, opts, deletion.writesPerCluster, "delete") : NaN;
     const cpu3 = await cpuNow();
-    const createFloorMs = (await floor(running, opts, createWrites, "create")) * (opts.n / floorCopies(opts));
+    const createFloorMs = (await floor(running, opts, createWrites, "create")) * floorScale(opts);
     const cpu4 = await cpuNow();
     progress("measuring what one status write costs each apiserver, by kind");
     const costs = await writeCosts(samples, { copies: 200, rounds: 5, concurrency: opts.concurrency });
@@ -998,7 +1001,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       ...(atRest && { atRest }),
       cpu: {
         create: createCpu,
-        createFloor: scaledCpu(cpuWindow(cpu3, cpu4), opts.n / floorCopies(opts)),
+        createFloor: scaledCpu(cpuWindow(cpu3, cpu4), floorScale(opts)),
         delete: deletion && cpuWindow(cpu1, cpu2),
         deleteFloor: deletion && cpuWindow(cpu2b, cpu3),
       },
