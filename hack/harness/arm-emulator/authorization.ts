@@ -183,7 +183,7 @@ function parseFilter(text: string | null): { atScope: boolean; principalId?: str
 }
 
 function assignments(ctx: EmulatorContext): StoredResource[] {
-  return ctx.store.all().filter((r) => r.type === ROLE_ASSIGNMENT_TYPE);
+  return ctx.store.everyOfType(ROLE_ASSIGNMENT_TYPE);
 }
 
 function roleGuid(roleDefinitionId: string): string {

@@ -39,13 +39,8 @@ export const vaultKind: SyncKind = {
     if (!asString(sku["name"]))
       return cloudError(400, "BadRequest", "The parameter properties.sku.name is required.");
     const taken = t.ctx.store
-      .all()
-      .find(
-        (r) =>
-          r.type === VAULT_TYPE &&
-          r.name.toLowerCase() === name.toLowerCase() &&
-          r.id.toLowerCase() !== id.toLowerCase(),
-      );
+      .everyOfType(VAULT_TYPE)
+      .find((r) => r.name.toLowerCase() === name.toLowerCase() && r.id.toLowerCase() !== id.toLowerCase());
     if (taken)
       return cloudError(
         409,
@@ -208,9 +203,7 @@ function renderVersion(vault: StoredResource) {
 export function subscriptionVaults(t: Omit<Target, "resourceGroup">): ArmReply {
   if (t.req.method !== "GET") return methodNotAllowed(t.req.method);
   const prefix = `/subscriptions/${t.subscriptionId}/`.toLowerCase();
-  const vaults = t.ctx.store
-    .all()
-    .filter((r) => r.type === VAULT_TYPE && r.id.toLowerCase().startsWith(prefix));
+  const vaults = t.ctx.store.everyOfType(VAULT_TYPE).filter((r) => r.id.toLowerCase().startsWith(prefix));
   return ok({
     value: vaults.map((r) => ({
       id: r.id,

@@ -237,13 +237,12 @@ function addressFor(
 export function frontendsUsing(store: ResourceStore, pipId: string): string[] {
   const target = pipId.toLowerCase();
   return store
-    .all()
-    .filter((r: StoredResource) => r.type === LOAD_BALANCER_TYPE)
-    .flatMap((lb) => asArray(lb.properties["frontendIPConfigurations"]))
+    .frontendsNaming(pipId)
+    .filter(({ owner }) => owner.type === LOAD_BALANCER_TYPE)
+    .map(({ frontend }) => frontend)
     .filter(
       (fe) =>
-        asString(asObject(asObject(asObject(fe)["properties"])["publicIPAddress"])["id"])?.toLowerCase() ===
-        target,
+        asString(asObject(asObject(fe["properties"])["publicIPAddress"])["id"])?.toLowerCase() === target,
     )
-    .map((fe) => asString(asObject(fe)["id"]) ?? "");
+    .map((fe) => asString(fe["id"]) ?? "");
 }

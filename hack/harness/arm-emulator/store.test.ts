@@ -37,6 +37,51 @@ describe("ResourceStore", () => {
     store.put(resource(`${zone}.org`, "Microsoft.Network/dnszones"));
     expect(store.under(zone).map((r) => r.id)).toEqual([`${zone}/A/api`]);
   });
+
+  it("forgets a deleted resource in every index and lists a re-created one last", () => {
+    const store = new ResourceStore();
+    const group = "/subscriptions/s/resourceGroups/rg";
+    const ip = (name: string) => `${group}/providers/Microsoft.Network/publicIPAddresses/${name}`;
+    for (const name of ["a", "b", "c"]) store.put(resource(ip(name)));
+    store.delete(ip("A"));
+    expect(store.under(group).map((r) => r.name)).toEqual(["b", "c"]);
+    store.put(resource(ip("a")));
+    store.put(resource(ip("b")));
+    expect(store.under(group).map((r) => r.name)).toEqual(["b", "c", "a"]);
+    expect(store.everyOfType("microsoft.network/PUBLICIPADDRESSES").map((r) => r.name)).toEqual([
+      "b",
+      "c",
+      "a",
+    ]);
+    for (const name of ["a", "b", "c"]) store.delete(ip(name));
+    expect(store.under("/subscriptions/s")).toEqual([]);
+    expect(store.everyOfType("Microsoft.Network/publicIPAddresses")).toEqual([]);
+  });
+
+  it("finds the frontends naming a public IP or subnet as the load balancer was last stored", () => {
+    const store = new ResourceStore();
+    const lbType = "Microsoft.Network/loadBalancers";
+    const lbId = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb";
+    const frontend = (name: string, pip: string) => ({
+      id: `${lbId}/frontendIPConfigurations/${name}`,
+      properties: { publicIPAddress: { id: pip }, subnet: { id: "/Subnet/S" } },
+    });
+    const lb = (...frontends: object[]) => ({
+      ...resource(lbId, lbType),
+      properties: { frontendIPConfigurations: frontends },
+    });
+    const names = (id: string) =>
+      store.frontendsNaming(id).map(({ owner, frontend }) => `${owner.name}:${frontend["id"] as string}`);
+    store.put(lb(frontend("one", "/pip/1"), frontend("two", "/pip/2")));
+    expect(names("/PIP/1")).toEqual([`lb:${lbId}/frontendIPConfigurations/one`]);
+    expect(names("/subnet/s")).toHaveLength(2);
+    store.put(lb(frontend("two", "/pip/2")));
+    expect(names("/pip/1")).toEqual([]);
+    expect(names("/subnet/s")).toEqual([`lb:${lbId}/frontendIPConfigurations/two`]);
+    store.delete(lbId);
+    expect(names("/pip/2")).toEqual([]);
+    expect(names("/subnet/s")).toEqual([]);
+  });
 });
 
 describe("parseTags", () => {

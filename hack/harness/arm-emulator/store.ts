@@ -59,8 +59,21 @@ export function providerId(
   return `${groupId(subscriptionId, resourceGroup)}/providers/${type}/${names.join("/")}`;
 }
 
+/**
+ * Indexed so that each request's cost does not grow with the resources held: a region of 10,000
+ * clusters keeps about 100,000 here, and a scan per request made the stand-in, not the design, the
+ * thing a large bench measured.
+ */
 export class ResourceStore {
   readonly #items = new Map<string, StoredResource>();
+  /** Every ancestor id (lowercased) → the keys under it, in creation order. */
+  readonly #children = new Map<string, Set<string>>();
+  /** Type (lowercased) → the keys of that type. */
+  readonly #byType = new Map<string, Set<string>>();
+  /** A referenced id (a public IP, a subnet) → the load balancer frontends that name it, by owner key. */
+  readonly #frontendsNaming = new Map<string, Map<string, JsonObject[]>>();
+  /** Owner key → the ids its frontends name, to drop them when it changes or goes. */
+  readonly #namedBy = new Map<string, string[]>();
   #etag = 0;
 
   get(id: string): StoredResource | undefined {
@@ -68,11 +81,25 @@ export class ResourceStore {
   }
 
   put(resource: StoredResource): void {
-    this.#items.set(resource.id.toLowerCase(), resource);
+    const key = resource.id.toLowerCase();
+    const known = this.#items.has(key);
+    if (known) this.#unindexFrontends(key);
+    this.#items.set(key, resource);
+    if (!known) {
+      for (const ancestor of ancestorsOf(key)) indexed(this.#children, ancestor).add(key);
+      indexed(this.#byType, resource.type.toLowerCase()).add(key);
+    }
+    this.#indexFrontends(key, resource);
   }
 
   delete(id: string): void {
-    this.#items.delete(id.toLowerCase());
+    const key = id.toLowerCase();
+    const r = this.#items.get(key);
+    if (!r) return;
+    this.#items.delete(key);
+    for (const ancestor of ancestorsOf(key)) unindexed(this.#children, ancestor, key);
+    unindexed(this.#byType, r.type.toLowerCase(), key);
+    this.#unindexFrontends(key);
   }
 
   newEtag(): string {
@@ -85,8 +112,7 @@ export class ResourceStore {
 
   /** Everything under `parentId` (not the parent itself), in creation order. */
   under(parentId: string): StoredResource[] {
-    const prefix = `${parentId.toLowerCase()}/`;
-    return [...this.#items.entries()].filter(([key]) => key.startsWith(prefix)).map(([, r]) => r);
+    return this.#resolve(this.#children.get(parentId.toLowerCase()));
   }
 
   /** Resources of one type in a resource group. */
@@ -95,14 +121,88 @@ export class ResourceStore {
     return this.under(groupId(subscriptionId, resourceGroup)).filter((r) => r.type.toLowerCase() === t);
   }
 
+  /** Resources of one type wherever they are. */
+  everyOfType(type: string): StoredResource[] {
+    return this.#resolve(this.#byType.get(type.toLowerCase()));
+  }
+
+  /**
+   * The load balancer frontends (each with its owner) whose public IP or subnet is `id`: kept as
+   * the owner was stored, which is when a load balancer's frontends are decided.
+   */
+  frontendsNaming(id: string): Array<{ owner: StoredResource; frontend: JsonObject }> {
+    const out: Array<{ owner: StoredResource; frontend: JsonObject }> = [];
+    for (const [ownerKey, frontends] of this.#frontendsNaming.get(id.toLowerCase()) ?? []) {
+      const owner = this.#items.get(ownerKey);
+      if (owner) for (const frontend of frontends) out.push({ owner, frontend });
+    }
+    return out;
+  }
+
   all(): StoredResource[] {
     return [...this.#items.values()];
   }
 
   groups(subscriptionId: string): StoredResource[] {
     const prefix = `/subscriptions/${subscriptionId}/`.toLowerCase();
-    return this.all().filter((r) => r.type === RESOURCE_GROUP_TYPE && r.id.toLowerCase().startsWith(prefix));
+    return this.everyOfType(RESOURCE_GROUP_TYPE).filter((r) => r.id.toLowerCase().startsWith(prefix));
   }
+
+  #resolve(keys: Set<string> | undefined): StoredResource[] {
+    const out: StoredResource[] = [];
+    for (const key of keys ?? []) {
+      const r = this.#items.get(key);
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
+  #indexFrontends(key: string, r: StoredResource): void {
+    const frontends = r.properties["frontendIPConfigurations"];
+    if (!Array.isArray(frontends)) return;
+    const named: string[] = [];
+    for (const fe of frontends) {
+      if (!isObject(fe)) continue;
+      const props = isObject(fe["properties"]) ? fe["properties"] : {};
+      for (const ref of [props["publicIPAddress"], props["subnet"]]) {
+        const target = isObject(ref) && typeof ref["id"] === "string" ? ref["id"].toLowerCase() : undefined;
+        if (target === undefined) continue;
+        const byOwner = this.#frontendsNaming.get(target) ?? new Map<string, JsonObject[]>();
+        this.#frontendsNaming.set(target, byOwner);
+        byOwner.set(key, [...(byOwner.get(key) ?? []), fe]);
+        named.push(target);
+      }
+    }
+    if (named.length > 0) this.#namedBy.set(key, named);
+  }
+
+  #unindexFrontends(key: string): void {
+    for (const target of this.#namedBy.get(key) ?? []) {
+      const byOwner = this.#frontendsNaming.get(target);
+      byOwner?.delete(key);
+      if (byOwner?.size === 0) this.#frontendsNaming.delete(target);
+    }
+    this.#namedBy.delete(key);
+  }
+}
+
+/** "/a/b/c" → "/a", "/a/b" (the id's own key is not its ancestor). */
+function ancestorsOf(key: string): string[] {
+  const out: string[] = [];
+  for (let i = key.indexOf("/", 1); i > 0; i = key.indexOf("/", i + 1)) out.push(key.slice(0, i));
+  return out;
+}
+
+function indexed(index: Map<string, Set<string>>, at: string): Set<string> {
+  let keys = index.get(at);
+  if (!keys) index.set(at, (keys = new Set()));
+  return keys;
+}
+
+function unindexed(index: Map<string, Set<string>>, at: string, key: string): void {
+  const keys = index.get(at);
+  keys?.delete(key);
+  if (keys?.size === 0) index.delete(at);
 }
 
 export function snapshot(r: StoredResource): ArmResourceRecord {

@@ -80,9 +80,8 @@ export function ipConfigurationsIn(
 ): Array<{ id: string; privateIPAddress?: string }> {
   const target = subnetId.toLowerCase();
   return store
-    .all()
-    .flatMap((r) => asArray(r.properties["frontendIPConfigurations"]))
-    .filter(isObject)
+    .frontendsNaming(subnetId)
+    .map(({ frontend }) => frontend)
     .filter((fe) => asString(asObject(asObject(fe["properties"])["subnet"])["id"])?.toLowerCase() === target)
     .map((fe) => {
       const address = asString(asObject(fe["properties"])["privateIPAddress"]);
