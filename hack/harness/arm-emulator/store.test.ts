@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { operationUrlKind } from "./router.ts";
 import { parseTags, preconditionFailed, ResourceStore, type StoredResource } from "./store.ts";
+import type { JsonObject } from "./http.ts";
 
 function resource(id: string, type = "Microsoft.Network/publicIPAddresses"): StoredResource {
   return {
@@ -62,11 +63,11 @@ describe("ResourceStore", () => {
     const store = new ResourceStore();
     const lbType = "Microsoft.Network/loadBalancers";
     const lbId = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/loadBalancers/lb";
-    const frontend = (name: string, pip: string) => ({
+    const frontend = (name: string, pip: string): JsonObject => ({
       id: `${lbId}/frontendIPConfigurations/${name}`,
       properties: { publicIPAddress: { id: pip }, subnet: { id: "/Subnet/S" } },
     });
-    const lb = (...frontends: object[]) => ({
+    const lb = (...frontends: JsonObject[]): StoredResource => ({
       ...resource(lbId, lbType),
       properties: { frontendIPConfigurations: frontends },
     });
