@@ -25,7 +25,6 @@ import {
   type BrokerCertificateAnswer,
 } from "../cloudevents/codec/broker-certificate.ts";
 import type { CloudEvent } from "../cloudevents/types.ts";
-import { certificateRequest } from "../hcp/pkcs10.ts";
 import { Backoff, sleep } from "../runtime/backoff.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { silentLogger, type Logger } from "../runtime/logger.ts";
@@ -262,6 +261,9 @@ export class CertificateRenewal {
     const { consumer } = this.#o;
     const count = (result: string): void => this.#metrics.renewals.labels(consumer, result).inc();
     try {
+      // Loaded at the first renewal, not at start: @peculiar/x509 and its ASN.1 stack are ~10 MB
+      // of the agent's resident memory, for a request made once per certificate lifetime.
+      const { certificateRequest } = await import("../hcp/pkcs10.ts");
       const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
       const request = encodeBrokerCertificateRequest(
         this.#o.agentId,
