@@ -25,6 +25,7 @@ import {
 import { ManifestWorkResource, type Manifest, type ManifestWork } from "../../operators/api/work/v1.ts";
 import { ClusterRegistry } from "../../operators/runtime/clusters.ts";
 import type { KubeClient } from "../../operators/runtime/kube.ts";
+import { shippedEnv } from "./components.ts";
 import { MaestroGrpcClient, type ReceivedCloudEvent } from "./maestro-grpc.ts";
 
 export type Implementation = "ours" | "real";
@@ -109,13 +110,14 @@ function kubeconfigOf(region: Region, name: string): string {
 
 /**
  * Starts one of our entry points as a node process and waits for its /readyz; stopping it keeps
- * its log and its metrics in `opts.logDir`.
+ * its log and its metrics in `opts.logDir`. With `component`, the process gets the environment its
+ * Deployment gives it (NODE_OPTIONS, MALLOC_ARENA_MAX), so that its memory is the shipped one's.
  */
 export async function startOurProcess(
   name: string,
   script: string,
   args: string[],
-  opts: Pick<SideOptions, "region" | "cpuProfileDir" | "logDir">,
+  opts: Pick<SideOptions, "region" | "cpuProfileDir" | "logDir"> & { component?: "agent" | "operators" },
 ): Promise<ManagedProcess> {
   const port = await freePort();
   if (opts.cpuProfileDir) await mkdir(opts.cpuProfileDir, { recursive: true });
@@ -128,7 +130,11 @@ export async function startOurProcess(
     args: [...profile, join(repoRoot, script), ...args, `--http-address=127.0.0.1:${port}`],
     dir: opts.region.workDir,
     // Errors only unless asked for more: a log line per event would be charged to our figures.
-    env: { ...process.env, HCP_LOG_LEVEL: process.env.HCP_LOG_LEVEL ?? "error" },
+    env: {
+      ...process.env,
+      ...(opts.component && shippedEnv(opts.component)),
+      HCP_LOG_LEVEL: process.env.HCP_LOG_LEVEL ?? "error",
+    },
   });
   const stop = (timeoutMs?: number): Promise<void> => proc.stop(timeoutMs);
   const stopAndKeepLog = async (timeoutMs?: number): Promise<void> => {
@@ -165,7 +171,7 @@ export async function startOurServer(opts: SideOptions): Promise<ServerSide> {
     "hcp-maestro-server",
     "operators/main.ts",
     [`--kubeconfig=${kubeconfigOf(opts.region, "service")}`, ...brokerFlags(brokerOf(opts.region).url, mqtt)],
-    opts,
+    { ...opts, component: "operators" },
   );
   const handlers: Array<(key: string) => void> = [];
   const informer = service.informer<ManifestWork>(ManifestWorkResource);
@@ -255,7 +261,7 @@ async function startOurAgent(opts: SideOptions, consumer: string): Promise<Manag
       `--kubeconfig=${kubeconfigOf(opts.region, consumer)}`,
       ...brokerFlags(brokerOf(opts.region).url, mqtt),
     ],
-    opts,
+    { ...opts, component: "agent" },
   );
 }
 
