@@ -38,8 +38,9 @@ const NETWORK_CODES = new Set([
 ]);
 
 /**
- * What the network said, when the request never got an answer: fetch rejects with "fetch failed"
- * and the socket's or TLS layer's error as the cause.
+ * What the network said, when the request never got an answer: the clients reject with an error of
+ * their own (fetch's "fetch failed", KubeClient's naming the request) and the socket's or TLS
+ * layer's error as the cause.
  */
 function networkFailure(err: unknown): string | undefined {
   const chain: Error[] = [];

@@ -200,3 +200,33 @@ describe("KubeClient cancellation", () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe("KubeClient watch stream", () => {
+  it("yields each event whole however the stream is cut: mid-line, mid-character, blank lines, CRLF", async () => {
+    const named = (name: string) => ({ type: "ADDED", object: { metadata: { name } } });
+    const bytes = Buffer.from(
+      `${JSON.stringify(named("é-first"))}\r\n\n${JSON.stringify(named("second"))}\n${JSON.stringify(named("last"))}`,
+    );
+    const split = bytes.indexOf(Buffer.from("é")) + 1; // inside the two bytes of é
+    const server = createServer((_, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(bytes.subarray(0, split));
+      setImmediate(() => {
+        res.write(bytes.subarray(split, split + 40));
+        res.end(bytes.subarray(split + 40));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const seen: string[] = [];
+      for await (const e of clientFor(`http://127.0.0.1:${port}`).watch(configMaps, { namespace: "ns" }))
+        seen.push(e.object.metadata.name ?? "");
+      expect(seen).toEqual(["é-first", "second", "last"]);
+    } finally {
+      server.close();
+    }
+  });
+});
