@@ -48,6 +48,11 @@ export interface MaestroAgentOptions {
   watchedResources?: readonly string[];
   /** Default 5 min. */
   reapplyMs?: number;
+  /**
+   * How long a generation's first status waits for its feedback (reconcile.ts firstStatusHoldMs).
+   * Default FIRST_STATUS_HOLD_MS (10 s, OCM's agent's status sync period).
+   */
+  firstStatusHoldMs?: number;
   /** Default 4. */
   workers?: number;
   /**
@@ -82,6 +87,8 @@ export interface MaestroAgentOptions {
  * (10 retries a second) still bounds the load on an apiserver that comes back.
  */
 export const MAX_RETRY_BACKOFF_MS = 30_000;
+/** See MaestroAgentOptions.firstStatusHoldMs. */
+export const FIRST_STATUS_HOLD_MS = 10_000;
 
 /** The certificate in a file the agent connects with (read at each beat, as at each attempt). */
 function fileCertificate(path: string): BrokerCertificateSummary | undefined {
@@ -157,8 +164,7 @@ export class MaestroAgent implements Runnable {
       log,
     });
     this.#client = client;
-    const statusSyncMs = opts.statusSyncMs ?? 60_000;
-    const reapplyMs = opts.reapplyMs ?? 300_000;
+    const { statusSyncMs, reapplyMs, firstStatusHoldMs } = timings(opts);
     const enqueue = (uid: string): void =>
       this.#controller.enqueue({ cluster: consumer, namespace: consumer, name: uid });
     this.objects = new AppliedObjects({
@@ -187,6 +193,7 @@ export class MaestroAgent implements Runnable {
         objects: this.objects,
         statusSyncMs,
         reapplyMs,
+        firstStatusHoldMs,
         enqueue,
         resyncSpecs: () => client.requestSpecResync(),
       }),
@@ -210,4 +217,14 @@ export class MaestroAgent implements Runnable {
       this.#controller.start(signal),
     ]);
   }
+}
+
+function timings(
+  opts: MaestroAgentOptions,
+): Required<Pick<MaestroAgentOptions, "statusSyncMs" | "reapplyMs" | "firstStatusHoldMs">> {
+  return {
+    statusSyncMs: opts.statusSyncMs ?? 60_000,
+    reapplyMs: opts.reapplyMs ?? 300_000,
+    firstStatusHoldMs: opts.firstStatusHoldMs ?? FIRST_STATUS_HOLD_MS,
+  };
 }

@@ -37,7 +37,7 @@ import {
 } from "./appliedwork.ts";
 import { changeMark, everyManifestHolds, unchangedSinceApply } from "./drift.ts";
 import type { AppliedObjects } from "./objects.ts";
-import { deletedStatus, deletingStatus, workStatus } from "./status.ts";
+import { deletedStatus, deletingStatus, feedbackToCome, workStatus } from "./status.ts";
 import { retireSuperseded } from "./supersede.ts";
 
 /** What the reconciler sends to the source: the agent client's status side. */
@@ -70,6 +70,13 @@ export interface AgentReconcilerDeps {
   enqueue?: (uid: string) => void;
   /** Tells the source again what the agent holds, once a retired work is gone. */
   resyncSpecs?: () => void;
+  /**
+   * How long the first status of a generation just applied is held while it stays what the apply
+   * found and a manifest's feedback is still to come: reported once with HyperShift's answer, not
+   * once before it and once with it (each a status write on the service apiserver). OCM's agent
+   * reports on a 10 s sync. Default 0: reported at once.
+   */
+  firstStatusHoldMs?: number;
   /** Milliseconds since the epoch. Default Date.now. */
   now?: () => number;
 }
@@ -115,6 +122,9 @@ export class AgentWorkReconciler implements Reconciler {
   /** uid → the generation whose superseded works were last retired (supersede.ts). */
   readonly #supersedeChecked = new Map<string, number>();
 
+  /** uid → a first status held (firstStatusHoldMs): until when, and its hash. */
+  readonly #held = new Map<string, { until: number; hash: string }>();
+
   constructor(deps: AgentReconcilerDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
@@ -125,20 +135,45 @@ export class AgentWorkReconciler implements Reconciler {
     if (!work) {
       this.#deletions.delete(req.name);
       this.#supersedeChecked.delete(req.name);
+      this.#held.delete(req.name);
       return {};
     }
     requestLog(ctx, work);
     if (work.deletionTimestamp) {
       this.#supersedeChecked.delete(work.uid);
+      this.#held.delete(work.uid);
       return this.#reconcileDelete(ctx, work);
     }
     this.#deletions.delete(work.uid);
+    const firstApply = work.appliedGeneration !== work.generation;
     const { due, outcomes } = await this.#applyOrRead(ctx, work);
     this.#d.objects.track(work.uid, outcomes, due);
     const reapplyNow = this.#recordApplied(work, due, outcomes);
     await this.#retireSuperseded(ctx, work);
-    await this.#report(ctx, work, workStatus(outcomes, work.status, work.generation));
-    return { requeueAfterMs: reapplyNow ? 1 : this.#nextSyncMs(work, outcomes) };
+    const status = workStatus(outcomes, work.status, work.generation);
+    const applied = this.#d.store.get(work.uid)?.appliedGeneration === work.generation;
+    const heldMs = this.#hold(work, status, firstApply && applied && feedbackToCome(outcomes));
+    if (heldMs > 0) this.#d.store.update(work.uid, { status });
+    else await this.#report(ctx, work, status);
+    const syncMs = reapplyNow ? 1 : this.#nextSyncMs(work, outcomes);
+    return { requeueAfterMs: heldMs > 0 ? Math.min(heldMs, syncMs) : syncMs };
+  }
+
+  /**
+   * How long `status` is still held (0: report it now). A hold starts at a generation's first
+   * clean apply and ends when the status changes (the feedback came, or anything else) or at
+   * firstStatusHoldMs. The held status is kept as the work's, unpublished, so the next computation
+   * keeps its transition times and finds it unchanged.
+   */
+  #hold(work: AgentWork, status: NonNullable<AgentWork["status"]>, start: boolean): number {
+    const holdMs = this.#d.firstStatusHoldMs ?? 0;
+    const now = this.#now();
+    if (start && holdMs > 0) this.#held.set(work.uid, { until: now + holdMs, hash: statusHash(status) });
+    const held = this.#held.get(work.uid);
+    if (!held) return 0;
+    if (held.until > now && held.hash === statusHash(status)) return held.until - now;
+    this.#held.delete(work.uid);
+    return 0;
   }
 
   /**

@@ -194,3 +194,15 @@ export function deletedStatus(
     ),
   };
 }
+
+/**
+ * Whether a manifest asks back a value its object does not hold yet (HyperShift's status on a
+ * HostedCluster just applied): what the first status of a generation waits for (reconcile.ts).
+ */
+export function feedbackToCome(manifests: ManifestOutcome[]): boolean {
+  return manifests.some((m) => {
+    const rules = (m.config?.feedbackRules ?? []).filter((r) => r.type === "JSONPaths");
+    const asked = rules.reduce((n, r) => n + (r.jsonPaths?.length ?? 0), 0);
+    return asked > 0 && collectFeedback(m.object, rules).values.length < asked;
+  });
+}

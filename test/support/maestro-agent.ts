@@ -153,8 +153,14 @@ export function setup(
   {
     store = new WorkStore(),
     deletePollsPerSecond,
+    firstStatusHoldMs,
     kube = new RecordingKube(),
-  }: { store?: WorkStore; deletePollsPerSecond?: number; kube?: RecordingKube } = {},
+  }: {
+    store?: WorkStore;
+    deletePollsPerSecond?: number;
+    firstStatusHoldMs?: number;
+    kube?: RecordingKube;
+  } = {},
 ) {
   store.upsert(received(spec));
   const publisher = new RecordingPublisher();
@@ -204,6 +210,7 @@ export function setup(
     statusSyncMs: STATUS_SYNC_MS,
     reapplyMs: REAPPLY_MS,
     ...(deletePollsPerSecond === undefined ? {} : { deletePollsPerSecond }),
+    ...(firstStatusHoldMs === undefined ? {} : { firstStatusHoldMs }),
     enqueue: (uid) => queued.push(uid),
     resyncSpecs: () => resyncs.count++,
     now: () => clock.ms,
