@@ -200,6 +200,9 @@ export class MqttTransport implements Transport {
       cert: o.cert,
       key: o.key,
       rejectUnauthorized: true,
+      // Otherwise mqtt-packet builds a Buffer for each of the 65,536 two-byte numbers at the first
+      // write: 6.5 MB of heap in every agent and server, to save a 2-byte allocation per packet.
+      writeCache: false,
     };
     const client = mqtt.connect(o.url, options);
     this.#client = client;
