@@ -288,8 +288,12 @@ async function startBench(opts: FrontendOptions): Promise<Bench> {
     const dir = join(region.workDir, "bench-frontend");
     await mkdir(dir, { recursive: true });
     const certs = await frontendCerts(dir);
-    // A create's customer resources are checked in Azure: here the ARM emulator, as in the stack.
-    const emulator = await startArmEmulator({ workDir: dir });
+    // A create's customer resources are checked in Azure: here the ARM emulator, as in the stack,
+    // without ARM's per-subscription request limits: the load is one subscription's, at rates
+    // (50 creates a second and up, each reading the customer's identities) that ARM lets a region's
+    // many subscriptions reach together, never one; with the limits every PUT past the first
+    // seconds was a 503 (Azure could not be checked), the frontend's answer to a throttled ARM.
+    const emulator = await startArmEmulator({ workDir: dir, requestLimits: "off" });
     stops.push(() => emulator.stop());
     const listenPort = await freePort();
     const proc = await startFrontendProcess(emulator, () =>
