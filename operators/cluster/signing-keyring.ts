@@ -39,15 +39,35 @@ export interface SigningKeyring {
  * tokens it signs carry this `kid`, so the JWKS must name the key the same way.
  */
 export function keyId(keyPem: string): string {
-  const der = createPublicKey(keyPem).export({ format: "der", type: "spki" });
-  return createHash("sha256").update(der).digest("base64url");
+  return publicHalf(keyPem).kid;
 }
 
 /** The public half of a PEM key (private or public) as an RFC 7517 JWK for signature checks. */
 export function publicJwk(keyPem: string): JsonWebKey {
+  return { ...publicHalf(keyPem).jwk };
+}
+
+/**
+ * Parsing a private key to derive its public half was a sixth of the operators' CPU in a profile
+ * of the lifecycle bench: every cluster reconcile names its key and publishes its JWKS. The halves
+ * are remembered by a digest of the PEM (not the PEM: the cache holds no private key), a bounded
+ * number of them, the oldest forgotten first.
+ */
+const PUBLIC_HALVES_KEPT = 20_000;
+const publicHalves = new Map<string, { kid: string; jwk: JsonWebKey }>();
+
+function publicHalf(keyPem: string): { kid: string; jwk: JsonWebKey } {
+  const digest = createHash("sha256").update(keyPem).digest("base64url");
+  const known = publicHalves.get(digest);
+  if (known) return known;
   const pub = createPublicKey(keyPem);
-  const jwk = pub.export({ format: "jwk" });
-  return { use: "sig", kty: jwk.kty, kid: keyId(keyPem), alg: SIGNING_ALGORITHM, n: jwk.n, e: jwk.e };
+  const der = pub.export({ format: "der", type: "spki" });
+  const kid = createHash("sha256").update(der).digest("base64url");
+  const { kty, n, e } = pub.export({ format: "jwk" });
+  const half = { kid, jwk: { use: "sig", kty, kid, alg: SIGNING_ALGORITHM, n, e } };
+  if (publicHalves.size >= PUBLIC_HALVES_KEPT) publicHalves.delete(publicHalves.keys().next().value ?? "");
+  publicHalves.set(digest, half);
+  return half;
 }
 
 export function publicKeyPem(keyPem: string): string {
