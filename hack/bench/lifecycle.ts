@@ -19,7 +19,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { load } from "js-yaml";
 import { NamespaceResource } from "../../operators/api/core.ts";
@@ -124,7 +125,10 @@ export interface LifecycleOptions {
   floorSlice?: number;
   /** A deadline for each phase; the bench fails rather than wait forever. */
   phaseTimeoutMs: number;
-  /** Run the operators, agents and simulators with `--cpu-prof` into `<logDir>/profiles/<component>/`. */
+  /**
+   * Profile the operators, agents and simulators for a minute of the create and of the deletion,
+   * into `<logDir>/profiles/<component>/` (profile-on-signal.ts).
+   */
   cpuProfile?: boolean;
   /**
    * Seconds to leave the region alone after Ready, counting the apiservers' requests: its load
@@ -257,9 +261,28 @@ async function startArm(workDir: string, logDir: string): Promise<{ component: C
   return { component, arm };
 }
 
-/** Node flags that write a CPU profile of the component when it exits (its SIGTERM handler lets it). */
+/** How long each CPU profile window lasts (profile-on-signal.ts). */
+const PROFILE_WINDOW_S = 60;
+/** How far into the create and into the deletion a profile window starts: past the first requests. */
+const PROFILE_WINDOW_DELAY_MS = 30_000;
+
+/** Node flags that let SIGWINCH record a CPU profile window of the component (profile-on-signal.ts). */
 function profileFlags(logDir: string, name: string, on: boolean | undefined): string[] {
-  return on ? ["--cpu-prof", `--cpu-prof-dir=${join(logDir, "profiles", name)}`] : [];
+  if (!on) return [];
+  const preload = pathToFileURL(repoScript("hack/bench/profile-on-signal.ts"));
+  preload.search = new URLSearchParams({
+    dir: resolve(logDir, "profiles", name),
+    seconds: String(PROFILE_WINDOW_S),
+  }).toString();
+  return ["--import", preload.href];
+}
+
+/** Starts a profile window in every profiled component, after the delay; a component without one ignores the signal. */
+function profileWindowSoon(running: Running, on: boolean | undefined): void {
+  if (!on) return;
+  setTimeout(() => {
+    for (const c of running.components) if (c.child.exitCode === null) c.child.kill("SIGWINCH");
+  }, PROFILE_WINDOW_DELAY_MS).unref();
 }
 
 async function startOperators(
@@ -836,6 +859,7 @@ async function deleteAll(
   const k = deletedCount(opts);
   const d0 = await phaseCounts(running);
   const started = performance.now();
+  profileWindowSoon(running, opts.cpuProfile);
   await deleteClusters(running.service, k, opts.concurrency);
   const allGone = (): string | undefined => {
     const c = clusters.list().filter((x) => inFirst(k, x.metadata.name)).length;
@@ -881,6 +905,7 @@ export async function benchLifecycle(opts: LifecycleOptions): Promise<LifecycleR
       historyStop.signal,
     );
     const started = performance.now();
+    profileWindowSoon(running, opts.cpuProfile);
     await createClusters(running.service, opts);
     progress(`${opts.n} clusters and pools created`);
     const allReady = (): string | undefined => {
