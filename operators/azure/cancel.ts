@@ -9,6 +9,11 @@ import { classifyAzureError } from "./errors.ts";
 /** The options every ensure and delete takes. */
 export interface AzureCallOptions {
   signal?: AbortSignal;
+  /**
+   * The resource was never seen made by this caller: an ensure that can create on condition of
+   * absence (DNS zones and record sets) writes first and reads only if one exists.
+   */
+  createFirst?: boolean;
 }
 
 /** The options every SDK call here is given (the SDKs' OperationOptions spelling). */

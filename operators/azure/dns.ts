@@ -73,6 +73,7 @@ export async function ensureDnsZone(
     what: `DNS zone ${p.zoneName}`,
     owner: p.owner,
     signal: opts.signal,
+    createFirst: opts.createFirst,
     get: (o) => zones.get(p.resourceGroup, p.zoneName, o),
     tags: (z) => z.tags,
     matches: (z) => hasOwnerTags(z.tags, p.owner),
@@ -115,6 +116,7 @@ interface RecordSetTarget extends InResourceGroup {
   name: string;
   type: "A" | "NS";
   signal?: AbortSignal | undefined;
+  createFirst?: boolean | undefined;
 }
 
 function describe(t: RecordSetTarget): string {
@@ -132,6 +134,7 @@ async function ensureRecordSet(
     what: describe(t),
     owner: t.owner,
     signal: t.signal,
+    createFirst: t.createFirst,
     get: (o) => sets.get(t.resourceGroup, t.zoneName, t.name, t.type, o),
     tags: (r) => r.metadata,
     matches: (r) => hasOwnerTags(r.metadata, t.owner) && r.ttl === want.ttl && want.same(r),
@@ -178,6 +181,7 @@ export async function ensureNsDelegation(
     name: p.childLabel,
     type: "NS",
     signal: opts.signal,
+    createFirst: opts.createFirst,
   };
   return ensureRecordSet(azure, target, {
     ttl: p.ttlSeconds ?? DEFAULT_NS_TTL_SECONDS,
@@ -203,7 +207,7 @@ export async function ensureARecord(
 ): Promise<Ready<{ id: string }>> {
   return ensureRecordSet(
     azure,
-    { ...p, type: "A", signal: opts.signal },
+    { ...p, type: "A", signal: opts.signal, createFirst: opts.createFirst },
     {
       ttl: p.ttlSeconds ?? DEFAULT_A_TTL_SECONDS,
       records: { aRecords: p.ipv4Addresses.map((ipv4Address) => ({ ipv4Address })) },

@@ -106,10 +106,20 @@ export interface SyncSpec<R, T> extends Common<R> {
   matches: (r: R) => boolean;
   put: (existing: R | undefined, options: SdkCallOptions) => Promise<R>;
   value: (r: R) => T;
+  /**
+   * The caller has never seen the resource made (its step was never ready): write first, on
+   * condition that nothing is there (`put` without an existing resource sends If-None-Match: *),
+   * and read only when ARM answers 412. Only for a `put` that sends that condition.
+   */
+  createFirst?: boolean | undefined;
 }
 
 /** Ensure for synchronous writes (resource groups, DNS zones and record sets). */
 export async function ensureSync<R, T>(spec: SyncSpec<R, T>): Promise<Ready<T>> {
+  if (spec.createFirst) {
+    const created = await createIfAbsent(spec);
+    if (created !== undefined) return ready(true, spec.value(created));
+  }
   const existing = await find(spec.what, spec.get, spec.signal);
   if (existing !== undefined) {
     assertOwned(spec.tags(existing), spec.owner, spec.what);
@@ -118,6 +128,20 @@ export async function ensureSync<R, T>(spec: SyncSpec<R, T>): Promise<Ready<T>> 
   const verb = existing ? "update" : "create";
   const written = await call(`${verb} ${spec.what}`, (o) => spec.put(existing, o), spec.signal);
   return ready(true, spec.value(written));
+}
+
+/**
+ * A create conditional on absence: the resource, or undefined when one exists already (412), which
+ * the read-first path then checks for its owner. A new cluster's DNS steps save their read this
+ * way (the read answered 404 for each of them).
+ */
+async function createIfAbsent<R, T>(spec: SyncSpec<R, T>): Promise<R | undefined> {
+  try {
+    return await spec.put(undefined, sdkCallOptions(spec.signal));
+  } catch (err) {
+    if (!spec.signal?.aborted && statusCodeOf(err) === 412) return undefined;
+    throw callError(err, `create ${spec.what}`, spec.signal);
+  }
 }
 
 export interface LroSpec<R, T> extends Common<R> {

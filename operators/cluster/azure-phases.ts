@@ -29,7 +29,7 @@ export const reconcileDnsZone: Phase<ClusterScope> = async ({ signal }, scope) =
   const zone = await azureStep(
     scope,
     CONDITIONS.DnsZoneReady,
-    () => infra.ensureDnsZone(scope.infraSpec, { signal }),
+    ({ createFirst }) => infra.ensureDnsZone(scope.infraSpec, { signal, createFirst }),
     {
       recorded: (step) => {
         const zone = scope.cluster.status?.azure?.dnsZone;
@@ -62,7 +62,7 @@ export const reconcileDelegation: Phase<ClusterScope> = async ({ signal }, scope
     await azureStep(
       scope,
       CONDITIONS.DnsDelegated,
-      () => infra.ensureDelegation(scope.infraSpec, nameServers, { signal }),
+      ({ createFirst }) => infra.ensureDelegation(scope.infraSpec, nameServers, { signal, createFirst }),
       { account: parentZone.subscriptionId },
     )
   ).phase;
@@ -143,8 +143,12 @@ export const reconcileRecords: Phase<ClusterScope> = async ({ signal }, scope) =
   const records = await azureStep(
     scope,
     CONDITIONS.DnsRecordsReady,
-    async () => ({
-      ...(await scope.deps.infra.ensureRecords(scope.infraSpec, { api: apiIp, apps: ingressIp }, { signal })),
+    async ({ createFirst }) => ({
+      ...(await scope.deps.infra.ensureRecords(
+        scope.infraSpec,
+        { api: apiIp, apps: ingressIp },
+        { signal, createFirst },
+      )),
       apiIp,
       ingressIp,
     }),

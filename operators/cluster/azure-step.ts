@@ -34,6 +34,15 @@ export function stepReady(scope: ClusterScope, type: StepCondition): boolean {
   return isReady(scope.facts.steps[type]);
 }
 
+/** What the step knows when it calls Azure. */
+export interface StepCallHint {
+  /**
+   * The cluster's status never showed the step ready: its resources are most likely still to be
+   * made, so an ensure that can create on condition of absence writes before it reads.
+   */
+  createFirst: boolean;
+}
+
 interface TrustOptions<R> {
   /** The result as the cluster's status recorded it; default: a step with no result fields. */
   recorded?: (step: ReadyStep) => R | undefined;
@@ -56,7 +65,7 @@ interface TrustOptions<R> {
 export async function azureStep<R extends InfraResult>(
   scope: ClusterScope,
   type: StepCondition,
-  call: () => Promise<R>,
+  call: (hint: StepCallHint) => Promise<R>,
   opts: TrustOptions<R> = {},
 ): Promise<{ phase: PhaseResult; ready?: R }> {
   const owner = scope.cluster.metadata.uid ?? "";
@@ -71,7 +80,7 @@ export async function azureStep<R extends InfraResult>(
     recordStep(scope, type, trusted.result.step);
     return { phase: { requeueAfterMs: trusted.recheckInMs, periodic: true }, ready: trusted.result };
   }
-  const result = await call();
+  const result = await call({ createFirst: neverShownReady(scope, type) });
   scope.memory.holds.note(owner, type, key, result.step);
   if (result.step.state !== "ready") {
     verified.drop(owner, type);
@@ -80,6 +89,11 @@ export async function azureStep<R extends InfraResult>(
   verified.note(owner, type, generation, result);
   recordStep(scope, type, result.step);
   return { phase: { requeueAfterMs: infraRecheckMs(scope), periodic: true }, ready: result };
+}
+
+/** The cluster's status never showed the step ready: most likely it has made nothing yet. */
+function neverShownReady(scope: ClusterScope, type: StepCondition): boolean {
+  return getCondition(scope.cluster.status?.conditions, type)?.status !== "True";
 }
 
 /** What this reconcile may take as the step's result without reading it, if anything. */

@@ -59,6 +59,12 @@ export interface RecordAddresses {
  */
 export interface InfraOptions {
   signal?: AbortSignal;
+  /**
+   * The step never showed ready, so what it makes is most likely missing: DNS zones and records are
+   * created on condition of absence before any read, the OIDC documents written without one
+   * (azure-step.ts StepCallHint).
+   */
+  createFirst?: boolean;
 }
 
 export interface ClusterInfrastructure {

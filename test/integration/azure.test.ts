@@ -338,6 +338,38 @@ describe("a cluster's resources, created and deleted", () => {
     expect(env.emu.requests(writes)).toEqual([]);
   });
 
+  it("create-first: a new zone and record are one conditional PUT each; one that exists is read and its owner checked", async () => {
+    const fresh = `first-${randomUUID().slice(0, 8)}.example.com`;
+    env.emu.clearRequests();
+    const zone = await ensureDnsZone(env.azure, { ...at(), zoneName: fresh }, { createFirst: true });
+    const record = await ensureARecord(
+      env.azure,
+      { ...at(), zoneName: fresh, name: "api", ipv4Addresses: ["10.0.0.1"] },
+      { createFirst: true },
+    );
+    expect([zone.changed, record.changed]).toEqual([true, true]);
+    expect(zone.value.nameServers).toHaveLength(4);
+    expect(env.emu.requests({ method: "GET" }).map((r) => r.path)).toEqual([]);
+    expect(env.emu.requests({ method: "PUT" }).map((r) => r.status)).toEqual([201, 201]);
+
+    // Made already (a crash before the status said so): 412, then the read-first path.
+    env.emu.clearRequests();
+    const again = await ensureARecord(
+      env.azure,
+      { ...at(), zoneName: fresh, name: "api", ipv4Addresses: ["10.0.0.1"] },
+      { createFirst: true },
+    );
+    expect(again.changed).toBe(false);
+    expect(env.emu.requests().map((r) => `${r.method} ${r.status}`)).toEqual(["PUT 412", "GET 200"]);
+    const intruder: Owner = { id: randomUUID(), cluster: "other-ns/c3" };
+    const taken = await rejection(
+      ensureDnsZone(env.azure, { ...at(), owner: intruder, zoneName: fresh }, { createFirst: true }),
+    );
+    expect(taken).toMatchObject({ code: RESOURCE_OWNED_BY_ANOTHER });
+    const kept = await env.azure.dns(env.sub).zones.get(rg, fresh);
+    expect(kept.tags?.[OWNER_TAG]).toBe(owner.id);
+  });
+
   it("ARM refuses to delete a public IP its load balancer still uses", async () => {
     const err = await rejection(deletePublicIp(env.azure, { ...at(), name: "c1-api" }));
     expect(err).toBeInstanceOf(AzureUserError);
