@@ -43,16 +43,19 @@ describe("ClusterReconciler", () => {
       const w = world();
       await w.reconcile();
       const writes = () => w.blobs.calls.filter((x) => x.verb === "write").length;
-      expect(writes()).toBe(2);
+      const reads = () => w.blobs.calls.filter((x) => x.verb === "read").length;
+      // The first publish writes both without reading: nothing can be there yet.
+      expect([reads(), writes()]).toEqual([0, 2]);
       const published = condition(w.writer.lastStatus(), "OidcIssuerReady");
-      // A new generation reads again: nothing changed, nothing written.
+      // A new generation of a cluster whose status shows the documents published reads them
+      // again: nothing changed, nothing written.
       w.clusters.set({
         ...w.clusters.get("default", "demo")!,
+        status: w.writer.lastStatus<HcpClusterStatus>(),
         metadata: { ...cluster().metadata, generation: 2 },
       });
       await w.reconcile();
-      expect(w.blobs.calls.filter((x) => x.verb === "read")).toHaveLength(4);
-      expect(writes()).toBe(2);
+      expect([reads(), writes()]).toEqual([2, 2]);
       // The condition does not tell the look that wrote from the one that found: each recheck
       // and restart would otherwise rewrite the status.
       expect(condition(w.writer.lastStatus(), "OidcIssuerReady")?.message).toBe(published?.message);

@@ -243,7 +243,10 @@ function secretName(owner: KeyOwner): string {
 export interface IssuerDocumentStore {
   /** Where the documents go, for messages. */
   readonly location: string;
-  /** Writes each document whose published content differs. Ready once both are there. */
+  /**
+   * Writes each document whose published content differs (with `createFirst`, each document
+   * without reading it first). Ready once both are there.
+   */
   publish(path: string, docs: IssuerDocuments, opts?: InfraOptions): Promise<InfraResult>;
   /** Removes both documents. Ready once neither is there. */
   unpublish(path: string, opts?: InfraOptions): Promise<InfraResult>;
@@ -266,7 +269,9 @@ export class BlobIssuerDocuments implements IssuerDocumentStore {
   async publish(path: string, docs: IssuerDocuments, opts: InfraOptions = {}): Promise<InfraResult> {
     return this.#guard("publish", async () => {
       for (const [name, body] of blobs(path, docs)) {
-        if ((await this.#store.read(name, opts)) === body) continue;
+        // A first publish writes both: the blobs are the cluster's alone, and reading first would
+        // double a new cluster's calls to the storage account for answers of 404.
+        if (!opts.createFirst && (await this.#store.read(name, opts)) === body) continue;
         await this.#store.write(name, body, "application/json", opts);
       }
       // The same words whether this look wrote or found them: a status that says which would be

@@ -196,8 +196,8 @@ export const reconcileOidcIssuer: Phase<ClusterScope> = async ({ signal }, scope
   const published = await azureStep<InfraResult & { jwksDigest?: string }>(
     scope,
     CONDITIONS.OidcIssuerReady,
-    async () => ({
-      ...(await deps.oidc.documents.publish(issuerPath(cluster), docs, { signal })),
+    async ({ createFirst }) => ({
+      ...(await deps.oidc.documents.publish(issuerPath(cluster), docs, { signal, createFirst })),
       jwksDigest,
     }),
     {
