@@ -5,19 +5,18 @@
  * so a whole-body PUT is all that is needed; @azure/storage-blob would bring its XML stack and its
  * own pipeline for three calls.
  */
-import type { AccessToken, TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
 import { readFile } from "node:fs/promises";
 import { request } from "node:https";
 import { rootCertificates } from "node:tls";
 import { sdkTlsSettings, type SdkTlsSettings } from "./config.ts";
+import { HeldToken } from "./held-token.ts";
 
 /** The scope of storage tokens. */
 export const STORAGE_SCOPE = "https://storage.azure.com/.default";
 /** The REST version the calls speak (any version since 2017 has these three). */
 const STORAGE_API_VERSION = "2021-08-06";
 const DEFAULT_TIMEOUT_MS = 10_000;
-/** A token is asked for again this long before it expires (the ARM clients' pipelines wait as long). */
-const TOKEN_REFRESH_MARGIN_MS = 2 * 60_000;
 
 export interface BlobCallOptions {
   signal?: AbortSignal;
@@ -66,22 +65,17 @@ interface Reply {
 
 export class HttpsBlobStore implements BlobStore {
   readonly location: string;
-  readonly #credential: TokenCredential | undefined;
+  /** Tokens for STORAGE_SCOPE, kept while fresh; none sends no Authorization. */
+  readonly #token: HeldToken | undefined;
   readonly #tls: SdkTlsSettings | undefined;
   readonly #timeoutMs: number;
-  /**
-   * The last token, used until shortly before it expires: asking the credential on every call
-   * cost a look-up in MSAL's cache each time, 3% of the operators' main thread in the lifecycle
-   * bench (four calls per new cluster).
-   */
-  #token: AccessToken | undefined;
 
   constructor(opts: HttpsBlobStoreOptions) {
     const url = opts.containerUrl.replace(/\/+$/, "");
     if (!url.startsWith("https://"))
       throw new TypeError(`blob store: ${url} must be https (bearer tokens are never sent in clear)`);
     this.location = url;
-    this.#credential = opts.credential;
+    this.#token = opts.credential ? new HeldToken(opts.credential, STORAGE_SCOPE) : undefined;
     this.#tls = opts.tls;
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
@@ -118,22 +112,13 @@ export class HttpsBlobStore implements BlobStore {
     );
   }
 
-  async #bearer(signal: AbortSignal | undefined): Promise<AccessToken | undefined> {
-    if (!this.#credential) return undefined;
-    const held = this.#token;
-    if (held && held.expiresOnTimestamp - TOKEN_REFRESH_MARGIN_MS > Date.now()) return held;
-    const token = (await this.#credential.getToken(STORAGE_SCOPE, { abortSignal: signal })) ?? undefined;
-    this.#token = token;
-    return token;
-  }
-
   async #call(
     call: { method: string; name: string; headers?: Record<string, string>; body?: string },
     opts: BlobCallOptions,
   ): Promise<Reply> {
     const { method, name, body } = call;
     const url = `${this.location}/${name.split("/").map(encodeURIComponent).join("/")}`;
-    const token = await this.#bearer(opts.signal);
+    const token = await this.#token?.get(opts.signal);
     const headers: Record<string, string> = {
       "x-ms-version": STORAGE_API_VERSION,
       "x-ms-date": new Date().toUTCString(),

@@ -15,6 +15,7 @@ import type { TokenCredential } from "@azure/identity";
 import { randomUUID } from "node:crypto";
 import { Agent, errors as undiciErrors, request } from "undici";
 import { retryAfterMs } from "../azure/errors.ts";
+import { HeldToken } from "../azure/held-token.ts";
 import type { SdkTlsSettings } from "../azure/config.ts";
 
 /** Tokens for the metering API: the marketplace's Entra ID application. */
@@ -103,7 +104,7 @@ export interface ReportOptions {
 }
 
 export class MarketplaceMeteringClient {
-  readonly #credential: TokenCredential;
+  readonly #heldToken: HeldToken;
   readonly #url: string;
   readonly #timeoutMs: number;
   readonly #agent: Agent;
@@ -115,7 +116,7 @@ export class MarketplaceMeteringClient {
         `marketplace client: endpoint ${endpoint} must be https (it carries bearer tokens)`,
       );
     this.#url = `${endpoint}/api/batchUsageEvent?api-version=${MARKETPLACE_API_VERSION}`;
-    this.#credential = opts.credential;
+    this.#heldToken = new HeldToken(opts.credential, MARKETPLACE_SCOPE);
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#agent = new Agent({ ...(opts.tls ? { connect: { secureContext: opts.tls.secureContext } } : {}) });
   }
@@ -139,7 +140,7 @@ export class MarketplaceMeteringClient {
 
   async #token(requestId: string, signal: AbortSignal, caller?: AbortSignal): Promise<string> {
     try {
-      const got = await this.#credential.getToken(MARKETPLACE_SCOPE, { abortSignal: signal });
+      const got = await this.#heldToken.get(signal);
       if (!got) throw new Error("the credential gave no token");
       return got.token;
     } catch (err) {
